@@ -1,0 +1,320 @@
+/* .rfw container: verification on load (nothing in the file is trusted)
+ * and layout on write. */
+#include "artifact.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the .rfw format is little-endian; a big-endian reader is not written yet"
+#endif
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static uint32_t file_checksum(const uint8_t *buf, size_t len)
+{
+	uint32_t zero = 0;
+	size_t at = offsetof(struct rfw_header, checksum);
+	uint32_t crc = crc32c(0, buf, at);
+
+	crc = crc32c(crc, &zero, sizeof(zero));
+	return crc32c(crc, buf + at + sizeof(zero), len - at - sizeof(zero));
+}
+
+static const struct rfw_section *find_section(const struct rfw_section *tab,
+					      uint32_t n, uint32_t type)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (tab[i].type == type)
+			return &tab[i];
+	return NULL;
+}
+
+/* A section the reader needs: present, of the expected entry size. */
+static int need(const struct rfw_section *tab, uint32_t n, uint32_t type,
+		uint32_t entry_size, const char *what,
+		const struct rfw_section **out, char *err, size_t errlen)
+{
+	const struct rfw_section *s = find_section(tab, n, type);
+
+	if (!s)
+		return fail(err, errlen, "artifact has no %s section", what);
+	if (entry_size && s->entry_size != entry_size)
+		return fail(err, errlen,
+			    "%s section entries are %u bytes, this build reads %u (built by another version?)",
+			    what, s->entry_size, entry_size);
+	if (entry_size && s->size != s->count * (uint64_t)entry_size)
+		return fail(err, errlen, "%s section size %llu does not match %llu entries",
+			    what, (unsigned long long)s->size, (unsigned long long)s->count);
+	*out = s;
+	return 0;
+}
+
+int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
+		  char *err, size_t errlen)
+{
+	const uint8_t *b = buf;
+	const struct rfw_header *h = buf;
+	const struct rfw_section *tab, *s;
+
+	memset(v, 0, sizeof(*v));
+	if (len < sizeof(*h))
+		return fail(err, errlen, "artifact too short (%zu bytes) for a header", len);
+	if (memcmp(h->magic, RFW_MAGIC, RFW_MAGIC_LEN) != 0)
+		return fail(err, errlen, "not a rampart artifact (bad magic)");
+	if (h->version_major != RFW_VERSION_MAJOR)
+		return fail(err, errlen,
+			    "artifact format version %u.%u, this build reads %u.x: recompile the policy with this rulec",
+			    h->version_major, h->version_minor, RFW_VERSION_MAJOR);
+	if (h->header_size < sizeof(*h) || h->header_size > len)
+		return fail(err, errlen, "artifact header size %u is invalid", h->header_size);
+	if (h->file_size != len)
+		return fail(err, errlen, "artifact is %zu bytes but its header says %llu (truncated?)",
+			    len, (unsigned long long)h->file_size);
+	if (h->reserved[0] || h->reserved[1])
+		return fail(err, errlen, "artifact reserved header fields are not zero");
+	if (file_checksum(b, len) != h->checksum)
+		return fail(err, errlen, "artifact checksum mismatch (file corrupted)");
+	if (h->features & ~RFW_FEATURES_KNOWN)
+		return fail(err, errlen,
+			    "artifact needs features 0x%llx that this build does not have",
+			    (unsigned long long)(h->features & ~RFW_FEATURES_KNOWN));
+	if (h->section_count > RFW_MAX_SECTIONS ||
+	    h->header_size + (uint64_t)h->section_count * sizeof(*tab) > len)
+		return fail(err, errlen, "artifact section table is out of bounds");
+
+	tab = (const struct rfw_section *)(b + h->header_size);
+	for (uint32_t i = 0; i < h->section_count; i++) {
+		if (tab[i].offset % RFW_ALIGN || tab[i].offset > len ||
+		    tab[i].size > len - tab[i].offset)
+			return fail(err, errlen, "artifact section %u (type %u) is out of bounds",
+				    i, tab[i].type);
+	}
+
+	if (need(tab, h->section_count, RFW_SEC_POLICY, sizeof(struct rfw_policy),
+		 "policy", &s, err, errlen))
+		return -1;
+	if (s->count != 1)
+		return fail(err, errlen, "artifact policy section must hold one entry");
+	v->policy = (const void *)(b + s->offset);
+	if (v->policy->default_action >= RFW_ACTION_COUNT)
+		return fail(err, errlen, "artifact default action %u is unknown",
+			    v->policy->default_action);
+
+	if (need(tab, h->section_count, RFW_SEC_STRINGS, 1, "strings", &s, err, errlen))
+		return -1;
+	if (s->size == 0 || b[s->offset + s->size - 1] != '\0')
+		return fail(err, errlen, "artifact string table is not terminated");
+	v->strings = (const char *)(b + s->offset);
+	v->strings_size = s->size;
+
+	if (need(tab, h->section_count, RFW_SEC_RULES, sizeof(struct rfw_rule),
+		 "rules", &s, err, errlen))
+		return -1;
+	if (s->count != (uint64_t)v->policy->rule_count + 1)
+		return fail(err, errlen, "artifact has %llu rule records for %u rules",
+			    (unsigned long long)s->count, v->policy->rule_count);
+	v->rules = (const void *)(b + s->offset);
+
+	if (need(tab, h->section_count, RFW_SEC_ACL, sizeof(struct rfw_acl_entry),
+		 "acl", &s, err, errlen))
+		return -1;
+	if (s->count > UINT32_MAX)
+		return fail(err, errlen, "artifact acl section is too large");
+	v->acl = (const void *)(b + s->offset);
+	v->acl_count = (uint32_t)s->count;
+
+	for (uint32_t r = 0; r <= v->policy->rule_count; r++) {
+		const struct rfw_rule *rule = &v->rules[r];
+
+		if (rule->name_off >= v->strings_size)
+			return fail(err, errlen, "artifact rule %u name is out of bounds", r);
+		if (rule->action >= RFW_ACTION_COUNT)
+			return fail(err, errlen, "artifact rule %u has unknown action %u", r,
+				    rule->action);
+		if ((uint64_t)rule->first_entry + rule->entry_count > v->acl_count)
+			return fail(err, errlen, "artifact rule %u entries are out of bounds", r);
+	}
+	for (uint32_t i = 0; i < v->acl_count; i++) {
+		const struct rfw_acl_entry *e = &v->acl[i];
+		unsigned maxlen = e->family == 6 ? 128 : 32;
+
+		if (e->rule == 0 || e->rule > v->policy->rule_count ||
+		    (i && e->rule < v->acl[i - 1].rule))
+			return fail(err, errlen, "artifact acl entry %u has bad rule number %u",
+				    i, e->rule);
+		if ((e->family != 0 && e->family != 4 && e->family != 6) ||
+		    e->src_len > maxlen || e->dst_len > maxlen ||
+		    (e->family == 0 && (e->src_len || e->dst_len)))
+			return fail(err, errlen, "artifact acl entry %u has a bad address", i);
+	}
+
+	s = find_section(tab, h->section_count, RFW_SEC_SOURCE);
+	v->source = "";
+	if (s && s->size && b[s->offset + s->size - 1] == '\0')
+		v->source = (const char *)(b + s->offset);
+
+	v->base = buf;
+	v->size = len;
+	v->hdr = h;
+	return 0;
+}
+
+int rfw_open(struct rfw_view *v, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	memset(v, 0, sizeof(*v));
+	if (fd < 0)
+		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return fail(err, errlen, "%s: not a regular, non-empty file", path);
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return fail(err, errlen, "%s: mmap: %s", path, strerror(errno));
+	if (rfw_view_init(v, map, (size_t)st.st_size, err, errlen) < 0) {
+		munmap(map, (size_t)st.st_size);
+		return -1;
+	}
+	v->mapped = 1;
+	return 0;
+}
+
+void rfw_close(struct rfw_view *v)
+{
+	if (v->mapped && v->base)
+		munmap((void *)v->base, v->size);
+	memset(v, 0, sizeof(*v));
+}
+
+const char *rfw_rule_name(const struct rfw_view *v, uint32_t n)
+{
+	if (!v->rules || n > v->policy->rule_count)
+		return "?";
+	return v->strings + v->rules[n].name_off;
+}
+
+const char *rfw_action_name(uint8_t action)
+{
+	switch (action) {
+	case RFW_ACTION_DROP: return "drop";
+	case RFW_ACTION_ACCEPT: return "accept";
+	case RFW_ACTION_REJECT: return "reject";
+	}
+	return "?";
+}
+
+static uint64_t align_up(uint64_t x)
+{
+	return (x + RFW_ALIGN - 1) & ~(uint64_t)(RFW_ALIGN - 1);
+}
+
+void *rfw_build(const struct rfw_section_in *secs, uint32_t nsecs,
+		uint64_t features, size_t *len)
+{
+	struct rfw_header *h;
+	struct rfw_section *tab;
+	uint64_t at = align_up(sizeof(*h) + (uint64_t)nsecs * sizeof(*tab));
+	uint8_t *buf;
+
+	if (nsecs > RFW_MAX_SECTIONS)
+		return NULL;
+	for (uint32_t i = 0; i < nsecs; i++)
+		at = align_up(at + secs[i].size);
+	buf = calloc(1, at);
+	if (!buf)
+		return NULL;
+
+	h = (struct rfw_header *)buf;
+	memcpy(h->magic, RFW_MAGIC, RFW_MAGIC_LEN);
+	h->version_major = RFW_VERSION_MAJOR;
+	h->version_minor = RFW_VERSION_MINOR;
+	h->header_size = sizeof(*h);
+	h->file_size = at;
+	h->features = features;
+	h->section_count = nsecs;
+	tab = (struct rfw_section *)(buf + sizeof(*h));
+
+	at = align_up(sizeof(*h) + (uint64_t)nsecs * sizeof(*tab));
+	for (uint32_t i = 0; i < nsecs; i++) {
+		tab[i].type = secs[i].type;
+		tab[i].entry_size = secs[i].entry_size;
+		tab[i].offset = at;
+		tab[i].size = secs[i].size;
+		tab[i].count = secs[i].count;
+		if (secs[i].size)
+			memcpy(buf + at, secs[i].data, secs[i].size);
+		at = align_up(at + secs[i].size);
+	}
+	h->checksum = file_checksum(buf, at);
+	*len = at;
+	return buf;
+}
+
+int rfw_write_file(const char *path, const void *buf, size_t len)
+{
+	char tmp[4096];
+	const uint8_t *p = buf;
+	int fd, saved;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0)
+		goto fail;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	if (rename(tmp, path) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = saved;
+	return -1;
+}

@@ -1,0 +1,58 @@
+/* Reading (map, verify, view) and writing the .rfw container. The policy
+ * meaning of sections lives in rulec (writer side) and the stages that use
+ * them (reader side); this module only guarantees a well-formed file. */
+#ifndef RAMPART_RUNTIME_ARTIFACT_H
+#define RAMPART_RUNTIME_ARTIFACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rampart/artifact.h"
+
+/* A verified artifact: pointers into the mapped (or caller's) buffer. */
+struct rfw_view {
+	const void *base;
+	size_t size;
+	int mapped;			/* 1 when rfw_open mmap'ed it */
+	const struct rfw_header *hdr;
+	const struct rfw_policy *policy;
+	const struct rfw_rule *rules;	/* policy->rule_count + 1 entries */
+	const struct rfw_acl_entry *acl;
+	uint32_t acl_count;
+	const char *strings;
+	uint64_t strings_size;
+	const char *source;		/* policy file name, may be "" */
+};
+
+/* Verify buf (magic, version, sizes, checksum, every section in bounds,
+ * every reference in range) and fill view. Returns 0, or -1 with a
+ * human-readable reason in err. Never reads outside [buf, buf+len). */
+int rfw_view_init(struct rfw_view *view, const void *buf, size_t len,
+		  char *err, size_t errlen);
+
+/* mmap path read-only and rfw_view_init it. -1 with err on failure. */
+int rfw_open(struct rfw_view *view, const char *path, char *err, size_t errlen);
+void rfw_close(struct rfw_view *view);
+
+/* Name of rule number n (0 = "default"); never NULL. */
+const char *rfw_rule_name(const struct rfw_view *view, uint32_t n);
+const char *rfw_action_name(uint8_t action);
+
+/* --- writing --- */
+struct rfw_section_in {
+	uint32_t type;
+	uint32_t entry_size;
+	const void *data;
+	uint64_t size;
+	uint64_t count;
+};
+
+/* Lay out header, section table and sections, compute the checksum.
+ * Returns a malloc'ed buffer (*len bytes) or NULL on allocation failure. */
+void *rfw_build(const struct rfw_section_in *secs, uint32_t nsecs,
+		uint64_t features, size_t *len);
+
+/* Write buf to path atomically (temp file + rename), so a reader never
+ * sees a partial artifact. 0 or -1 with errno. */
+int rfw_write_file(const char *path, const void *buf, size_t len);
+
+#endif

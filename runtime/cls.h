@@ -1,0 +1,28 @@
+/* ACL classifier: first matching rule for a packet key. The same lookup
+ * serves the workers and `rulec query`, so query is the reference answer.
+ * Today the table is the artifact's ordered entry list, scanned in rule
+ * order (RFW_FEAT_ACL_LINEAR); a compiled structure replaces it without
+ * changing this interface. */
+#ifndef RAMPART_CLS_H
+#define RAMPART_CLS_H
+
+#include <stdint.h>
+#include "rampart/artifact.h"
+#include "pkt.h"
+
+struct cls_table {
+	const struct rfw_acl_entry *entries;
+	uint32_t count;
+};
+
+/* Rule number of the first match, or 0 (the default rule). */
+uint32_t cls_lookup(const struct cls_table *t, const struct pkt_key *k);
+
+/* The batch form the pipeline uses: rules[i] for keys[i]. */
+void cls_lookup_batch(const struct cls_table *t, const struct pkt_key *const *keys,
+		      uint32_t n, uint32_t *rules);
+
+/* Does entry e match k? Exposed for tests and the analyser. */
+int cls_entry_matches(const struct rfw_acl_entry *e, const struct pkt_key *k);
+
+#endif
