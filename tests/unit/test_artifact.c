@@ -1,0 +1,232 @@
+/* The .rfw container: a built artifact reads back section for section, and
+ * every kind of damage (magic, version, checksum, truncation, bounds,
+ * references) is refused with a reason instead of being used. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "artifact.h"
+#include "crc32c.h"
+
+static const char strings[] = "default\0allow-web\0deny-all";
+
+/* Two rules: 1 allow-web (one entry), 2 deny-all (one entry). */
+static void *build_sample(size_t *len)
+{
+	struct rfw_policy pol = {.rule_count = 2, .default_action = RFW_ACTION_DROP};
+	struct rfw_rule rules[3] = {
+		{.name_off = 0, .action = RFW_ACTION_DROP},
+		{.name_off = 8, .action = RFW_ACTION_ACCEPT, .first_entry = 0, .entry_count = 1},
+		{.name_off = 18, .action = RFW_ACTION_DROP, .first_entry = 1, .entry_count = 1},
+	};
+	struct rfw_acl_entry acl[2] = {
+		{.family = 4, .dst = {10, 0, 0, 1}, .dst_len = 32, .proto = 6,
+		 .flags = RFW_ACL_PROTO | RFW_ACL_PORTS, .sport_hi = 65535,
+		 .dport_lo = 80, .dport_hi = 80, .rule = 1},
+		{.rule = 2},
+	};
+	const char source[] = "sample.yaml";
+	struct rfw_section_in secs[] = {
+		{RFW_SEC_POLICY, sizeof(pol), &pol, sizeof(pol), 1},
+		{RFW_SEC_STRINGS, 1, strings, sizeof(strings), sizeof(strings)},
+		{RFW_SEC_RULES, sizeof(rules[0]), rules, sizeof(rules), 3},
+		{RFW_SEC_ACL, sizeof(acl[0]), acl, sizeof(acl), 2},
+		{RFW_SEC_SOURCE, 1, source, sizeof(source), sizeof(source)},
+	};
+	return rfw_build(secs, 5, RFW_FEAT_ACL_LINEAR, len);
+}
+
+/* Recompute the checksum after a deliberate edit, so the test reaches the
+ * check behind the checksum. */
+static void reseal(uint8_t *buf, size_t len)
+{
+	struct rfw_header *h = (struct rfw_header *)buf;
+
+	h->checksum = 0;
+	h->checksum = crc32c(0, buf, len);
+}
+
+static void expect_refused(const void *buf, size_t len, const char *needle)
+{
+	struct rfw_view v;
+	char err[256] = "";
+
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' does not mention '%s'", err, needle);
+}
+
+static void test_round_trip(void **state)
+{
+	size_t len;
+	uint8_t *buf = build_sample(&len);
+	struct rfw_view v;
+	char err[256];
+	(void)state;
+
+	assert_non_null(buf);
+	assert_int_equal(len % RFW_ALIGN, 0);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	assert_int_equal(v.policy->rule_count, 2);
+	assert_int_equal(v.acl_count, 2);
+	assert_string_equal(rfw_rule_name(&v, 0), "default");
+	assert_string_equal(rfw_rule_name(&v, 1), "allow-web");
+	assert_string_equal(rfw_rule_name(&v, 2), "deny-all");
+	assert_string_equal(rfw_rule_name(&v, 3), "?");
+	assert_int_equal(v.rules[1].action, RFW_ACTION_ACCEPT);
+	assert_int_equal(v.acl[0].dport_lo, 80);
+	assert_string_equal(v.source, "sample.yaml");
+	assert_int_equal((uintptr_t)v.acl % RFW_ALIGN, (uintptr_t)buf % RFW_ALIGN);
+	free(buf);
+}
+
+static void test_file_round_trip(void **state)
+{
+	size_t len;
+	uint8_t *buf = build_sample(&len);
+	char path[] = "/tmp/rampart-test-artifact-XXXXXX";
+	int fd = mkstemp(path);
+	struct rfw_view v;
+	char err[256];
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rfw_write_file(path, buf, len), 0);
+	assert_int_equal(rfw_open(&v, path, err, sizeof(err)), 0);
+	assert_int_equal(v.size, len);
+	assert_memory_equal(v.base, buf, len);
+	rfw_close(&v);
+
+	/* A file cut short is refused, not read past its end. */
+	assert_int_equal(truncate(path, (off_t)len - 64), 0);
+	assert_int_equal(rfw_open(&v, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "truncated"));
+	unlink(path);
+	assert_int_equal(rfw_open(&v, path, err, sizeof(err)), -1);
+	free(buf);
+}
+
+static void test_refuses_damage(void **state)
+{
+	size_t len;
+	uint8_t *buf = build_sample(&len);
+	struct rfw_header *h = (struct rfw_header *)buf;
+	(void)state;
+
+	expect_refused(buf, 10, "too short");
+
+	buf[0] ^= 1;
+	expect_refused(buf, len, "bad magic");
+	buf[0] ^= 1;
+
+	buf[len - 1] ^= 0x40;		/* padding byte: only the checksum sees it */
+	expect_refused(buf, len, "checksum");
+	buf[len - 1] ^= 0x40;
+
+	h->version_major = RFW_VERSION_MAJOR + 1;
+	reseal(buf, len);
+	expect_refused(buf, len, "version");
+	h->version_major = RFW_VERSION_MAJOR;
+
+	h->features |= 1ull << 40;
+	reseal(buf, len);
+	expect_refused(buf, len, "features");
+	h->features &= ~(1ull << 40);
+	reseal(buf, len);
+
+	expect_refused(buf, len - RFW_ALIGN, "truncated");
+	free(buf);
+}
+
+static struct rfw_section *section_of(uint8_t *buf, uint32_t type)
+{
+	struct rfw_header *h = (struct rfw_header *)buf;
+	struct rfw_section *tab = (struct rfw_section *)(buf + h->header_size);
+
+	for (uint32_t i = 0; i < h->section_count; i++)
+		if (tab[i].type == type)
+			return &tab[i];
+	return NULL;
+}
+
+static void test_refuses_bad_references(void **state)
+{
+	size_t len;
+	uint8_t *buf = build_sample(&len);
+	struct rfw_section *acl = section_of(buf, RFW_SEC_ACL);
+	struct rfw_section *rules = section_of(buf, RFW_SEC_RULES);
+	struct rfw_acl_entry *e = (struct rfw_acl_entry *)(buf + acl->offset);
+	struct rfw_rule *r = (struct rfw_rule *)(buf + rules->offset);
+	(void)state;
+
+	acl->offset = len;		/* section past the end */
+	acl->size = 64;
+	reseal(buf, len);
+	expect_refused(buf, len, "out of bounds");
+	free(buf);
+
+	buf = build_sample(&len);
+	acl = section_of(buf, RFW_SEC_ACL);
+	acl->entry_size = 32;		/* written by another layout */
+	reseal(buf, len);
+	expect_refused(buf, len, "entries are 32 bytes");
+	free(buf);
+
+	buf = build_sample(&len);
+	acl = section_of(buf, RFW_SEC_ACL);
+	rules = section_of(buf, RFW_SEC_RULES);
+	e = (struct rfw_acl_entry *)(buf + acl->offset);
+	r = (struct rfw_rule *)(buf + rules->offset);
+	e[1].rule = 7;			/* names a rule that does not exist */
+	reseal(buf, len);
+	expect_refused(buf, len, "bad rule number");
+	e[1].rule = 2;
+
+	e[0].dst_len = 33;		/* IPv4 prefix longer than 32 */
+	reseal(buf, len);
+	expect_refused(buf, len, "bad address");
+	e[0].dst_len = 32;
+
+	r[2].name_off = 4096;		/* name outside the string table */
+	reseal(buf, len);
+	expect_refused(buf, len, "name is out of bounds");
+	r[2].name_off = 18;
+
+	r[1].action = 9;
+	reseal(buf, len);
+	expect_refused(buf, len, "unknown action");
+	r[1].action = RFW_ACTION_ACCEPT;
+
+	r[2].entry_count = 5;
+	reseal(buf, len);
+	expect_refused(buf, len, "entries are out of bounds");
+	free(buf);
+}
+
+static void test_crc32c_known_answer(void **state)
+{
+	(void)state;
+	/* RFC 3720 B.4: 32 bytes of zeros -> 0x8a9136aa. */
+	uint8_t zeros[32] = {0};
+	assert_int_equal(crc32c(0, zeros, sizeof(zeros)), 0x8a9136aa);
+	assert_int_equal(crc32c(0, "123456789", 9), 0xe3069283);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_file_round_trip),
+		cmocka_unit_test(test_refuses_damage),
+		cmocka_unit_test(test_refuses_bad_references),
+		cmocka_unit_test(test_crc32c_known_answer),
+	};
+	return cmocka_run_group_tests_name("artifact", tests, NULL, NULL);
+}

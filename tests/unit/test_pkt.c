@@ -1,0 +1,270 @@
+/* Packet parser and classifier: keys from well-formed frames, malformed
+ * frames refused by reason without reading past the end, and the
+ * first-match semantics of the ACL entries. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cls.h"
+#include "pkt.h"
+
+/* Frame builder: Ethernet [+ VLAN tags] + IPv4/IPv6 + L4 header. */
+struct frame {
+	uint8_t b[256];
+	uint32_t len;
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static uint32_t eth(struct frame *f, int vlans, uint16_t type)
+{
+	uint32_t off = 12;
+
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < vlans; i++) {
+		put16(f->b + off, i == 0 && vlans == 2 ? 0x88A8 : 0x8100);
+		put16(f->b + off + 2, 100 + i);
+		off += 4;
+	}
+	put16(f->b + off, type);
+	return off + 2;
+}
+
+static uint32_t l4(uint8_t *p, uint8_t proto, uint16_t sport, uint16_t dport)
+{
+	if (proto == 1 || proto == 58) {
+		p[0] = 8;
+		p[1] = 0;
+		return 8;
+	}
+	put16(p, sport);
+	put16(p + 2, dport);
+	if (proto == 6) {
+		p[12] = 5 << 4;
+		p[13] = 0x02;		/* SYN */
+		return 20;
+	}
+	return 8;
+}
+
+static void ipv4(struct frame *f, int vlans, uint8_t proto, uint16_t sport,
+		 uint16_t dport, uint16_t frag)
+{
+	uint32_t off = eth(f, vlans, 0x0800);
+	uint8_t *ip = f->b + off;
+	uint32_t l4len = l4(ip + 20, proto, sport, dport);
+
+	ip[0] = 0x45;
+	put16(ip + 2, (uint16_t)(20 + l4len));
+	put16(ip + 6, frag);
+	ip[8] = 64;
+	ip[9] = proto;
+	memcpy(ip + 12, (uint8_t[]){10, 1, 0, 5}, 4);
+	memcpy(ip + 16, (uint8_t[]){10, 2, 0, 9}, 4);
+	f->len = off + 20 + l4len;
+}
+
+/* IPv6 with an optional hop-by-hop header before the upper layer. */
+static void ipv6(struct frame *f, uint8_t proto, uint16_t sport, uint16_t dport,
+		 int hopopts)
+{
+	uint32_t off = eth(f, 0, 0x86DD);
+	uint8_t *ip = f->b + off;
+	uint32_t ext = hopopts ? 8 : 0;
+	uint32_t l4len = l4(ip + 40 + ext, proto, sport, dport);
+
+	ip[0] = 0x60;
+	put16(ip + 4, (uint16_t)(ext + l4len));
+	ip[6] = hopopts ? 0 : proto;
+	ip[7] = 64;
+	ip[8] = 0xfd;
+	ip[23] = 1;
+	ip[24] = 0xfd;
+	ip[39] = 2;
+	if (hopopts)
+		ip[40] = proto;
+	f->len = off + 40 + ext + l4len;
+}
+
+static void test_ipv4_tcp(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	(void)state;
+
+	ipv4(&f, 0, 6, 40000, 443, 0);
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.key.family, 4);
+	assert_int_equal(m.key.proto, 6);
+	assert_int_equal(m.key.has_ports, 1);
+	assert_int_equal(m.key.sport, 40000);
+	assert_int_equal(m.key.dport, 443);
+	assert_int_equal(m.key.tcp_flags, 0x02);
+	assert_memory_equal(m.key.src, ((uint8_t[]){10, 1, 0, 5}), 4);
+	assert_memory_equal(m.key.dst, ((uint8_t[]){10, 2, 0, 9}), 4);
+	assert_int_equal(m.l3_off, 14);
+	assert_int_equal(m.l4_off, 34);
+}
+
+static void test_vlan_and_qinq(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	(void)state;
+
+	ipv4(&f, 1, 17, 5000, 53, 0);
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.l3_off, 18);
+	assert_int_equal(m.key.dport, 53);
+	ipv4(&f, 2, 17, 5000, 53, 0);
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.l3_off, 22);
+	assert_int_equal(m.key.sport, 5000);
+}
+
+static void test_fragments_have_no_ports(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	(void)state;
+
+	ipv4(&f, 0, 17, 5000, 53, 0x2000);	/* first fragment: ports */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.fragment, 1);
+	assert_int_equal(m.key.has_ports, 1);
+	ipv4(&f, 0, 17, 5000, 53, 0x0010);	/* offset 128: no ports */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.fragment, 2);
+	assert_int_equal(m.key.has_ports, 0);
+}
+
+static void test_ipv6_and_extension(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	(void)state;
+
+	ipv6(&f, 17, 1234, 7000, 0);
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.key.family, 6);
+	assert_int_equal(m.key.dport, 7000);
+	assert_int_equal(m.key.src[0], 0xfd);
+	assert_int_equal(m.key.dst[15], 2);
+	ipv6(&f, 6, 1234, 22, 1);
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.key.proto, 6);
+	assert_int_equal(m.key.dport, 22);
+	assert_int_equal(m.l4_off, 14 + 48);
+	ipv6(&f, 58, 0, 0, 0);
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.key.icmp_type, 8);
+	assert_int_equal(m.key.has_ports, 0);
+}
+
+static void test_non_ip(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	(void)state;
+
+	eth(&f, 0, 0x0806);
+	f.len = 42;
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_NON_IP);
+	assert_int_equal(m.ethertype, 0x0806);
+	assert_int_equal(m.key.family, 0);
+}
+
+/* Every prefix of a valid frame that cuts a header is malformed, and the
+ * parser reads nothing past the cut (ASan sees the exact-size copy). */
+static void test_truncations(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	(void)state;
+
+	ipv4(&f, 1, 6, 1, 2, 0);
+	for (uint32_t cut = 0; cut < f.len; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+
+		memcpy(copy, f.b, cut);
+		assert_int_equal(pkt_parse(copy, cut, &m), PKT_MALFORMED);
+		assert_int_not_equal(m.reason, PKT_OK);
+		free(copy);
+	}
+	ipv6(&f, 17, 1, 2, 1);
+	for (uint32_t cut = 14; cut < f.len; cut++) {
+		uint8_t *copy = malloc(cut);
+
+		memcpy(copy, f.b, cut);
+		assert_int_equal(pkt_parse(copy, cut, &m), PKT_MALFORMED);
+		free(copy);
+	}
+	ipv4(&f, 0, 6, 1, 2, 0);
+	f.b[14] = 0x44;			/* IHL 16 bytes */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_L3);
+	assert_string_equal(pkt_reason_name(m.reason), "bad-l3");
+}
+
+static void test_first_match(void **state)
+{
+	struct rfw_acl_entry e[3] = {
+		/* 1: tcp to 10.2.0.0/16 port 443 */
+		{.family = 4, .dst = {10, 2}, .dst_len = 16, .proto = 6,
+		 .flags = RFW_ACL_PROTO | RFW_ACL_PORTS, .sport_hi = 65535,
+		 .dport_lo = 443, .dport_hi = 443, .rule = 1},
+		/* 2: anything from 10.1.0.0/17 */
+		{.family = 4, .src = {10, 1}, .src_len = 17, .rule = 2},
+		/* 3: any port 1-1024 (port rule) */
+		{.flags = RFW_ACL_PORTS, .sport_hi = 65535, .dport_lo = 1,
+		 .dport_hi = 1024, .rule = 3},
+	};
+	struct cls_table t = {e, 3};
+	struct frame f;
+	struct pkt_meta m;
+	const struct pkt_key *keys[1] = {&m.key};
+	uint32_t rule;
+	(void)state;
+
+	ipv4(&f, 0, 6, 40000, 443, 0);
+	pkt_parse(f.b, f.len, &m);
+	assert_int_equal(cls_lookup(&t, &m.key), 1);
+	cls_lookup_batch(&t, keys, 1, &rule);
+	assert_int_equal(rule, 1);
+
+	m.key.dport = 80;		/* misses 1, source in 10.1.0.0/17 */
+	assert_int_equal(cls_lookup(&t, &m.key), 2);
+	m.key.src[2] = 128;		/* 10.1.128.5: outside /17 */
+	assert_int_equal(cls_lookup(&t, &m.key), 3);
+	m.key.dport = 2000;
+	assert_int_equal(cls_lookup(&t, &m.key), 0);
+	m.key.dport = 80;
+	m.key.has_ports = 0;		/* a fragment matches no port rule */
+	assert_int_equal(cls_lookup(&t, &m.key), 0);
+
+	ipv6(&f, 17, 1, 80, 0);		/* IPv6: only the family-free rule 3 */
+	pkt_parse(f.b, f.len, &m);
+	assert_int_equal(cls_lookup(&t, &m.key), 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ipv4_tcp),
+		cmocka_unit_test(test_vlan_and_qinq),
+		cmocka_unit_test(test_fragments_have_no_ports),
+		cmocka_unit_test(test_ipv6_and_extension),
+		cmocka_unit_test(test_non_ip),
+		cmocka_unit_test(test_truncations),
+		cmocka_unit_test(test_first_match),
+	};
+	return cmocka_run_group_tests_name("pkt", tests, NULL, NULL);
+}
