@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Fresh machine to every test: install packages, prepare the host (bpffs,
+# hugepages), build release and ASan+UBSan flavours, run the unit tests and
+# the lab tests on both. Needs root. The last line totals everything.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "run-tests: needs root (network namespaces, XDP); try: sudo $0" >&2
+  exit 1
+fi
+scripts/install-deps.sh || exit 1
+scripts/host-setup.sh || exit 1
+
+total_p=0; total_f=0
+count() {	# add the "N passed, N failed" line of a log to the totals
+  local line
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+  if [ -z "$line" ]; then total_f=$((total_f + 1)); return; fi
+  total_p=$((total_p + $(echo "$line" | awk '{print $1}')))
+  total_f=$((total_f + $(echo "$line" | awk '{print $3}')))
+}
+
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+for flavour in release asan; do
+  dir=build; [ "$flavour" = asan ] && dir=build-asan
+  echo "=== $flavour: build"
+  if ! scripts/build.sh "$flavour" "$dir"; then
+    echo "run-tests: $flavour build failed"; total_f=$((total_f + 1)); continue
+  fi
+  echo "=== $flavour: unit tests"
+  tests/run-unit.sh "$dir" 2>&1 | tee "$log/unit-$flavour"
+  count "$log/unit-$flavour"
+  echo "=== $flavour: lab tests"
+  tests/run-lab.sh "$dir" 2>&1 | tee "$log/lab-$flavour"
+  count "$log/lab-$flavour"
+done
+
+echo "total: $total_p passed, $total_f failed"
+[ "$total_f" -eq 0 ]
