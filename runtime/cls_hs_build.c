@@ -1,0 +1,404 @@
+/* HyperSplit builder (build side of cls_hs). Each node chooses the field
+ * with the most distinct rule boundaries inside its region and splits it at
+ * the weighted median of the elementary segments, so both halves carry
+ * about the same rule mass. A rule that covers the whole region of a node
+ * makes every later rule unreachable there; they are cut off. Runs in
+ * rulec, never on the packet path. */
+#include "cls_hs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_LEAF_SIZE 8
+#define DEFAULT_MAX_DEPTH 64
+/* Rule replication can grow a tree exponentially on adversarial sets; past
+ * this many nodes every new node is a leaf (bigger leaves, bounded memory). */
+#define NODE_BUDGET (1u << 21)
+
+struct range {
+	uint32_t lo, hi;
+};
+
+struct box {
+	struct range d[CLS_DIM_COUNT];
+};
+
+struct builder {
+	const struct rfw_acl_entry *entries;
+	struct box *boxes;		/* one per entry */
+	struct cls_hs_node *nodes;
+	uint32_t node_count, node_cap;
+	uint32_t *leaves;
+	uint32_t leaf_count, leaf_cap;
+	uint32_t leaf_size, max_depth;
+	uint32_t depth_seen, leaf_seen;
+	uint32_t *scratch;		/* boundary points, 2 per rule */
+	uint32_t *weights;		/* per segment */
+	int nomem;
+};
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The part of a prefix that falls in 32-bit word w of the address. */
+static struct range prefix_word(const uint8_t *addr, unsigned len, unsigned w)
+{
+	int bits = (int)len - 32 * (int)w;
+	uint32_t v = be32(addr + 4 * w), mask;
+
+	if (bits >= 32)
+		return (struct range){v, v};
+	if (bits <= 0)
+		return (struct range){0, UINT32_MAX};
+	mask = UINT32_MAX << (32 - bits);
+	return (struct range){v & mask, (v & mask) | ~mask};
+}
+
+static void entry_box(const struct rfw_acl_entry *e, struct box *b)
+{
+	for (unsigned w = 0; w < 4; w++) {
+		b->d[CLS_DIM_SRC0 + w] = prefix_word(e->src, e->src_len, w);
+		b->d[CLS_DIM_DST0 + w] = prefix_word(e->dst, e->dst_len, w);
+	}
+	if (e->flags & RFW_ACL_PORTS) {
+		b->d[CLS_DIM_SPORT] = (struct range){e->sport_lo, e->sport_hi};
+		b->d[CLS_DIM_DPORT] = (struct range){e->dport_lo, e->dport_hi};
+	} else {
+		b->d[CLS_DIM_SPORT] = b->d[CLS_DIM_DPORT] = (struct range){0, 65535};
+	}
+	if (e->flags & RFW_ACL_PROTO)
+		b->d[CLS_DIM_PROTO] = (struct range){e->proto, e->proto};
+	else
+		b->d[CLS_DIM_PROTO] = (struct range){0, 255};
+}
+
+static int box_covers(const struct box *b, const struct box *region)
+{
+	for (unsigned d = 0; d < CLS_DIM_COUNT; d++)
+		if (b->d[d].lo > region->d[d].lo || b->d[d].hi < region->d[d].hi)
+			return 0;
+	return 1;
+}
+
+static int overlaps(const struct range *r, const struct range *reg)
+{
+	return r->lo <= reg->hi && r->hi >= reg->lo;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint32_t new_node(struct builder *b)
+{
+	if (b->node_count == b->node_cap) {
+		uint32_t cap = b->node_cap ? b->node_cap * 2 : 256;
+		struct cls_hs_node *n = realloc(b->nodes, cap * sizeof(*n));
+
+		if (!n) {
+			b->nomem = 1;
+			return UINT32_MAX;
+		}
+		b->nodes = n;
+		b->node_cap = cap;
+	}
+	memset(&b->nodes[b->node_count], 0, sizeof(b->nodes[0]));
+	return b->node_count++;
+}
+
+static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
+		      uint32_t n)
+{
+	if (b->leaf_count + n > b->leaf_cap) {
+		uint32_t cap = b->leaf_cap ? b->leaf_cap : 1024;
+		uint32_t *l;
+
+		while (cap < b->leaf_count + n)
+			cap *= 2;
+		l = realloc(b->leaves, cap * sizeof(*l));
+		if (!l) {
+			b->nomem = 1;
+			return;
+		}
+		b->leaves = l;
+		b->leaf_cap = cap;
+	}
+	memcpy(b->leaves + b->leaf_count, rules, n * sizeof(*rules));
+	b->nodes[node].dim = CLS_HS_LEAF;
+	b->nodes[node].left = b->leaf_count;
+	b->nodes[node].right = n;
+	b->leaf_count += n;
+	if (n > b->leaf_seen)
+		b->leaf_seen = n;
+}
+
+/* Distinct segment starts of dimension d inside the region (region lo
+ * excluded) into b->scratch, sorted; returns how many. */
+static uint32_t boundaries(struct builder *b, const uint32_t *rules, uint32_t n,
+			   const struct range *reg, unsigned d)
+{
+	uint32_t k = 0, u = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct range *r = &b->boxes[rules[i]].d[d];
+
+		if (r->lo > reg->lo)
+			b->scratch[k++] = r->lo;
+		if (r->hi < reg->hi)
+			b->scratch[k++] = r->hi + 1;
+	}
+	qsort(b->scratch, k, sizeof(uint32_t), cmp_u32);
+	for (uint32_t i = 0; i < k; i++)
+		if (u == 0 || b->scratch[u - 1] != b->scratch[i])
+			b->scratch[u++] = b->scratch[i];
+	return u;
+}
+
+/* Segment index of value v given sorted starts s[0..m) (segment 0 starts
+ * at the region's lo). */
+static uint32_t segment_of(const uint32_t *s, uint32_t m, uint32_t v)
+{
+	uint32_t lo = 0, hi = m;	/* count of starts <= v */
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (s[mid] <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Threshold on dimension d at the weighted median of its segments. */
+static uint32_t weighted_median(struct builder *b, const uint32_t *rules,
+				uint32_t n, const struct range *reg, unsigned d,
+				uint32_t m)
+{
+	uint64_t total = 0, acc = 0;
+	uint32_t j;
+
+	memset(b->weights, 0, (m + 2) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct range *r = &b->boxes[rules[i]].d[d];
+		uint32_t lo = r->lo > reg->lo ? r->lo : reg->lo;
+		uint32_t hi = r->hi < reg->hi ? r->hi : reg->hi;
+		uint32_t a = segment_of(b->scratch, m, lo);
+		uint32_t z = segment_of(b->scratch, m, hi);
+
+		b->weights[a]++;	/* difference array over segments */
+		b->weights[z + 1]--;
+	}
+	for (j = 1; j <= m; j++)
+		b->weights[j] += b->weights[j - 1];
+	for (j = 0; j <= m; j++)
+		total += b->weights[j];
+	for (j = 0; j < m; j++) {	/* never past the last start */
+		acc += b->weights[j];
+		if (2 * acc >= total)
+			break;
+	}
+	if (j == m)
+		j = m - 1;
+	return b->scratch[j] - 1;	/* segment j ends where j+1 starts */
+}
+
+static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
+			   struct box *reg, uint32_t depth)
+{
+	uint32_t node = new_node(b), kept = 0, best_t = 0;
+	uint64_t best_cost = UINT64_MAX;
+	unsigned best_d = 0;
+	uint32_t *left, *right, nl = 0, nr = 0, t;
+	struct range saved;
+
+	if (node == UINT32_MAX)
+		return node;
+	if (depth > b->depth_seen)
+		b->depth_seen = depth;
+
+	/* First match: behind a rule that covers the whole region (and needs
+	 * nothing the box does not show, i.e. no "has ports" condition),
+	 * nothing else can ever be reached. */
+	for (; kept < n; kept++) {
+		const struct rfw_acl_entry *e = &b->entries[rules[kept]];
+
+		if (!(e->flags & RFW_ACL_PORTS) && box_covers(&b->boxes[rules[kept]], reg)) {
+			kept++;
+			break;
+		}
+	}
+	n = kept;
+
+	if (n <= b->leaf_size || depth >= b->max_depth || b->node_count > NODE_BUDGET) {
+		make_leaf(b, node, rules, n);
+		return node;
+	}
+	/* Try the weighted-median cut of every field; keep the one that
+	 * replicates fewest rules into the children (HyperSplit's goal: a
+	 * small tree), ties to the better balanced. */
+	for (unsigned d = 0; d < CLS_DIM_COUNT; d++) {
+		uint32_t m = boundaries(b, rules, n, &reg->d[d], d), cl = 0, cr = 0, td;
+		uint64_t cost;
+
+		if (m == 0)
+			continue;
+		td = weighted_median(b, rules, n, &reg->d[d], d, m);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct range *r = &b->boxes[rules[i]].d[d];
+
+			cl += r->lo <= td;
+			cr += r->hi > td;
+		}
+		cost = ((uint64_t)(cl + cr) << 32) | (cl > cr ? cl : cr);
+		if (cost < best_cost) {
+			best_cost = cost;
+			best_d = d;
+			best_t = td;
+		}
+	}
+	if (best_cost == UINT64_MAX) {	/* every rule spans the region: no cut helps */
+		make_leaf(b, node, rules, n);
+		return node;
+	}
+	t = best_t;
+
+	left = malloc(2 * (size_t)n * sizeof(uint32_t));
+	if (!left) {
+		b->nomem = 1;
+		return UINT32_MAX;
+	}
+	right = left + n;
+	saved = reg->d[best_d];
+	for (uint32_t i = 0; i < n; i++) {
+		const struct range *r = &b->boxes[rules[i]].d[best_d];
+
+		if (overlaps(r, &(struct range){saved.lo, t}))
+			left[nl++] = rules[i];
+		if (overlaps(r, &(struct range){t + 1, saved.hi}))
+			right[nr++] = rules[i];
+	}
+
+	b->nodes[node].dim = (uint8_t)best_d;
+	b->nodes[node].threshold = t;
+	reg->d[best_d] = (struct range){saved.lo, t};
+	t = build_node(b, left, nl, reg, depth + 1);
+	if (t != UINT32_MAX)
+		b->nodes[node].left = t;
+	reg->d[best_d] = (struct range){b->nodes[node].threshold + 1, saved.hi};
+	t = build_node(b, right, nr, reg, depth + 1);
+	if (t != UINT32_MAX)
+		b->nodes[node].right = t;
+	reg->d[best_d] = saved;
+	free(left);
+	return b->nomem ? UINT32_MAX : node;
+}
+
+static void full_region(struct box *reg, int ipv6)
+{
+	for (unsigned d = 0; d < CLS_DIM_COUNT; d++)
+		reg->d[d] = (struct range){0, UINT32_MAX};
+	reg->d[CLS_DIM_SPORT].hi = reg->d[CLS_DIM_DPORT].hi = 65535;
+	reg->d[CLS_DIM_PROTO].hi = 255;
+	if (!ipv6)	/* IPv4 keys carry zeros in words 1..3 */
+		for (unsigned w = 1; w < 4; w++)
+			reg->d[CLS_DIM_SRC0 + w].hi = reg->d[CLS_DIM_DST0 + w].hi = 0;
+}
+
+int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
+		 uint32_t count, const struct cls_hs_params *params)
+{
+	struct builder b = {
+		.entries = entries,
+		.leaf_size = params && params->leaf_size ? params->leaf_size : DEFAULT_LEAF_SIZE,
+		.max_depth = params && params->max_depth ? params->max_depth : DEFAULT_MAX_DEPTH,
+	};
+	uint32_t *family_rules = malloc(((size_t)count + 1) * sizeof(uint32_t));
+	struct box reg;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	b.boxes = malloc(((size_t)count + 1) * sizeof(*b.boxes));
+	b.scratch = malloc(((size_t)count * 2 + 1) * sizeof(uint32_t));
+	b.weights = malloc(((size_t)count * 2 + 3) * sizeof(uint32_t));
+	if (!family_rules || !b.boxes || !b.scratch || !b.weights)
+		goto out;
+	for (uint32_t i = 0; i < count; i++)
+		entry_box(&entries[i], &b.boxes[i]);
+
+	for (int v6 = 0; v6 <= 1; v6++) {
+		struct cls_hs_tree *trees = out->table.trees[v6];
+		unsigned small = v6 ? 64 : 16;	/* a "small" field: prefix this long */
+		unsigned used = 0;
+
+		for (unsigned part = 0; part < CLS_HS_PARTS; part++) {
+			uint32_t n = 0, root;
+
+			for (uint32_t i = 0; i < count; i++) {
+				const struct rfw_acl_entry *e = &entries[i];
+				unsigned p = (e->src_len >= small) | (e->dst_len >= small) << 1;
+
+				if ((e->family == 0 || e->family == (v6 ? 6 : 4)) && p == part)
+					family_rules[n++] = i;
+			}
+			if (n == 0)
+				continue;
+			full_region(&reg, v6);
+			root = build_node(&b, family_rules, n, &reg, 0);
+			if (b.nomem || root == UINT32_MAX)
+				goto out;
+			trees[used].root = root;
+			trees[used].first_rule = entries[family_rules[0]].rule;
+			used++;
+		}
+		for (unsigned i = used; i < CLS_HS_PARTS; i++)
+			trees[i] = (struct cls_hs_tree){CLS_HS_NONE, CLS_HS_NONE};
+		/* Ascending first rule, so lookup can stop early. */
+		for (unsigned i = 1; i < used; i++)
+			for (unsigned j = i; j > 0 && trees[j].first_rule < trees[j - 1].first_rule; j--) {
+				struct cls_hs_tree tmp = trees[j];
+
+				trees[j] = trees[j - 1];
+				trees[j - 1] = tmp;
+			}
+	}
+	out->nodes = b.nodes;
+	out->leaf_entries = b.leaves;
+	out->table.nodes = b.nodes;
+	out->table.leaf_entries = b.leaves;
+	out->table.entries = entries;
+	out->table.node_count = b.node_count;
+	out->table.leaf_entry_count = b.leaf_count;
+	out->max_depth_seen = b.depth_seen;
+	out->max_leaf_seen = b.leaf_seen;
+	b.nodes = NULL;
+	b.leaves = NULL;
+	ret = 0;
+out:
+	free(b.nodes);
+	free(b.leaves);
+	free(b.boxes);
+	free(b.scratch);
+	free(b.weights);
+	free(family_rules);
+	return ret;
+}
+
+void cls_hs_free(struct cls_hs_built *b)
+{
+	free(b->nodes);
+	free(b->leaf_entries);
+	memset(b, 0, sizeof(*b));
+}
+
+size_t cls_hs_bytes(const struct cls_hs *t)
+{
+	return (size_t)t->node_count * sizeof(struct cls_hs_node) +
+	       (size_t)t->leaf_entry_count * sizeof(uint32_t);
+}

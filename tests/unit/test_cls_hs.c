@@ -1,0 +1,280 @@
+/* The compiled classifier against a naive first-match written here from
+ * the rule text: ClassBench acl1/fw1/ipc1 (1k and 10k) and a random IPv6
+ * set, 100,000 headers each (half inside a random rule's box, half
+ * uniformly random). Zero disagreements allowed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cls_hs.h"
+
+#define QUERIES 100000
+/* shared/ sits beside the checkout (RAMPART_SHARED_DIR overrides). */
+#define DEFAULT_SHARED_DIR RAMPART_SOURCE_DIR "/../shared"
+
+/* A rule as the text says it, for the naive reference. */
+struct naive_rule {
+	uint8_t family;
+	uint8_t src[16], dst[16];
+	unsigned src_len, dst_len;
+	int proto;			/* -1: any */
+	int ports;			/* 0: both wildcard */
+	uint16_t sp_lo, sp_hi, dp_lo, dp_hi;
+};
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)		/* xorshift64*: reproducible runs */
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ull;
+}
+
+static uint32_t rnd_in(uint32_t lo, uint32_t hi)
+{
+	return lo + (uint32_t)(rnd() % ((uint64_t)hi - lo + 1));
+}
+
+static int naive_prefix(const uint8_t *a, const uint8_t *p, unsigned len)
+{
+	for (unsigned bit = 0; bit < len; bit++) {
+		unsigned mask = 0x80u >> (bit % 8);
+
+		if ((a[bit / 8] & mask) != (p[bit / 8] & mask))
+			return 0;
+	}
+	return 1;
+}
+
+static uint32_t naive_lookup(const struct naive_rule *r, uint32_t n, const struct pkt_key *k)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (r[i].family != k->family)
+			continue;
+		if (r[i].proto >= 0 && r[i].proto != k->proto)
+			continue;
+		if (r[i].ports && (!k->has_ports ||
+				   k->sport < r[i].sp_lo || k->sport > r[i].sp_hi ||
+				   k->dport < r[i].dp_lo || k->dport > r[i].dp_hi))
+			continue;
+		if (naive_prefix(k->src, r[i].src, r[i].src_len) &&
+		    naive_prefix(k->dst, r[i].dst, r[i].dst_len))
+			return i + 1;
+	}
+	return 0;
+}
+
+static void to_entry(const struct naive_rule *r, uint32_t number, struct rfw_acl_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->family = r->family;
+	memcpy(e->src, r->src, 16);
+	memcpy(e->dst, r->dst, 16);
+	e->src_len = (uint8_t)r->src_len;
+	e->dst_len = (uint8_t)r->dst_len;
+	if (r->proto >= 0) {
+		e->flags |= RFW_ACL_PROTO;
+		e->proto = (uint8_t)r->proto;
+	}
+	if (r->ports) {
+		e->flags |= RFW_ACL_PORTS;
+		e->sport_lo = r->sp_lo;
+		e->sport_hi = r->sp_hi;
+		e->dport_lo = r->dp_lo;
+		e->dport_hi = r->dp_hi;
+	}
+	e->rule = number;
+}
+
+static uint32_t load_classbench(const char *name, struct naive_rule **out)
+{
+	char path[512], line[512];
+	FILE *f;
+	uint32_t n = 0, cap = 1024;
+	struct naive_rule *r = malloc(cap * sizeof(*r));
+
+	const char *shared = getenv("RAMPART_SHARED_DIR");
+
+	snprintf(path, sizeof(path), "%s/data/classbench/%s",
+		 shared ? shared : DEFAULT_SHARED_DIR, name);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot open %s (shared/ must sit beside the checkout)", path);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned s[4], d[4], sl, dl, splo, sphi, dplo, dphi, proto, pmask;
+
+		if (sscanf(line, "@%u.%u.%u.%u/%u %u.%u.%u.%u/%u %u : %u %u : %u %x/%x",
+			   &s[0], &s[1], &s[2], &s[3], &sl, &d[0], &d[1], &d[2], &d[3], &dl,
+			   &splo, &sphi, &dplo, &dphi, &proto, &pmask) != 16)
+			continue;
+		if (n == cap)
+			r = realloc(r, (cap *= 2) * sizeof(*r));
+		memset(&r[n], 0, sizeof(r[n]));
+		r[n].family = 4;
+		for (int i = 0; i < 4; i++) {
+			r[n].src[i] = (uint8_t)s[i];
+			r[n].dst[i] = (uint8_t)d[i];
+		}
+		/* ClassBench writes the address bits beyond the length too. */
+		for (unsigned bit = sl; bit < 32; bit++)
+			r[n].src[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+		for (unsigned bit = dl; bit < 32; bit++)
+			r[n].dst[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+		r[n].src_len = sl;
+		r[n].dst_len = dl;
+		r[n].proto = pmask == 0xff ? (int)proto : -1;
+		r[n].ports = !(splo == 0 && sphi == 65535 && dplo == 0 && dphi == 65535);
+		r[n].sp_lo = (uint16_t)splo;
+		r[n].sp_hi = (uint16_t)sphi;
+		r[n].dp_lo = (uint16_t)dplo;
+		r[n].dp_hi = (uint16_t)dphi;
+		n++;
+	}
+	fclose(f);
+	*out = r;
+	return n;
+}
+
+static void random_in_prefix(uint8_t *a, const uint8_t *p, unsigned len, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		a[i] = (uint8_t)rnd();
+	for (unsigned bit = 0; bit < len; bit++) {
+		unsigned mask = 0x80u >> (bit % 8);
+
+		a[bit / 8] = (uint8_t)((a[bit / 8] & ~mask) | (p[bit / 8] & mask));
+	}
+}
+
+static void random_key(const struct naive_rule *r, uint32_t n, uint8_t family,
+		       struct pkt_key *k)
+{
+	static const uint8_t protos[] = {6, 17, 1, 58, 132, 47};
+	unsigned bytes = family == 6 ? 16 : 4;
+
+	memset(k, 0, sizeof(*k));
+	k->family = family;
+	if (rnd() & 1) {		/* inside a random rule's box */
+		const struct naive_rule *x = &r[rnd() % n];
+
+		random_in_prefix(k->src, x->src, x->src_len, bytes);
+		random_in_prefix(k->dst, x->dst, x->dst_len, bytes);
+		k->proto = x->proto >= 0 ? (uint8_t)x->proto : protos[rnd() % 6];
+		k->sport = (uint16_t)rnd_in(x->sp_lo, x->sp_hi);
+		k->dport = (uint16_t)rnd_in(x->dp_lo, x->dp_hi);
+	} else {
+		random_in_prefix(k->src, k->src, 0, bytes);
+		random_in_prefix(k->dst, k->dst, 0, bytes);
+		k->proto = rnd() % 4 ? protos[rnd() % 6] : (uint8_t)rnd();
+		k->sport = (uint16_t)rnd();
+		k->dport = (uint16_t)rnd();
+	}
+	k->has_ports = k->proto == 6 || k->proto == 17 || k->proto == 132;
+	if (!k->has_ports)
+		k->sport = k->dport = 0;
+}
+
+static void check_against_naive(const struct naive_rule *r, uint32_t n, uint8_t family,
+				const char *what)
+{
+	struct rfw_acl_entry *e = malloc(n * sizeof(*e));
+	struct cls_hs_built built;
+	uint32_t bad = 0, matched = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		to_entry(&r[i], i + 1, &e[i]);
+	assert_int_equal(cls_hs_build(&built, e, n, NULL), 0);
+	print_message("%s: %u rules, %u nodes, %zu bytes, depth %u, largest leaf %u\n",
+		      what, n, built.table.node_count, cls_hs_bytes(&built.table),
+		      built.max_depth_seen, built.max_leaf_seen);
+
+	for (uint32_t q = 0; q < QUERIES; q++) {
+		struct pkt_key k;
+		uint32_t want, got;
+
+		random_key(r, n, family, &k);
+		want = naive_lookup(r, n, &k);
+		got = cls_hs_lookup(&built.table, &k);
+		matched += want != 0;
+		if (want != got && bad++ < 5)
+			print_message("%s: query %u: naive rule %u, compiled rule %u\n",
+				      what, q, want, got);
+	}
+	print_message("%s: %u queries, %u matched a rule, %u disagreements\n",
+		      what, QUERIES, matched, bad);
+	assert_int_equal(bad, 0);
+	assert_true(matched > QUERIES / 4);	/* the queries exercise the rules */
+	cls_hs_free(&built);
+	free(e);
+}
+
+static void classbench(const char *name)
+{
+	struct naive_rule *r;
+	uint32_t n = load_classbench(name, &r);
+
+	assert_true(n > 500);
+	check_against_naive(r, n, 4, name);
+	free(r);
+}
+
+static void test_acl1_1k(void **s) { (void)s; classbench("acl1_1k"); }
+static void test_fw1_1k(void **s) { (void)s; classbench("fw1_1k"); }
+static void test_ipc1_1k(void **s) { (void)s; classbench("ipc1_1k"); }
+static void test_acl1_10k(void **s) { (void)s; classbench("acl1_10k"); }
+static void test_fw1_10k(void **s) { (void)s; classbench("fw1_10k"); }
+static void test_ipc1_10k(void **s) { (void)s; classbench("ipc1_10k"); }
+
+/* IPv6: prefixes of every length drawn around a few bases, so rules
+ * overlap and split inside all four address words. */
+static void test_ipv6_random(void **s)
+{
+	enum { N = 2000 };
+	struct naive_rule *r = calloc(N, sizeof(*r));
+	uint8_t bases[4][16] = {
+		{0xfd, 0, 0, 0x10}, {0xfd, 0, 0, 0x10, 0, 1}, {0x20, 0x01, 0x0d, 0xb8},
+		{0xfd, 0, 0xab, 0xcd, 0, 0, 0, 0, 1, 2, 3, 4},
+	};
+	(void)s;
+
+	for (uint32_t i = 0; i < N; i++) {
+		r[i].family = 6;
+		r[i].src_len = rnd_in(8, 128);	/* no catch-all rule */
+		r[i].dst_len = rnd() % 3 ? rnd_in(8, 128) : 0;
+		random_in_prefix(r[i].src, bases[rnd() % 4], rnd_in(32, 100), 16);
+		random_in_prefix(r[i].dst, bases[rnd() % 4], rnd_in(32, 100), 16);
+		for (unsigned bit = r[i].src_len; bit < 128; bit++)
+			r[i].src[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+		for (unsigned bit = r[i].dst_len; bit < 128; bit++)
+			r[i].dst[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+		r[i].proto = rnd() % 2 ? 6 : 17;
+		r[i].ports = rnd() % 2;
+		r[i].sp_lo = 0;
+		r[i].sp_hi = 65535;
+		r[i].dp_lo = (uint16_t)rnd_in(0, 2000);
+		r[i].dp_hi = (uint16_t)rnd_in(r[i].dp_lo, 4000);
+	}
+	check_against_naive(r, N, 6, "ipv6-random");
+	free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_acl1_1k),
+		cmocka_unit_test(test_fw1_1k),
+		cmocka_unit_test(test_ipc1_1k),
+		cmocka_unit_test(test_acl1_10k),
+		cmocka_unit_test(test_fw1_10k),
+		cmocka_unit_test(test_ipc1_10k),
+		cmocka_unit_test(test_ipv6_random),
+	};
+	return cmocka_run_group_tests_name("cls_hs", tests, NULL, NULL);
+}
