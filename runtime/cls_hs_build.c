@@ -128,7 +128,8 @@ static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
 		b->leaves = l;
 		b->leaf_cap = cap;
 	}
-	memcpy(b->leaves + b->leaf_count, rules, n * sizeof(*rules));
+	if (n)
+		memcpy(b->leaves + b->leaf_count, rules, n * sizeof(*rules));
 	b->nodes[node].dim = CLS_HS_LEAF;
 	b->nodes[node].left = b->leaf_count;
 	b->nodes[node].right = n;
