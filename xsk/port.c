@@ -1,0 +1,56 @@
+/* Brings an interface up as an AF_XDP port and takes it down again, in
+ * the order the kernel needs: program before sockets (the sockets go into
+ * its map), sockets before the UMEM, program detached last. */
+#include "port.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
+		  uint32_t nqueues, char *err, size_t errlen)
+{
+	int e;
+
+	memset(p, 0, sizeof(*p));
+	if (nqueues == 0 || nqueues > XSK_MAX_QUEUES) {
+		snprintf(err, errlen, "%s: queue count %u out of range 1..%u",
+			 ifname, nqueues, XSK_MAX_QUEUES);
+		return -EINVAL;
+	}
+	if (strlen(ifname) >= sizeof(p->ifname)) {
+		snprintf(err, errlen, "%s: interface name too long", ifname);
+		return -ENAMETOOLONG;
+	}
+	strcpy(p->ifname, ifname);
+	p->ifindex = (int)if_nametoindex(ifname);
+	if (!p->ifindex) {
+		e = -errno;
+		snprintf(err, errlen, "interface %s: %s", ifname, strerror(errno));
+		return e;
+	}
+	e = xsk_prog_attach(&p->prog, obj_path, p->ifindex, err, errlen);
+	if (e)
+		return e;
+	for (uint32_t i = 0; i < nqueues; i++) {
+		char why[256];
+
+		e = xsk_queue_open(&p->queues[i], ifname, i, p->prog.xskmap_fd,
+				   why, sizeof(why));
+		if (e) {
+			snprintf(err, errlen, "%s", why);
+			xsk_port_close(p);
+			return e;
+		}
+		p->nqueues = i + 1;
+	}
+	return 0;
+}
+
+void xsk_port_close(struct xsk_port *p)
+{
+	for (uint32_t i = 0; i < p->nqueues; i++)
+		xsk_queue_close(&p->queues[i]);
+	p->nqueues = 0;
+	xsk_prog_detach(&p->prog);
+}

@@ -1,0 +1,30 @@
+/* The AF_XDP backend for one interface: our XDP program attached to it and
+ * one socket per RX queue (queue 0 only for now; the array is there so
+ * --queues extends it without changing callers). */
+#ifndef RAMPART_XSK_PORT_H
+#define RAMPART_XSK_PORT_H
+
+#include <net/if.h>
+#include <stddef.h>
+#include "queue.h"
+#include "xdp_prog.h"
+
+#define XSK_MAX_QUEUES 64	/* = max_entries of the program's XSKMAP */
+
+struct xsk_port {
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	uint32_t nqueues;
+	struct xsk_prog prog;
+	struct xsk_queue queues[XSK_MAX_QUEUES];
+};
+
+/* Attach obj_path to ifname and open nqueues sockets (queues 0..n-1).
+ * On failure everything done so far is undone; returns negative errno
+ * with the reason (the kernel's, where it gave one) in err. */
+int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
+		  uint32_t nqueues, char *err, size_t errlen);
+/* Close the sockets, then detach the program. Safe on a zeroed port. */
+void xsk_port_close(struct xsk_port *p);
+
+#endif

@@ -1,0 +1,78 @@
+/* One UMEM and the frames in it: the fill and completion rings, and a
+ * stack of the frames user space holds. Every frame is in exactly one
+ * place (free stack, fill ring, kernel RX, RX ring, TX ring, completion). */
+#ifndef RAMPART_XSK_UMEM_H
+#define RAMPART_XSK_UMEM_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <xdp/xsk.h>
+
+#define XSK_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE	/* 4096: one page */
+#define XSK_RING_SIZE XSK_RING_PROD__DEFAULT_NUM_DESCS	/* 2048 */
+/* Twice a ring: the fill ring can hold half, the rest serves TX. */
+#define XSK_NUM_FRAMES (2 * XSK_RING_SIZE)
+
+/* Hot fields first: the rings and the free stack are touched per batch. */
+struct xsk_umem_pool {
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	uint64_t *free;		/* addresses of frames user space holds */
+	uint32_t nfree;
+	uint32_t nframes;
+	uint8_t *area;
+	/* cold */
+	struct xsk_umem *umem;
+	uint64_t area_size;
+#ifndef NDEBUG
+	uint8_t *owned;		/* 1 while user space holds the frame */
+#endif
+};
+
+/* Map the area and register it. 0 or negative errno, message in err. */
+int xsk_pool_create(struct xsk_umem_pool *p, char *err, size_t errlen);
+/* Delete the UMEM (after its sockets) and unmap. Safe on a zeroed pool. */
+void xsk_pool_destroy(struct xsk_umem_pool *p);
+
+/* Give free frames to the kernel through the fill ring. Returns how many. */
+uint32_t xsk_pool_refill(struct xsk_umem_pool *p);
+/* Take back frames the kernel finished sending. Returns how many. */
+uint32_t xsk_pool_reap(struct xsk_umem_pool *p);
+
+static inline uint8_t *xsk_pool_data(const struct xsk_umem_pool *p, uint64_t addr)
+{
+	return p->area + addr;
+}
+
+/* Frame base of an address the kernel gave us (aligned mode: the kernel
+ * may add headroom or an offset inside the frame). */
+static inline uint64_t xsk_pool_frame(uint64_t addr)
+{
+	return addr & ~(uint64_t)(XSK_FRAME_SIZE - 1);
+}
+
+static inline void xsk_pool_put(struct xsk_umem_pool *p, uint64_t addr)
+{
+	addr = xsk_pool_frame(addr);
+#ifndef NDEBUG
+	assert(!p->owned[addr / XSK_FRAME_SIZE] && "frame freed twice");
+	p->owned[addr / XSK_FRAME_SIZE] = 1;
+#endif
+	assert(p->nfree < p->nframes);
+	p->free[p->nfree++] = addr;
+}
+
+/* Caller checks nfree first. */
+static inline uint64_t xsk_pool_get(struct xsk_umem_pool *p)
+{
+	uint64_t addr = p->free[--p->nfree];
+
+#ifndef NDEBUG
+	assert(p->owned[addr / XSK_FRAME_SIZE] && "frame used twice");
+	p->owned[addr / XSK_FRAME_SIZE] = 0;
+#endif
+	return addr;
+}
+
+#endif
