@@ -1,0 +1,256 @@
+# Shared helpers for the namespace lab tests (source it): unique names,
+# namespaces and veth links, processes run inside them, bounded waits,
+# ok/not ok reporting, and a cleanup that runs on any exit or Ctrl-C.
+# Lab rules: 10.x and fd00::/8 only, no default route, everything removed.
+
+LAB_PREFIX=""
+LAB_TMP=""
+LAB_NS=()
+LAB_PIDS=()
+LAB_PASSED=0
+LAB_FAILED=0
+LAB_PY=/usr/bin/python3	# the pyenv python3 on PATH lacks modules
+
+# lab_init TAG: names start with TAG + this shell's pid, truncated so that
+# "<prefix><suffix of up to 4 chars>" stays within IFNAMSIZ-1 = 15 chars.
+lab_init() {
+	LAB_PREFIX=$(printf '%s%s' "$1" "$$" | cut -c1-10)
+	LAB_TMP=$(mktemp -d "/tmp/${LAB_PREFIX}.XXXXXX")
+	trap lab_cleanup EXIT
+	trap 'echo "interrupted" >&2; exit 130' INT TERM HUP
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+}
+
+lab_cleanup() {
+	local pid ns
+	trap - EXIT INT TERM HUP
+	for pid in "${LAB_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in "${LAB_PIDS[@]}"; do
+		lab_wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null
+	done
+	for ns in "${LAB_NS[@]}"; do
+		# anything still running in our namespaces was started by us
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null
+		done
+		ip netns del "$ns" 2>/dev/null
+	done
+	[ -n "$LAB_TMP" ] && rm -rf "$LAB_TMP"
+}
+
+# lab_ns NAME: create namespace <prefix>-NAME with lo up; prints its name.
+lab_ns() {
+	local ns="${LAB_PREFIX}-$1"
+	ip netns add "$ns" || return 1
+	LAB_NS+=("$ns")
+	ip -n "$ns" link set lo up
+	# quiet IPv6: no router solicitations, no RA, no DAD delays
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_ra=0 \
+		net.ipv6.conf.default.accept_ra=0 \
+		net.ipv6.conf.all.router_solicitations=0 \
+		net.ipv6.conf.default.router_solicitations=0 \
+		net.ipv6.conf.default.accept_dad=0 >/dev/null
+}
+
+lab_nsname() { echo "${LAB_PREFIX}-$1"; }
+lab_ifname() { echo "${LAB_PREFIX}$1"; }
+
+# lab_veth NS1 IF1 NS2 IF2: a veth pair <prefix>IF1 in NS1 <-> <prefix>IF2
+# in NS2, both up. NS and IF are the short names.
+lab_veth() {
+	local n1 n2 i1 i2
+	n1=$(lab_nsname "$1"); i1=$(lab_ifname "$2")
+	n2=$(lab_nsname "$3"); i2=$(lab_ifname "$4")
+	ip -n "$n1" link add "$i1" type veth peer name "$i2" netns "$n2" || return 1
+	ip -n "$n1" link set "$i1" up && ip -n "$n2" link set "$i2" up
+}
+
+# lab_in NS CMD...: run CMD in namespace NS (short name).
+lab_in() {
+	local ns; ns=$(lab_nsname "$1"); shift
+	ip netns exec "$ns" "$@"
+}
+
+# lab_bg NS LOG CMD...: start CMD in NS in the background, output to LOG;
+# sets LAB_LAST_PID (the command's own pid: ip netns exec execs it) and
+# remembers it for cleanup.
+lab_bg() {
+	local ns log; ns=$(lab_nsname "$1"); log=$2; shift 2
+	ip netns exec "$ns" "$@" >"$log" 2>&1 </dev/null &
+	LAB_LAST_PID=$!
+	LAB_PIDS+=("$LAB_LAST_PID")
+}
+
+# lab_wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
+lab_wait_for() {
+	local deadline=$((SECONDS + $1)); shift
+	while ! "$@" 2>/dev/null; do
+		[ "$SECONDS" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+# lab_wait_gone PID SECONDS: wait for a process to exit.
+lab_wait_gone() {
+	local deadline=$((SECONDS + $2))
+	while kill -0 "$1" 2>/dev/null; do
+		[ "$SECONDS" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+# lab_port_listening NS PROTO PORT: a socket is bound there (ss).
+lab_port_listening() {
+	lab_in "$1" ss -Hln"${2:0:1}" "sport = :$3" | grep -q .
+}
+
+# quiet CMD...: run CMD without its output (for check/check_not).
+quiet() { "$@" >/dev/null 2>&1; }
+
+ok() { echo "ok - $*"; LAB_PASSED=$((LAB_PASSED + 1)); }
+not_ok() { echo "not ok - $*"; LAB_FAILED=$((LAB_FAILED + 1)); }
+
+# check DESCRIPTION CMD...: ok if CMD succeeds.
+check() {
+	local what=$1; shift
+	if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+
+# check_not DESCRIPTION CMD...: ok if CMD fails.
+check_not() {
+	local what=$1; shift
+	if "$@"; then not_ok "$what"; else ok "$what"; fi
+}
+
+# check_eq DESCRIPTION GOT WANT
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (got '$2', want '$3')"; fi
+}
+
+# lab_summary: the last line of every lab test; returns nonzero on failure.
+lab_summary() {
+	echo "$LAB_PASSED passed, $LAB_FAILED failed"
+	[ "$LAB_FAILED" -eq 0 ]
+}
+
+# ---- the bump-in-the-wire lab (test_bridge.sh, scripts/demo.sh) ----
+#   cli: <p>c 10.10.0.1/24 fd00:10::1/64
+#   fw:  <p>fc, <p>fs (no addresses; rampartd bridges them)
+#   srv: <p>s 10.10.0.2/24 10.10.0.3/24 fd00:10::2/64
+
+# lab_rampart_bins: RAMPARTD and RULEC from $RAMPART_BUILD_DIR (./build).
+lab_rampart_bins() {
+	local b=${RAMPART_BUILD_DIR:-./build}
+	RAMPARTD=$b/daemon/rampartd
+	RULEC=$b/rulec/rulec
+	[ -x "$RAMPARTD" ] || { echo "no rampartd at $RAMPARTD (set RAMPART_BUILD_DIR)" >&2; return 1; }
+}
+
+# lab_compile POLICY.yaml OUT.rfw: with the built rulec; $RAMPART_TEST_RFW
+# (a ready artifact) stands in while rulec is not built.
+lab_compile() {
+	if [ -n "$RAMPART_TEST_RFW" ]; then
+		cp "$RAMPART_TEST_RFW" "$2"
+	elif [ -x "$RULEC" ]; then
+		"$RULEC" compile "$1" -o "$2"
+	else
+		echo "no rulec at $RULEC" >&2
+		return 1
+	fi
+}
+
+lab_bridge_setup() {
+	lab_ns cli && lab_ns fw && lab_ns srv || return 1
+	lab_veth cli c fw fc && lab_veth fw fs srv s || return 1
+	CLI_IF=$(lab_ifname c); SRV_IF=$(lab_ifname s)
+	FW_IF_C=$(lab_ifname fc); FW_IF_S=$(lab_ifname fs)
+	lab_in cli ip addr add 10.10.0.1/24 dev "$CLI_IF"
+	lab_in cli ip addr add fd00:10::1/64 dev "$CLI_IF" nodad
+	lab_in srv ip addr add 10.10.0.2/24 dev "$SRV_IF"
+	lab_in srv ip addr add 10.10.0.3/24 dev "$SRV_IF"
+	lab_in srv ip addr add fd00:10::2/64 dev "$SRV_IF" nodad
+	# The endpoints' stacks would leave L4 checksums to the "hardware";
+	# the AF_XDP bridge forwards them unfinished (ARCHITECTURE.md).
+	lab_in cli ethtool -K "$CLI_IF" tx off >/dev/null
+	lab_in srv ethtool -K "$SRV_IF" tx off >/dev/null
+	# The firewall's own ports say nothing of their own.
+	lab_in fw sysctl -qw "net.ipv6.conf.$FW_IF_C.disable_ipv6=1" \
+		"net.ipv6.conf.$FW_IF_S.disable_ipv6=1" >/dev/null
+}
+
+# lab_rampartd_start RFW [ARGS...]: run rampartd in fw bridging the two
+# ports; stdout in $LAB_TMP/rampartd.out, stderr in .err. Waits until it
+# reports it is bridging; RAMPARTD_PID is its pid.
+lab_rampartd_start() {
+	local rfw=$1; shift
+	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$rfw" \
+		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode bridge \
+		--backend xsk --foreground "$@" \
+		>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
+	RAMPARTD_PID=$!
+	LAB_PIDS+=("$RAMPARTD_PID")
+	lab_wait_for 10 grep -q '^rampartd: bridging' "$LAB_TMP/rampartd.err" &&
+		kill -0 "$RAMPARTD_PID"
+}
+
+# lab_counters OUT: SIGUSR1 rampartd and copy the block it prints to OUT.
+lab_counters() {
+	local before
+	before=$(grep -c '^end counters$' "$LAB_TMP/rampartd.out")
+	kill -USR1 "$RAMPARTD_PID" || return 1
+	lab_wait_for 5 test "$(grep -c '^end counters$' "$LAB_TMP/rampartd.out")" -gt "$before" ||
+		return 1
+	awk '/^rampart counters$/ { n++; buf = "" } { buf = buf $0 "\n" }
+	     /^end counters$/ { last = buf } END { printf "%s", last }' \
+		"$LAB_TMP/rampartd.out" >"$1"
+}
+
+# lab_rule_counter FILE NAME packets|bytes
+lab_rule_counter() {
+	awk -v n="$2" -v f="$3" '$2 == n && NF == 5 && $1 ~ /^[0-9]+$/ {
+		print (f == "packets" ? $4 : $5) }' "$1"
+}
+
+# lab_start_servers: HTTP on 8080 (v4 and v6) and 9090, UDP echo on 7000
+# and a UDP sink on 9000, all in srv; waits until they listen.
+lab_start_servers() {
+	lab_bg srv "$LAB_TMP/http4.log" "$LAB_PY" -m http.server 8080 --bind 10.10.0.2 --directory "$LAB_TMP"
+	lab_bg srv "$LAB_TMP/http6.log" "$LAB_PY" -m http.server 8080 --bind fd00:10::2 --directory "$LAB_TMP"
+	lab_bg srv "$LAB_TMP/http9090.log" "$LAB_PY" -m http.server 9090 --bind 10.10.0.2 --directory "$LAB_TMP"
+	lab_bg srv "$LAB_TMP/echo.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.10.0.2 7000
+	lab_bg srv "$LAB_TMP/sink.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.10.0.2 9000
+	lab_wait_for 10 lab_port_listening srv tcp 8080 &&
+		lab_wait_for 10 lab_port_listening srv tcp 9090 &&
+		lab_wait_for 10 lab_port_listening srv udp 7000 &&
+		lab_wait_for 10 lab_port_listening srv udp 9000
+}
+
+# The UDP peer used by the lab: "echo ADDR PORT" serves, "send ADDR PORT
+# COUNT SIZE" sends COUNT datagrams of SIZE bytes one by one, each waiting
+# up to 1 s for its echo, and prints how many came back.
+lab_write_udp_tool() {
+	cat >"$LAB_TMP/udp.py" <<'PY'
+import socket, sys
+mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+if mode == "echo":
+    s.bind((addr, port))
+    while True:
+        data, peer = s.recvfrom(65535)
+        s.sendto(data, peer)
+count, size = int(sys.argv[4]), int(sys.argv[5])
+s.settimeout(1.0)
+got = 0
+for i in range(count):
+    s.sendto(bytes([i % 256]) * size, (addr, port))
+    try:
+        s.recvfrom(65535)
+        got += 1
+    except socket.timeout:
+        pass
+print(got)
+PY
+}
