@@ -1,0 +1,36 @@
+/* rulec as a library: compile a policy to an artifact, summarise one, and
+ * answer classifier queries against one. The CLI (main.c) and the unit
+ * tests call exactly these. */
+#ifndef RULEC_H
+#define RULEC_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "artifact.h"
+
+/* Parse, resolve and compile path. Every error goes to diag as
+ * "FILE:LINE:COL: error: MESSAGE". Returns the error count; only when it is
+ * 0 does *buf (malloc'ed, *len bytes) hold the artifact. */
+unsigned rulec_compile(const char *path, FILE *diag, void **buf, size_t *len);
+
+/* `rulec check` (out == NULL) and `rulec compile`: compile, then write out
+ * atomically only when there was no error; on errors print
+ * "rulec: N error(s), nothing written". Returns the process exit code. */
+int rulec_compile_file(const char *path, const char *out, FILE *diag);
+
+/* `rulec dump`: sections, sizes and every rule, human-readable. */
+void rulec_dump(const struct rfw_view *v, FILE *out);
+
+/* One query "PROTO SRC[:SPORT] DST[:DPORT]" answered with cls_lookup as
+ * "NUM NAME ACTION" (no newline) in ans. 0, or -1 with the reason in err. */
+int rulec_query_line(const struct rfw_view *v, const char *line,
+		     char *ans, size_t anslen, char *err, size_t errlen);
+
+/* `rulec query --batch`: one answer line per query line of in; blank lines
+ * and '#' comments skipped; bad lines reported to errs as
+ * "NAME:LINE: error: ...". Returns the exit code (1 if any line was bad). */
+int rulec_query_batch(const struct rfw_view *v, FILE *in, const char *name,
+		      FILE *out, FILE *errs);
+
+#endif
