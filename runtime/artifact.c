@@ -69,6 +69,68 @@ static int need(const struct rfw_section *tab, uint32_t n, uint32_t type,
 	return 0;
 }
 
+/* The classifier trees: every index in range and every child after its
+ * parent, so a lookup always ends at a leaf and reads only listed entries. */
+static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_t n,
+		      const uint8_t *b, char *err, size_t errlen)
+{
+	const struct rfw_section *s;
+
+	if (need(tab, n, RFW_SEC_CLS_TREES, sizeof(struct rfw_cls_trees), "classifier trees",
+		 &s, err, errlen))
+		return -1;
+	if (s->count != 1)
+		return fail(err, errlen, "artifact classifier trees section must hold one entry");
+	v->cls_trees = (const void *)(b + s->offset);
+	if (need(tab, n, RFW_SEC_CLS_NODES, sizeof(struct rfw_cls_node), "classifier nodes",
+		 &s, err, errlen))
+		return -1;
+	if (s->count >= RFW_CLS_NONE)
+		return fail(err, errlen, "artifact classifier has too many nodes");
+	v->cls_nodes = (const void *)(b + s->offset);
+	v->cls_node_count = (uint32_t)s->count;
+	if (need(tab, n, RFW_SEC_CLS_LEAVES, sizeof(uint32_t), "classifier leaves",
+		 &s, err, errlen))
+		return -1;
+	if (s->count >= RFW_CLS_NONE)
+		return fail(err, errlen, "artifact classifier has too many leaf entries");
+	v->cls_leaves = (const void *)(b + s->offset);
+	v->cls_leaf_count = (uint32_t)s->count;
+
+	for (unsigned f = 0; f < 2; f++) {
+		uint32_t prev = 0;
+
+		for (unsigned p = 0; p < RFW_CLS_PARTS; p++) {
+			const struct rfw_cls_tree *t = &v->cls_trees->tree[f][p];
+
+			if (t->root == RFW_CLS_NONE) {
+				if (t->first_rule != RFW_CLS_NONE)
+					return fail(err, errlen, "artifact classifier tree %u/%u is malformed", f, p);
+				prev = RFW_CLS_NONE;
+				continue;
+			}
+			if (t->root >= v->cls_node_count || t->first_rule < prev)
+				return fail(err, errlen, "artifact classifier tree %u/%u is out of range", f, p);
+			prev = t->first_rule;
+		}
+	}
+	for (uint32_t i = 0; i < v->cls_node_count; i++) {
+		const struct rfw_cls_node *node = &v->cls_nodes[i];
+
+		if (node->dim == RFW_CLS_LEAF) {
+			if ((uint64_t)node->left + node->right > v->cls_leaf_count)
+				return fail(err, errlen, "artifact classifier leaf %u is out of range", i);
+		} else if (node->dim >= RFW_CLS_DIMS || node->left <= i || node->right <= i ||
+			   node->left >= v->cls_node_count || node->right >= v->cls_node_count) {
+			return fail(err, errlen, "artifact classifier node %u is malformed", i);
+		}
+	}
+	for (uint32_t i = 0; i < v->cls_leaf_count; i++)
+		if (v->cls_leaves[i] >= v->acl_count)
+			return fail(err, errlen, "artifact classifier leaf entry %u is out of range", i);
+	return 0;
+}
+
 int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 		  char *err, size_t errlen)
 {
@@ -167,6 +229,10 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 		    (e->family == 0 && (e->src_len || e->dst_len)))
 			return fail(err, errlen, "artifact acl entry %u has a bad address", i);
 	}
+
+	if ((h->features & RFW_FEAT_ACL_HSPLIT) &&
+	    verify_cls(v, tab, h->section_count, b, err, errlen) < 0)
+		return -1;
 
 	s = find_section(tab, h->section_count, RFW_SEC_SOURCE);
 	v->source = "";

@@ -21,6 +21,12 @@ struct rfw_view {
 	const char *strings;
 	uint64_t strings_size;
 	const char *source;		/* policy file name, may be "" */
+	/* Compiled classifier (RFW_FEAT_ACL_HSPLIT), NULL when absent. */
+	const struct rfw_cls_trees *cls_trees;
+	const struct rfw_cls_node *cls_nodes;
+	uint32_t cls_node_count;
+	const uint32_t *cls_leaves;
+	uint32_t cls_leaf_count;
 };
 
 /* Verify buf (magic, version, sizes, checksum, every section in bounds,

@@ -1,6 +1,8 @@
 /* Linear first-match classifier over the compiled entry list. */
 #include "cls.h"
 
+#include <string.h>
+
 static inline int prefix_match(const uint8_t *a, const uint8_t *p, unsigned len)
 {
 	unsigned bytes = len / 8, bits = len % 8;
@@ -33,8 +35,28 @@ int cls_entry_matches(const struct rfw_acl_entry *e, const struct pkt_key *k)
 	       prefix_match(k->dst, e->dst, e->dst_len);
 }
 
+void cls_table_init(struct cls_table *t, const struct rfw_view *v)
+{
+	memset(t, 0, sizeof(*t));
+	t->entries = v->acl;
+	t->count = v->acl_count;
+	if (v->cls_trees) {
+		t->hs = (struct cls_hs){
+			.nodes = v->cls_nodes,
+			.leaf_entries = v->cls_leaves,
+			.entries = v->acl,
+			.trees = *v->cls_trees,
+			.node_count = v->cls_node_count,
+			.leaf_entry_count = v->cls_leaf_count,
+		};
+		t->compiled = 1;
+	}
+}
+
 uint32_t cls_lookup(const struct cls_table *t, const struct pkt_key *k)
 {
+	if (t->compiled)
+		return cls_hs_lookup(&t->hs, k);
 	if (k->family == 0)
 		return 0;
 	for (uint32_t i = 0; i < t->count; i++)

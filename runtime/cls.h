@@ -1,19 +1,27 @@
 /* ACL classifier: first matching rule for a packet key. The same lookup
  * serves the workers and `rulec query`, so query is the reference answer.
  * Today the table is the artifact's ordered entry list, scanned in rule
- * order (RFW_FEAT_ACL_LINEAR); a compiled structure replaces it without
- * changing this interface. */
+ * order (RFW_FEAT_ACL_LINEAR) unless the artifact carries the compiled
+ * HyperSplit trees (RFW_FEAT_ACL_HSPLIT, runtime/cls_hs.h), which rulec
+ * always writes; the answer is the same, the cost stays nearly flat. */
 #ifndef RAMPART_CLS_H
 #define RAMPART_CLS_H
 
 #include <stdint.h>
 #include "rampart/artifact.h"
+#include "artifact.h"
+#include "cls_hs.h"
 #include "pkt.h"
 
 struct cls_table {
 	const struct rfw_acl_entry *entries;
 	uint32_t count;
+	int compiled;			/* 0: scan entries in order */
+	struct cls_hs hs;		/* valid when compiled */
 };
+
+/* The table of a verified artifact: the compiled trees when present. */
+void cls_table_init(struct cls_table *t, const struct rfw_view *v);
 
 /* Rule number of the first match, or 0 (the default rule). */
 uint32_t cls_lookup(const struct cls_table *t, const struct pkt_key *k);

@@ -19,7 +19,7 @@ static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_DIM_COUNT]
 	f[CLS_DIM_PROTO] = k->proto;
 }
 
-static inline uint32_t leaf_match(const struct cls_hs *t, const struct cls_hs_node *n,
+static inline uint32_t leaf_match(const struct cls_hs *t, const struct rfw_cls_node *n,
 				  const struct pkt_key *k)
 {
 	const uint32_t *l = t->leaf_entries + n->left;
@@ -36,14 +36,14 @@ static inline uint32_t leaf_match(const struct cls_hs *t, const struct cls_hs_no
 uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 {
 	uint32_t f[CLS_DIM_COUNT], best = CLS_HS_NONE;
-	const struct cls_hs_tree *trees;
+	const struct rfw_cls_tree *trees;
 
 	if (k->family != 4 && k->family != 6)
 		return 0;
 	key_fields(k, f);
-	trees = t->trees[k->family == 6];
+	trees = t->trees.tree[k->family == 6];
 	for (unsigned p = 0; p < CLS_HS_PARTS && trees[p].first_rule < best; p++) {
-		const struct cls_hs_node *n = &t->nodes[trees[p].root];
+		const struct rfw_cls_node *n = &t->nodes[trees[p].root];
 		uint32_t r;
 
 		while (n->dim != CLS_HS_LEAF)

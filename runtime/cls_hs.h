@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "rampart/artifact.h"
+#include "artifact.h"
 #include "pkt.h"
 
 /* Fields the tree can split on, each as an unsigned 32-bit value. IPv4
@@ -26,31 +27,19 @@ enum cls_dim {
 	CLS_DIM_SPORT, CLS_DIM_DPORT, CLS_DIM_PROTO,
 	CLS_DIM_COUNT,
 };
+_Static_assert(CLS_DIM_COUNT == RFW_CLS_DIMS, "artifact and classifier agree on fields");
 
-#define CLS_HS_LEAF 0xffu
-
-struct cls_hs_node {
-	uint32_t threshold;	/* inner: field <= threshold goes left */
-	uint8_t dim;		/* enum cls_dim, or CLS_HS_LEAF */
-	uint8_t reserved[3];
-	uint32_t left;		/* inner: node index; leaf: first in leaf list */
-	uint32_t right;		/* inner: node index; leaf: entry count */
-};
-
-#define CLS_HS_PARTS 4		/* per family: src small? x dst small? */
-#define CLS_HS_NONE UINT32_MAX
-
-struct cls_hs_tree {
-	uint32_t root;		/* node index, or CLS_HS_NONE when empty */
-	uint32_t first_rule;	/* lowest rule number in the tree */
-};
+/* Node and tree layouts are the artifact's (include/rampart/artifact.h). */
+#define CLS_HS_LEAF RFW_CLS_LEAF
+#define CLS_HS_PARTS RFW_CLS_PARTS
+#define CLS_HS_NONE RFW_CLS_NONE
 
 struct cls_hs {
-	const struct cls_hs_node *nodes;
+	const struct rfw_cls_node *nodes;
 	const uint32_t *leaf_entries;	/* indices into entries, rule order */
 	const struct rfw_acl_entry *entries;
 	/* [0] IPv4, [1] IPv6; each family's trees by ascending first_rule. */
-	struct cls_hs_tree trees[2][CLS_HS_PARTS];
+	struct rfw_cls_trees trees;
 	uint32_t node_count;
 	uint32_t leaf_entry_count;
 };
@@ -64,7 +53,7 @@ struct cls_hs_params {
 /* Owned result of a build: the arrays the table points into. */
 struct cls_hs_built {
 	struct cls_hs table;
-	struct cls_hs_node *nodes;
+	struct rfw_cls_node *nodes;
 	uint32_t *leaf_entries;
 	uint32_t max_depth_seen;
 	uint32_t max_leaf_seen;
@@ -76,6 +65,10 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 		 uint32_t count, const struct cls_hs_params *params);
 void cls_hs_free(struct cls_hs_built *b);
 size_t cls_hs_bytes(const struct cls_hs *t);
+
+/* The three artifact sections (TREES, NODES, LEAVES) of a built table;
+ * they point into b. */
+void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[3]);
 
 uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k);
 void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *keys,

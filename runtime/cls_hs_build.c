@@ -26,7 +26,7 @@ struct box {
 struct builder {
 	const struct rfw_acl_entry *entries;
 	struct box *boxes;		/* one per entry */
-	struct cls_hs_node *nodes;
+	struct rfw_cls_node *nodes;
 	uint32_t node_count, node_cap;
 	uint32_t *leaves;
 	uint32_t leaf_count, leaf_cap;
@@ -98,7 +98,7 @@ static uint32_t new_node(struct builder *b)
 {
 	if (b->node_count == b->node_cap) {
 		uint32_t cap = b->node_cap ? b->node_cap * 2 : 256;
-		struct cls_hs_node *n = realloc(b->nodes, cap * sizeof(*n));
+		struct rfw_cls_node *n = realloc(b->nodes, cap * sizeof(*n));
 
 		if (!n) {
 			b->nomem = 1;
@@ -334,7 +334,7 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 		entry_box(&entries[i], &b.boxes[i]);
 
 	for (int v6 = 0; v6 <= 1; v6++) {
-		struct cls_hs_tree *trees = out->table.trees[v6];
+		struct rfw_cls_tree *trees = out->table.trees.tree[v6];
 		unsigned small = v6 ? 64 : 16;	/* a "small" field: prefix this long */
 		unsigned used = 0;
 
@@ -359,11 +359,11 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 			used++;
 		}
 		for (unsigned i = used; i < CLS_HS_PARTS; i++)
-			trees[i] = (struct cls_hs_tree){CLS_HS_NONE, CLS_HS_NONE};
+			trees[i] = (struct rfw_cls_tree){CLS_HS_NONE, CLS_HS_NONE};
 		/* Ascending first rule, so lookup can stop early. */
 		for (unsigned i = 1; i < used; i++)
 			for (unsigned j = i; j > 0 && trees[j].first_rule < trees[j - 1].first_rule; j--) {
-				struct cls_hs_tree tmp = trees[j];
+				struct rfw_cls_tree tmp = trees[j];
 
 				trees[j] = trees[j - 1];
 				trees[j - 1] = tmp;
@@ -400,6 +400,21 @@ void cls_hs_free(struct cls_hs_built *b)
 
 size_t cls_hs_bytes(const struct cls_hs *t)
 {
-	return (size_t)t->node_count * sizeof(struct cls_hs_node) +
+	return (size_t)t->node_count * sizeof(struct rfw_cls_node) +
 	       (size_t)t->leaf_entry_count * sizeof(uint32_t);
+}
+
+void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[3])
+{
+	const struct cls_hs *t = &b->table;
+
+	out[0] = (struct rfw_section_in){RFW_SEC_CLS_TREES, sizeof(t->trees),
+					 &t->trees, sizeof(t->trees), 1};
+	out[1] = (struct rfw_section_in){RFW_SEC_CLS_NODES, sizeof(struct rfw_cls_node),
+					 t->nodes, (uint64_t)t->node_count * sizeof(struct rfw_cls_node),
+					 t->node_count};
+	out[2] = (struct rfw_section_in){RFW_SEC_CLS_LEAVES, sizeof(uint32_t),
+					 t->leaf_entries,
+					 (uint64_t)t->leaf_entry_count * sizeof(uint32_t),
+					 t->leaf_entry_count};
 }

@@ -19,8 +19,9 @@
  * does not know (features & ~RFW_FEATURES_KNOWN). */
 enum rfw_feature {
 	RFW_FEAT_ACL_LINEAR = 1u << 0,	/* ACL as an ordered entry list */
+	RFW_FEAT_ACL_HSPLIT = 1u << 1,	/* + compiled HyperSplit trees */
 };
-#define RFW_FEATURES_KNOWN ((uint64_t)RFW_FEAT_ACL_LINEAR)
+#define RFW_FEATURES_KNOWN ((uint64_t)RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT)
 
 struct rfw_header {
 	char magic[RFW_MAGIC_LEN];
@@ -40,6 +41,9 @@ enum rfw_section_type {
 	RFW_SEC_RULES = 3,	/* struct rfw_rule[rule_count + 1], [0] = default */
 	RFW_SEC_ACL = 4,	/* struct rfw_acl_entry[], in rule order */
 	RFW_SEC_SOURCE = 5,	/* NUL-terminated name of the policy file */
+	RFW_SEC_CLS_TREES = 6,	/* one struct rfw_cls_trees */
+	RFW_SEC_CLS_NODES = 7,	/* struct rfw_cls_node[] */
+	RFW_SEC_CLS_LEAVES = 8,	/* uint32_t[]: ACL entry indices, per leaf in rule order */
 };
 
 struct rfw_section {
@@ -99,10 +103,38 @@ struct rfw_acl_entry {
 	uint32_t reserved2[3];
 };
 
+/* The compiled classifier (runtime/cls_hs.h): decision-tree nodes over
+ * 32-bit packet fields (enum cls_dim). Children always have a larger
+ * index than their parent, which the loader checks, so no file can make
+ * a lookup loop. */
+#define RFW_CLS_LEAF 0xffu
+#define RFW_CLS_DIMS 11u
+#define RFW_CLS_PARTS 4u
+#define RFW_CLS_NONE 0xffffffffu
+
+struct rfw_cls_node {
+	uint32_t threshold;	/* inner: field <= threshold goes left */
+	uint8_t dim;		/* field index < RFW_CLS_DIMS, or RFW_CLS_LEAF */
+	uint8_t reserved[3];
+	uint32_t left;		/* inner: node index; leaf: first in leaf list */
+	uint32_t right;		/* inner: node index; leaf: entry count */
+};
+
+struct rfw_cls_tree {
+	uint32_t root;		/* node index, or RFW_CLS_NONE when empty */
+	uint32_t first_rule;	/* lowest rule number in the tree */
+};
+
+struct rfw_cls_trees {
+	struct rfw_cls_tree tree[2][RFW_CLS_PARTS];	/* [0] IPv4, [1] IPv6 */
+};
+
 _Static_assert(sizeof(struct rfw_header) == 56, "rfw_header layout");
 _Static_assert(sizeof(struct rfw_section) == 32, "rfw_section layout");
 _Static_assert(sizeof(struct rfw_policy) == 32, "rfw_policy layout");
 _Static_assert(sizeof(struct rfw_rule) == 16, "rfw_rule layout");
 _Static_assert(sizeof(struct rfw_acl_entry) == 64, "rfw_acl_entry layout");
+_Static_assert(sizeof(struct rfw_cls_node) == 16, "rfw_cls_node layout");
+_Static_assert(sizeof(struct rfw_cls_trees) == 64, "rfw_cls_trees layout");
 
 #endif

@@ -11,7 +11,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "artifact.h"
+#include "cls.h"
 #include "cls_hs.h"
+#include "crc32c.h"
 
 #define QUERIES 100000
 /* shared/ sits beside the checkout (RAMPART_SHARED_DIR overrides). */
@@ -265,6 +268,94 @@ static void test_ipv6_random(void **s)
 	free(r);
 }
 
+/* Pack entries and their trees into an artifact as rulec does. */
+static void *pack(const struct rfw_acl_entry *e, uint32_t n, const struct cls_hs_built *b,
+		  size_t *len)
+{
+	struct rfw_policy pol = {.rule_count = n};
+	struct rfw_rule *rules = calloc(n + 1, sizeof(*rules));
+	static const char strings[] = "default";
+	struct rfw_section_in secs[7] = {
+		{RFW_SEC_POLICY, sizeof(pol), &pol, sizeof(pol), 1},
+		{RFW_SEC_STRINGS, 1, strings, sizeof(strings), sizeof(strings)},
+		{RFW_SEC_RULES, sizeof(*rules), rules, (n + 1) * sizeof(*rules), n + 1},
+		{RFW_SEC_ACL, sizeof(*e), e, n * sizeof(*e), n},
+	};
+	void *buf;
+
+	for (uint32_t i = 1; i <= n; i++)
+		rules[i] = (struct rfw_rule){.first_entry = i - 1, .entry_count = 1};
+	cls_hs_sections(b, secs + 4);
+	buf = rfw_build(secs, 7, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
+	free(rules);
+	return buf;
+}
+
+static void reseal(uint8_t *buf, size_t len)
+{
+	struct rfw_header *h = (struct rfw_header *)buf;
+
+	h->checksum = 0;
+	h->checksum = crc32c(0, buf, len);
+}
+
+/* Through the artifact: the loaded trees give the linear scan's answer,
+ * and a tree that could loop or read outside the entries is refused. */
+static void test_artifact_trees(void **s)
+{
+	struct naive_rule *r;
+	uint32_t n = load_classbench("fw1_1k", &r);
+	struct rfw_acl_entry *e = malloc(n * sizeof(*e));
+	struct cls_hs_built built;
+	struct rfw_view v;
+	struct cls_table compiled, linear = {0};
+	char err[256];
+	size_t len;
+	uint8_t *buf;
+	(void)s;
+
+	for (uint32_t i = 0; i < n; i++)
+		to_entry(&r[i], i + 1, &e[i]);
+	assert_int_equal(cls_hs_build(&built, e, n, NULL), 0);
+	buf = pack(e, n, &built, &len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	assert_non_null(v.cls_trees);
+	cls_table_init(&compiled, &v);
+	assert_true(compiled.compiled);
+	linear.entries = v.acl;
+	linear.count = v.acl_count;
+	for (uint32_t q = 0; q < 20000; q++) {
+		struct pkt_key k;
+
+		random_key(r, n, 4, &k);
+		assert_int_equal(cls_lookup(&compiled, &k), cls_lookup(&linear, &k));
+	}
+
+	{	/* an inner node pointing back at itself: a lookup would loop */
+		struct rfw_cls_node *nodes = (struct rfw_cls_node *)(uintptr_t)v.cls_nodes;
+		uint32_t inner = 0;
+
+		while (nodes[inner].dim == RFW_CLS_LEAF)
+			inner++;
+		nodes[inner].right = inner;
+		reseal(buf, len);
+		assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "classifier node"));
+	}
+	free(buf);
+
+	buf = pack(e, n, &built, &len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	((uint32_t *)(uintptr_t)v.cls_leaves)[0] = n;	/* past the last entry */
+	reseal(buf, len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "leaf entry"));
+	free(buf);
+	cls_hs_free(&built);
+	free(e);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_fw1_10k),
 		cmocka_unit_test(test_ipc1_10k),
 		cmocka_unit_test(test_ipv6_random),
+		cmocka_unit_test(test_artifact_trees),
 	};
 	return cmocka_run_group_tests_name("cls_hs", tests, NULL, NULL);
 }

@@ -227,7 +227,7 @@ static void test_first_match(void **state)
 		{.flags = RFW_ACL_PORTS, .sport_hi = 65535, .dport_lo = 1,
 		 .dport_hi = 1024, .rule = 3},
 	};
-	struct cls_table t = {e, 3};
+	struct cls_table t = {.entries = e, .count = 3};
 	struct frame f;
 	struct pkt_meta m;
 	const struct pkt_key *keys[1] = {&m.key};
