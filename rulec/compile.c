@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cls_hs.h"
 #include "policy.h"
 
 /* Far beyond any hand-written policy; stops a typo'd cross product from
@@ -207,11 +208,14 @@ out:
 	return rc;
 }
 
+/* The linear entry list (the reference) plus the HyperSplit trees built
+ * over it (runtime/cls_hs.h): the workers and `rulec query` use the trees,
+ * through cls_table_init, whenever the artifact carries them. */
 static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 {
 	struct rfw_policy p = {.rule_count = (uint32_t)pol->rules.n,
 			       .default_action = pol->default_action};
-	struct rfw_section_in secs[] = {
+	struct rfw_section_in secs[8] = {
 		{RFW_SEC_POLICY, sizeof(p), &p, sizeof(p), 1},
 		{RFW_SEC_STRINGS, 1, o->strings.v, o->strings.n, o->strings.n},
 		{RFW_SEC_RULES, sizeof(struct rfw_rule), o->rules.v,
@@ -221,8 +225,15 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 		{RFW_SEC_SOURCE, 1, pol->source, strlen(pol->source) + 1,
 		 strlen(pol->source) + 1},
 	};
+	struct cls_hs_built hs;
+	void *buf;
 
-	return rfw_build(secs, sizeof(secs) / sizeof(secs[0]), RFW_FEAT_ACL_LINEAR, len);
+	if (cls_hs_build(&hs, o->acl.v, (uint32_t)o->acl.n, NULL) < 0)
+		return NULL;
+	cls_hs_sections(&hs, &secs[5]);
+	buf = rfw_build(secs, 8, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
+	cls_hs_free(&hs);
+	return buf;
 }
 
 unsigned rulec_compile(const char *path, FILE *diag, void **buf, size_t *len)

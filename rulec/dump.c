@@ -12,6 +12,9 @@ static const char *section_name(uint32_t type)
 	case RFW_SEC_RULES: return "rules";
 	case RFW_SEC_ACL: return "acl";
 	case RFW_SEC_SOURCE: return "source";
+	case RFW_SEC_CLS_TREES: return "cls-trees";
+	case RFW_SEC_CLS_NODES: return "cls-nodes";
+	case RFW_SEC_CLS_LEAVES: return "cls-leaves";
 	}
 	return "unknown";
 }
@@ -27,7 +30,7 @@ void rulec_dump(const struct rfw_view *v, FILE *out)
 	fprintf(out, "source: %s\n", v->source[0] ? v->source : "(none)");
 	fprintf(out, "sections: %u\n", v->hdr->section_count);
 	for (uint32_t i = 0; i < v->hdr->section_count; i++)
-		fprintf(out, "  %-8s offset %8" PRIu64 "  size %8" PRIu64 "  count %" PRIu64 "\n",
+		fprintf(out, "  %-10s offset %8" PRIu64 "  size %8" PRIu64 "  count %" PRIu64 "\n",
 			section_name(tab[i].type), tab[i].offset, tab[i].size, tab[i].count);
 	fprintf(out, "rules: %u (+ rule 0, default), acl entries: %u\n",
 		v->policy->rule_count, v->acl_count);

@@ -234,6 +234,17 @@ static void parse_rules(struct policy *pol, yaml_node_t *n)
 		parse_rule(pol, ytree_node(&pol->yt, *it), pol->rules.n + 1);
 }
 
+/* Fixed order whatever the file's order: names exist before rules use them. */
+static const struct {
+	const char *key;
+	void (*parse)(struct policy *pol, yaml_node_t *n);
+} sections[] = {
+	{"defaults", parse_defaults},
+	{"networks", resolve_networks},
+	{"services", resolve_services},
+	{"rules", parse_rules},
+};
+
 unsigned policy_load(struct policy *pol, const char *path, struct diag *d)
 {
 	yaml_node_t *root, *v;
@@ -251,19 +262,11 @@ unsigned policy_load(struct policy *pol, const char *path, struct diag *d)
 	ytree_check_keys(&pol->yt, root, d, "the policy", top_keys, N(top_keys),
 			 top_later, N(top_later));
 	parse_version(pol, root);
-	v = ytree_get(&pol->yt, root, "defaults", NULL);
-	if (v)
-		parse_defaults(pol, v);
-	/* Fixed order whatever the file's order: names exist before use. */
-	v = ytree_get(&pol->yt, root, "networks", NULL);
-	if (v)
-		resolve_networks(pol, v);
-	v = ytree_get(&pol->yt, root, "services", NULL);
-	if (v)
-		resolve_services(pol, v);
-	v = ytree_get(&pol->yt, root, "rules", NULL);
-	if (v)
-		parse_rules(pol, v);
+	for (size_t i = 0; i < N(sections); i++) {
+		v = ytree_get(&pol->yt, root, sections[i].key, NULL);
+		if (v)
+			sections[i].parse(pol, v);
+	}
 	return d->errors - before;
 }
 

@@ -65,8 +65,7 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 {
 	char proto_s[32], src_s[80], dst_s[80], extra[2];
 	struct pkt_key k;
-	/* Designated so fields the runtime adds to cls_table start zeroed. */
-	struct cls_table t = {.entries = v->acl, .count = v->acl_count};
+	struct cls_table t;
 	uint8_t sfam, dfam;
 	int proto, sp, dp;
 	uint32_t rule;
@@ -97,6 +96,8 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 		snprintf(err, errlen, "protocol '%s' has no ports", proto_s);
 		return -1;
 	}
+	/* The workers' table: the compiled trees when the artifact has them. */
+	cls_table_init(&t, v);
 	rule = cls_lookup(&t, &k);
 	snprintf(ans, anslen, "%u %s %s", rule, rfw_rule_name(v, rule),
 		 rfw_action_name(v->rules[rule].action));

@@ -90,8 +90,26 @@ static void report_cycle(struct policy *pol, yaml_node_t *at, size_t idx)
 	ytree_error(pol->d, at, "network cycle: %s%s", path, pol->nets.v[idx].name);
 }
 
-static int network_entry(struct policy *pol, yaml_node_t *n, pfx_list *out)
+/* A value that is one entry or a list of entries: every entry is checked,
+ * so one run reports every bad one. */
+static int each_item(struct policy *pol, yaml_node_t *value,
+		     int (*entry)(struct policy *, yaml_node_t *, void *), void *out)
 {
+	int rc = 0;
+
+	if (value->type != YAML_SEQUENCE_NODE)
+		return entry(pol, value, out);
+	for (yaml_node_item_t *it = value->data.sequence.items.start;
+	     it < value->data.sequence.items.top; it++)
+		if (entry(pol, ytree_node(&pol->yt, *it), out) < 0)
+			rc = -1;
+	return rc;
+}
+
+static int network_entry(struct policy *pol, yaml_node_t *n, void *outp)
+{
+	pfx_list *out = outp;
+
 	const char *s = ytree_str(n);
 	char why[256];
 	struct prefix p;
@@ -132,8 +150,6 @@ static int network_entry(struct policy *pol, yaml_node_t *n, pfx_list *out)
 
 int resolve_network_value(struct policy *pol, yaml_node_t *value, pfx_list *out)
 {
-	int rc = 0;
-
 	if (value->type == YAML_MAPPING_NODE) {
 		if (ytree_get(&pol->yt, value, "file", NULL))
 			ytree_error(pol->d, value, "'file' is not supported by this version of rulec yet");
@@ -142,13 +158,7 @@ int resolve_network_value(struct policy *pol, yaml_node_t *value, pfx_list *out)
 				    "a network is an address, a prefix, a name or a list of them, not a mapping");
 		return -1;
 	}
-	if (value->type != YAML_SEQUENCE_NODE)
-		return network_entry(pol, value, out);
-	for (yaml_node_item_t *it = value->data.sequence.items.start;
-	     it < value->data.sequence.items.top; it++)
-		if (network_entry(pol, ytree_node(&pol->yt, *it), out) < 0)
-			rc = -1;	/* keep going: report every bad entry */
-	return rc;
+	return each_item(pol, value, network_entry, out);
 }
 
 static int resolve_net_def(struct policy *pol, size_t i)
@@ -172,51 +182,72 @@ static int resolve_net_def(struct policy *pol, size_t i)
 	return rc;
 }
 
-/* Common checks for a name defined in networks or services. */
-static int definition_name(struct policy *pol, yaml_node_t *k, const char *what)
+/* A name defined in networks or services: well formed, and defined once.
+ * Service names may not be protocol names, so "service: tcp" keeps meaning
+ * the protocol. Returns the name, or NULL after reporting. */
+static const char *definition_name(struct policy *pol, yaml_node_t *k, int service)
 {
+	const char *what = service ? "service" : "network";
 	const char *name = ytree_str(k);
+	yaml_node_t *first = NULL;
+	long prev;
 
 	if (!name) {
 		ytree_error(pol->d, k, "a %s name must be a scalar, not %s", what, ytree_kind(k));
-		return -1;
+		return NULL;
 	}
 	if (!val_is_name(name) || val_looks_like_addr(name)) {
 		ytree_error(pol->d, k,
 			    "'%s' is not a valid %s name (a letter or '_', then letters, digits, '_', '-', '.')",
 			    name, what);
-		return -1;
+		return NULL;
 	}
-	return 0;
+	if (service && val_parse_proto(name) >= 0) {
+		ytree_error(pol->d, k, "service name '%s' is a protocol name; choose another", name);
+		return NULL;
+	}
+	prev = service ? find_svc(pol, name) : find_net(pol, name);
+	if (prev >= 0)
+		first = service ? pol->svcs.v[prev].key : pol->nets.v[prev].key;
+	if (first) {
+		ytree_error(pol->d, k, "%s '%s' is defined twice (first at line %u column %u)", what,
+			    name, ytree_line(first), ytree_col(first));
+		return NULL;
+	}
+	return name;
 }
 
-void resolve_networks(struct policy *pol, yaml_node_t *section)
+/* The networks: or services: mapping; add() records one definition. */
+static void each_definition(struct policy *pol, yaml_node_t *section, int service,
+			    void (*add)(struct policy *, const char *, yaml_node_t *, yaml_node_t *))
 {
 	if (section->type != YAML_MAPPING_NODE) {
-		ytree_error(pol->d, section, "'networks' must be a mapping of name: addresses, not %s",
-			    ytree_kind(section));
+		ytree_error(pol->d, section, "'%s' must be a mapping of name: %s, not %s",
+			    service ? "services" : "networks",
+			    service ? "[proto/ports]" : "[addresses]", ytree_kind(section));
 		return;
 	}
 	for (yaml_node_pair_t *p = section->data.mapping.pairs.start;
 	     p < section->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = ytree_node(&pol->yt, p->key);
-		struct net_def def = {0};
-		long prev;
+		const char *name = definition_name(pol, k, service);
 
-		if (definition_name(pol, k, "network") < 0)
-			continue;
-		prev = find_net(pol, ytree_str(k));
-		if (prev >= 0) {
-			ytree_error(pol->d, k, "network '%s' is defined twice (first at line %u column %u)",
-				    ytree_str(k), ytree_line(pol->nets.v[prev].key),
-				    ytree_col(pol->nets.v[prev].key));
-			continue;
-		}
-		def.name = ytree_str(k);
-		def.key = k;
-		def.value = ytree_node(&pol->yt, p->value);
-		VEC_PUSH(pol->nets, def);
+		if (name)
+			add(pol, name, k, ytree_node(&pol->yt, p->value));
 	}
+}
+
+static void add_network(struct policy *pol, const char *name, yaml_node_t *k, yaml_node_t *v)
+{
+	struct net_def def = {.name = name, .key = k, .value = v};
+
+	VEC_PUSH(pol->nets, def);
+}
+
+void resolve_networks(struct policy *pol, yaml_node_t *section)
+{
+	/* All names first, then resolution: a network may use a later one. */
+	each_definition(pol, section, 0, add_network);
 	for (size_t i = 0; i < pol->nets.n; i++)
 		resolve_net_def(pol, i);
 }
@@ -288,62 +319,37 @@ static int service_entry(struct policy *pol, yaml_node_t *n, int names, svc_list
 	return 0;
 }
 
-static int service_value(struct policy *pol, yaml_node_t *value, int names, svc_list *out)
+static int service_def_entry(struct policy *pol, yaml_node_t *n, void *out)
 {
-	int rc = 0;
+	return service_entry(pol, n, 0, out);
+}
 
-	if (value->type != YAML_SEQUENCE_NODE)
-		return service_entry(pol, value, names, out);
-	for (yaml_node_item_t *it = value->data.sequence.items.start;
-	     it < value->data.sequence.items.top; it++)
-		if (service_entry(pol, ytree_node(&pol->yt, *it), names, out) < 0)
-			rc = -1;
-	return rc;
+static int service_use_entry(struct policy *pol, yaml_node_t *n, void *out)
+{
+	return service_entry(pol, n, 1, out);
 }
 
 int resolve_service_value(struct policy *pol, yaml_node_t *value, svc_list *out)
 {
-	return service_value(pol, value, 1, out);
+	return each_item(pol, value, service_use_entry, out);
+}
+
+static void add_service(struct policy *pol, const char *name, yaml_node_t *k, yaml_node_t *v)
+{
+	struct svc_def def = {.name = name, .key = k, .value = v};
+
+	def.bad = each_item(pol, v, service_def_entry, &def.items) < 0;
+	VEC_PUSH(pol->svcs, def);
 }
 
 void resolve_services(struct policy *pol, yaml_node_t *section)
 {
-	if (section->type != YAML_MAPPING_NODE) {
-		ytree_error(pol->d, section, "'services' must be a mapping of name: [proto/ports], not %s",
-			    ytree_kind(section));
-		return;
-	}
-	for (yaml_node_pair_t *p = section->data.mapping.pairs.start;
-	     p < section->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = ytree_node(&pol->yt, p->key);
-		struct svc_def def = {0};
-		long prev;
-
-		if (definition_name(pol, k, "service") < 0)
-			continue;
-		if (val_parse_proto(ytree_str(k)) >= 0) {
-			/* "service: tcp" must keep meaning the protocol. */
-			ytree_error(pol->d, k, "service name '%s' is a protocol name; choose another",
-				    ytree_str(k));
-			continue;
-		}
-		prev = find_svc(pol, ytree_str(k));
-		if (prev >= 0) {
-			ytree_error(pol->d, k, "service '%s' is defined twice (first at line %u column %u)",
-				    ytree_str(k), ytree_line(pol->svcs.v[prev].key),
-				    ytree_col(pol->svcs.v[prev].key));
-			continue;
-		}
-		def.name = ytree_str(k);
-		def.key = k;
-		def.value = ytree_node(&pol->yt, p->value);
-		def.bad = service_value(pol, def.value, 0, &def.items) < 0;
-		VEC_PUSH(pol->svcs, def);
-	}
+	each_definition(pol, section, 1, add_service);
 }
 
-static int port_entry(struct policy *pol, yaml_node_t *n, range_list *out)
+static int port_entry(struct policy *pol, yaml_node_t *n, void *outp)
 {
+	range_list *out = outp;
 	const char *s = ytree_str(n);
 	char why[256];
 	struct range r;
@@ -362,13 +368,5 @@ static int port_entry(struct policy *pol, yaml_node_t *n, range_list *out)
 
 int resolve_ports(struct policy *pol, yaml_node_t *value, range_list *out)
 {
-	int rc = 0;
-
-	if (value->type != YAML_SEQUENCE_NODE)
-		return port_entry(pol, value, out);
-	for (yaml_node_item_t *it = value->data.sequence.items.start;
-	     it < value->data.sequence.items.top; it++)
-		if (port_entry(pol, ytree_node(&pol->yt, *it), out) < 0)
-			rc = -1;
-	return rc;
+	return each_item(pol, value, port_entry, out);
 }
