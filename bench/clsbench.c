@@ -3,7 +3,9 @@
  * linear first-match scan, and DPDK rte_acl over the same rules and the
  * same trace, in one run. A benchmark, not a test: it asserts nothing,
  * but it prints how often the three disagree (they must not).
- *   clsbench [--dir DIR] [--trace N] [--runs R] [SET ...]   */
+ *   clsbench [--dir DIR] [--trace N] [--runs R] [--no-rteacl] [SET ...]
+ * Under valgrind/callgrind use a RAMPART_NATIVE=OFF build and --no-rteacl
+ * (valgrind does not decode AVX-512). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +64,7 @@ static double run_cls(const struct cls_table *t, const struct pkt_key *keys, uin
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: clsbench [--dir CLASSBENCH_DIR] [--trace N] [--runs R] [SET...]\n"
+	fprintf(stderr, "usage: clsbench [--dir CLASSBENCH_DIR] [--trace N] [--runs R] [--no-rteacl] [SET...]\n"
 			"default sets: acl1_1k fw1_1k ipc1_1k acl1_10k fw1_10k ipc1_10k\n");
 	exit(1);
 }
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
 	const char *dir = "../shared/data/classbench";
 	const char *sets[16];
 	uint32_t nsets = 0, trace_n = 1000000, runs = 5;
-	int have_rteacl = 0;
+	int have_rteacl = 0, want_rteacl = 1;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--dir") && i + 1 < argc)
@@ -83,6 +85,8 @@ int main(int argc, char **argv)
 			trace_n = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = (uint32_t)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--no-rteacl"))	/* e.g. under valgrind */
+			want_rteacl = 0;
 		else if (argv[i][0] == '-' || nsets == 16)
 			usage();
 		else
@@ -93,9 +97,11 @@ int main(int argc, char **argv)
 			sets[nsets] = default_sets[nsets];
 	if (!trace_n || !runs || runs > 64)
 		usage();
-#ifdef RAMPART_HAVE_DPDK
-	have_rteacl = rteacl_init(argv[0]) == 0;
-	if (!have_rteacl)
+#ifndef RAMPART_HAVE_DPDK
+	(void)want_rteacl;
+#else
+	have_rteacl = want_rteacl && rteacl_init(argv[0]) == 0;
+	if (want_rteacl && !have_rteacl)
 		fprintf(stderr, "clsbench: DPDK EAL did not start; rte_acl columns skipped\n");
 #endif
 
@@ -108,7 +114,7 @@ int main(int argc, char **argv)
 	for (uint32_t s = 0; s < nsets; s++) {
 		char path[1024];
 		struct rfw_acl_entry *e;
-		uint32_t n, lin_n = trace_n < 100000 ? trace_n : 100000, bad = 0;
+		uint32_t n, lin_n = trace_n < 20000 ? trace_n : 20000, bad = 0;
 		struct cls_hs_built built;
 		struct cls_table hs = {0}, lin = {0};
 		struct pkt_key *keys = malloc((size_t)trace_n * sizeof(*keys));

@@ -68,6 +68,10 @@ uint32_t cls_lookup(const struct cls_table *t, const struct pkt_key *k)
 void cls_lookup_batch(const struct cls_table *t, const struct pkt_key *const *keys,
 		      uint32_t n, uint32_t *rules)
 {
+	if (t->compiled) {
+		cls_hs_lookup_batch(&t->hs, keys, n, rules);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		rules[i] = cls_lookup(t, keys[i]);
 }

@@ -55,9 +55,65 @@ uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 	return best == CLS_HS_NONE ? 0 : best;
 }
 
+/* The batch walks every packet of the burst one tree level at a time and
+ * prefetches each packet's next node: a single walk is a chain of
+ * dependent loads, a burst keeps many of them in flight (VPP-style). */
+#define HS_BURST 64
+
 void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *keys,
 			 uint32_t n, uint32_t *rules)
 {
+	while (n > HS_BURST) {
+		cls_hs_lookup_batch(t, keys, HS_BURST, rules);
+		keys += HS_BURST;
+		rules += HS_BURST;
+		n -= HS_BURST;
+	}
+
+	uint32_t f[HS_BURST][CLS_DIM_COUNT], best[HS_BURST], node[HS_BURST];
+	uint8_t fam[HS_BURST], active[HS_BURST];
+
+	for (uint32_t i = 0; i < n; i++) {
+		best[i] = CLS_HS_NONE;
+		fam[i] = keys[i]->family == 6;
+		if (keys[i]->family == 4 || keys[i]->family == 6)
+			key_fields(keys[i], f[i]);
+		else
+			best[i] = 0;	/* non-IP: the default rule, no walk */
+	}
+	for (unsigned p = 0; p < CLS_HS_PARTS; p++) {
+		uint32_t m = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			const struct rfw_cls_tree *tr = &t->trees.tree[fam[i]][p];
+
+			if (best[i] && tr->first_rule < best[i]) {
+				node[i] = tr->root;
+				__builtin_prefetch(&t->nodes[node[i]]);
+				active[m++] = (uint8_t)i;
+			}
+		}
+		while (m) {
+			uint32_t still = 0;
+
+			for (uint32_t j = 0; j < m; j++) {
+				uint32_t i = active[j];
+				const struct rfw_cls_node *nd = &t->nodes[node[i]];
+
+				if (nd->dim == CLS_HS_LEAF) {
+					uint32_t r = leaf_match(t, nd, keys[i]);
+
+					if (r && r < best[i])
+						best[i] = r;
+					continue;
+				}
+				node[i] = f[i][nd->dim] <= nd->threshold ? nd->left : nd->right;
+				__builtin_prefetch(&t->nodes[node[i]]);
+				active[still++] = (uint8_t)i;
+			}
+			m = still;
+		}
+	}
 	for (uint32_t i = 0; i < n; i++)
-		rules[i] = cls_hs_lookup(t, keys[i]);
+		rules[i] = best[i] == CLS_HS_NONE ? 0 : best[i];
 }
