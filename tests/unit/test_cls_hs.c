@@ -210,6 +210,27 @@ static void check_against_naive(const struct naive_rule *r, uint32_t n, uint8_t 
 			print_message("%s: query %u: naive rule %u, compiled rule %u\n",
 				      what, q, want, got);
 	}
+	{	/* the burst path: 1000 keys (several bursts), some non-IP */
+		enum { B = 1000 };
+		struct pkt_key *keys = calloc(B, sizeof(*keys));
+		const struct pkt_key **ptr = calloc(B, sizeof(*ptr));
+		uint32_t *got = calloc(B, sizeof(*got));
+
+		for (uint32_t i = 0; i < B; i++) {
+			random_key(r, n, family, &keys[i]);
+			if (i % 97 == 0)
+				keys[i].family = 0;
+			ptr[i] = &keys[i];
+		}
+		cls_hs_lookup_batch(&built.table, ptr, B, got);
+		for (uint32_t i = 0; i < B; i++)
+			if (got[i] != (keys[i].family ? naive_lookup(r, n, &keys[i]) : 0) &&
+			    bad++ < 5)
+				print_message("%s: burst key %u: compiled rule %u\n", what, i, got[i]);
+		free(keys);
+		free(ptr);
+		free(got);
+	}
 	print_message("%s: %u queries, %u matched a rule, %u disagreements\n",
 		      what, QUERIES, matched, bad);
 	assert_int_equal(bad, 0);
