@@ -148,14 +148,21 @@ static void set_addr(uint8_t *addr, uint8_t *len, uint8_t *family, const struct 
 	*family = p->family;
 }
 
+/* ICMP is IPv4's and ICMPv6 is IPv6's: an entry pairing one with the other
+ * family is as impossible as an IPv4 source with an IPv6 destination. */
+static int icmp_mismatch(int proto, uint8_t family)
+{
+	return (proto == 1 && family == 6) || (proto == 58 && family == 4);
+}
+
 /* src × dst × alternative × sport: one entry each, skipping the address
- * pairs of different families. */
+ * pairs of different families and ICMP of the wrong family. */
 static int expand_rule(struct policy *pol, struct rule *r, uint32_t num, struct out *o)
 {
 	alt_list alts = {0};
 	size_t ns = r->has_src ? r->src.n : 1, nd = r->has_dst ? r->dst.n : 1;
-	size_t np = r->has_sport ? r->sport.n : 1;
-	int rc = -1;
+	size_t np = r->has_sport ? r->sport.n : 1, first = o->acl.n;
+	int rc = -1, skipped_icmp = -1;
 
 	if (rule_check_sets(pol, r) < 0 || rule_alts(pol, r, &alts) < 0)
 		goto out;
@@ -199,9 +206,22 @@ static int expand_rule(struct policy *pol, struct rule *r, uint32_t num, struct 
 							e.dport_hi = al->dport.hi;
 						}
 					}
+					if (icmp_mismatch(al->proto, fam)) {
+						skipped_icmp = al->proto;
+						continue;
+					}
 					VEC_PUSH(o->acl, e);
 				}
 		}
+	if (o->acl.n == first && skipped_icmp >= 0) {
+		int v6 = skipped_icmp == 1;
+
+		ytree_error(pol->d, r->proto_node ? r->proto_node : r->svc_node,
+			    "rule '%s' can never match: its addresses are IPv%c only and '%s' is IPv%c only (use %s)",
+			    r->name, v6 ? '6' : '4', v6 ? "icmp" : "icmpv6", v6 ? '4' : '6',
+			    v6 ? "icmpv6" : "icmp");
+		goto out;
+	}
 	rc = 0;
 out:
 	free(alts.v);

@@ -137,12 +137,13 @@ static void test_good_fixture_queries(void **state)
 		n++;
 	}
 	fclose(f);
-	assert_int_equal(n, 20);
-	assert_int_equal(v.policy->rule_count, 6);
+	assert_int_equal(n, 22);
+	assert_int_equal(v.policy->rule_count, 7);
 	assert_string_equal(rfw_rule_name(&v, 3), "rule-3");	/* unnamed rule */
 	assert_int_equal(v.rules[1].entry_count, 8);	/* 4 same-family pairs x 2 services */
 	assert_int_equal(v.rules[2].entry_count, 9);	/* 3 prefixes x 3 port ranges */
 	assert_int_equal(v.rules[6].entry_count, 1);	/* the IPv6 half is skipped */
+	assert_int_equal(v.rules[7].entry_count, 1);	/* no icmp entry for IPv6 */
 	free(buf);
 }
 
@@ -150,6 +151,7 @@ static const char *const bad_fixtures[] = {
 	"unknown_key", "bad_action", "bad_address", "host_bits", "unknown_network",
 	"cycle", "duplicate_rule", "port_icmp", "unsupported", "yaml_syntax",
 	"version_missing", "version_wrong", "families", "proto_service", "many_errors",
+	"icmp_family",
 };
 
 /* The expected stderr of a must-fail fixture: its "# expect: " lines with
