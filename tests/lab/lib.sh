@@ -195,13 +195,21 @@ lab_rampartd_start() {
 		kill -0 "$RAMPARTD_PID"
 }
 
+# lab_counter_blocks: how many counter blocks rampartd has printed.
+lab_counter_blocks() {
+	grep -c '^end counters$' "$LAB_TMP/rampartd.out"
+}
+
+lab_counter_blocks_over() {
+	[ "$(lab_counter_blocks)" -gt "$1" ]
+}
+
 # lab_counters OUT: SIGUSR1 rampartd and copy the block it prints to OUT.
 lab_counters() {
 	local before
-	before=$(grep -c '^end counters$' "$LAB_TMP/rampartd.out")
+	before=$(lab_counter_blocks)
 	kill -USR1 "$RAMPARTD_PID" || return 1
-	lab_wait_for 5 test "$(grep -c '^end counters$' "$LAB_TMP/rampartd.out")" -gt "$before" ||
-		return 1
+	lab_wait_for 5 lab_counter_blocks_over "$before" || return 1
 	awk '/^rampart counters$/ { n++; buf = "" } { buf = buf $0 "\n" }
 	     /^end counters$/ { last = buf } END { printf "%s", last }' \
 		"$LAB_TMP/rampartd.out" >"$1"

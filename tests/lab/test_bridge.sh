@@ -80,8 +80,7 @@ if lab_wait_gone "$RAMPARTD_PID" 10; then
 else
 	not_ok "rampartd exits within 10 s of SIGTERM"
 fi
-check "final counters printed at exit" \
-	test "$(grep -c '^end counters$' "$LAB_TMP/rampartd.out")" -ge 2
+check "final counters printed at exit" lab_counter_blocks_over 1
 check_not "XDP program detached from both ports" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
 
