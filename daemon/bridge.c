@@ -166,8 +166,8 @@ int bridge_start(struct bridge *b, struct xsk_port *a, struct xsk_port *bp,
 	b->ports[0] = a;
 	b->ports[1] = bp;
 	b->view = view;
-	b->acl.entries = view->acl;
-	b->acl.count = view->acl_count;
+	/* The compiled trees when the artifact has them, else the list. */
+	cls_table_init(&b->acl, view);
 	b->ctr = ctr;
 	atomic_init(&b->stop, 0);
 	return pthread_create(&b->thread, NULL, bridge_main, b);

@@ -149,9 +149,9 @@ lab_rampart_bins() {
 }
 
 # lab_compile POLICY.yaml OUT.rfw: with the built rulec; $RAMPART_TEST_RFW
-# (a ready artifact) stands in while rulec is not built.
+# (a ready artifact) replaces the compile when set.
 lab_compile() {
-	if [ -n "$RAMPART_TEST_RFW" ]; then
+	if [ -n "${RAMPART_TEST_RFW:-}" ]; then
 		cp "$RAMPART_TEST_RFW" "$2"
 	elif [ -x "$RULEC" ]; then
 		"$RULEC" compile "$1" -o "$2"
