@@ -160,6 +160,16 @@ static int open_port(struct xsk_port *p, const char *ifname, const char *obj,
 	return 0;
 }
 
+/* A leak check for the tests: every UMEM frame is somewhere known. */
+static void report_frames(const struct xsk_port *ports)
+{
+	for (int i = 0; i < 2; i++)
+		for (uint32_t q = 0; q < ports[i].nqueues; q++)
+			fprintf(stderr, "rampartd: %s queue %u: %lld frames unaccounted\n",
+				ports[i].ifname, q,
+				(long long)xsk_queue_frames_unaccounted(&ports[i].queues[q]));
+}
+
 /* Signals are blocked in every thread and taken here with sigwaitinfo:
  * nothing runs in signal context, so printing is safe. */
 static void wait_signals(const sigset_t *set, const struct counters *ctr,
@@ -232,6 +242,8 @@ int main(int argc, char **argv)
 
 	bridge_stop(&br);
 	rc = 0;
+	if (o.verbose)
+		report_frames(ports);
 out_ports:
 	xsk_port_close(&ports[1]);
 out_port0:

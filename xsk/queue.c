@@ -102,3 +102,18 @@ uint32_t xsk_queue_service(struct xsk_queue *q)
 		(void)recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 	return done;
 }
+
+int64_t xsk_queue_frames_unaccounted(const struct xsk_queue *q)
+{
+	const struct xsk_ring_prod *fill = &q->pool.fill;
+	uint32_t in_fill, in_rx;
+
+	if (!q->sock)
+		return 0;
+	in_fill = __atomic_load_n(fill->producer, __ATOMIC_ACQUIRE) -
+		  __atomic_load_n(fill->consumer, __ATOMIC_ACQUIRE);
+	in_rx = __atomic_load_n(q->rx.producer, __ATOMIC_ACQUIRE) -
+		__atomic_load_n(q->rx.consumer, __ATOMIC_ACQUIRE);
+	return (int64_t)q->pool.nframes -
+	       ((int64_t)q->pool.nfree + in_fill + in_rx + q->tx_inflight);
+}

@@ -38,6 +38,11 @@ void xsk_queue_kick_tx(struct xsk_queue *q);
  * kick TX while frames wait. Returns frames moved (0 = nothing to do). */
 uint32_t xsk_queue_service(struct xsk_queue *q);
 
+/* Frames not found in any of the places a frame can be (free stack, fill
+ * ring, RX ring, TX in flight): 0 unless frames leaked. Meaningful when
+ * the queue is quiet (after the worker stopped). */
+int64_t xsk_queue_frames_unaccounted(const struct xsk_queue *q);
+
 /* Frames the queue can still send now (ring space and free frames). */
 static inline uint32_t xsk_queue_tx_room(struct xsk_queue *q, uint32_t want)
 {

@@ -81,6 +81,8 @@ else
 	not_ok "rampartd exits within 10 s of SIGTERM"
 fi
 check "final counters printed at exit" lab_counter_blocks_over 1
+check_eq "every UMEM frame accounted for at stop" \
+	"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" 2
 check_not "XDP program detached from both ports" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
 
