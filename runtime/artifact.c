@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "lpm.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the .rfw format is little-endian; a big-endian reader is not written yet"
@@ -131,6 +132,184 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 	return 0;
 }
 
+/* An optional section: absent means empty. Returns its entry count, or
+ * -1 (err set) when present but malformed. */
+static int64_t optional(const struct rfw_section *tab, uint32_t n, const uint8_t *b,
+			uint32_t type, uint32_t entry_size, const char *what,
+			const void **out, char *err, size_t errlen)
+{
+	const struct rfw_section *s = find_section(tab, n, type);
+
+	*out = NULL;
+	if (!s)
+		return 0;
+	if (need(tab, n, type, entry_size, what, &s, err, errlen))
+		return -1;
+	if (s->count >= RFW_NONE)
+		return fail(err, errlen, "artifact %s section is too large", what);
+	*out = b + s->offset;
+	return (int64_t)s->count;
+}
+
+/* An LPM table must lie inside the data and every child index must name
+ * one of its groups, so lookups stay inside the file. */
+static int verify_lpm(const struct rfw_view *v, const struct rfw_lpm_ref *r,
+		      const char *what, char *err, size_t errlen)
+{
+	uint64_t words;
+
+	if (r->offset == RFW_LPM_NONE)
+		return 0;
+	words = LPM_WORDS(r->group_count);
+	if (r->offset > v->lpm_words || words > v->lpm_words - r->offset)
+		return fail(err, errlen, "artifact %s LPM table is out of bounds", what);
+	for (uint64_t i = 0; i < words; i++) {
+		uint32_t e = v->lpm_data[r->offset + i];
+
+		if ((e & 0x80000000u) && (e & 0x7fffffffu) >= r->group_count)
+			return fail(err, errlen, "artifact %s LPM table has a bad child", what);
+	}
+	return 0;
+}
+
+static int verify_entries(const struct rfw_view *v, const struct rfw_acl_entry *acl,
+			  uint32_t count, uint32_t max_rule, const char *what,
+			  char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		const struct rfw_acl_entry *e = &acl[i];
+		unsigned maxlen = e->family == 6 ? 128 : 32;
+
+		if (e->rule == 0 || e->rule > max_rule || (i && e->rule < acl[i - 1].rule))
+			return fail(err, errlen, "artifact %s entry %u has bad rule number %u",
+				    what, i, e->rule);
+		if ((e->family != 0 && e->family != 4 && e->family != 6) ||
+		    e->src_len > maxlen || e->dst_len > maxlen ||
+		    (e->family == 0 && (e->src_len || e->dst_len)))
+			return fail(err, errlen, "artifact %s entry %u has a bad address", what, i);
+		if (((e->flags & RFW_ACL_SRC_SET) &&
+		     (e->src_len || (uint32_t)(e->src[0] | e->src[1] << 8 | e->src[2] << 16 |
+					       (uint32_t)e->src[3] << 24) >= v->set_count)) ||
+		    ((e->flags & RFW_ACL_DST_SET) &&
+		     (e->dst_len || (uint32_t)(e->dst[0] | e->dst[1] << 8 | e->dst[2] << 16 |
+					       (uint32_t)e->dst[3] << 24) >= v->set_count)))
+			return fail(err, errlen, "artifact %s entry %u names a bad address set", what, i);
+	}
+	return 0;
+}
+
+/* Format 1.1 sections (all optional). */
+static int verify_v11(struct rfw_view *v, const struct rfw_section *tab, uint32_t n,
+		      const uint8_t *b, char *err, size_t errlen)
+{
+	const void *p;
+	int64_t c;
+
+#define OPTIONAL(type, st, what, field, countf)                                           \
+	do {                                                                               \
+		c = optional(tab, n, b, type, sizeof(st), what, &p, err, errlen);          \
+		if (c < 0)                                                                 \
+			return -1;                                                         \
+		v->field = p;                                                              \
+		v->countf = (uint32_t)c;                                                   \
+	} while (0)
+
+	OPTIONAL(RFW_SEC_INTERFACES, struct rfw_interface, "interfaces", interfaces, interface_count);
+	OPTIONAL(RFW_SEC_ZONES, struct rfw_zone, "zones", zones, zone_count);
+	OPTIONAL(RFW_SEC_SETS, struct rfw_set, "sets", sets, set_count);
+	OPTIONAL(RFW_SEC_LIMITS, struct rfw_limit, "limits", limits, limit_count);
+	OPTIONAL(RFW_SEC_NAT_ACL, struct rfw_acl_entry, "nat acl", nat_acl, nat_acl_count);
+	OPTIONAL(RFW_SEC_HOST_ADDRS, struct rfw_host_addr, "host addresses", host_addrs, host_addr_count);
+	OPTIONAL(RFW_SEC_HOST_PASS, struct rfw_host_pass, "host pass", host_pass, host_pass_count);
+#undef OPTIONAL
+	{
+		const struct rfw_section *s = find_section(tab, n, RFW_SEC_LPM_DATA);
+
+		if (s) {
+			if (need(tab, n, RFW_SEC_LPM_DATA, sizeof(uint32_t), "lpm data", &s, err, errlen))
+				return -1;
+			v->lpm_data = (const void *)(b + s->offset);
+			v->lpm_words = s->count;
+		}
+	}
+
+	if (v->interface_count > RFW_MAX_INTERFACES ||
+	    v->interface_count != v->policy->interface_count)
+		return fail(err, errlen, "artifact has %u interfaces (policy says %u, at most %u)",
+			    v->interface_count, v->policy->interface_count, RFW_MAX_INTERFACES);
+	for (uint32_t i = 0; i < v->interface_count; i++)
+		if (memchr(v->interfaces[i].name, 0, sizeof(v->interfaces[i].name)) == NULL ||
+		    (v->interfaces[i].zone != RFW_NONE && v->interfaces[i].zone >= v->zone_count))
+			return fail(err, errlen, "artifact interface %u is malformed", i);
+	for (uint32_t i = 0; i < v->zone_count; i++)
+		if (v->zones[i].name_off >= v->strings_size)
+			return fail(err, errlen, "artifact zone %u name is out of bounds", i);
+	for (uint32_t i = 0; i < v->set_count; i++)
+		if (v->sets[i].name_off >= v->strings_size ||
+		    verify_lpm(v, &v->sets[i].v4, "set", err, errlen) < 0 ||
+		    verify_lpm(v, &v->sets[i].v6, "set", err, errlen) < 0)
+			return fail(err, errlen, "artifact address set %u is malformed", i);
+	for (uint32_t i = 0; i < v->limit_count; i++)
+		if (v->limits[i].rule == 0 || v->limits[i].rule > v->policy->rule_count ||
+		    v->limits[i].per > RFW_LIMIT_PER_SOURCE || v->limits[i].interval_ms == 0)
+			return fail(err, errlen, "artifact limit %u is malformed", i);
+	for (uint32_t r = 0; r <= v->policy->rule_count; r++)
+		if (v->rules[r].limit > v->limit_count)
+			return fail(err, errlen, "artifact rule %u names a missing limit", r);
+	if (verify_entries(v, v->acl, v->acl_count, v->policy->rule_count, "acl", err, errlen))
+		return -1;
+
+	c = optional(tab, n, b, RFW_SEC_NAT_RULES, sizeof(struct rfw_nat_rule), "nat rules", &p,
+		     err, errlen);
+	if (c < 0)
+		return -1;
+	if ((uint64_t)c != (v->policy->nat_count ? (uint64_t)v->policy->nat_count + 1 : 0))
+		return fail(err, errlen, "artifact has %lld NAT records for %u NAT rules",
+			    (long long)c, v->policy->nat_count);
+	v->nat_rules = p;
+	for (uint32_t i = 1; i <= v->policy->nat_count; i++) {
+		const struct rfw_nat_rule *nr = &v->nat_rules[i];
+
+		if (nr->name_off >= v->strings_size || nr->kind < RFW_NAT_SNAT ||
+		    nr->kind > RFW_NAT_DNAT || (nr->family != 4 && nr->family != 6) ||
+		    (uint64_t)nr->first_entry + nr->entry_count > v->nat_acl_count)
+			return fail(err, errlen, "artifact NAT rule %u is malformed", i);
+	}
+	if (verify_entries(v, v->nat_acl, v->nat_acl_count, v->policy->nat_count, "nat acl",
+			   err, errlen))
+		return -1;
+
+	c = optional(tab, n, b, RFW_SEC_ROUTES, sizeof(struct rfw_route), "routes", &p, err, errlen);
+	if (c < 0)
+		return -1;
+	if ((uint64_t)c != v->policy->route_count)
+		return fail(err, errlen, "artifact has %lld routes, policy says %u", (long long)c,
+			    v->policy->route_count);
+	v->routes = p;
+	for (uint32_t i = 0; i < v->policy->route_count; i++)
+		if ((v->routes[i].family != 4 && v->routes[i].family != 6) ||
+		    v->routes[i].len > (v->routes[i].family == 6 ? 128 : 32) ||
+		    v->routes[i].interface >= v->interface_count)
+			return fail(err, errlen, "artifact route %u is malformed", i);
+	c = optional(tab, n, b, RFW_SEC_ROUTE_TABLE, sizeof(struct rfw_route_table), "route table",
+		     &p, err, errlen);
+	if (c < 0 || c > 1)
+		return c < 0 ? -1 : fail(err, errlen, "artifact has %lld route tables", (long long)c);
+	v->route_table = p;
+	if (v->route_table && (verify_lpm(v, &v->route_table->v4, "route", err, errlen) < 0 ||
+			       verify_lpm(v, &v->route_table->v6, "route", err, errlen) < 0))
+		return -1;
+
+	c = optional(tab, n, b, RFW_SEC_RULE_SOURCE, sizeof(struct rfw_rule_source), "rule source",
+		     &p, err, errlen);
+	if (c < 0)
+		return -1;
+	if (c && (uint64_t)c != (uint64_t)v->policy->rule_count + 1)
+		return fail(err, errlen, "artifact rule source section has %lld records", (long long)c);
+	v->rule_source = p;
+	return 0;
+}
+
 int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 		  char *err, size_t errlen)
 {
@@ -216,19 +395,8 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 		if ((uint64_t)rule->first_entry + rule->entry_count > v->acl_count)
 			return fail(err, errlen, "artifact rule %u entries are out of bounds", r);
 	}
-	for (uint32_t i = 0; i < v->acl_count; i++) {
-		const struct rfw_acl_entry *e = &v->acl[i];
-		unsigned maxlen = e->family == 6 ? 128 : 32;
-
-		if (e->rule == 0 || e->rule > v->policy->rule_count ||
-		    (i && e->rule < v->acl[i - 1].rule))
-			return fail(err, errlen, "artifact acl entry %u has bad rule number %u",
-				    i, e->rule);
-		if ((e->family != 0 && e->family != 4 && e->family != 6) ||
-		    e->src_len > maxlen || e->dst_len > maxlen ||
-		    (e->family == 0 && (e->src_len || e->dst_len)))
-			return fail(err, errlen, "artifact acl entry %u has a bad address", i);
-	}
+	if (verify_v11(v, tab, h->section_count, b, err, errlen) < 0)
+		return -1;
 
 	if ((h->features & RFW_FEAT_ACL_HSPLIT) &&
 	    verify_cls(v, tab, h->section_count, b, err, errlen) < 0)

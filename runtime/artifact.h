@@ -27,6 +27,27 @@ struct rfw_view {
 	uint32_t cls_node_count;
 	const uint32_t *cls_leaves;
 	uint32_t cls_leaf_count;
+	/* Format 1.1 sections; count 0 when absent. */
+	const struct rfw_interface *interfaces;
+	uint32_t interface_count;
+	const struct rfw_zone *zones;
+	uint32_t zone_count;
+	const struct rfw_set *sets;
+	uint32_t set_count;
+	const uint32_t *lpm_data;
+	uint64_t lpm_words;
+	const struct rfw_limit *limits;
+	uint32_t limit_count;
+	const struct rfw_nat_rule *nat_rules;	/* policy->nat_count + 1, [0] unused */
+	const struct rfw_acl_entry *nat_acl;
+	uint32_t nat_acl_count;
+	const struct rfw_route *routes;		/* policy->route_count */
+	const struct rfw_route_table *route_table;	/* NULL without routes */
+	const struct rfw_host_addr *host_addrs;
+	uint32_t host_addr_count;
+	const struct rfw_host_pass *host_pass;
+	uint32_t host_pass_count;
+	const struct rfw_rule_source *rule_source;	/* NULL when absent */
 };
 
 /* Verify buf (magic, version, sizes, checksum, every section in bounds,

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "lpm.h"
+
 static inline int prefix_match(const uint8_t *a, const uint8_t *p, unsigned len)
 {
 	unsigned bytes = len / 8, bits = len % 8;
@@ -19,7 +21,60 @@ static inline int prefix_match(const uint8_t *a, const uint8_t *p, unsigned len)
 	return 1;
 }
 
-int cls_entry_matches(const struct rfw_acl_entry *e, const struct pkt_key *k)
+int cls_set_member(const struct cls_sets *s, uint32_t idx, uint8_t family,
+		   const uint8_t *addr)
+{
+	const struct rfw_set *set;
+	const struct rfw_lpm_ref *ref;
+	struct lpm t;
+
+	if (idx >= s->count)
+		return 0;
+	set = &s->sets[idx];
+	ref = family == 6 ? &set->v6 : &set->v4;
+	if (ref->offset == RFW_LPM_NONE)
+		return 0;
+	t.root = s->lpm_data + ref->offset;
+	t.groups = t.root + LPM_ROOT_SIZE;
+	t.group_count = ref->group_count;
+	t.addr_bytes = family == 6 ? 16 : 4;
+	return lpm_lookup(&t, addr) != 0;
+}
+
+static inline uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The rarer conditions, kept out of the common path. */
+static int extra_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
+			 const struct pkt_key *k)
+{
+	uint16_t f = e->flags;
+
+	if ((f & RFW_ACL_ICMP_TYPE) && k->icmp_type != e->icmp_type)
+		return 0;
+	if ((f & RFW_ACL_ICMP_CODE) && k->icmp_code != e->icmp_code)
+		return 0;
+	if ((f & RFW_ACL_TCP_FLAGS) && (k->proto != 6 || (k->tcp_flags & e->tcp_mask) != e->tcp_value))
+		return 0;
+	if ((f & RFW_ACL_STATE) && !(k->ct_state & e->state_mask))
+		return 0;
+	if ((f & RFW_ACL_IN_IF) && (k->in_if >= 32 || !(e->in_ifaces >> k->in_if & 1)))
+		return 0;
+	if ((f & RFW_ACL_OUT_IF) && (k->out_if >= 32 || !(e->out_ifaces >> k->out_if & 1)))
+		return 0;
+	if ((f & RFW_ACL_SRC_SET) &&
+	    cls_set_member(s, le32(e->src), k->family, k->src) == !!(f & RFW_ACL_SRC_NOT))
+		return 0;
+	if ((f & RFW_ACL_DST_SET) &&
+	    cls_set_member(s, le32(e->dst), k->family, k->dst) == !!(f & RFW_ACL_DST_NOT))
+		return 0;
+	return 1;
+}
+
+int cls_entry_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
+		      const struct pkt_key *k)
 {
 	if (e->family && e->family != k->family)
 		return 0;
@@ -31,8 +86,9 @@ int cls_entry_matches(const struct rfw_acl_entry *e, const struct pkt_key *k)
 		    k->dport < e->dport_lo || k->dport > e->dport_hi)
 			return 0;
 	}
-	return prefix_match(k->src, e->src, e->src_len) &&
-	       prefix_match(k->dst, e->dst, e->dst_len);
+	if (!prefix_match(k->src, e->src, e->src_len) || !prefix_match(k->dst, e->dst, e->dst_len))
+		return 0;
+	return (e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS)) ? extra_matches(s, e, k) : 1;
 }
 
 void cls_table_init(struct cls_table *t, const struct rfw_view *v)
@@ -40,11 +96,13 @@ void cls_table_init(struct cls_table *t, const struct rfw_view *v)
 	memset(t, 0, sizeof(*t));
 	t->entries = v->acl;
 	t->count = v->acl_count;
+	t->sets = (struct cls_sets){v->sets, v->set_count, v->lpm_data};
 	if (v->cls_trees) {
 		t->hs = (struct cls_hs){
 			.nodes = v->cls_nodes,
 			.leaf_entries = v->cls_leaves,
 			.entries = v->acl,
+			.sets = t->sets,
 			.trees = *v->cls_trees,
 			.node_count = v->cls_node_count,
 			.leaf_entry_count = v->cls_leaf_count,
@@ -60,7 +118,7 @@ uint32_t cls_lookup(const struct cls_table *t, const struct pkt_key *k)
 	if (k->family == 0)
 		return 0;
 	for (uint32_t i = 0; i < t->count; i++)
-		if (cls_entry_matches(&t->entries[i], k))
+		if (cls_entry_matches(&t->sets, &t->entries[i], k))
 			return t->entries[i].rule;
 	return 0;
 }

@@ -13,9 +13,14 @@
 #include "cls_hs.h"
 #include "pkt.h"
 
+/* Is addr (family 4 or 6) a member of set number idx? */
+int cls_set_member(const struct cls_sets *s, uint32_t idx, uint8_t family,
+		   const uint8_t *addr);
+
 struct cls_table {
 	const struct rfw_acl_entry *entries;
 	uint32_t count;
+	struct cls_sets sets;
 	int compiled;			/* 0: scan entries in order */
 	struct cls_hs hs;		/* valid when compiled */
 };
@@ -31,6 +36,7 @@ void cls_lookup_batch(const struct cls_table *t, const struct pkt_key *const *ke
 		      uint32_t n, uint32_t *rules);
 
 /* Does entry e match k? Exposed for tests and the analyser. */
-int cls_entry_matches(const struct rfw_acl_entry *e, const struct pkt_key *k);
+int cls_entry_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
+		      const struct pkt_key *k);
 
 #endif

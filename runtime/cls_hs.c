@@ -27,7 +27,7 @@ static inline uint32_t leaf_match(const struct cls_hs *t, const struct rfw_cls_n
 	for (uint32_t i = 0; i < n->right; i++) {
 		const struct rfw_acl_entry *e = &t->entries[l[i]];
 
-		if (cls_entry_matches(e, k))
+		if (cls_entry_matches(&t->sets, e, k))
 			return e->rule;
 	}
 	return 0;

@@ -19,6 +19,12 @@
 #include "artifact.h"
 #include "pkt.h"
 
+struct cls_sets {
+	const struct rfw_set *sets;
+	uint32_t count;
+	const uint32_t *lpm_data;
+};
+
 /* Fields the tree can split on, each as an unsigned 32-bit value. IPv4
  * uses word 0 of the addresses; IPv6 all four, most significant first. */
 enum cls_dim {
@@ -38,6 +44,7 @@ struct cls_hs {
 	const struct rfw_cls_node *nodes;
 	const uint32_t *leaf_entries;	/* indices into entries, rule order */
 	const struct rfw_acl_entry *entries;
+	struct cls_sets sets;		/* for entries that name address sets */
 	/* [0] IPv4, [1] IPv6; each family's trees by ascending first_rule. */
 	struct rfw_cls_trees trees;
 	uint32_t node_count;

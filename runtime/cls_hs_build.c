@@ -224,13 +224,13 @@ static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 	if (depth > b->depth_seen)
 		b->depth_seen = depth;
 
-	/* First match: behind a rule that covers the whole region (and needs
-	 * nothing the box does not show, i.e. no "has ports" condition),
-	 * nothing else can ever be reached. */
+	/* First match: behind a rule that covers the whole region and needs
+	 * nothing the box does not show (no "has ports", ICMP, flags, state,
+	 * interface or set condition), nothing else can ever be reached. */
 	for (; kept < n; kept++) {
 		const struct rfw_acl_entry *e = &b->entries[rules[kept]];
 
-		if (!(e->flags & RFW_ACL_PORTS) && box_covers(&b->boxes[rules[kept]], reg)) {
+		if (!(e->flags & ~RFW_ACL_PROTO) && box_covers(&b->boxes[rules[kept]], reg)) {
 			kept++;
 			break;
 		}

@@ -15,6 +15,8 @@
 #define LPM_GROUP_SIZE 256u
 #define LPM_CHILD 0x80000000u	/* entry is a group index, not a value */
 #define LPM_VALUE_MAX 0x7fffffffu
+/* uint32 words of a table with g groups (root first). */
+#define LPM_WORDS(g) ((uint64_t)LPM_ROOT_SIZE + (uint64_t)(g) * LPM_GROUP_SIZE)
 
 /* Lookup view: root[LPM_ROOT_SIZE] then groups of LPM_GROUP_SIZE. */
 struct lpm {

@@ -17,7 +17,10 @@ struct pkt_key {
 	uint8_t icmp_type;	/* valid when proto is ICMP/ICMPv6 */
 	uint8_t icmp_code;
 	uint8_t tcp_flags;
-	uint8_t reserved[2];
+	uint8_t in_if;		/* interface index the frame came in on */
+	uint8_t out_if;		/* egress interface, once known (bridge/route) */
+	uint8_t ct_state;	/* enum rfw_state bit, set by conntrack */
+	uint8_t reserved;
 };
 
 enum pkt_kind {

@@ -11,7 +11,7 @@
 /* Bump MAJOR when a reader of the old version would misread the file;
  * MINOR when sections or fields are only appended. */
 #define RFW_VERSION_MAJOR 1
-#define RFW_VERSION_MINOR 0
+#define RFW_VERSION_MINOR 1
 #define RFW_ALIGN 64u
 #define RFW_MAX_SECTIONS 64u
 
@@ -44,6 +44,21 @@ enum rfw_section_type {
 	RFW_SEC_CLS_TREES = 6,	/* one struct rfw_cls_trees */
 	RFW_SEC_CLS_NODES = 7,	/* struct rfw_cls_node[] */
 	RFW_SEC_CLS_LEAVES = 8,	/* uint32_t[]: ACL entry indices, per leaf in rule order */
+	/* Sections below are written by rulec from version 1.1 of the format
+	 * (the whole POLICY.md language); a reader treats a missing one as
+	 * empty. */
+	RFW_SEC_INTERFACES = 9,	/* struct rfw_interface[]: index = bit in masks */
+	RFW_SEC_ZONES = 10,	/* struct rfw_zone[] */
+	RFW_SEC_SETS = 11,	/* struct rfw_set[]: address sets as LPM tables */
+	RFW_SEC_LPM_DATA = 12,	/* uint32_t[]: every LPM table's root + groups */
+	RFW_SEC_LIMITS = 13,	/* struct rfw_limit[]: rule rate limits */
+	RFW_SEC_NAT_RULES = 14,	/* struct rfw_nat_rule[nat_count + 1], [0] unused */
+	RFW_SEC_NAT_ACL = 15,	/* struct rfw_acl_entry[]: NAT matches, rule = NAT rule */
+	RFW_SEC_ROUTES = 16,	/* struct rfw_route[route_count] */
+	RFW_SEC_ROUTE_TABLE = 17,	/* one struct rfw_route_table (LPM over ROUTES) */
+	RFW_SEC_HOST_ADDRS = 18,	/* struct rfw_host_addr[] */
+	RFW_SEC_HOST_PASS = 19,	/* struct rfw_host_pass[] */
+	RFW_SEC_RULE_SOURCE = 20,	/* struct rfw_rule_source[rule_count + 1] */
 };
 
 struct rfw_section {
@@ -61,10 +76,24 @@ enum rfw_action {
 };
 #define RFW_ACTION_COUNT 3
 
+/* Conntrack timeouts, seconds (POLICY.md defaults.timeouts). */
+enum rfw_timeout {
+	RFW_TIMEOUT_TCP_SYN, RFW_TIMEOUT_TCP_ESTABLISHED, RFW_TIMEOUT_TCP_CLOSING,
+	RFW_TIMEOUT_UDP, RFW_TIMEOUT_UDP_STREAM, RFW_TIMEOUT_ICMP, RFW_TIMEOUT_OTHER,
+	RFW_TIMEOUT_COUNT,
+};
+
 struct rfw_policy {
 	uint32_t rule_count;	/* user rules, numbered 1..rule_count */
 	uint8_t default_action;	/* enum rfw_action, for "no rule matched" */
-	uint8_t reserved[27];
+	uint8_t stateful;	/* defaults.stateful (1 when absent) */
+	uint8_t reserved0[2];
+	uint32_t max_flows;	/* defaults.conntrack.max_flows */
+	uint32_t timeout[RFW_TIMEOUT_COUNT];
+	uint32_t nat_count;	/* NAT rules, numbered 1..nat_count */
+	uint32_t route_count;
+	uint32_t interface_count;
+	uint32_t reserved[3];
 };
 
 enum rfw_rule_flags {
@@ -75,19 +104,48 @@ struct rfw_rule {
 	uint32_t name_off;	/* into RFW_SEC_STRINGS */
 	uint8_t action;		/* enum rfw_action */
 	uint8_t flags;		/* enum rfw_rule_flags */
-	uint16_t reserved;
+	uint16_t limit;		/* 1-based index into RFW_SEC_LIMITS, 0 = none */
 	uint32_t first_entry;	/* its entries in RFW_SEC_ACL */
 	uint32_t entry_count;
+};
+
+/* Where a rule was written, for logs and `rulec dump` ([0] = defaults). */
+struct rfw_rule_source {
+	uint32_t line, column;
 };
 
 enum rfw_acl_flags {
 	RFW_ACL_PROTO = 1u << 0,	/* proto must equal entry.proto */
 	RFW_ACL_PORTS = 1u << 1,	/* packet must have ports in range */
+	RFW_ACL_ICMP_TYPE = 1u << 2,	/* ICMP/ICMPv6 type must equal icmp_type */
+	RFW_ACL_ICMP_CODE = 1u << 3,	/* ... and code must equal icmp_code */
+	RFW_ACL_TCP_FLAGS = 1u << 4,	/* (tcp flags & tcp_mask) == tcp_value */
+	RFW_ACL_STATE = 1u << 5,	/* conntrack state bit in state_mask */
+	RFW_ACL_IN_IF = 1u << 6,	/* input interface bit in in_ifaces */
+	RFW_ACL_OUT_IF = 1u << 7,	/* output interface bit in out_ifaces */
+	RFW_ACL_SRC_SET = 1u << 8,	/* source in address set (see below) */
+	RFW_ACL_DST_SET = 1u << 9,
+	RFW_ACL_SRC_NOT = 1u << 10,	/* with SRC_SET: source NOT in the set */
+	RFW_ACL_DST_NOT = 1u << 11,
+};
+
+/* Conntrack states a rule may name (POLICY.md `state`). */
+enum rfw_state {
+	RFW_STATE_NEW = 1u << 0,
+	RFW_STATE_ESTABLISHED = 1u << 1,
+	RFW_STATE_RELATED = 1u << 2,
+	RFW_STATE_INVALID = 1u << 3,
 };
 
 /* One conjunction of a rule: a rule with lists expands to the cross
  * product of its fields. Addresses are in network byte order; an IPv4
- * prefix uses the first 4 bytes. family 0 = either (no address given). */
+ * prefix uses the first 4 bytes. family 0 = either (no address given).
+ * With RFW_ACL_SRC_SET the source is matched against address set
+ * number le32(src[0..3]) (index into RFW_SEC_SETS) instead of a prefix,
+ * and src_len is 0; likewise for the destination. Large and negated
+ * networks are sets, so a million-prefix list is one entry, not a
+ * million. Interfaces are bits of in_ifaces/out_ifaces by their index in
+ * RFW_SEC_INTERFACES (so at most 32 interfaces). */
 struct rfw_acl_entry {
 	uint8_t src[16];
 	uint8_t dst[16];
@@ -95,12 +153,117 @@ struct rfw_acl_entry {
 	uint8_t dst_len;
 	uint8_t family;		/* 0, 4 or 6 */
 	uint8_t proto;
-	uint8_t flags;		/* enum rfw_acl_flags */
-	uint8_t reserved[3];
+	uint16_t flags;		/* enum rfw_acl_flags */
+	uint8_t icmp_type;
+	uint8_t icmp_code;
 	uint16_t sport_lo, sport_hi;
 	uint16_t dport_lo, dport_hi;
 	uint32_t rule;		/* rule number, 1-based */
+	uint32_t in_ifaces;
+	uint32_t out_ifaces;
+	uint8_t tcp_mask;
+	uint8_t tcp_value;
+	uint8_t state_mask;	/* enum rfw_state bits */
+	uint8_t reserved;
+};
+#define RFW_MAX_INTERFACES 32
+
+struct rfw_interface {
+	char name[16];		/* IFNAMSIZ, NUL-terminated; DPDK port name for dpdk */
+	uint32_t zone;		/* index into RFW_SEC_ZONES, or RFW_NONE */
+	uint32_t reserved[3];
+};
+
+struct rfw_zone {
+	uint32_t name_off;
+	uint32_t ifaces;	/* interface bits */
+};
+
+#define RFW_NONE 0xffffffffu
+
+/* One LPM table (runtime/lpm.h layout) inside RFW_SEC_LPM_DATA: a root
+ * of 65536 uint32 entries at `offset` (in uint32 units), then its groups
+ * of 256 entries. offset RFW_LPM_NONE: the table is empty. */
+#define RFW_LPM_NONE 0xffffffffffffffffull
+struct rfw_lpm_ref {
+	uint64_t offset;
+	uint32_t group_count;
+	uint32_t reserved;
+};
+
+/* An address set: LPM per family, value 1 for members. */
+struct rfw_set {
+	uint32_t name_off;	/* the network's name, or "" for a literal list */
+	uint32_t prefix_count;
+	struct rfw_lpm_ref v4, v6;
+};
+
+enum rfw_limit_per {
+	RFW_LIMIT_PER_RULE = 0,
+	RFW_LIMIT_PER_SOURCE = 1,
+};
+
+/* A token bucket: `rate` tokens per `interval_ms`, at most `burst`. */
+struct rfw_limit {
+	uint32_t rule;
+	uint32_t per;		/* enum rfw_limit_per */
+	uint64_t rate;
+	uint64_t interval_ms;	/* 1000 for "/s", 60000 for "/m", ... */
+	uint64_t burst;
+};
+
+enum rfw_nat_kind {
+	RFW_NAT_SNAT = 1,	/* to the pool addr_lo..addr_hi */
+	RFW_NAT_MASQUERADE = 2,	/* to the egress interface's address */
+	RFW_NAT_DNAT = 3,	/* to addr_lo, port_lo (0 = keep port) */
+};
+
+struct rfw_nat_rule {
+	uint32_t name_off;
+	uint8_t kind;		/* enum rfw_nat_kind */
+	uint8_t family;		/* 4 or 6 */
+	uint16_t reserved;
+	uint32_t first_entry;	/* its matches in RFW_SEC_NAT_ACL */
+	uint32_t entry_count;
+	uint8_t addr_lo[16];
+	uint8_t addr_hi[16];
+	uint16_t port_lo, port_hi;	/* SNAT: source port range; DNAT: lo */
 	uint32_t reserved2[3];
+};
+
+struct rfw_route {
+	uint8_t prefix[16];
+	uint8_t len;
+	uint8_t family;		/* 4 or 6 */
+	uint8_t has_via;	/* 0: on-link, neighbour = destination */
+	uint8_t reserved;
+	uint32_t interface;	/* index into RFW_SEC_INTERFACES */
+	uint8_t via[16];
+	uint32_t reserved2[2];
+};
+
+/* LPM values are route index + 1. */
+struct rfw_route_table {
+	struct rfw_lpm_ref v4, v6;
+};
+
+struct rfw_host_addr {
+	uint8_t addr[16];
+	uint8_t family;
+	uint8_t reserved[3];
+};
+
+enum rfw_host_pass_kind {
+	RFW_HOST_PASS_ARP = 1,
+	RFW_HOST_PASS_NDP = 2,
+	RFW_HOST_PASS_SERVICE = 3,	/* proto (+ port range) */
+};
+
+struct rfw_host_pass {
+	uint8_t kind;		/* enum rfw_host_pass_kind */
+	uint8_t proto;
+	uint16_t port_lo, port_hi;
+	uint16_t reserved;
 };
 
 /* The compiled classifier (runtime/cls_hs.h): decision-tree nodes over
@@ -131,7 +294,13 @@ struct rfw_cls_trees {
 
 _Static_assert(sizeof(struct rfw_header) == 56, "rfw_header layout");
 _Static_assert(sizeof(struct rfw_section) == 32, "rfw_section layout");
-_Static_assert(sizeof(struct rfw_policy) == 32, "rfw_policy layout");
+_Static_assert(sizeof(struct rfw_policy) == 64, "rfw_policy layout");
+_Static_assert(sizeof(struct rfw_interface) == 32, "rfw_interface layout");
+_Static_assert(sizeof(struct rfw_set) == 40, "rfw_set layout");
+_Static_assert(sizeof(struct rfw_limit) == 32, "rfw_limit layout");
+_Static_assert(sizeof(struct rfw_nat_rule) == 64, "rfw_nat_rule layout");
+_Static_assert(sizeof(struct rfw_route) == 48, "rfw_route layout");
+_Static_assert(sizeof(struct rfw_host_pass) == 8, "rfw_host_pass layout");
 _Static_assert(sizeof(struct rfw_rule) == 16, "rfw_rule layout");
 _Static_assert(sizeof(struct rfw_acl_entry) == 64, "rfw_acl_entry layout");
 _Static_assert(sizeof(struct rfw_cls_node) == 16, "rfw_cls_node layout");
