@@ -14,6 +14,7 @@ LAB_PY=/usr/bin/python3	# the pyenv python3 on PATH lacks modules
 # lab_init TAG: names start with TAG + this shell's pid, truncated so that
 # "<prefix><suffix of up to 4 chars>" stays within IFNAMSIZ-1 = 15 chars.
 lab_init() {
+	[ "$(id -u)" -eq 0 ] || { echo "lab tests need root (namespaces, XDP)" >&2; exit 1; }
 	LAB_PREFIX=$(printf '%s%s' "$1" "$$" | cut -c1-10)
 	LAB_TMP=$(mktemp -d "/tmp/${LAB_PREFIX}.XXXXXX")
 	trap lab_cleanup EXIT

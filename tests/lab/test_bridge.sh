@@ -22,6 +22,21 @@ fi
 lab_bridge_setup || { not_ok "lab set up"; lab_summary; exit 1; }
 lab_start_servers || { not_ok "servers listen"; lab_summary; exit 1; }
 
+# --- command line and set-up errors (CLI.md exit codes) ---
+# exit_code WANT CMD...: CMD exits with status WANT.
+exit_code() { local want=$1; shift; quiet "$@"; [ $? -eq "$want" ]; }
+fw_rampartd() { lab_in fw "$RAMPARTD" "$@"; }
+check "interface that does not exist: exit 2" exit_code 2 \
+	fw_rampartd --policy "$LAB_TMP/demo.rfw" --interface "$FW_IF_C" --interface nosuch0
+check "--mode router refused: exit 1" exit_code 1 \
+	fw_rampartd --policy "$LAB_TMP/demo.rfw" --interface "$FW_IF_C" --interface "$FW_IF_S" --mode router
+check "policy that is not an artifact: exit 1" exit_code 1 \
+	fw_rampartd --policy "$SRC/examples/policies/demo.yaml" --interface "$FW_IF_C" --interface "$FW_IF_S"
+check "unknown option: exit 1" exit_code 1 \
+	fw_rampartd --policy "$LAB_TMP/demo.rfw" --interface "$FW_IF_C" --interface "$FW_IF_S" --bogus
+check_not "failed starts leave no XDP program behind" \
+	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
+
 if ! lab_rampartd_start "$LAB_TMP/demo.rfw" -v; then
 	not_ok "rampartd starts"; cat "$LAB_TMP/rampartd.err" >&2
 	lab_summary; exit 1
