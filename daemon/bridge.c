@@ -24,7 +24,7 @@ struct bridge_batch {
 /* Classify and count one batch; fills verdict[]. Returns frames to send. */
 static uint32_t bridge_decide(struct bridge *b, struct bridge_batch *bt,
 			      const struct xsk_queue *in, uint32_t idx, uint32_t n,
-			      struct counters_if *rx)
+			      struct counters_if *rx, int side)
 {
 	const struct rfw_rule *rules = b->view->rules;
 	uint8_t def = b->view->policy->default_action;
@@ -39,6 +39,9 @@ static uint32_t bridge_decide(struct bridge *b, struct bridge_batch *bt,
 		pkt_parse(xsk_pool_data(&in->pool, d->addr), d->len, m);
 		switch (m->kind) {
 		case PKT_IP:
+			/* Bridge mode knows the egress before classifying. */
+			m->key.in_if = b->if_index[side];
+			m->key.out_if = b->if_index[!side];
 			bt->keys[nkeys] = &m->key;
 			bt->key_of[nkeys++] = i;
 			break;
@@ -79,17 +82,18 @@ static uint32_t bridge_decide(struct bridge *b, struct bridge_batch *bt,
 	return nfwd;
 }
 
-/* Move one RX batch from in to out. Returns frames received. */
-static uint32_t bridge_pump(struct bridge *b, struct bridge_batch *bt,
-			    struct xsk_queue *in, struct xsk_queue *out,
-			    struct counters_if *rx, struct counters_if *tx)
+/* Move one RX batch from port side to the other. Returns frames received. */
+static uint32_t bridge_pump(struct bridge *b, struct bridge_batch *bt, int side)
 {
+	struct xsk_queue *in = &b->ports[side]->queues[0];
+	struct xsk_queue *out = &b->ports[!side]->queues[0];
+	struct counters_if *rx = &b->ctr->ifs[side], *tx = &b->ctr->ifs[!side];
 	uint32_t n, idx = 0, tidx = 0, nfwd, room, sent = 0;
 
 	n = xsk_ring_cons__peek(&in->rx, XSK_BATCH, &idx);
 	if (!n)
 		return 0;
-	nfwd = bridge_decide(b, bt, in, idx, n, rx);
+	nfwd = bridge_decide(b, bt, in, idx, n, rx, side);
 
 	room = xsk_queue_tx_room(out, nfwd);
 	if (room < nfwd) {
@@ -136,7 +140,6 @@ static void *bridge_main(void *arg)
 {
 	struct bridge *b = arg;
 	struct xsk_queue *q0 = &b->ports[0]->queues[0], *q1 = &b->ports[1]->queues[0];
-	struct counters_if *c0 = &b->ctr->ifs[0], *c1 = &b->ctr->ifs[1];
 	struct pollfd pfd[2] = {
 		{ .fd = q0->fd, .events = POLLIN },
 		{ .fd = q1->fd, .events = POLLIN },
@@ -146,8 +149,8 @@ static void *bridge_main(void *arg)
 	while (!atomic_load_explicit(&b->stop, memory_order_relaxed)) {
 		uint32_t work = 0;
 
-		work += bridge_pump(b, &bt, q0, q1, c0, c1);
-		work += bridge_pump(b, &bt, q1, q0, c1, c0);
+		work += bridge_pump(b, &bt, 0);
+		work += bridge_pump(b, &bt, 1);
 		work += xsk_queue_service(q0);
 		work += xsk_queue_service(q1);
 		if (work)
@@ -157,6 +160,15 @@ static void *bridge_main(void *arg)
 		poll(pfd, 2, q0->tx_inflight || q1->tx_inflight ? 1 : BRIDGE_IDLE_MS);
 	}
 	return NULL;
+}
+
+static uint8_t bridge_if_index(const struct rfw_view *view, const char *ifname)
+{
+	for (uint32_t i = 0; i < view->interface_count && i < RFW_MAX_INTERFACES; i++)
+		if (!strncmp(view->interfaces[i].name, ifname,
+			     sizeof(view->interfaces[i].name)))
+			return (uint8_t)i;
+	return BRIDGE_NO_IF;
 }
 
 int bridge_start(struct bridge *b, struct xsk_port *a, struct xsk_port *bp,
@@ -169,6 +181,8 @@ int bridge_start(struct bridge *b, struct xsk_port *a, struct xsk_port *bp,
 	/* The compiled trees when the artifact has them, else the list. */
 	cls_table_init(&b->acl, view);
 	b->ctr = ctr;
+	b->if_index[0] = bridge_if_index(view, a->ifname);
+	b->if_index[1] = bridge_if_index(view, bp->ifname);
 	atomic_init(&b->stop, 0);
 	return pthread_create(&b->thread, NULL, bridge_main, b);
 }

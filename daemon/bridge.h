@@ -11,11 +11,16 @@
 #include "counters.h"
 #include "port.h"
 
+#define BRIDGE_NO_IF 0xff	/* >= RFW_MAX_INTERFACES: matches no iface rule */
+
 struct bridge {
 	struct xsk_port *ports[2];
 	struct cls_table acl;
 	const struct rfw_view *view;
 	struct counters *ctr;		/* written only by the worker */
+	/* Each port's index in the policy's interfaces (pkt_key.in_if /
+	 * out_if), or BRIDGE_NO_IF when the policy does not name it. */
+	uint8_t if_index[2];
 	atomic_int stop;
 	pthread_t thread;
 };
