@@ -1,6 +1,7 @@
-/* From resolved rules to the artifact: rule-level checks (ports against
- * protocols, proto against service, address families), expansion into the
- * cross product of classifier entries, and the .rfw sections. */
+/* From the resolved policy to the artifact: rules and NAT matches expanded
+ * (expand.c), then every section of format 1.1 laid out: policy defaults,
+ * rules with limits and positions, interfaces and zones, address sets and
+ * LPM tables, NAT, routes, host bypass, and the HyperSplit trees. */
 #include "rulec.h"
 
 #include <errno.h>
@@ -9,224 +10,221 @@
 #include <string.h>
 
 #include "cls_hs.h"
-#include "policy.h"
-
-/* Far beyond any hand-written policy; stops a typo'd cross product from
- * eating the machine before the classifier even sees it. */
-#define MAX_ENTRIES (1u << 24)
-
-/* One protocol/destination-port alternative of a rule. */
-struct alt {
-	int proto;		/* -1: any */
-	int has_dport;
-	struct range dport;
-};
-typedef VEC(struct alt) alt_list;
+#include "expand.h"
 
 struct out {
-	VEC(struct rfw_acl_entry) acl;
+	struct expand_ctx x;
+	acl_list acl, nat_acl;
 	VEC(struct rfw_rule) rules;
-	VEC(char) strings;
+	VEC(struct rfw_rule_source) src;
+	VEC(struct rfw_limit) limits;
+	VEC(struct rfw_nat_rule) nat;
+	VEC(struct rfw_interface) ifaces;
+	VEC(struct rfw_zone) zones;
+	VEC(struct rfw_route) routes;
+	struct rfw_route_table rt;
+	int has_rt;
 };
 
-static uint32_t add_string(struct out *o, const char *s)
+static void compile_rules(struct policy *pol, struct out *o)
 {
-	uint32_t off = (uint32_t)o->strings.n;
+	struct rfw_rule def = {.name_off = expand_string(&o->x, "default"),
+			       .action = pol->default_action};
+	struct rfw_rule_source ds = {pol->defaults_pos.line, pol->defaults_pos.col};
 
-	for (size_t i = 0; i <= strlen(s); i++)
-		VEC_PUSH(o->strings, s[i]);
-	return off;
-}
+	VEC_PUSH(o->rules, def);
+	VEC_PUSH(o->src, ds);
+	for (size_t i = 0; i < pol->rules.n; i++) {
+		struct rule *r = &pol->rules.v[i];
+		struct rfw_rule rr = {.action = r->action, .first_entry = (uint32_t)o->acl.n};
+		struct rfw_rule_source rs = {ytree_line(r->node), ytree_col(r->node)};
 
-static unsigned families(const pfx_list *l)
-{
-	unsigned f = 0;
-
-	for (size_t i = 0; i < l->n; i++)
-		f |= l->v[i].family == 4 ? 1u : 2u;
-	return f;
-}
-
-static const char *family_words(unsigned f)
-{
-	return f == 1 ? "IPv4 only" : f == 2 ? "IPv6 only" : "mixed";
-}
-
-/* The protocol/dport alternatives, or -1 after reporting why none fit. */
-static int rule_alts(struct policy *pol, struct rule *r, alt_list *alts)
-{
-	char pbuf[8];
-
-	if (r->has_svc) {
-		if (r->has_dport) {
-			ytree_error(pol->d, r->dport_node,
-				    "rule '%s': 'port' and 'service' cannot both be given in 'to'; the service sets the destination port",
-				    r->name);
-			return -1;
+		policy_enter(pol, r->file);
+		/* Rules with parse errors were reported already; checking their
+		 * meaning too would only add noise. */
+		if (r->bad || expand_rule(pol, r, (uint32_t)(i + 1), &o->x, &o->acl) < 0)
+			continue;
+		rr.name_off = expand_string(&o->x, r->name);
+		rr.entry_count = (uint32_t)(o->acl.n - rr.first_entry);
+		rr.flags = r->log ? RFW_RULE_LOG : 0;
+		if (r->has_limit) {
+			r->limit.rule = (uint32_t)(i + 1);
+			VEC_PUSH(o->limits, r->limit);
+			rr.limit = (uint16_t)o->limits.n;
 		}
-		for (size_t i = 0; i < r->svc.n; i++) {
-			const struct svc_item *it = &r->svc.v[i];
-			struct alt a = {it->proto, it->has_ports, {it->lo, it->hi}};
-
-			/* proto narrows a service to the items of that protocol. */
-			if (r->proto >= 0 && it->proto != r->proto)
-				continue;
-			VEC_PUSH(*alts, a);
-		}
-		if (alts->n == 0 && r->proto >= 0) {
-			ytree_error(pol->d, r->proto_node,
-				    "rule '%s': proto '%s' does not agree with any protocol of its service",
-				    r->name, val_proto_name(r->proto, pbuf, sizeof(pbuf)));
-			return -1;
-		}
-	} else if (r->has_dport) {
-		for (size_t i = 0; i < r->dport.n; i++) {
-			struct alt a = {r->proto, 1, r->dport.v[i]};
-
-			VEC_PUSH(*alts, a);
-		}
-	} else {
-		struct alt a = {r->proto, 0, {0, 0}};
-
-		VEC_PUSH(*alts, a);
+		VEC_PUSH(o->rules, rr);
+		VEC_PUSH(o->src, rs);
 	}
-	if (alts->n == 0) {
-		ytree_error(pol->d, r->has_svc ? r->svc_node : r->dport_node,
-			    "rule '%s' can never match: the list is empty", r->name);
+	if (o->limits.n > UINT16_MAX)
+		diag_error(pol->d, 0, 0, "more than %u rules have a limit", UINT16_MAX);
+}
+
+/* The match's family is the translation's: a NAT rule rewrites one family. */
+static int nat_family(struct policy *pol, struct nat_def *nd)
+{
+	struct rule *m = &nd->match;
+	unsigned f = 3;
+
+	if (nd->kind == RFW_NAT_MASQUERADE) {
+		/* Masquerade has no address to take the family from: IPv4,
+		 * unless the match says IPv6. */
+		if (m->family)
+			nd->family = m->family;
+		else if (m->from.has_net && !m->from.net.negated && m->from.net.pfx.n &&
+			 !(m->from.net.pfx.v[0].family == 4))
+			nd->family = 6;
+		else
+			nd->family = 4;
+	}
+	if (m->family && m->family != nd->family) {
+		ytree_error(pol->d, m->family_node,
+			    "NAT rule '%s': the match is ipv%u but it translates to IPv%u; use an IPv%u %s",
+			    nd->name, m->family, nd->family, m->family,
+			    nd->kind == RFW_NAT_DNAT ? "server" : "pool");
 		return -1;
 	}
-	/* A port only exists for TCP, UDP and SCTP: a port with any other
-	 * protocol would be an entry that can never match. */
-	for (size_t i = 0; i < alts->n; i++) {
-		const struct alt *a = &alts->v[i];
-		int portless = a->proto >= 0 && !val_proto_has_ports(a->proto);
+	for (int side = 0; side < 2; side++) {
+		const struct side *s = side ? &m->to : &m->from;
+		unsigned sf = 0;
 
-		if (portless && (r->has_sport || a->has_dport)) {
-			ytree_error(pol->d, r->has_sport ? r->sport_node : r->dport_node,
-				    "rule '%s': a port needs a protocol with ports (tcp, udp, sctp); '%s' has none",
-				    r->name, val_proto_name(a->proto, pbuf, sizeof(pbuf)));
-			return -1;
-		}
+		if (!s->has_net || s->net.negated)
+			continue;
+		for (size_t i = 0; i < s->net.pfx.n; i++)
+			sf |= s->net.pfx.v[i].family == 4 ? 1u : 2u;
+		f &= sf;
 	}
+	if (!(f & (nd->family == 4 ? 1u : 2u))) {
+		diag_warn_at(pol, nd->node,
+			     "NAT rule '%s' can never match: its match has no IPv%u addresses and it translates IPv%u",
+			     nd->name, nd->family, nd->family);
+		return 1;
+	}
+	m->family = nd->family;
 	return 0;
 }
 
-static int rule_check_sets(struct policy *pol, struct rule *r)
+static int nat_checks(struct policy *pol, struct nat_def *nd)
 {
-	unsigned fs, fd;
+	struct rule *m = &nd->match;
 
-	if (r->has_src && r->src.n == 0) {
-		ytree_error(pol->d, r->src_node, "rule '%s' can never match: its 'from' network is empty",
-			    r->name);
+	if (nd->kind == RFW_NAT_DNAT && !m->to.has_net) {
+		ytree_error(pol->d, m->node,
+			    "NAT rule '%s': dnat needs the address it translates; give match: {to: {network: ...}}",
+			    nd->name);
 		return -1;
 	}
-	if (r->has_dst && r->dst.n == 0) {
-		ytree_error(pol->d, r->dst_node, "rule '%s' can never match: its 'to' network is empty",
-			    r->name);
+	if (nd->port_node && nd->kind == RFW_NAT_DNAT && !expand_ports_only(m)) {
+		ytree_error(pol->d, nd->port_node,
+			    "NAT rule '%s': a port needs a match on tcp, udp or sctp only (proto or service)",
+			    nd->name);
 		return -1;
 	}
-	if (r->has_sport && r->sport.n == 0) {
-		ytree_error(pol->d, r->sport_node, "rule '%s' can never match: the port list is empty",
-			    r->name);
-		return -1;
-	}
-	fs = families(&r->src);
-	fd = families(&r->dst);
-	if (r->has_src && r->has_dst && !(fs & fd)) {
-		ytree_error(pol->d, r->dst_node,
-			    "rule '%s' can never match: from is %s and to is %s", r->name,
-			    family_words(fs), family_words(fd));
+	if (nd->port_node && nd->kind != RFW_NAT_DNAT && (m->proto >= 0 || m->has_svc) &&
+	    !expand_ports_only(m)) {
+		ytree_error(pol->d, nd->port_node,
+			    "NAT rule '%s': ports need a match on tcp, udp or sctp (or no protocol at all)",
+			    nd->name);
 		return -1;
 	}
 	return 0;
 }
 
-static void set_addr(uint8_t *addr, uint8_t *len, uint8_t *family, const struct prefix *p)
+/* Same entries (rule numbers aside): the earlier NAT rule takes every
+ * packet this one could. */
+static int same_match(const struct rfw_acl_entry *a, size_t na, const struct rfw_acl_entry *b,
+		      size_t nb)
 {
-	memcpy(addr, p->addr, 16);
-	*len = p->len;
-	*family = p->family;
-}
+	if (na != nb || na == 0)
+		return 0;
+	for (size_t i = 0; i < na; i++) {
+		struct rfw_acl_entry x = a[i], y = b[i];
 
-/* ICMP is IPv4's and ICMPv6 is IPv6's: an entry pairing one with the other
- * family is as impossible as an IPv4 source with an IPv6 destination. */
-static int icmp_mismatch(int proto, uint8_t family)
-{
-	return (proto == 1 && family == 6) || (proto == 58 && family == 4);
-}
-
-/* src × dst × alternative × sport: one entry each, skipping the address
- * pairs of different families and ICMP of the wrong family. */
-static int expand_rule(struct policy *pol, struct rule *r, uint32_t num, struct out *o)
-{
-	alt_list alts = {0};
-	size_t ns = r->has_src ? r->src.n : 1, nd = r->has_dst ? r->dst.n : 1;
-	size_t np = r->has_sport ? r->sport.n : 1, first = o->acl.n;
-	int rc = -1, skipped_icmp = -1;
-
-	if (rule_check_sets(pol, r) < 0 || rule_alts(pol, r, &alts) < 0)
-		goto out;
-	if ((double)ns * nd * alts.n * np + o->acl.n > MAX_ENTRIES) {
-		ytree_error(pol->d, r->node, "rule '%s' expands to more than %u classifier entries",
-			    r->name, MAX_ENTRIES);
-		goto out;
+		x.rule = y.rule = 0;
+		if (memcmp(&x, &y, sizeof(x)) != 0)
+			return 0;
 	}
-	for (size_t s = 0; s < ns; s++)
-		for (size_t d = 0; d < nd; d++) {
-			const struct prefix *sp = r->has_src ? &r->src.v[s] : NULL;
-			const struct prefix *dp = r->has_dst ? &r->dst.v[d] : NULL;
+	return 1;
+}
 
-			if (sp && dp && sp->family != dp->family)
+static void compile_nat(struct policy *pol, struct out *o)
+{
+	struct rfw_nat_rule zero = {0};
+
+	if (pol->nats.n)
+		VEC_PUSH(o->nat, zero);
+	for (size_t i = 0; i < pol->nats.n; i++) {
+		struct nat_def *nd = &pol->nats.v[i];
+		struct rfw_nat_rule nr = {.kind = nd->kind, .family = nd->family,
+					  .first_entry = (uint32_t)o->nat_acl.n,
+					  .port_lo = nd->port_lo, .port_hi = nd->port_hi};
+		int fam;
+
+		policy_enter(pol, nd->file);
+		if (nd->bad || nat_checks(pol, nd) < 0 || (fam = nat_family(pol, nd)) < 0)
+			continue;
+		if (fam == 0 && expand_rule(pol, &nd->match, (uint32_t)(i + 1), &o->x, &o->nat_acl) < 0)
+			continue;
+		nr.family = nd->family;
+		nr.name_off = expand_string(&o->x, nd->name);
+		nr.entry_count = (uint32_t)(o->nat_acl.n - nr.first_entry);
+		memcpy(nr.addr_lo, nd->lo, 16);
+		memcpy(nr.addr_hi, nd->hi, 16);
+		for (size_t j = 1; fam == 0 && j < o->nat.n; j++) {
+			const struct rfw_nat_rule *e = &o->nat.v[j];
+
+			if (!same_match(o->nat_acl.v + e->first_entry, e->entry_count,
+					o->nat_acl.v + nr.first_entry, nr.entry_count))
 				continue;
-			for (size_t a = 0; a < alts.n; a++)
-				for (size_t p = 0; p < np; p++) {
-					const struct alt *al = &alts.v[a];
-					struct rfw_acl_entry e = {.rule = num};
-					uint8_t fam = 0;
-
-					if (sp)
-						set_addr(e.src, &e.src_len, &fam, sp);
-					if (dp)
-						set_addr(e.dst, &e.dst_len, &fam, dp);
-					e.family = fam;
-					if (al->proto >= 0) {
-						e.flags |= RFW_ACL_PROTO;
-						e.proto = (uint8_t)al->proto;
-					}
-					/* A side the rule leaves open matches any port. */
-					if (r->has_sport || al->has_dport) {
-						e.flags |= RFW_ACL_PORTS;
-						e.sport_hi = e.dport_hi = 65535;
-						if (r->has_sport) {
-							e.sport_lo = r->sport.v[p].lo;
-							e.sport_hi = r->sport.v[p].hi;
-						}
-						if (al->has_dport) {
-							e.dport_lo = al->dport.lo;
-							e.dport_hi = al->dport.hi;
-						}
-					}
-					if (icmp_mismatch(al->proto, fam)) {
-						skipped_icmp = al->proto;
-						continue;
-					}
-					VEC_PUSH(o->acl, e);
-				}
+			diag_warn_at(pol, nd->node,
+				     "NAT rule '%s' can never match: NAT rule '%s' (number %zu) has the same match and comes first",
+				     nd->name, o->x.strings.v + e->name_off, j);
+			break;
 		}
-	if (o->acl.n == first && skipped_icmp >= 0) {
-		int v6 = skipped_icmp == 1;
-
-		ytree_error(pol->d, r->proto_node ? r->proto_node : r->svc_node,
-			    "rule '%s' can never match: its addresses are IPv%c only and '%s' is IPv%c only (use %s)",
-			    r->name, v6 ? '6' : '4', v6 ? "icmp" : "icmpv6", v6 ? '4' : '6',
-			    v6 ? "icmpv6" : "icmp");
-		goto out;
+		VEC_PUSH(o->nat, nr);
 	}
-	rc = 0;
-out:
-	free(alts.v);
-	return rc;
 }
+
+static void compile_objects(struct policy *pol, struct out *o)
+{
+	for (size_t i = 0; i < pol->zones.n; i++) {
+		struct rfw_zone z = {expand_string(&o->x, pol->zones.v[i].name),
+				     pol->zones.v[i].ifaces};
+
+		VEC_PUSH(o->zones, z);
+	}
+	for (size_t i = 0; i < pol->ifaces.n; i++) {
+		struct rfw_interface ifc = {.zone = pol->ifaces.v[i].zone};
+
+		memcpy(ifc.name, pol->ifaces.v[i].name, sizeof(ifc.name));
+		VEC_PUSH(o->ifaces, ifc);
+	}
+	if (pol->routes.n) {
+		struct lpm_item *items = calloc(pol->routes.n, sizeof(*items));
+		size_t n4 = 0, n6 = 0, n = pol->routes.n;
+
+		if (!items) {
+			fputs("rulec: out of memory\n", stderr);
+			exit(2);
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct rfw_route *r = &pol->routes.v[i].r;
+			struct lpm_item it = {r->prefix, r->len, (uint32_t)i + 1};
+
+			VEC_PUSH(o->routes, *r);
+			if (r->family == 4)
+				items[n4++] = it;
+			else
+				items[n - ++n6] = it;
+		}
+		if (lpm_data_add(&o->x.ld, 4, items, n4, &o->rt.v4) < 0 ||
+		    lpm_data_add(&o->x.ld, 6, items + n - n6, n6, &o->rt.v6) < 0)
+			diag_error(pol->d, 0, 0, "out of memory building the route table");
+		o->has_rt = 1;
+		free(items);
+	}
+}
+
+#define SEC(t, arr, n) {t, sizeof(*(arr)), (arr), (uint64_t)(n) * sizeof(*(arr)), (n)}
 
 /* The linear entry list (the reference) plus the HyperSplit trees built
  * over it (runtime/cls_hs.h): the workers and `rulec query` use the trees,
@@ -234,71 +232,111 @@ out:
 static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 {
 	struct rfw_policy p = {.rule_count = (uint32_t)pol->rules.n,
-			       .default_action = pol->default_action};
-	struct rfw_section_in secs[8] = {
+			       .default_action = pol->default_action,
+			       .stateful = pol->stateful,
+			       .max_flows = pol->max_flows,
+			       .nat_count = (uint32_t)pol->nats.n,
+			       .route_count = (uint32_t)pol->routes.n,
+			       .interface_count = (uint32_t)pol->ifaces.n};
+	struct rfw_section_in secs[24] = {
 		{RFW_SEC_POLICY, sizeof(p), &p, sizeof(p), 1},
-		{RFW_SEC_STRINGS, 1, o->strings.v, o->strings.n, o->strings.n},
-		{RFW_SEC_RULES, sizeof(struct rfw_rule), o->rules.v,
-		 o->rules.n * sizeof(struct rfw_rule), o->rules.n},
-		{RFW_SEC_ACL, sizeof(struct rfw_acl_entry), o->acl.v,
-		 o->acl.n * sizeof(struct rfw_acl_entry), o->acl.n},
-		{RFW_SEC_SOURCE, 1, pol->source, strlen(pol->source) + 1,
-		 strlen(pol->source) + 1},
+		{RFW_SEC_STRINGS, 1, o->x.strings.v, o->x.strings.n, o->x.strings.n},
+		SEC(RFW_SEC_RULES, o->rules.v, o->rules.n),
+		SEC(RFW_SEC_ACL, o->acl.v, o->acl.n),
+		{RFW_SEC_SOURCE, 1, pol->source, strlen(pol->source) + 1, strlen(pol->source) + 1},
+		SEC(RFW_SEC_RULE_SOURCE, o->src.v, o->src.n),
+		SEC(RFW_SEC_INTERFACES, o->ifaces.v, o->ifaces.n),
+		SEC(RFW_SEC_ZONES, o->zones.v, o->zones.n),
+		SEC(RFW_SEC_SETS, o->x.ld.sets.v, o->x.ld.sets.n),
+		SEC(RFW_SEC_LPM_DATA, o->x.ld.words.v, o->x.ld.words.n),
+		SEC(RFW_SEC_LIMITS, o->limits.v, o->limits.n),
+		SEC(RFW_SEC_NAT_RULES, o->nat.v, o->nat.n),
+		SEC(RFW_SEC_NAT_ACL, o->nat_acl.v, o->nat_acl.n),
+		SEC(RFW_SEC_ROUTES, o->routes.v, o->routes.n),
+		SEC(RFW_SEC_HOST_ADDRS, pol->host_addrs.v, pol->host_addrs.n),
+		SEC(RFW_SEC_HOST_PASS, pol->host_pass.v, pol->host_pass.n),
 	};
+	uint32_t n = 16;
 	struct cls_hs_built hs;
 	void *buf;
 
+	memcpy(p.timeout, pol->timeout, sizeof(p.timeout));
+	if (o->has_rt)
+		secs[n++] = (struct rfw_section_in){RFW_SEC_ROUTE_TABLE, sizeof(o->rt), &o->rt,
+						    sizeof(o->rt), 1};
 	if (cls_hs_build(&hs, o->acl.v, (uint32_t)o->acl.n, NULL) < 0)
 		return NULL;
-	cls_hs_sections(&hs, &secs[5]);
-	buf = rfw_build(secs, 8, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
+	cls_hs_sections(&hs, &secs[n]);
+	n += 3;
+	buf = rfw_build(secs, n, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
 	cls_hs_free(&hs);
 	return buf;
 }
 
-unsigned rulec_compile(const char *path, FILE *diag, void **buf, size_t *len)
+static void out_free(struct out *o)
 {
-	struct diag d = {.file = path, .out = diag};
+	free(o->x.strings.v);
+	lpm_data_free(&o->x.ld);
+	free(o->acl.v);
+	free(o->nat_acl.v);
+	free(o->rules.v);
+	free(o->src.v);
+	free(o->limits.v);
+	free(o->nat.v);
+	free(o->ifaces.v);
+	free(o->zones.v);
+	free(o->routes.v);
+}
+
+unsigned rulec_compile_opts(const char *path, FILE *diag, const struct rulec_opts *opts,
+			    void **buf, size_t *len)
+{
+	struct diag d = {.file = path, .out = diag, .strict = opts && opts->strict};
 	struct policy pol;
 	struct out o = {0};
-	struct rfw_rule def = {0};
+	unsigned errors;
 
 	*buf = NULL;
 	*len = 0;
 	policy_load(&pol, path, &d);
-	def.name_off = add_string(&o, "default");
-	def.action = pol.default_action;
-	VEC_PUSH(o.rules, def);
-	for (size_t i = 0; i < pol.rules.n; i++) {
-		struct rule *r = &pol.rules.v[i];
-		struct rfw_rule rr = {.action = r->action, .first_entry = (uint32_t)o.acl.n};
-
-		/* Rules with parse errors were reported already; checking their
-		 * meaning too would only add noise. */
-		if (r->bad || expand_rule(&pol, r, (uint32_t)(i + 1), &o) < 0)
-			continue;
-		rr.name_off = add_string(&o, r->name);
-		rr.entry_count = (uint32_t)(o.acl.n - rr.first_entry);
-		VEC_PUSH(o.rules, rr);
+	if (pol.files.n) {
+		compile_rules(&pol, &o);
+		compile_nat(&pol, &o);
+		compile_objects(&pol, &o);
+		/* Analysers that warn about rules (shadowing, redundancy) run
+		 * here, on the expanded entries, and report with
+		 * diag_warn_at_rule(&pol, rule, ...). */
 	}
 	if (d.errors == 0) {
 		*buf = build_artifact(&pol, &o, len);
 		if (!*buf)
 			diag_error(&d, 0, 0, "out of memory building the artifact");
 	}
-	diag_flush(&d);
-	free(o.acl.v);
-	free(o.rules.v);
-	free(o.strings.v);
+	if (opts && opts->warnings)
+		*opts->warnings = d.warnings;
+	diag_free(&d);
+	out_free(&o);
 	policy_free(&pol);
-	return d.errors;
+	errors = d.errors;
+	if (errors) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+	return errors;
 }
 
-int rulec_compile_file(const char *path, const char *out, FILE *diag)
+unsigned rulec_compile(const char *path, FILE *diag, void **buf, size_t *len)
+{
+	return rulec_compile_opts(path, diag, NULL, buf, len);
+}
+
+int rulec_compile_file_opts(const char *path, const char *out, FILE *diag,
+			    const struct rulec_opts *opts)
 {
 	void *buf;
 	size_t len;
-	unsigned errors = rulec_compile(path, diag, &buf, &len);
+	unsigned errors = rulec_compile_opts(path, diag, opts, &buf, &len);
 
 	if (errors) {
 		fprintf(diag, "rulec: %u error%s, nothing written\n", errors, errors == 1 ? "" : "s");
@@ -311,4 +349,9 @@ int rulec_compile_file(const char *path, const char *out, FILE *diag)
 	}
 	free(buf);
 	return 0;
+}
+
+int rulec_compile_file(const char *path, const char *out, FILE *diag)
+{
+	return rulec_compile_file_opts(path, out, diag, NULL);
 }

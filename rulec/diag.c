@@ -3,25 +3,51 @@
 #include "diag.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct diag_msg {
+	size_t file;
 	unsigned line, col;
 	size_t seq;
+	int warning;
 	char *text;
 };
 
-void diag_error(struct diag *d, unsigned line, unsigned col, const char *fmt, ...)
+size_t diag_add_file(struct diag *d, const char *name)
 {
-	va_list ap;
-	struct diag_msg m = {line, col, d->nmsgs, NULL};
+	char **v = realloc(d->files, (d->nfiles + 1) * sizeof(*v));
+	char *copy = strdup(name);
+
+	if (!v || !copy) {
+		/* Same policy as vec_grow: a compiler that cannot allocate stops. */
+		fputs("rulec: out of memory\n", stderr);
+		exit(2);
+	}
+	d->files = v;
+	d->files[d->nfiles] = copy;
+	return d->nfiles++;
+}
+
+const char *diag_file_name(const struct diag *d, size_t file)
+{
+	return file < d->nfiles ? d->files[file] : d->file;
+}
+
+static void add_msg(struct diag *d, size_t file, unsigned line, unsigned col, int warning,
+		    const char *fmt, va_list ap)
+{
+	struct diag_msg m = {file, line, col, d->nmsgs, warning, NULL};
+	va_list ap2;
 	int n;
 
-	d->errors++;
-	va_start(ap, fmt);
+	if (warning && !d->strict)
+		d->warnings++;
+	else
+		d->errors++;
+	va_copy(ap2, ap);
 	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
 	m.text = malloc((size_t)(n > 0 ? n : 0) + 1);
 	if (d->nmsgs == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 16;
@@ -38,18 +64,49 @@ void diag_error(struct diag *d, unsigned line, unsigned col, const char *fmt, ..
 	if (!m.text) {
 		/* Out of memory: the error still counts, so nothing is written. */
 		fprintf(d->out, "%s: error: out of memory reporting an error\n", d->file);
+		va_end(ap2);
 		return;
 	}
-	va_start(ap, fmt);
-	vsnprintf(m.text, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	vsnprintf(m.text, (size_t)n + 1, fmt, ap2);
+	va_end(ap2);
 	d->msgs[d->nmsgs++] = m;
+}
+
+void diag_error(struct diag *d, unsigned line, unsigned col, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_msg(d, d->cur, line, col, 0, fmt, ap);
+	va_end(ap);
+}
+
+void diag_error_in(struct diag *d, size_t file, unsigned line, unsigned col,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_msg(d, file, line, col, 0, fmt, ap);
+	va_end(ap);
+}
+
+void diag_warn_in(struct diag *d, size_t file, unsigned line, unsigned col,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_msg(d, file, line, col, 1, fmt, ap);
+	va_end(ap);
 }
 
 static int by_position(const void *pa, const void *pb)
 {
 	const struct diag_msg *a = pa, *b = pb;
 
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
 	if (a->line != b->line)
 		return a->line < b->line ? -1 : 1;
 	if (a->col != b->col)
@@ -63,16 +120,30 @@ void diag_flush(struct diag *d)
 		qsort(d->msgs, d->nmsgs, sizeof(*d->msgs), by_position);
 	for (size_t i = 0; i < d->nmsgs; i++) {
 		const struct diag_msg *m = &d->msgs[i];
+		const char *kind = m->warning && !d->strict ? "warning" : "error";
+		const char *file = diag_file_name(d, m->file);
 
 		if (m->line && m->col)
-			fprintf(d->out, "%s:%u:%u: error: %s\n", d->file, m->line, m->col, m->text);
+			fprintf(d->out, "%s:%u:%u: %s: %s\n", file, m->line, m->col, kind, m->text);
+		else if (m->line)
+			fprintf(d->out, "%s:%u: %s: %s\n", file, m->line, kind, m->text);
 		else
-			fprintf(d->out, "%s: error: %s\n", d->file, m->text);
+			fprintf(d->out, "%s: %s: %s\n", file, kind, m->text);
 		free(m->text);
 	}
 	free(d->msgs);
 	d->msgs = NULL;
 	d->nmsgs = d->cap = 0;
+}
+
+void diag_free(struct diag *d)
+{
+	diag_flush(d);
+	for (size_t i = 0; i < d->nfiles; i++)
+		free(d->files[i]);
+	free(d->files);
+	d->files = NULL;
+	d->nfiles = 0;
 }
 
 unsigned diag_distance(const char *a, const char *b)

@@ -1,28 +1,64 @@
-/* The top of the policy file: version, defaults, the sections in the order
- * names need them (networks, services, then rules), and each rule's keys.
- * Only shape and values are checked here; what a rule means as a whole
- * (families, protocols against ports) is compile.c's job. */
+/* The top of the policy: the file and its includes (merged before it,
+ * cycles refused, a file included twice read once), version, defaults, and
+ * each section in the order names need them: networks, services and zones
+ * of every file first, then rules, NAT, routes and host. Only shape and
+ * values are checked here; what a rule means as a whole is compile.c's. */
 #include "policy.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
-static const char *const top_keys[] = {"version", "networks", "services", "rules", "defaults"};
-static const char *const top_later[] = {"include", "zones", "nat", "routes", "host"};
-static const char *const default_keys[] = {"action"};
-static const char *const default_later[] = {"stateful", "conntrack", "timeouts"};
-static const char *const rule_keys[] = {"name", "proto", "from", "to", "action"};
-static const char *const rule_later[] = {"family", "icmp_type", "tcp_flags", "state",
-					 "log", "limit", "counter"};
-static const char *const from_keys[] = {"network", "port"};
-static const char *const to_keys[] = {"network", "port", "service"};
-static const char *const side_later[] = {"zone", "interface"};
+static const char *const top_keys[] = {"version", "include", "networks", "services", "zones",
+				       "defaults", "rules", "nat", "routes", "host"};
+static const char *const default_keys[] = {"action", "stateful", "conntrack", "timeouts"};
+static const char *const timeout_keys[] = {"tcp_syn", "tcp_established", "tcp_closing", "udp",
+					   "udp_stream", "icmp", "other"};	/* enum rfw_timeout */
+static const uint32_t timeout_defaults[] = {30, 86400, 30, 30, 180, 30, 60};
 static const char *const actions[] = {"drop", "accept", "reject"};	/* enum rfw_action order */
 
-static int parse_action(struct policy *pol, yaml_node_t *n, uint8_t *out)
+size_t policy_enter(struct policy *pol, size_t f)
+{
+	size_t prev = pol->cur;
+
+	pol->cur = f;
+	pol->yt = &pol->files.v[f].yt;
+	pol->d->cur = pol->files.v[f].diag_file;
+	return prev;
+}
+
+struct pos policy_pos(const struct policy *pol, const yaml_node_t *n)
+{
+	return (struct pos){pol->d->cur, ytree_line(n), ytree_col(n)};
+}
+
+void policy_where(const struct policy *pol, struct pos at, char *buf, size_t len)
+{
+	if (at.file == pol->d->cur)
+		snprintf(buf, len, "line %u column %u", at.line, at.col);
+	else
+		snprintf(buf, len, "%s:%u:%u", diag_file_name(pol->d, at.file), at.line, at.col);
+}
+
+char *policy_path(const struct policy *pol, size_t f, const char *rel)
+{
+	const char *base = pol->files.v[f].path, *slash = strrchr(base, '/');
+	size_t dl = slash ? (size_t)(slash - base) + 1 : 0;
+	char *out = malloc(dl + strlen(rel) + 1);
+
+	if (!out) {
+		fputs("rulec: out of memory\n", stderr);
+		exit(2);
+	}
+	if (rel[0] == '/')
+		dl = 0;
+	memcpy(out, base, dl);
+	strcpy(out + dl, rel);
+	return out;
+}
+
+int policy_parse_action(struct policy *pol, yaml_node_t *n, uint8_t *out)
 {
 	const char *s = ytree_str(n);
 	const char *hint;
@@ -46,7 +82,7 @@ static int parse_action(struct policy *pol, yaml_node_t *n, uint8_t *out)
 	return -1;
 }
 
-static int want_mapping(struct policy *pol, yaml_node_t *n, const char *what)
+int policy_want_mapping(struct policy *pol, yaml_node_t *n, const char *what)
 {
 	if (n->type == YAML_MAPPING_NODE)
 		return 0;
@@ -54,13 +90,44 @@ static int want_mapping(struct policy *pol, yaml_node_t *n, const char *what)
 	return -1;
 }
 
-static void parse_version(struct policy *pol, yaml_node_t *root)
+int policy_parse_bool(struct policy *pol, yaml_node_t *n, const char *key, int *out)
 {
-	yaml_node_t *v = ytree_get(&pol->yt, root, "version", NULL);
+	const char *s = ytree_str(n);
+
+	if (s && strcmp(s, "true") == 0)
+		*out = 1;
+	else if (s && strcmp(s, "false") == 0)
+		*out = 0;
+	else {
+		ytree_error(pol->d, n, "'%s' must be true or false, not '%s'", key,
+			    s ? s : ytree_kind(n));
+		return -1;
+	}
+	return 0;
+}
+
+int policy_each(struct policy *pol, yaml_node_t *value,
+		int (*entry)(struct policy *, yaml_node_t *, void *), void *out)
+{
+	int rc = 0;
+
+	if (value->type != YAML_SEQUENCE_NODE)
+		return entry(pol, value, out);
+	for (yaml_node_item_t *it = value->data.sequence.items.start;
+	     it < value->data.sequence.items.top; it++)
+		if (entry(pol, ytree_node(pol->yt, *it), out) < 0)
+			rc = -1;
+	return rc;
+}
+
+static void parse_version(struct policy *pol, yaml_node_t *root, int required)
+{
+	yaml_node_t *v = ytree_get(pol->yt, root, "version", NULL);
 	const char *s;
 
 	if (!v) {
-		ytree_error(pol->d, root, "missing 'version: 1' (the policy language version)");
+		if (required)
+			ytree_error(pol->d, root, "missing 'version: 1' (the policy language version)");
 		return;
 	}
 	s = ytree_str(v);
@@ -69,226 +136,254 @@ static void parse_version(struct policy *pol, yaml_node_t *root)
 			    s ? s : ytree_kind(v));
 }
 
-static void parse_defaults(struct policy *pol, yaml_node_t *n)
+/* A count or number of seconds: a decimal 1..max. */
+static int parse_count(struct policy *pol, yaml_node_t *n, const char *key, unsigned long max,
+		       uint32_t *out)
 {
-	yaml_node_t *a;
-
-	if (want_mapping(pol, n, "'defaults'") < 0)
-		return;
-	ytree_check_keys(&pol->yt, n, pol->d, "defaults", default_keys, N(default_keys),
-			 default_later, N(default_later));
-	a = ytree_get(&pol->yt, n, "action", NULL);
-	if (a)
-		parse_action(pol, a, &pol->default_action);
-}
-
-/* from: or to: of a rule. */
-static int parse_side(struct policy *pol, struct rule *r, yaml_node_t *n, int to)
-{
-	const char *where = to ? "'to'" : "'from'";
-	yaml_node_t *net, *port, *svc;
-	int rc = 0;
-
-	if (want_mapping(pol, n, where) < 0)
-		return -1;
-	if (ytree_check_keys(&pol->yt, n, pol->d, to ? "to" : "from",
-			     to ? to_keys : from_keys, to ? N(to_keys) : N(from_keys),
-			     side_later, N(side_later)))
-		rc = -1;
-	net = ytree_get(&pol->yt, n, "network", NULL);
-	if (net) {
-		*(to ? &r->has_dst : &r->has_src) = 1;
-		if (resolve_network_value(pol, net, to ? &r->dst : &r->src) < 0)
-			rc = -1;
-		if (to)
-			r->dst_node = net;
-		else
-			r->src_node = net;
-	}
-	port = ytree_get(&pol->yt, n, "port", NULL);
-	if (port) {
-		*(to ? &r->has_dport : &r->has_sport) = 1;
-		*(to ? &r->dport_node : &r->sport_node) = port;
-		if (resolve_ports(pol, port, to ? &r->dport : &r->sport) < 0)
-			rc = -1;
-	}
-	svc = to ? ytree_get(&pol->yt, n, "service", NULL) : NULL;
-	if (svc) {
-		r->has_svc = 1;
-		r->svc_node = svc;
-		if (resolve_service_value(pol, svc, &r->svc) < 0)
-			rc = -1;
-	}
-	return rc;
-}
-
-static void parse_proto(struct policy *pol, struct rule *r, yaml_node_t *n)
-{
-	static const char *const names[] = {"tcp", "udp", "icmp", "icmpv6", "sctp", "gre", "esp"};
 	const char *s = ytree_str(n);
-	const char *hint;
+	unsigned long v;
 
-	r->proto_node = n;
-	r->proto = s ? val_parse_proto(s) : -1;
-	if (r->proto >= 0)
-		return;
-	r->bad = 1;
-	if (!s) {
-		ytree_error(pol->d, n, "proto must be one protocol name or number, not %s", ytree_kind(n));
-		return;
+	if (!s || val_parse_uint(s, max, &v) < 0 || v == 0) {
+		ytree_error(pol->d, n, "'%s' must be a whole number from 1 to %lu, not '%s'", key, max,
+			    s ? s : ytree_kind(n));
+		return -1;
 	}
-	hint = diag_suggest(s, names, N(names));
-	if (hint)
-		ytree_error(pol->d, n,
-			    "unknown protocol '%s'; expected tcp, udp, icmp, icmpv6, sctp, gre, esp or 0-255; did you mean '%s'?",
-			    s, hint);
-	else
-		ytree_error(pol->d, n,
-			    "unknown protocol '%s'; expected tcp, udp, icmp, icmpv6, sctp, gre, esp or 0-255",
-			    s);
+	*out = (uint32_t)v;
+	return 0;
 }
 
-/* A rule without a name is called "rule-N" after its number, so every rule
- * has a stable name in query output and counters. */
-static void parse_name(struct policy *pol, struct rule *r, yaml_node_t *n, size_t num)
+static void parse_timeouts(struct policy *pol, yaml_node_t *n)
 {
-	const char *s = n ? ytree_str(n) : NULL;
+	if (policy_want_mapping(pol, n, "'timeouts'") < 0)
+		return;
+	ytree_check_keys(pol->yt, n, pol->d, "timeouts", timeout_keys, N(timeout_keys), NULL, 0);
+	for (size_t i = 0; i < N(timeout_keys); i++) {
+		yaml_node_t *v = ytree_get(pol->yt, n, timeout_keys[i], NULL);
 
-	snprintf(r->name, sizeof(r->name), "rule-%zu", num);
-	if (!n)
-		return;
-	if (!s || !val_is_name(s) || strlen(s) >= sizeof(r->name)) {
-		ytree_error(pol->d, n,
-			    "rule name must be a letter or '_', then letters, digits, '_', '-', '.' (under 128 bytes)");
-		r->bad = 1;
-		return;
+		if (v)
+			parse_count(pol, v, timeout_keys[i], 30u * 86400, &pol->timeout[i]);
 	}
-	if (strcmp(s, "default") == 0) {
-		ytree_error(pol->d, n, "rule name 'default' is reserved for rule 0 (no rule matched)");
-		r->bad = 1;
-		return;
-	}
-	snprintf(r->name, sizeof(r->name), "%s", s);
 }
 
-static void parse_rule(struct policy *pol, yaml_node_t *n, size_t num)
+static void parse_defaults(struct policy *pol, yaml_node_t *n, yaml_node_t *key)
 {
-	struct rule r = {0};
-	yaml_node_t *v, *name_node = NULL;
+	static const char *const ct_keys[] = {"max_flows"};
+	yaml_node_t *v;
+	char where[256];
+	int b;
 
-	r.node = n;
-	r.proto = -1;
-	if (want_mapping(pol, n, "a rule") < 0) {
-		r.bad = 1;
-		snprintf(r.name, sizeof(r.name), "rule-%zu", num);
-		VEC_PUSH(pol->rules, r);
+	if (pol->has_defaults) {
+		policy_where(pol, pol->defaults_pos, where, sizeof(where));
+		ytree_error(pol->d, key, "'defaults' given twice (first at %s); keep one", where);
 		return;
 	}
-	unsigned key_errors = ytree_check_keys(&pol->yt, n, pol->d, "rule", rule_keys,
-					       N(rule_keys), rule_later, N(rule_later));
-
-	r.bad = key_errors != 0;
-	v = ytree_get(&pol->yt, n, "name", &name_node);
-	parse_name(pol, &r, v, num);
-	for (size_t i = 0; i < pol->rules.n; i++) {
-		if (strcmp(pol->rules.v[i].name, r.name) == 0) {
-			yaml_node_t *at = v ? v : n;
-
-			ytree_error(pol->d, at, "duplicate rule name '%s' (rule %zu at line %u)", r.name,
-				    i + 1, ytree_line(pol->rules.v[i].node));
-			r.bad = 1;
-			break;
-		}
-	}
-	v = ytree_get(&pol->yt, n, "proto", NULL);
+	pol->has_defaults = 1;
+	pol->defaults_pos = policy_pos(pol, key);
+	if (policy_want_mapping(pol, n, "'defaults'") < 0)
+		return;
+	ytree_check_keys(pol->yt, n, pol->d, "defaults", default_keys, N(default_keys), NULL, 0);
+	v = ytree_get(pol->yt, n, "action", NULL);
 	if (v)
-		parse_proto(pol, &r, v);
-	v = ytree_get(&pol->yt, n, "from", NULL);
-	if (v && parse_side(pol, &r, v, 0) < 0)
-		r.bad = 1;
-	v = ytree_get(&pol->yt, n, "to", NULL);
-	if (v && parse_side(pol, &r, v, 1) < 0)
-		r.bad = 1;
-	v = ytree_get(&pol->yt, n, "action", NULL);
-	if (!v) {
-		/* With a bad key in the rule, that key is most likely the action
-		 * misspelt: one message about it is enough. */
-		if (!key_errors)
-			ytree_error(pol->d, n, "rule '%s' has no action; expected accept, drop or reject",
-				    r.name);
-		r.bad = 1;
-	} else if (parse_action(pol, v, &r.action) < 0) {
-		r.bad = 1;
+		policy_parse_action(pol, v, &pol->default_action);
+	v = ytree_get(pol->yt, n, "stateful", NULL);
+	if (v && policy_parse_bool(pol, v, "stateful", &b) == 0)
+		pol->stateful = (uint8_t)b;
+	v = ytree_get(pol->yt, n, "conntrack", NULL);
+	if (v && policy_want_mapping(pol, v, "'conntrack'") == 0) {
+		yaml_node_t *m;
+
+		ytree_check_keys(pol->yt, v, pol->d, "conntrack", ct_keys, N(ct_keys), NULL, 0);
+		m = ytree_get(pol->yt, v, "max_flows", NULL);
+		if (m)
+			parse_count(pol, m, "max_flows", UINT32_MAX, &pol->max_flows);
 	}
-	VEC_PUSH(pol->rules, r);
+	v = ytree_get(pol->yt, n, "timeouts", NULL);
+	if (v)
+		parse_timeouts(pol, v);
 }
 
-static void parse_rules(struct policy *pol, yaml_node_t *n)
+static void load_file(struct policy *pol, const char *path, yaml_node_t *from, size_t parent);
+
+/* include: [paths]: each relative to this file, loaded (recursively)
+ * before this file joins the merged order. */
+static void parse_include(struct policy *pol, yaml_node_t *n)
 {
-	if (n->type != YAML_SEQUENCE_NODE) {
-		ytree_error(pol->d, n, "'rules' must be a list of rules, not %s", ytree_kind(n));
+	size_t me = pol->cur;
+
+	if (n->type != YAML_SEQUENCE_NODE && n->type != YAML_SCALAR_NODE) {
+		ytree_error(pol->d, n, "'include' must be a list of file paths, not %s", ytree_kind(n));
 		return;
 	}
-	for (yaml_node_item_t *it = n->data.sequence.items.start;
-	     it < n->data.sequence.items.top; it++)
-		parse_rule(pol, ytree_node(&pol->yt, *it), pol->rules.n + 1);
+	for (yaml_node_item_t *it = n->type == YAML_SEQUENCE_NODE ? n->data.sequence.items.start : NULL;
+	     n->type == YAML_SCALAR_NODE || it < n->data.sequence.items.top; it++) {
+		yaml_node_t *e = n->type == YAML_SCALAR_NODE ? n : ytree_node(pol->yt, *it);
+		const char *s = ytree_str(e);
+
+		if (!s || !*s) {
+			ytree_error(pol->d, e, "an include entry must be a file path, not %s",
+				    s ? "empty" : ytree_kind(e));
+		} else {
+			char *p = policy_path(pol, me, s);
+
+			load_file(pol, p, e, me);
+			free(p);
+			policy_enter(pol, me);
+		}
+		if (n->type == YAML_SCALAR_NODE)
+			break;
+	}
 }
 
-/* Fixed order whatever the file's order: names exist before rules use them. */
+static void include_cycle(struct policy *pol, yaml_node_t *from, size_t again)
+{
+	char path[1024] = "";
+	size_t used = 0;
+
+	/* The stack is every file still loading, in order; the cycle starts
+	 * at `again`. */
+	for (size_t k = 0; k < pol->files.n; k++) {
+		if (!pol->files.v[k].loading || k < again)
+			continue;
+		int w = snprintf(path + used, sizeof(path) - used, "%s -> ", pol->files.v[k].path);
+
+		if (w > 0 && (size_t)w < sizeof(path) - used)
+			used += (size_t)w;
+	}
+	ytree_error(pol->d, from, "include cycle: %s%s", path, pol->files.v[again].path);
+}
+
+static void load_file(struct policy *pol, const char *path, yaml_node_t *from, size_t parent)
+{
+	struct src_file sf = {0};
+	char real[PATH_MAX];
+	yaml_node_t *root, *inc;
+	size_t me;
+
+	(void)parent;
+	if (realpath(path, real)) {
+		for (size_t k = 0; k < pol->files.n; k++) {
+			if (!pol->files.v[k].real || strcmp(pol->files.v[k].real, real) != 0)
+				continue;
+			if (pol->files.v[k].loading)
+				include_cycle(pol, from, k);
+			/* Included twice without a cycle (a diamond): read once, so
+			 * its names are not defined twice. */
+			return;
+		}
+		sf.real = strdup(real);
+	}
+	sf.path = strdup(path);
+	if (!sf.path) {
+		fputs("rulec: out of memory\n", stderr);
+		exit(2);
+	}
+	sf.diag_file = diag_add_file(pol->d, path);
+	sf.loading = 1;
+	VEC_PUSH(pol->files, sf);
+	me = pol->files.n - 1;
+	pol->d->cur = sf.diag_file;
+	if (ytree_load(&pol->files.v[me].yt, path, pol->d) < 0) {
+		pol->files.v[me].loading = 0;
+		return;
+	}
+	policy_enter(pol, me);
+	root = ytree_root(pol->yt);
+	if (policy_want_mapping(pol, root, from ? "an included policy" : "a policy") == 0) {
+		ytree_check_keys(pol->yt, root, pol->d, "the policy", top_keys, N(top_keys), NULL, 0);
+		parse_version(pol, root, from == NULL);
+		inc = ytree_get(pol->yt, root, "include", NULL);
+		if (inc)
+			parse_include(pol, inc);
+		VEC_PUSH(pol->order, me);
+	}
+	pol->files.v[me].loading = 0;
+}
+
+/* Fixed order whatever the files' order: names exist before rules use
+ * them, and every file's definitions before any resolution. */
 static const struct {
 	const char *key;
 	void (*parse)(struct policy *pol, yaml_node_t *n);
 } sections[] = {
-	{"defaults", parse_defaults},
-	{"networks", resolve_networks},
-	{"services", resolve_services},
-	{"rules", parse_rules},
+	{"networks", resolve_add_networks},
+	{"services", resolve_add_services},
+	{"zones", zones_parse},
+	{"rules", rules_parse},
+	{"nat", nat_parse},
+	{"routes", routes_parse},
+	{"host", host_parse},
 };
+
+static void each_file(struct policy *pol, size_t s)
+{
+	for (size_t i = 0; i < pol->order.n; i++) {
+		yaml_node_t *v;
+
+		policy_enter(pol, pol->order.v[i]);
+		v = ytree_get(pol->yt, ytree_root(pol->yt), sections[s].key, NULL);
+		if (v)
+			sections[s].parse(pol, v);
+	}
+}
 
 unsigned policy_load(struct policy *pol, const char *path, struct diag *d)
 {
-	yaml_node_t *root, *v;
 	unsigned before = d->errors;
 
 	memset(pol, 0, sizeof(*pol));
 	pol->d = d;
 	pol->source = path;
 	pol->default_action = RFW_ACTION_DROP;
-	if (ytree_load(&pol->yt, path, d) < 0)
+	pol->stateful = 1;
+	pol->max_flows = 1000000;
+	memcpy(pol->timeout, timeout_defaults, sizeof(pol->timeout));
+	load_file(pol, path, NULL, 0);
+	if (pol->order.n == 0)
 		return d->errors - before;
-	root = ytree_root(&pol->yt);
-	if (want_mapping(pol, root, "a policy") < 0)
-		return d->errors - before;
-	ytree_check_keys(&pol->yt, root, d, "the policy", top_keys, N(top_keys),
-			 top_later, N(top_later));
-	parse_version(pol, root);
-	for (size_t i = 0; i < N(sections); i++) {
-		v = ytree_get(&pol->yt, root, sections[i].key, NULL);
+	for (size_t i = 0; i < pol->order.n; i++) {
+		yaml_node_t *key = NULL, *v;
+
+		policy_enter(pol, pol->order.v[i]);
+		v = ytree_get(pol->yt, ytree_root(pol->yt), "defaults", &key);
 		if (v)
-			sections[i].parse(pol, v);
+			parse_defaults(pol, v, key);
 	}
+	each_file(pol, 0);
+	resolve_networks(pol);
+	each_file(pol, 1);
+	resolve_services(pol);
+	for (size_t s = 2; s < N(sections); s++)
+		each_file(pol, s);
+	warn_unused(pol);
 	return d->errors - before;
 }
 
 void policy_free(struct policy *pol)
 {
 	for (size_t i = 0; i < pol->nets.n; i++)
-		free(pol->nets.v[i].pfx.v);
+		netval_free(&pol->nets.v[i].val);
 	for (size_t i = 0; i < pol->svcs.n; i++)
 		free(pol->svcs.v[i].items.v);
-	for (size_t i = 0; i < pol->rules.n; i++) {
-		struct rule *r = &pol->rules.v[i];
-
-		free(r->src.v);
-		free(r->dst.v);
-		free(r->sport.v);
-		free(r->dport.v);
-		free(r->svc.v);
+	for (size_t i = 0; i < pol->rules.n; i++)
+		rule_free(&pol->rules.v[i]);
+	for (size_t i = 0; i < pol->nats.n; i++)
+		rule_free(&pol->nats.v[i].match);
+	for (size_t i = 0; i < pol->files.n; i++) {
+		ytree_free(&pol->files.v[i].yt);
+		free(pol->files.v[i].path);
+		free(pol->files.v[i].real);
 	}
+	free(pol->files.v);
+	free(pol->order.v);
 	free(pol->nets.v);
 	free(pol->svcs.v);
+	free(pol->zones.v);
+	free(pol->ifaces.v);
 	free(pol->rules.v);
+	free(pol->nats.v);
+	free(pol->routes.v);
+	free(pol->host_addrs.v);
+	free(pol->host_pass.v);
 	free(pol->stack.v);
-	ytree_free(&pol->yt);
 	memset(pol, 0, sizeof(*pol));
 }

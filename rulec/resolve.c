@@ -1,7 +1,8 @@
-/* Named objects: the networks and services sections, names used in rules,
- * and nested network names resolved depth-first with cycle detection.
- * Every definition is resolved once, in file order, so each error is
- * reported once however often the name is used. */
+/* Named objects: the networks and services sections of every file, names
+ * used in rules, and nested names resolved depth-first with cycle
+ * detection. Every definition is resolved once, in merged file order, in
+ * its own file, so each error is reported once however often the name is
+ * used. Negation (!name) and file lists make a network an address set. */
 #include "policy.h"
 
 #include <stdio.h>
@@ -71,9 +72,10 @@ static long find_svc(const struct policy *pol, const char *name)
 }
 
 static int resolve_net_def(struct policy *pol, size_t i);
+static int resolve_svc_def(struct policy *pol, size_t i);
 
 /* "a -> b -> a": the names on the stack from the first use of idx. */
-static void report_cycle(struct policy *pol, yaml_node_t *at, size_t idx)
+static void report_cycle(struct policy *pol, yaml_node_t *at, size_t idx, int svc)
 {
 	char path[512] = "";
 	size_t used = 0, from = 0;
@@ -82,37 +84,32 @@ static void report_cycle(struct policy *pol, yaml_node_t *at, size_t idx)
 		from++;
 	for (size_t k = from; k < pol->stack.n; k++) {
 		int w = snprintf(path + used, sizeof(path) - used, "%s -> ",
-				 pol->nets.v[pol->stack.v[k]].name);
+				 svc ? pol->svcs.v[pol->stack.v[k]].name
+				     : pol->nets.v[pol->stack.v[k]].name);
 
 		if (w > 0 && (size_t)w < sizeof(path) - used)
 			used += (size_t)w;
 	}
-	ytree_error(pol->d, at, "network cycle: %s%s", path, pol->nets.v[idx].name);
+	ytree_error(pol->d, at, "%s cycle: %s%s", svc ? "service" : "network", path,
+		    svc ? pol->svcs.v[idx].name : pol->nets.v[idx].name);
 }
 
-/* A value that is one entry or a list of entries: every entry is checked,
- * so one run reports every bad one. */
-static int each_item(struct policy *pol, yaml_node_t *value,
-		     int (*entry)(struct policy *, yaml_node_t *, void *), void *out)
+void netval_free(struct netval *v)
 {
-	int rc = 0;
-
-	if (value->type != YAML_SEQUENCE_NODE)
-		return entry(pol, value, out);
-	for (yaml_node_item_t *it = value->data.sequence.items.start;
-	     it < value->data.sequence.items.top; it++)
-		if (entry(pol, ytree_node(&pol->yt, *it), out) < 0)
-			rc = -1;
-	return rc;
+	free(v->pfx.v);
+	memset(v, 0, sizeof(*v));
+	v->def = -1;
 }
 
+/* Negated or file-backed networks are sets with their own meaning: they
+ * can only stand alone, not inside a list with other entries. */
 static int network_entry(struct policy *pol, yaml_node_t *n, void *outp)
 {
-	pfx_list *out = outp;
-
+	struct netval *out = outp;
 	const char *s = ytree_str(n);
 	char why[256];
 	struct prefix p;
+	int neg;
 	long j;
 
 	if (!s) {
@@ -120,63 +117,110 @@ static int network_entry(struct policy *pol, yaml_node_t *n, void *outp)
 			    ytree_kind(n));
 		return -1;
 	}
-	if (s[0] == '!') {
-		ytree_error(pol->d, n, "negation ('%s') is not supported by this version of rulec yet", s);
-		return -1;
-	}
-	if (val_looks_like_addr(s)) {
+	neg = s[0] == '!';
+	if (val_looks_like_addr(s + neg)) {
+		if (neg) {
+			ytree_error(pol->d, n,
+				    "only a named network can be negated: define '%s' under networks and write '!NAME'",
+				    s + 1);
+			return -1;
+		}
 		if (val_parse_prefix(s, &p, why, sizeof(why)) < 0) {
 			ytree_error(pol->d, n, "%s", why);
 			return -1;
 		}
-		VEC_PUSH(*out, p);
+		VEC_PUSH(out->pfx, p);
 		return 0;
 	}
-	j = find_net(pol, s);
+	j = find_net(pol, s + neg);
 	if (j < 0) {
-		unknown_name(pol, n, "network", s, 1);
+		unknown_name(pol, n, "network", s + neg, 1);
 		return -1;
 	}
+	pol->nets.v[j].used = 1;
 	if (pol->nets.v[j].state == DEF_BUSY) {
-		report_cycle(pol, n, (size_t)j);
+		report_cycle(pol, n, (size_t)j, 0);
 		return -1;
 	}
 	if (resolve_net_def(pol, (size_t)j) < 0)
 		return -1;	/* reported where that network is defined */
-	for (size_t k = 0; k < pol->nets.v[j].pfx.n; k++)
-		VEC_PUSH(*out, pol->nets.v[j].pfx.v[k]);
+	{
+		const struct netval *v = &pol->nets.v[j].val;
+		int whole = neg || v->negated || v->from_file;
+
+		if (whole && out->items > 1) {
+			ytree_error(pol->d, n,
+				    "'%s' is %s and must be the only entry of its list; give the rest a network of its own",
+				    s, neg || v->negated ? "a negation" : "a file list");
+			return -1;
+		}
+		for (size_t k = 0; k < v->pfx.n; k++)
+			VEC_PUSH(out->pfx, v->pfx.v[k]);
+		if (whole) {
+			out->negated = v->negated ^ neg;
+			out->from_file = v->from_file;
+		}
+	}
 	return 0;
 }
 
-int resolve_network_value(struct policy *pol, yaml_node_t *value, pfx_list *out)
+int resolve_network_value(struct policy *pol, yaml_node_t *value, struct netval *out)
 {
+	yaml_node_t *one = value;
+	const char *name;
+
+	memset(out, 0, sizeof(*out));
+	out->def = -1;
 	if (value->type == YAML_MAPPING_NODE) {
-		if (ytree_get(&pol->yt, value, "file", NULL))
-			ytree_error(pol->d, value, "'file' is not supported by this version of rulec yet");
-		else
+		yaml_node_t *f = ytree_get(pol->yt, value, "file", NULL);
+		static const char *const keys[] = {"file"};
+
+		if (!f) {
 			ytree_error(pol->d, value,
-				    "a network is an address, a prefix, a name or a list of them, not a mapping");
-		return -1;
+				    "a network is an address, a prefix, a name, a list of them, or {file: PATH}; not this mapping");
+			return -1;
+		}
+		if (ytree_check_keys(pol->yt, value, pol->d, "a file network", keys, 1, NULL, 0))
+			return -1;
+		if (!ytree_str(f) || !*ytree_str(f)) {
+			ytree_error(pol->d, f, "'file' must be a path to a prefix list, not %s",
+				    ytree_str(f) ? "empty" : ytree_kind(f));
+			return -1;
+		}
+		out->from_file = 1;
+		return netfile_read(pol, f, ytree_str(f), &out->pfx);
 	}
-	return each_item(pol, value, network_entry, out);
+	out->items = 1;
+	if (value->type == YAML_SEQUENCE_NODE) {
+		out->items = (size_t)(value->data.sequence.items.top - value->data.sequence.items.start);
+		one = out->items == 1 ? ytree_node(pol->yt, *value->data.sequence.items.start) : NULL;
+	}
+	/* One name alone shares that network's set with every other use. */
+	name = one ? ytree_str(one) : NULL;
+	if (name && !val_looks_like_addr(name))
+		out->def = find_net(pol, name);
+	return policy_each(pol, value, network_entry, out);
 }
 
 static int resolve_net_def(struct policy *pol, size_t i)
 {
 	struct net_def *def = &pol->nets.v[i];
-	pfx_list got = {0};
+	struct netval got;
+	size_t prev;
 	int rc;
 
 	if (def->state == DEF_DONE)
 		return def->bad ? -1 : 0;
 	def->state = DEF_BUSY;
 	VEC_PUSH(pol->stack, i);
+	prev = policy_enter(pol, def->file);
 	rc = resolve_network_value(pol, def->value, &got);
+	policy_enter(pol, prev);
 	pol->stack.n--;
-	/* pol->nets may not move (no definitions are added now), but re-fetch
-	 * def for clarity after the recursion. */
 	def = &pol->nets.v[i];
-	def->pfx = got;
+	/* A network is its own set, named after it. */
+	got.def = (long)i;
+	def->val = got;
 	def->bad = rc < 0;
 	def->state = DEF_DONE;
 	return rc;
@@ -207,11 +251,14 @@ static const char *definition_name(struct policy *pol, yaml_node_t *k, int servi
 		return NULL;
 	}
 	prev = service ? find_svc(pol, name) : find_net(pol, name);
-	if (prev >= 0)
+	if (prev >= 0) {
+		size_t f = service ? pol->svcs.v[prev].file : pol->nets.v[prev].file;
+		char where[512];
+
 		first = service ? pol->svcs.v[prev].key : pol->nets.v[prev].key;
-	if (first) {
-		ytree_error(pol->d, k, "%s '%s' is defined twice (first at line %u column %u)", what,
-			    name, ytree_line(first), ytree_col(first));
+		policy_where(pol, (struct pos){pol->files.v[f].diag_file, ytree_line(first),
+					       ytree_col(first)}, where, sizeof(where));
+		ytree_error(pol->d, k, "%s '%s' is defined twice (first at %s)", what, name, where);
 		return NULL;
 	}
 	return name;
@@ -229,36 +276,43 @@ static void each_definition(struct policy *pol, yaml_node_t *section, int servic
 	}
 	for (yaml_node_pair_t *p = section->data.mapping.pairs.start;
 	     p < section->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = ytree_node(&pol->yt, p->key);
+		yaml_node_t *k = ytree_node(pol->yt, p->key);
 		const char *name = definition_name(pol, k, service);
 
 		if (name)
-			add(pol, name, k, ytree_node(&pol->yt, p->value));
+			add(pol, name, k, ytree_node(pol->yt, p->value));
 	}
 }
 
 static void add_network(struct policy *pol, const char *name, yaml_node_t *k, yaml_node_t *v)
 {
-	struct net_def def = {.name = name, .key = k, .value = v};
+	struct net_def def = {.name = name, .key = k, .value = v, .file = pol->cur};
 
+	def.val.def = -1;
 	VEC_PUSH(pol->nets, def);
 }
 
-void resolve_networks(struct policy *pol, yaml_node_t *section)
+void resolve_add_networks(struct policy *pol, yaml_node_t *section)
 {
-	/* All names first, then resolution: a network may use a later one. */
 	each_definition(pol, section, 0, add_network);
+}
+
+/* All names of every file first, then resolution: a network may use a
+ * later one, or one from another file. */
+void resolve_networks(struct policy *pol)
+{
 	for (size_t i = 0; i < pol->nets.n; i++)
 		resolve_net_def(pol, i);
 }
 
-/* "tcp", "tcp/80", "udp/1024-65535", "47". */
+/* "tcp", "tcp/80", "udp/1024-65535", "47", "icmp/echo-request",
+ * "icmpv6/128", "icmp/3/4" (type 3, code 4). */
 static int service_literal(struct policy *pol, yaml_node_t *n, const char *s, svc_list *out)
 {
 	char proto_s[32], why[256], pbuf[8];
 	const char *slash = strchr(s, '/');
 	size_t plen = slash ? (size_t)(slash - s) : strlen(s);
-	struct svc_item item = {0};
+	struct svc_item item = {.icmp_type = -1, .icmp_code = -1};
 	int proto = -1;
 
 	if (plen < sizeof(proto_s)) {
@@ -273,15 +327,20 @@ static int service_literal(struct policy *pol, yaml_node_t *n, const char *s, sv
 		return -1;
 	}
 	item.proto = (uint8_t)proto;
-	if (slash) {
+	if (slash && (proto == 1 || proto == 58)) {
+		int type, code;
+
+		if (val_parse_icmp(slash + 1, proto, &type, &code) < 0) {
+			ytree_error(pol->d, n, "unknown %s type '%s'; expected a number 0-255[/CODE] or one of: %s",
+				    proto_s, slash + 1, val_icmp_names(proto));
+			return -1;
+		}
+		item.icmp_type = (int16_t)type;
+		item.icmp_code = (int16_t)code;
+	} else if (slash) {
 		if (!val_proto_has_ports(proto)) {
-			if (proto == 1 || proto == 58)
-				ytree_error(pol->d, n,
-					    "icmp types in services ('%s') are not supported by this version of rulec yet",
-					    s);
-			else
-				ytree_error(pol->d, n, "protocol '%s' has no ports; write '%s' alone",
-					    val_proto_name(proto, pbuf, sizeof(pbuf)), proto_s);
+			ytree_error(pol->d, n, "protocol '%s' has no ports; write '%s' alone",
+				    val_proto_name(proto, pbuf, sizeof(pbuf)), proto_s);
 			return -1;
 		}
 		if (val_parse_port_range(slash + 1, &item.lo, &item.hi, why, sizeof(why)) < 0) {
@@ -294,9 +353,11 @@ static int service_literal(struct policy *pol, yaml_node_t *n, const char *s, sv
 	return 0;
 }
 
-/* A service entry: a literal, or (in rules) the name of a service. */
-static int service_entry(struct policy *pol, yaml_node_t *n, int names, svc_list *out)
+/* A service entry: a literal, or the name of a service (resolved
+ * depth-first, cycles refused). */
+static int service_entry(struct policy *pol, yaml_node_t *n, void *outp)
 {
+	svc_list *out = outp;
 	const char *s = ytree_str(n);
 	long j;
 
@@ -305,46 +366,68 @@ static int service_entry(struct policy *pol, yaml_node_t *n, int names, svc_list
 			    ytree_kind(n));
 		return -1;
 	}
-	if (!names || strchr(s, '/') || val_parse_proto(s) >= 0 || !val_is_name(s))
+	if (strchr(s, '/') || val_parse_proto(s) >= 0 || !val_is_name(s))
 		return service_literal(pol, n, s, out);
 	j = find_svc(pol, s);
 	if (j < 0) {
 		unknown_name(pol, n, "service", s, 0);
 		return -1;
 	}
-	if (pol->svcs.v[j].bad)
+	pol->svcs.v[j].used = 1;
+	if (pol->svcs.v[j].state == DEF_BUSY) {
+		report_cycle(pol, n, (size_t)j, 1);
+		return -1;
+	}
+	if (resolve_svc_def(pol, (size_t)j) < 0)
 		return -1;
 	for (size_t k = 0; k < pol->svcs.v[j].items.n; k++)
 		VEC_PUSH(*out, pol->svcs.v[j].items.v[k]);
 	return 0;
 }
 
-static int service_def_entry(struct policy *pol, yaml_node_t *n, void *out)
-{
-	return service_entry(pol, n, 0, out);
-}
-
-static int service_use_entry(struct policy *pol, yaml_node_t *n, void *out)
-{
-	return service_entry(pol, n, 1, out);
-}
-
 int resolve_service_value(struct policy *pol, yaml_node_t *value, svc_list *out)
 {
-	return each_item(pol, value, service_use_entry, out);
+	return policy_each(pol, value, service_entry, out);
+}
+
+static int resolve_svc_def(struct policy *pol, size_t i)
+{
+	struct svc_def *def = &pol->svcs.v[i];
+	svc_list got = {0};
+	size_t prev;
+	int rc;
+
+	if (def->state == DEF_DONE)
+		return def->bad ? -1 : 0;
+	def->state = DEF_BUSY;
+	VEC_PUSH(pol->stack, i);
+	prev = policy_enter(pol, def->file);
+	rc = policy_each(pol, def->value, service_entry, &got);
+	policy_enter(pol, prev);
+	pol->stack.n--;
+	def = &pol->svcs.v[i];
+	def->items = got;
+	def->bad = rc < 0;
+	def->state = DEF_DONE;
+	return rc;
 }
 
 static void add_service(struct policy *pol, const char *name, yaml_node_t *k, yaml_node_t *v)
 {
-	struct svc_def def = {.name = name, .key = k, .value = v};
+	struct svc_def def = {.name = name, .key = k, .value = v, .file = pol->cur};
 
-	def.bad = each_item(pol, v, service_def_entry, &def.items) < 0;
 	VEC_PUSH(pol->svcs, def);
 }
 
-void resolve_services(struct policy *pol, yaml_node_t *section)
+void resolve_add_services(struct policy *pol, yaml_node_t *section)
 {
 	each_definition(pol, section, 1, add_service);
+}
+
+void resolve_services(struct policy *pol)
+{
+	for (size_t i = 0; i < pol->svcs.n; i++)
+		resolve_svc_def(pol, i);
 }
 
 static int port_entry(struct policy *pol, yaml_node_t *n, void *outp)
@@ -368,5 +451,5 @@ static int port_entry(struct policy *pol, yaml_node_t *n, void *outp)
 
 int resolve_ports(struct policy *pol, yaml_node_t *value, range_list *out)
 {
-	return each_item(pol, value, port_entry, out);
+	return policy_each(pol, value, port_entry, out);
 }

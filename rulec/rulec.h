@@ -14,10 +14,21 @@
  * 0 does *buf (malloc'ed, *len bytes) hold the artifact. */
 unsigned rulec_compile(const char *path, FILE *diag, void **buf, size_t *len);
 
+/* Compile options: strict turns warnings into errors (--strict); when
+ * warnings is not NULL it receives the number of warnings printed. */
+struct rulec_opts {
+	int strict;
+	unsigned *warnings;
+};
+unsigned rulec_compile_opts(const char *path, FILE *diag, const struct rulec_opts *opts,
+			    void **buf, size_t *len);
+
 /* `rulec check` (out == NULL) and `rulec compile`: compile, then write out
  * atomically only when there was no error; on errors print
  * "rulec: N error(s), nothing written". Returns the process exit code. */
 int rulec_compile_file(const char *path, const char *out, FILE *diag);
+int rulec_compile_file_opts(const char *path, const char *out, FILE *diag,
+			    const struct rulec_opts *opts);
 
 /* `rulec dump`: sections, sizes and every rule, human-readable. */
 void rulec_dump(const struct rfw_view *v, FILE *out);

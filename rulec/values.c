@@ -169,3 +169,67 @@ bad:
 	snprintf(why, whylen, "'%s' is not a port or port range (0-65535, or a-b)", s);
 	return -1;
 }
+
+/* ICMP type names as iptables/nftables spell them (RFC 792, RFC 4443,
+ * RFC 4861); -1 where the type does not exist in that family. */
+static const struct {
+	const char *name;
+	int v4, v6;
+} icmp_types[] = {
+	{"echo-reply", 0, 129}, {"destination-unreachable", 3, 1},
+	{"source-quench", 4, -1}, {"redirect", 5, 137}, {"echo-request", 8, 128},
+	{"router-advertisement", 9, 134}, {"router-solicitation", 10, 133},
+	{"time-exceeded", 11, 3}, {"parameter-problem", 12, 4},
+	{"timestamp-request", 13, -1}, {"timestamp-reply", 14, -1},
+	{"packet-too-big", -1, 2}, {"neighbor-solicitation", -1, 135},
+	{"neighbor-advertisement", -1, 136},
+};
+
+int val_parse_icmp(const char *s, int proto, int *type, int *code)
+{
+	char t[40];
+	const char *slash = strchr(s, '/');
+	size_t tl = slash ? (size_t)(slash - s) : strlen(s);
+	unsigned long n;
+
+	*type = -1;
+	*code = -1;
+	if (tl >= sizeof(t) || (proto != 1 && proto != 58))
+		return -1;
+	memcpy(t, s, tl);
+	t[tl] = '\0';
+	for (size_t i = 0; i < sizeof(icmp_types) / sizeof(icmp_types[0]); i++)
+		if (strcmp(t, icmp_types[i].name) == 0)
+			*type = proto == 1 ? icmp_types[i].v4 : icmp_types[i].v6;
+	if (*type < 0 && val_parse_uint(t, 255, &n) == 0)
+		*type = (int)n;
+	if (*type < 0)
+		return -1;
+	if (slash) {
+		if (val_parse_uint(slash + 1, 255, &n) < 0)
+			return -1;
+		*code = (int)n;
+	}
+	return 0;
+}
+
+const char *val_icmp_names(int proto)
+{
+	return proto == 1 ? "echo-reply, destination-unreachable, source-quench, redirect, "
+			    "echo-request, router-advertisement, router-solicitation, "
+			    "time-exceeded, parameter-problem, timestamp-request, timestamp-reply"
+			  : "destination-unreachable, packet-too-big, time-exceeded, "
+			    "parameter-problem, echo-request, echo-reply, router-solicitation, "
+			    "router-advertisement, neighbor-solicitation, neighbor-advertisement, "
+			    "redirect";
+}
+
+int val_tcp_flag(const char *s)
+{
+	static const char *const names[] = {"fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr"};
+
+	for (int i = 0; i < 8; i++)
+		if (strcmp(s, names[i]) == 0)
+			return 1 << i;
+	return -1;
+}

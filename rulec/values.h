@@ -38,6 +38,16 @@ int val_parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, char *why, s
 /* A decimal number 0..max with no sign or junk; 0 or -1. */
 int val_parse_uint(const char *s, unsigned long max, unsigned long *out);
 
+/* An ICMP (proto 1) or ICMPv6 (proto 58) type by name or number, with an
+ * optional "/CODE": "echo-request", "8", "3/4". 0 with *code -1 when no
+ * code is given, or -1 when s is not a type of that protocol. */
+int val_parse_icmp(const char *s, int proto, int *type, int *code);
+/* The type names of proto, comma-separated, for messages. */
+const char *val_icmp_names(int proto);
+
+/* A TCP flag name (fin syn rst psh ack urg ece cwr): its bit, or -1. */
+int val_tcp_flag(const char *s);
+
 /* A valid object or rule name: [A-Za-z_][A-Za-z0-9_.-]* without ':'/'/'. */
 int val_is_name(const char *s);
 

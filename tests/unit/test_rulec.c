@@ -149,7 +149,7 @@ static void test_good_fixture_queries(void **state)
 
 static const char *const bad_fixtures[] = {
 	"unknown_key", "bad_action", "bad_address", "host_bits", "unknown_network",
-	"cycle", "duplicate_rule", "port_icmp", "unsupported", "yaml_syntax",
+	"cycle", "duplicate_rule", "port_icmp", "yaml_syntax",
 	"version_missing", "version_wrong", "families", "proto_service", "many_errors",
 	"icmp_family",
 };
@@ -168,7 +168,7 @@ static char *expected_messages(const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "# expect: ", 10) == 0) {
 			fprintf(o, "%s:%s", path, line + 10);
-			n++;
+			n += strstr(line, ": error: ") != NULL;
 		}
 	}
 	fclose(f);

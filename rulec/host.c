@@ -1,0 +1,91 @@
+/* host: {addresses, pass}: traffic for this machine that stays with the
+ * Linux stack (XDP_PASS): packets to one of its addresses, and whatever
+ * pass lists: arp, ndp, a protocol, or protocol/port(s). */
+#include "policy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const host_keys[] = {"addresses", "pass"};
+
+static int host_addr_entry(struct policy *pol, yaml_node_t *n, void *unused)
+{
+	struct rfw_host_addr a = {0};
+	const char *s = ytree_str(n);
+
+	(void)unused;
+	for (size_t i = 0; s && i < pol->host_addrs.n; i++) {
+		uint8_t fam, addr[16];
+
+		if (val_parse_addr(s, &fam, addr) == 0 && fam == pol->host_addrs.v[i].family &&
+		    memcmp(addr, pol->host_addrs.v[i].addr, 16) == 0) {
+			ytree_error(pol->d, n, "host address %s is listed twice", s);
+			return -1;
+		}
+	}
+	if (!s || val_parse_addr(s, &a.family, a.addr) < 0) {
+		ytree_error(pol->d, n, "a host address must be one IPv4 or IPv6 address (no /len), not '%s'",
+			    s ? s : ytree_kind(n));
+		return -1;
+	}
+	VEC_PUSH(pol->host_addrs, a);
+	return 0;
+}
+
+static int host_pass_entry(struct policy *pol, yaml_node_t *n, void *unused)
+{
+	struct rfw_host_pass hp = {0};
+	const char *s = ytree_str(n);
+	svc_list items = {0};
+	int rc = 0;
+
+	(void)unused;
+	if (s && strcmp(s, "arp") == 0)
+		hp.kind = RFW_HOST_PASS_ARP;
+	else if (s && strcmp(s, "ndp") == 0)
+		hp.kind = RFW_HOST_PASS_NDP;
+	if (hp.kind) {
+		VEC_PUSH(pol->host_pass, hp);
+		return 0;
+	}
+	if (!s) {
+		ytree_error(pol->d, n, "a pass entry is arp, ndp, or a service like tcp/22, not %s",
+			    ytree_kind(n));
+		return -1;
+	}
+	/* Anything a service may say, by literal or by name. */
+	if (resolve_service_value(pol, n, &items) < 0) {
+		free(items.v);
+		return -1;
+	}
+	for (size_t i = 0; i < items.n; i++) {
+		if (items.v[i].icmp_type >= 0) {
+			ytree_error(pol->d, n, "host pass matches whole protocols and ports; write '%s' without an ICMP type",
+				    items.v[i].proto == 1 ? "icmp" : "icmpv6");
+			rc = -1;
+			break;
+		}
+		hp = (struct rfw_host_pass){.kind = RFW_HOST_PASS_SERVICE, .proto = items.v[i].proto,
+					    .port_lo = items.v[i].has_ports ? items.v[i].lo : 0,
+					    .port_hi = items.v[i].has_ports ? items.v[i].hi : 65535};
+		VEC_PUSH(pol->host_pass, hp);
+	}
+	free(items.v);
+	return rc;
+}
+
+void host_parse(struct policy *pol, yaml_node_t *section)
+{
+	yaml_node_t *v;
+
+	if (policy_want_mapping(pol, section, "'host'") < 0)
+		return;
+	ytree_check_keys(pol->yt, section, pol->d, "host", host_keys, N(host_keys), NULL, 0);
+	v = ytree_get(pol->yt, section, "addresses", NULL);
+	if (v)
+		policy_each(pol, v, host_addr_entry, NULL);
+	v = ytree_get(pol->yt, section, "pass", NULL);
+	if (v)
+		policy_each(pol, v, host_pass_entry, NULL);
+}

@@ -1,0 +1,61 @@
+/* {file: PATH} networks: a prefix list, one address or prefix a line, '#'
+ * comments and blank lines allowed, as blocklists are published. Errors
+ * name the list file and its line. Built for millions of lines: one pass,
+ * no per-line allocation. */
+#include "policy.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Past this many bad lines the list is probably not a prefix list at all. */
+#define MAX_LIST_ERRORS 10
+
+int netfile_read(struct policy *pol, yaml_node_t *at, const char *rel, pfx_list *out)
+{
+	char *path = policy_path(pol, pol->cur, rel), *line = NULL, why[256];
+	FILE *f = fopen(path, "r");
+	size_t cap = 0, file, errors = 0;
+	unsigned long lineno = 0;
+	ssize_t n;
+
+	if (!f) {
+		ytree_error(pol->d, at, "cannot open prefix list '%s': %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	file = diag_add_file(pol->d, path);
+	free(path);
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		char *s = line, *end;
+		struct prefix p;
+
+		lineno++;
+		end = strchr(s, '#');
+		if (!end)
+			end = s + n;
+		while (s < end && (*s == ' ' || *s == '\t'))
+			s++;
+		while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' ||
+				   end[-1] == '\t'))
+			end--;
+		if (s == end)
+			continue;
+		*end = '\0';
+		if (val_parse_prefix(s, &p, why, sizeof(why)) < 0) {
+			if (++errors > MAX_LIST_ERRORS) {
+				diag_error_in(pol->d, file, (unsigned)lineno, 0,
+					      "more than %d bad lines; stopped reading (is this a prefix list?)",
+					      MAX_LIST_ERRORS);
+				break;
+			}
+			diag_error_in(pol->d, file, (unsigned)lineno, 0, "%s", why);
+			continue;
+		}
+		VEC_PUSH(*out, p);
+	}
+	free(line);
+	fclose(f);
+	return errors ? -1 : 0;
+}
