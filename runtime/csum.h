@@ -1,0 +1,88 @@
+/* Internet checksums: the full sum (RFC 1071) for IPv4 headers, TCP, UDP,
+ * ICMP and ICMPv6 with their pseudo-headers, the incremental update of
+ * RFC 1624, and the in-place rewrites the NAT stage applies to a frame. */
+#ifndef RAMPART_CSUM_H
+#define RAMPART_CSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pkt.h"
+
+/* Checksum values are in host order here, read from and written to the
+ * frame big-endian. A "sum" is an unfolded one's-complement accumulator:
+ * add with csum_add/csum_pseudo_*, then csum_fold() gives the field value.
+ * Sums may be chained across buffers only when every buffer but the last
+ * has an even length (RFC 1071 section 2: the odd byte is padded). */
+uint32_t csum_add(uint32_t sum, const void *buf, size_t len);
+/* Fold a sum to 16 bits with end-around carry and complement it. */
+uint16_t csum_fold(uint32_t sum);
+/* ~sum of buf: the checksum of a buffer whose checksum field is zero. */
+uint16_t csum_buf(const void *buf, size_t len);
+
+/* IPv4 header checksum over IHL*4 bytes, skipping the checksum field. */
+uint16_t csum_ipv4_header(const uint8_t *ip);
+/* Pseudo-header sums (RFC 793/768 for IPv4, RFC 8200 section 8.1). */
+uint32_t csum_pseudo_v4(const uint8_t src[4], const uint8_t dst[4],
+			uint8_t proto, uint32_t l4_len);
+uint32_t csum_pseudo_v6(const uint8_t src[16], const uint8_t dst[16],
+			uint8_t proto, uint32_t l4_len);
+/* Checksum of an upper-layer message of l4_len bytes for IPPROTO `proto`
+ * (TCP, UDP, ICMP or ICMPv6), skipping its own checksum field, with the
+ * pseudo-header of family 4 or 6 (none for ICMPv4). UDP's computed 0 is
+ * returned as 0xFFFF (RFC 768: 0 means "no checksum"). */
+uint16_t csum_l4(uint8_t family, const uint8_t *src, const uint8_t *dst,
+		 uint8_t proto, const uint8_t *l4, uint32_t l4_len);
+/* Offset of the checksum field inside the L4 header, -1 for others. */
+int csum_l4_field(uint8_t proto);
+
+/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for a 16-bit, a 32-bit (IPv4
+ * address) and a 128-bit (IPv6 address) field. Old and new field bytes
+ * are given as they are in the packet. Valid for any checksum whose
+ * coverage includes the field, e.g. the L4 checksum for an address in
+ * its pseudo-header. */
+uint16_t csum_update16(uint16_t hc, uint16_t old16, uint16_t new16);
+uint16_t csum_update32(uint16_t hc, const uint8_t old4[4], const uint8_t new4[4]);
+uint16_t csum_update128(uint16_t hc, const uint8_t old16[16], const uint8_t new16[16]);
+
+/* --- in-place rewrites for NAT --- */
+
+enum csum_side {
+	CSUM_SRC = 0,	/* source address and source port */
+	CSUM_DST = 1,	/* destination address and destination port */
+};
+
+/* Rewrite the source or destination address (4 or 16 bytes, as
+ * m->key.family) and port of the parsed frame in place, updating the IPv4
+ * header checksum and the L4 checksum incrementally. `port` (host order)
+ * is the TCP/UDP/SCTP port; for ICMP/ICMPv6 echo request/reply it is the
+ * identifier, whatever the side (the identifier plays both ports' role);
+ * other protocols change the address only. A UDP checksum of 0 ("none",
+ * RFC 768) stays 0; an updated UDP checksum of 0 is written as 0xFFFF.
+ * SCTP's CRC32c (RFC 4960 section 6.8) covers no pseudo-header, so an
+ * address change needs nothing more; a port change would need the CRC
+ * recomputed over the whole packet and is refused (-1).
+ * A non-first fragment gets the address only (its L4 header is
+ * elsewhere); a first fragment is updated incrementally like a whole
+ * packet, which stays right because only deltas are applied.
+ * Returns 0, or -1 when the frame does not hold the fields (nothing
+ * written). */
+int csum_rewrite(uint8_t *frame, uint32_t len, const struct pkt_meta *m,
+		 enum csum_side side, const uint8_t *addr, uint16_t port);
+
+/* 1 when the parsed ICMP/ICMPv6 message is an error that embeds the
+ * offending packet (v4 types 3, 4, 5, 11, 12; v6 types 1-4). */
+int csum_icmp_is_error(const struct pkt_meta *m);
+
+/* Rewrite the packet embedded in an ICMP/ICMPv6 error (RFC 792, RFC 4443
+ * section 2.4): its source or destination address and port (or echo
+ * identifier), its IPv4 header checksum, its L4 checksum when the
+ * truncated copy still holds it (updated incrementally, as Linux does: it
+ * cannot be recomputed over a truncated payload), and the outer ICMP
+ * checksum for every word changed inside the message. The outer header
+ * is the caller's: rewrite it with csum_rewrite. Returns 0 or -1. */
+int csum_rewrite_icmp_inner(uint8_t *frame, uint32_t len,
+			    const struct pkt_meta *m, enum csum_side side,
+			    const uint8_t *addr, uint16_t port);
+
+#endif

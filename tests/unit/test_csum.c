@@ -1,0 +1,487 @@
+/* Checksums: RFC 1071/1624 known answers, the UDP zero rule, and random
+ * IPv4/IPv6 TCP/UDP/ICMP frames (and ICMP errors embedding them) whose
+ * incremental NAT rewrite must equal, byte for byte, the same frame built
+ * with the new addresses and checksums recomputed from scratch. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "csum.h"
+#include "pkt.h"
+
+enum { P_ICMP = 1, P_TCP = 6, P_UDP = 17, P_ICMPV6 = 58 };
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* One IP packet, described so it can be rebuilt with other addresses. */
+struct spec {
+	uint8_t family, proto, type, code;
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;	/* ICMP echo: sport = identifier */
+	uint16_t ipid, seq;
+	uint8_t opt_words;	/* IPv4 options, 32-bit words */
+	uint8_t udp_none;	/* UDP sent without checksum */
+	uint8_t frag_later;	/* IPv4 non-first fragment */
+	uint32_t plen;
+	uint8_t payload[700];
+};
+
+static int is_echo(const struct spec *s)
+{
+	return (s->proto == P_ICMP && (s->type == 8 || s->type == 0)) ||
+	       (s->proto == P_ICMPV6 && (s->type == 128 || s->type == 129));
+}
+
+/* Build the packet at p with every checksum computed from scratch.
+ * Returns its length. */
+static uint32_t build_ip(uint8_t *p, const struct spec *s)
+{
+	uint32_t hl = s->family == 4 ? 20 + 4u * s->opt_words : 40;
+	uint32_t l4h = s->proto == P_TCP ? 20 : 8;
+	uint32_t l4len = l4h + s->plen;
+	uint8_t *l4 = p + hl;
+	int field;
+
+	memset(p, 0, hl + l4len);
+	if (s->family == 4) {
+		p[0] = (uint8_t)(0x40 | (5 + s->opt_words));
+		put16(p + 2, (uint16_t)(hl + l4len));
+		put16(p + 4, s->ipid);
+		put16(p + 6, s->frag_later ? 0x00b9 : 0x4000);
+		p[8] = 64;
+		p[9] = s->proto;
+		memcpy(p + 12, s->src, 4);
+		memcpy(p + 16, s->dst, 4);
+		for (uint32_t i = 20; i < hl; i++)
+			p[i] = (uint8_t)(s->ipid + i);	/* opaque options */
+	} else {
+		p[0] = 0x60;
+		put16(p + 4, (uint16_t)l4len);
+		p[6] = s->proto;
+		p[7] = 64;
+		memcpy(p + 8, s->src, 16);
+		memcpy(p + 24, s->dst, 16);
+	}
+	if (s->proto == P_TCP || s->proto == P_UDP) {
+		put16(l4, s->sport);
+		put16(l4 + 2, s->dport);
+		if (s->proto == P_TCP) {
+			put16(l4 + 4, s->seq);
+			l4[12] = 5 << 4;
+			l4[13] = 0x18;
+			put16(l4 + 14, 1024);
+		} else {
+			put16(l4 + 4, (uint16_t)l4len);
+		}
+	} else {
+		l4[0] = s->type;
+		l4[1] = s->code;
+		if (is_echo(s))
+			put16(l4 + 4, s->sport);
+		put16(l4 + 6, s->seq);
+	}
+	memcpy(l4 + l4h, s->payload, s->plen);
+	if (s->family == 4)
+		put16(p + 10, csum_ipv4_header(p));
+	field = csum_l4_field(s->proto);
+	if (!(s->proto == P_UDP && s->udp_none) && !s->frag_later)
+		put16(l4 + field, csum_l4(s->family, s->family == 4 ? p + 12 : p + 8,
+					  s->family == 4 ? p + 16 : p + 24,
+					  s->proto, l4, l4len));
+	return hl + l4len;
+}
+
+static uint32_t build_frame(uint8_t *f, const struct spec *s)
+{
+	memset(f, 0, 14);
+	put16(f + 12, s->family == 4 ? 0x0800 : 0x86DD);
+	return 14 + build_ip(f + 14, s);
+}
+
+static void random_addr(uint8_t *a, uint8_t family)
+{
+	memset(a, 0, 16);
+	for (int i = 0; i < (family == 4 ? 4 : 16); i++)
+		a[i] = (uint8_t)rnd();
+}
+
+static void random_spec(struct spec *s, uint8_t family, uint32_t max_payload)
+{
+	static const uint8_t protos[] = { P_TCP, P_UDP, 0 };
+
+	memset(s, 0, sizeof(*s));
+	s->family = family;
+	s->proto = protos[rnd() % 3];
+	if (!s->proto) {
+		s->proto = family == 4 ? P_ICMP : P_ICMPV6;
+		s->type = family == 4 ? (rnd() & 1 ? 8 : 0) : (rnd() & 1 ? 128 : 129);
+	}
+	random_addr(s->src, family);
+	random_addr(s->dst, family);
+	s->sport = (uint16_t)rnd();
+	s->dport = (uint16_t)rnd();
+	s->ipid = (uint16_t)rnd();
+	s->seq = (uint16_t)rnd();
+	s->opt_words = family == 4 && rnd() % 4 == 0 ? (uint8_t)(rnd() % 11) : 0;
+	s->udp_none = s->proto == P_UDP && family == 4 && rnd() % 8 == 0;
+	s->plen = (uint32_t)(rnd() % (max_payload + 1));	/* odd lengths too */
+	for (uint32_t i = 0; i < s->plen; i++)
+		s->payload[i] = (uint8_t)rnd();
+}
+
+/* Change one side of a spec as NAT would. */
+static void change(struct spec *s, enum csum_side side, const uint8_t *addr,
+		   uint16_t port)
+{
+	memcpy(side == CSUM_SRC ? s->src : s->dst, addr, 16);
+	if (is_echo(s))
+		s->sport = port;
+	else if (s->proto == P_TCP || s->proto == P_UDP)
+		*(side == CSUM_SRC ? &s->sport : &s->dport) = port;
+}
+
+static void test_rfc1071_example(void **state)
+{
+	/* RFC 1071 section 3: the one's-complement sum of these bytes is
+	 * ddf2, so the checksum is its complement. */
+	const uint8_t b[] = { 0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7 };
+
+	(void)state;
+	assert_int_equal(csum_add(0, b, sizeof(b)) % 0xffff, 0xddf2);
+	assert_int_equal(csum_buf(b, sizeof(b)), 0x220d);
+	/* Byte-order independence (RFC 1071 2(B)) and odd-length padding. */
+	assert_int_equal(csum_buf(b, 7), csum_fold(csum_add(0, b, 6) + 0xf600));
+	/* A buffer with its checksum appended sums to -0. */
+	{
+		uint8_t c[10];
+
+		memcpy(c, b, 8);
+		put16(c + 8, 0x220d);
+		assert_int_equal(csum_buf(c, 10), 0);
+	}
+}
+
+static void test_rfc1624_example(void **state)
+{
+	(void)state;
+	/* RFC 1624 section 4: HC = DD2F, m = 5555, m' = 3285; eqn. 3 gives
+	 * 0000 (eqn. 2's FFFF was the error the RFC corrects). */
+	assert_int_equal(csum_update16(0xdd2f, 0x5555, 0x3285), 0x0000);
+	/* Changing a field back restores the checksum. */
+	assert_int_equal(csum_update16(csum_update16(0x1234, 0xabcd, 0x0001),
+				       0x0001, 0xabcd), 0x1234);
+}
+
+static void test_ipv4_header_known(void **state)
+{
+	/* A textbook UDP/IPv4 header (192.168.0.1 -> 192.168.0.199). */
+	uint8_t h[20] = {
+		0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11,
+		0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+	};
+	const uint8_t na[4] = { 10, 9, 8, 7 };
+	uint16_t hc;
+
+	(void)state;
+	assert_int_equal(csum_ipv4_header(h), 0xb861);
+	/* The checksum field itself is skipped. */
+	put16(h + 10, 0xb861);
+	assert_int_equal(csum_ipv4_header(h), 0xb861);
+	assert_int_equal(csum_buf(h, 20), 0);
+	hc = csum_update32(0xb861, h + 12, na);
+	memcpy(h + 12, na, 4);
+	assert_int_equal(hc, csum_ipv4_header(h));
+}
+
+static void test_update128(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 2000; i++) {
+		uint8_t buf[64], old[16];
+		uint16_t hc;
+		uint32_t n = 16 + (uint32_t)(rnd() % 48);
+
+		for (uint32_t k = 0; k < n; k++)
+			buf[k] = (uint8_t)rnd();
+		hc = csum_buf(buf, n);
+		memcpy(old, buf, 16);
+		for (int k = 0; k < 16; k++)
+			buf[k] = (uint8_t)rnd();
+		assert_int_equal(csum_update128(hc, old, buf), csum_buf(buf, n));
+	}
+}
+
+static void rewrite_and_compare(struct spec *s, enum csum_side side,
+				const uint8_t *addr, uint16_t port)
+{
+	uint8_t got[1024], want[1024];
+	uint32_t len = build_frame(got, s), wlen;
+	struct pkt_meta m;
+
+	assert_int_equal(pkt_parse(got, len, &m), PKT_IP);
+	assert_int_equal(csum_rewrite(got, len, &m, side, addr, port), 0);
+	change(s, side, addr, port);
+	wlen = build_frame(want, s);
+	assert_int_equal(len, wlen);
+	assert_memory_equal(got, want, len);
+}
+
+static void random_rewrites(uint8_t family)
+{
+	for (int i = 0; i < 5000; i++) {
+		struct spec s;
+		uint8_t addr[16];
+		enum csum_side side = rnd() & 1 ? CSUM_DST : CSUM_SRC;
+		uint16_t port = (uint16_t)rnd();
+
+		random_spec(&s, family, 600);
+		random_addr(addr, family);
+		if (rnd() % 16 == 0)	/* address only, port kept */
+			port = side == CSUM_SRC || is_echo(&s) ? s.sport : s.dport;
+		rewrite_and_compare(&s, side, addr, port);
+	}
+}
+
+static void test_random_v4(void **state)
+{
+	(void)state;
+	random_rewrites(4);
+}
+
+static void test_random_v6(void **state)
+{
+	(void)state;
+	random_rewrites(6);
+}
+
+static void test_udp_zero_rule(void **state)
+{
+	struct spec s;
+	uint8_t f[1024], addr[16] = { 10, 1, 2, 3 };
+	struct pkt_meta m;
+	uint32_t len, l4 = 14 + 20;
+
+	(void)state;
+	/* "No checksum" stays 0 through a rewrite. */
+	random_spec(&s, 4, 40);
+	s.proto = P_UDP;
+	s.opt_words = 0;
+	s.udp_none = 1;
+	len = build_frame(f, &s);
+	assert_int_equal(get16(f + l4 + 6), 0);
+	assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
+	assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr, 4000), 0);
+	assert_int_equal(get16(f + l4 + 6), 0);
+	assert_int_equal(csum_ipv4_header(f + 14), get16(f + 24));
+
+	/* A rewrite whose result computes to 0 is sent as 0xFFFF: make the
+	 * translated packet sum to -0 with a payload word, then build the
+	 * untranslated one and rewrite it. */
+	for (int fam = 4; fam <= 6; fam += 2) {
+		uint8_t a[16];
+		uint16_t c;
+
+		random_spec(&s, (uint8_t)fam, 0);
+		s.proto = P_UDP;
+		s.opt_words = 0;
+		s.type = 0;
+		s.udp_none = 0;
+		s.plen = 2;
+		random_addr(a, (uint8_t)fam);
+		{
+			struct spec t = s;
+
+			change(&t, CSUM_DST, a, 5353);
+			len = build_frame(f, &t);
+			l4 = 14 + (fam == 4 ? 20 : 40);
+			/* payload 0 -> checksum c = ~S; payload c -> sum -0. */
+			c = get16(f + l4 + 6);
+			put16(s.payload, c);
+		}
+		{
+			struct spec t = s;
+
+			change(&t, CSUM_DST, a, 5353);
+			len = build_frame(f, &t);
+			assert_int_equal(get16(f + l4 + 6), 0xffff);
+		}
+		rewrite_and_compare(&s, CSUM_DST, a, 5353);
+	}
+}
+
+static void test_fragments_and_refusals(void **state)
+{
+	struct spec s;
+	uint8_t f[1024], want[1024], addr[16] = { 172, 16, 0, 9 };
+	struct pkt_meta m;
+	uint32_t len;
+
+	(void)state;
+	/* A non-first IPv4 fragment: address and header checksum only. */
+	random_spec(&s, 4, 100);
+	s.proto = P_UDP;
+	s.opt_words = 0;
+	s.frag_later = 1;
+	len = build_frame(f, &s);
+	assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
+	assert_int_equal(m.fragment, 2);
+	assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr, 1), 0);
+	memcpy(s.src, addr, 16);
+	build_frame(want, &s);
+	assert_memory_equal(f, want, len);
+
+	/* SCTP: address yes, port change no (CRC32c covers it). */
+	random_spec(&s, 4, 16);
+	s.proto = P_UDP;
+	len = build_frame(f, &s);
+	f[14 + 9] = 132;
+	put16(f + 24, 0);
+	put16(f + 24, csum_ipv4_header(f + 14));
+	assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
+	assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr, s.sport), 0);
+	assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr,
+				      (uint16_t)(s.sport + 1)), -1);
+	assert_int_equal(csum_ipv4_header(f + 14), get16(f + 24));
+
+	/* A frame shorter than the meta claims is refused, untouched. */
+	random_spec(&s, 6, 0);
+	s.proto = P_TCP;
+	len = build_frame(f, &s);
+	assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
+	memcpy(want, f, len);
+	assert_int_equal(csum_rewrite(f, 14 + 40 + 10, &m, CSUM_SRC, addr, 1), -1);
+	assert_memory_equal(f, want, len);
+	m.key.family = 0;
+	assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr, 1), -1);
+}
+
+/* An ICMP error from a router about `inner` (already translated on its
+ * way out), cut to `keep` bytes of the inner packet. */
+static uint32_t build_error(uint8_t *f, const struct spec *outer,
+			    const struct spec *inner, uint32_t keep)
+{
+	uint8_t in[1024];
+	uint32_t ilen = build_ip(in, inner);
+	struct spec o = *outer;
+
+	if (keep > ilen)
+		keep = ilen;
+	memcpy(o.payload, in, keep);
+	o.plen = keep;
+	return build_frame(f, &o);
+}
+
+static void random_errors(uint8_t family)
+{
+	for (int i = 0; i < 3000; i++) {
+		struct spec outer, inner;
+		uint8_t got[1024], want[1024], addr[16], oaddr[16];
+		uint32_t hl, len, keep;
+		uint16_t port = (uint16_t)rnd();
+		struct pkt_meta m;
+		enum csum_side side = rnd() & 1 ? CSUM_DST : CSUM_SRC;
+
+		random_spec(&inner, family, 200);
+		random_spec(&outer, family, 0);
+		outer.proto = family == 4 ? P_ICMP : P_ICMPV6;
+		outer.type = family == 4 ? (rnd() & 1 ? 3 : 11) : (uint8_t)(1 + rnd() % 4);
+		outer.code = (uint8_t)(rnd() % 4);
+		hl = family == 4 ? 20u + 4u * inner.opt_words : 40u;
+		/* RFC 792's minimum (header + 8) up to the whole packet. */
+		keep = hl + 8 + (uint32_t)(rnd() % 240);
+		/* A cut through the middle of the inner L4 checksum leaves half
+		 * a field nobody can update; the from-scratch build would. */
+		if (keep == hl + (uint32_t)csum_l4_field(inner.proto) + 1)
+			keep++;
+		random_addr(addr, family);
+		random_addr(oaddr, family);
+
+		len = build_error(got, &outer, &inner, keep);
+		assert_int_equal(pkt_parse(got, len, &m), PKT_IP);
+		assert_true(csum_icmp_is_error(&m));
+		assert_int_equal(csum_rewrite(got, len, &m, CSUM_DST, oaddr, 0), 0);
+		assert_int_equal(csum_rewrite_icmp_inner(got, len, &m, side, addr, port), 0);
+
+		change(&inner, side, addr, port);
+		memcpy(outer.dst, oaddr, 16);
+		assert_int_equal(build_error(want, &outer, &inner, keep), len);
+		assert_memory_equal(got, want, len);
+	}
+}
+
+static void test_icmp_errors_v4(void **state)
+{
+	(void)state;
+	random_errors(4);
+}
+
+static void test_icmp_errors_v6(void **state)
+{
+	(void)state;
+	random_errors(6);
+}
+
+static void test_icmp_error_refusals(void **state)
+{
+	struct spec s;
+	uint8_t f[1024], addr[16] = { 1 };
+	struct pkt_meta m;
+	uint32_t len;
+
+	(void)state;
+	random_spec(&s, 4, 20);
+	s.proto = P_ICMP;
+	s.type = 8;	/* an echo is not an error */
+	len = build_frame(f, &s);
+	assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
+	assert_false(csum_icmp_is_error(&m));
+	assert_int_equal(csum_rewrite_icmp_inner(f, len, &m, CSUM_SRC, addr, 1), -1);
+	/* An error whose copy is too short for an IP header. */
+	s.type = 3;
+	s.plen = 12;
+	len = build_frame(f, &s);
+	assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
+	assert_true(csum_icmp_is_error(&m));
+	assert_int_equal(csum_rewrite_icmp_inner(f, len, &m, CSUM_SRC, addr, 1), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rfc1071_example),
+		cmocka_unit_test(test_rfc1624_example),
+		cmocka_unit_test(test_ipv4_header_known),
+		cmocka_unit_test(test_update128),
+		cmocka_unit_test(test_random_v4),
+		cmocka_unit_test(test_random_v6),
+		cmocka_unit_test(test_udp_zero_rule),
+		cmocka_unit_test(test_fragments_and_refusals),
+		cmocka_unit_test(test_icmp_errors_v4),
+		cmocka_unit_test(test_icmp_errors_v6),
+		cmocka_unit_test(test_icmp_error_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
