@@ -9,13 +9,13 @@
 #include "cls.h"
 #include "values.h"
 
-/* "10.0.0.1", "10.0.0.1:80", "fd00::1", "[fd00::1]", "[fd00::1]:80". */
-static int parse_endpoint(const char *s, uint8_t *family, uint8_t addr[16],
-			  int *has_port, uint16_t *port, char *err, size_t errlen)
+/* "10.0.0.1", "10.0.0.1:80", "fd00::1", "[fd00::1]", "[fd00::1]:80". The
+ * text after the address (a port, or an ICMP type) goes to tail. */
+static int parse_endpoint(const char *s, uint8_t *family, uint8_t addr[16], char *tail,
+			  size_t taillen, char *err, size_t errlen)
 {
 	char a[64];
 	const char *port_s = NULL;
-	unsigned long p;
 
 	if (s[0] == '[') {
 		const char *end = strchr(s, ']');
@@ -46,42 +46,166 @@ static int parse_endpoint(const char *s, uint8_t *family, uint8_t addr[16],
 		goto bad;
 	if (s[0] == '[' && *family != 6)
 		goto bad;
-	*has_port = port_s != NULL;
-	if (port_s) {
-		if (val_parse_uint(port_s, 65535, &p) < 0) {
-			snprintf(err, errlen, "'%s': bad port (0-65535)", s);
-			return -1;
-		}
-		*port = (uint16_t)p;
-	}
+	snprintf(tail, taillen, "%s", port_s ? port_s : "");
+	if (port_s && !*port_s)
+		goto bad;
 	return 0;
 bad:
 	snprintf(err, errlen, "'%s' is not an address (IPv4, IPv4:port, IPv6 or [IPv6]:port)", s);
 	return -1;
 }
 
+static int find_iface(const struct rfw_view *v, const char *name, uint8_t *out, char *err,
+		      size_t errlen)
+{
+	size_t used = 0;
+	char names[256] = "";
+
+	for (uint32_t i = 0; i < v->interface_count; i++) {
+		if (strcmp(v->interfaces[i].name, name) == 0) {
+			*out = (uint8_t)i;
+			return 0;
+		}
+		int w = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
+				 v->interfaces[i].name);
+
+		if (w > 0 && (size_t)w < sizeof(names) - used)
+			used += (size_t)w;
+	}
+	if (v->interface_count)
+		snprintf(err, errlen, "unknown interface '%s' (the policy names: %s)", name, names);
+	else
+		snprintf(err, errlen, "unknown interface '%s' (the policy names no interfaces)", name);
+	return -1;
+}
+
+static int parse_state(const char *s, uint8_t *out, char *err, size_t errlen)
+{
+	static const char *const names[] = {"new", "established", "related", "invalid"};
+
+	for (unsigned i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*out = (uint8_t)(1u << i);
+			return 0;
+		}
+	snprintf(err, errlen, "unknown state '%s' (new, established, related or invalid)", s);
+	return -1;
+}
+
+static int parse_flags(const char *s, uint8_t *out, char *err, size_t errlen)
+{
+	char buf[64], *save = NULL;
+
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, s);
+	*out = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int bit = val_tcp_flag(t);
+
+		if (bit < 0)
+			goto bad;
+		*out |= (uint8_t)bit;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not a list of TCP flags (fin,syn,rst,psh,ack,urg,ece,cwr)", s);
+	return -1;
+}
+
+/* Options before or among the words: --in, --out, --state, --tcp-flags. */
+static int query_option(const struct rfw_view *v, const char *opt, const char *val,
+			struct pkt_key *k, int *has_flags, char *err, size_t errlen)
+{
+	if (!val) {
+		snprintf(err, errlen, "%s needs a value", opt);
+		return -1;
+	}
+	if (strcmp(opt, "--in") == 0)
+		return find_iface(v, val, &k->in_if, err, errlen);
+	if (strcmp(opt, "--out") == 0)
+		return find_iface(v, val, &k->out_if, err, errlen);
+	if (strcmp(opt, "--state") == 0)
+		return parse_state(val, &k->ct_state, err, errlen);
+	if (strcmp(opt, "--tcp-flags") == 0) {
+		*has_flags = 1;
+		return parse_flags(val, &k->tcp_flags, err, errlen);
+	}
+	snprintf(err, errlen, "unknown option '%s' (--in, --out, --state, --tcp-flags)", opt);
+	return -1;
+}
+
+/* The port or ICMP type after an address. */
+static int endpoint_tail(const char *tail, int proto, int dst, struct pkt_key *k, int *given,
+			 char *err, size_t errlen)
+{
+	unsigned long p;
+	int type, code;
+
+	*given = *tail != 0;
+	if (!*tail)
+		return 0;
+	if ((proto == 1 || proto == 58) && dst) {
+		if (val_parse_icmp(tail, proto, &type, &code) < 0) {
+			snprintf(err, errlen, "'%s' is not an %s type (a name or 0-255, /CODE optional)",
+				 tail, proto == 1 ? "icmp" : "icmpv6");
+			return -1;
+		}
+		k->icmp_type = (uint8_t)type;
+		k->icmp_code = (uint8_t)(code < 0 ? 0 : code);
+		return 0;
+	}
+	if (val_parse_uint(tail, 65535, &p) < 0) {
+		snprintf(err, errlen, "'%s': bad port (0-65535)", tail);
+		return -1;
+	}
+	*(dst ? &k->dport : &k->sport) = (uint16_t)p;
+	return 0;
+}
+
 int rulec_query_line(const struct rfw_view *v, const char *line,
 		     char *ans, size_t anslen, char *err, size_t errlen)
 {
-	char proto_s[32], src_s[80], dst_s[80], extra[2];
+	char buf[1200], *tok[16], *save = NULL, stail[80], dtail[80];
+	const char *words[3];
 	struct pkt_key k;
 	struct cls_table t;
 	uint8_t sfam, dfam;
-	int proto, sp, dp;
+	int proto, sp, dp, ntok = 0, nwords = 0, has_flags = 0;
 	uint32_t rule;
 
-	if (sscanf(line, "%31s %79s %79s %1s", proto_s, src_s, dst_s, extra) != 3) {
+	memset(&k, 0, sizeof(k));
+	/* No --in/--out: no interface, so rules naming one do not match;
+	 * no --state: the first packet of a flow. */
+	k.in_if = k.out_if = 0xff;
+	k.ct_state = RFW_STATE_NEW;
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *w = strtok_r(buf, " \t\r\n", &save); w && ntok < 16; w = strtok_r(NULL, " \t\r\n", &save))
+		tok[ntok++] = w;
+	for (int i = 0; i < ntok; i++) {
+		if (strncmp(tok[i], "--", 2) == 0) {
+			if (query_option(v, tok[i], i + 1 < ntok ? tok[i + 1] : NULL, &k, &has_flags,
+					 err, errlen) < 0)
+				return -1;
+			i++;
+		} else if (nwords < 3) {
+			words[nwords++] = tok[i];
+		} else {
+			nwords = 4;
+			break;
+		}
+	}
+	if (nwords != 3) {
 		snprintf(err, errlen, "expected 'PROTO SRC[:SPORT] DST[:DPORT]'");
 		return -1;
 	}
-	proto = val_parse_proto(proto_s);
+	proto = val_parse_proto(words[0]);
 	if (proto < 0) {
-		snprintf(err, errlen, "unknown protocol '%s'", proto_s);
+		snprintf(err, errlen, "unknown protocol '%s'", words[0]);
 		return -1;
 	}
-	memset(&k, 0, sizeof(k));
-	if (parse_endpoint(src_s, &sfam, k.src, &sp, &k.sport, err, errlen) < 0 ||
-	    parse_endpoint(dst_s, &dfam, k.dst, &dp, &k.dport, err, errlen) < 0)
+	if (parse_endpoint(words[1], &sfam, k.src, stail, sizeof(stail), err, errlen) < 0 ||
+	    parse_endpoint(words[2], &dfam, k.dst, dtail, sizeof(dtail), err, errlen) < 0)
 		return -1;
 	if (sfam != dfam) {
 		snprintf(err, errlen, "source and destination must both be IPv4 or both IPv6");
@@ -90,10 +214,17 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 	k.family = sfam;
 	k.proto = (uint8_t)proto;
 	/* As pkt_parse does: only TCP, UDP and SCTP have ports; an unnamed
-	 * port is 0. */
+	 * port is 0. ICMP's type and code go where the destination port would. */
 	k.has_ports = (uint8_t)val_proto_has_ports(proto);
-	if (!k.has_ports && (sp || dp)) {
-		snprintf(err, errlen, "protocol '%s' has no ports", proto_s);
+	if (endpoint_tail(stail, proto, 0, &k, &sp, err, errlen) < 0 ||
+	    endpoint_tail(dtail, proto, 1, &k, &dp, err, errlen) < 0)
+		return -1;
+	if (!k.has_ports && (sp || (dp && proto != 1 && proto != 58))) {
+		snprintf(err, errlen, "protocol '%s' has no ports", words[0]);
+		return -1;
+	}
+	if (has_flags && proto != 6) {
+		snprintf(err, errlen, "--tcp-flags needs protocol tcp");
 		return -1;
 	}
 	/* The workers' table: the compiled trees when the artifact has them. */
@@ -107,7 +238,13 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 int rulec_query_batch(const struct rfw_view *v, FILE *in, const char *name,
 		      FILE *out, FILE *errs)
 {
-	char line[512], ans[256], err[256];
+	return rulec_query_batch_opts(v, in, name, "", out, errs);
+}
+
+int rulec_query_batch_opts(const struct rfw_view *v, FILE *in, const char *name,
+			   const char *opts, FILE *out, FILE *errs)
+{
+	char line[512], full[1100], ans[256], err[256];
 	unsigned long n = 0;
 	int rc = 0;
 
@@ -128,7 +265,8 @@ int rulec_query_batch(const struct rfw_view *v, FILE *in, const char *name,
 			s++;
 		if (*s == '#' || *s == '\n' || *s == '\r' || *s == '\0')
 			continue;
-		if (rulec_query_line(v, s, ans, sizeof(ans), err, sizeof(err)) < 0) {
+		snprintf(full, sizeof(full), "%s %s", opts, s);
+		if (rulec_query_line(v, full, ans, sizeof(ans), err, sizeof(err)) < 0) {
 			fprintf(errs, "%s:%lu: error: %s\n", name, n, err);
 			rc = 1;
 			continue;

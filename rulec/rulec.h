@@ -33,8 +33,11 @@ int rulec_compile_file_opts(const char *path, const char *out, FILE *diag,
 /* `rulec dump`: sections, sizes and every rule, human-readable. */
 void rulec_dump(const struct rfw_view *v, FILE *out);
 
-/* One query "PROTO SRC[:SPORT] DST[:DPORT]" answered with cls_lookup as
- * "NUM NAME ACTION" (no newline) in ans. 0, or -1 with the reason in err. */
+/* One query "[OPTIONS] PROTO SRC[:SPORT] DST[:DPORT]" answered with cls_lookup as
+ * "NUM NAME ACTION" (no newline) in ans. OPTIONS: --in IFACE, --out IFACE,
+ * --state new|established|related|invalid (default new), --tcp-flags
+ * syn,ack,... (default none); for icmp/icmpv6 DST may end in :TYPE[/CODE]
+ * (a name or number) instead of a port. 0, or -1 with the reason in err. */
 int rulec_query_line(const struct rfw_view *v, const char *line,
 		     char *ans, size_t anslen, char *err, size_t errlen);
 
@@ -43,5 +46,9 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
  * "NAME:LINE: error: ...". Returns the exit code (1 if any line was bad). */
 int rulec_query_batch(const struct rfw_view *v, FILE *in, const char *name,
 		      FILE *out, FILE *errs);
+/* The same, with opts ("--in eth0 --state new", may be "") put in front
+ * of every line. */
+int rulec_query_batch_opts(const struct rfw_view *v, FILE *in, const char *name,
+			   const char *opts, FILE *out, FILE *errs);
 
 #endif
