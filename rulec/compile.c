@@ -12,6 +12,11 @@
 #include "cls_hs.h"
 #include "expand.h"
 
+/* cls_hs_sections fills this many sections (3 in format 1.1). */
+#ifndef CLS_HS_SECTIONS
+#define CLS_HS_SECTIONS 3
+#endif
+
 struct out {
 	struct expand_ctx x;
 	acl_list acl, nat_acl;
@@ -238,7 +243,7 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 			       .nat_count = (uint32_t)pol->nats.n,
 			       .route_count = (uint32_t)pol->routes.n,
 			       .interface_count = (uint32_t)pol->ifaces.n};
-	struct rfw_section_in secs[24] = {
+	struct rfw_section_in secs[17 + CLS_HS_SECTIONS] = {
 		{RFW_SEC_POLICY, sizeof(p), &p, sizeof(p), 1},
 		{RFW_SEC_STRINGS, 1, o->x.strings.v, o->x.strings.n, o->x.strings.n},
 		SEC(RFW_SEC_RULES, o->rules.v, o->rules.n),
@@ -267,7 +272,7 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 	if (cls_hs_build(&hs, o->acl.v, (uint32_t)o->acl.n, NULL) < 0)
 		return NULL;
 	cls_hs_sections(&hs, &secs[n]);
-	n += 3;
+	n += CLS_HS_SECTIONS;
 	buf = rfw_build(secs, n, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
 	cls_hs_free(&hs);
 	return buf;

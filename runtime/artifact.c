@@ -115,13 +115,35 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 			prev = t->first_rule;
 		}
 	}
+	s = find_section(tab, n, RFW_SEC_CLS_CHILDREN);
+	if (s) {
+		if (need(tab, n, RFW_SEC_CLS_CHILDREN, sizeof(uint32_t), "classifier children",
+			 &s, err, errlen))
+			return -1;
+		if (s->count >= RFW_CLS_NONE)
+			return fail(err, errlen, "artifact classifier has too many children");
+		v->cls_children = (const void *)(b + s->offset);
+		v->cls_child_count = (uint32_t)s->count;
+	}
 	for (uint32_t i = 0; i < v->cls_node_count; i++) {
 		const struct rfw_cls_node *node = &v->cls_nodes[i];
 
 		if (node->dim == RFW_CLS_LEAF) {
 			if ((uint64_t)node->left + node->right > v->cls_leaf_count)
 				return fail(err, errlen, "artifact classifier leaf %u is out of range", i);
-		} else if (node->dim >= RFW_CLS_DIMS || node->left <= i || node->right <= i ||
+		} else if (node->dim >= RFW_CLS_DIMS || node->kind > RFW_CLS_CUT) {
+			return fail(err, errlen, "artifact classifier node %u is malformed", i);
+		} else if (node->kind == RFW_CLS_CUT) {
+			if (node->shift > 31 ||
+			    (uint64_t)node->left + node->cut_max + 1 > v->cls_child_count)
+				return fail(err, errlen, "artifact classifier node %u is malformed", i);
+			for (uint32_t c = 0; c <= node->cut_max; c++) {
+				uint32_t child = v->cls_children[node->left + c];
+
+				if (child <= i || child >= v->cls_node_count)
+					return fail(err, errlen, "artifact classifier node %u is malformed", i);
+			}
+		} else if (node->left <= i || node->right <= i ||
 			   node->left >= v->cls_node_count || node->right >= v->cls_node_count) {
 			return fail(err, errlen, "artifact classifier node %u is malformed", i);
 		}

@@ -27,6 +27,8 @@ struct rfw_view {
 	uint32_t cls_node_count;
 	const uint32_t *cls_leaves;
 	uint32_t cls_leaf_count;
+	const uint32_t *cls_children;
+	uint32_t cls_child_count;
 	/* Format 1.1 sections; count 0 when absent. */
 	const struct rfw_interface *interfaces;
 	uint32_t interface_count;

@@ -5,22 +5,6 @@
 
 #include "lpm.h"
 
-static inline int prefix_match(const uint8_t *a, const uint8_t *p, unsigned len)
-{
-	unsigned bytes = len / 8, bits = len % 8;
-
-	for (unsigned i = 0; i < bytes; i++)
-		if (a[i] != p[i])
-			return 0;
-	if (bits) {
-		uint8_t mask = (uint8_t)(0xff00 >> bits);
-
-		if ((a[bytes] ^ p[bytes]) & mask)
-			return 0;
-	}
-	return 1;
-}
-
 int cls_set_member(const struct cls_sets *s, uint32_t idx, uint8_t family,
 		   const uint8_t *addr)
 {
@@ -47,7 +31,7 @@ static inline uint32_t le32(const uint8_t *p)
 }
 
 /* The rarer conditions, kept out of the common path. */
-static int extra_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
+int cls_entry_extra_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 			 const struct pkt_key *k)
 {
 	uint16_t f = e->flags;
@@ -76,19 +60,7 @@ static int extra_matches(const struct cls_sets *s, const struct rfw_acl_entry *e
 int cls_entry_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 		      const struct pkt_key *k)
 {
-	if (e->family && e->family != k->family)
-		return 0;
-	if ((e->flags & RFW_ACL_PROTO) && e->proto != k->proto)
-		return 0;
-	if (e->flags & RFW_ACL_PORTS) {
-		if (!k->has_ports ||
-		    k->sport < e->sport_lo || k->sport > e->sport_hi ||
-		    k->dport < e->dport_lo || k->dport > e->dport_hi)
-			return 0;
-	}
-	if (!prefix_match(k->src, e->src, e->src_len) || !prefix_match(k->dst, e->dst, e->dst_len))
-		return 0;
-	return (e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS)) ? extra_matches(s, e, k) : 1;
+	return cls_entry_matches_inline(s, e, k);
 }
 
 void cls_table_init(struct cls_table *t, const struct rfw_view *v)
@@ -106,6 +78,8 @@ void cls_table_init(struct cls_table *t, const struct rfw_view *v)
 			.trees = *v->cls_trees,
 			.node_count = v->cls_node_count,
 			.leaf_entry_count = v->cls_leaf_count,
+			.children = v->cls_children,
+			.child_count = v->cls_child_count,
 		};
 		t->compiled = 1;
 	}
@@ -118,7 +92,7 @@ uint32_t cls_lookup(const struct cls_table *t, const struct pkt_key *k)
 	if (k->family == 0)
 		return 0;
 	for (uint32_t i = 0; i < t->count; i++)
-		if (cls_entry_matches(&t->sets, &t->entries[i], k))
+		if (cls_entry_matches_inline(&t->sets, &t->entries[i], k))
 			return t->entries[i].rule;
 	return 0;
 }

@@ -39,4 +39,46 @@ void cls_lookup_batch(const struct cls_table *t, const struct pkt_key *const *ke
 int cls_entry_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 		      const struct pkt_key *k);
 
+/* The conditions beyond the 5-tuple (ICMP, TCP flags, state, interfaces,
+ * sets); rare, so out of line. */
+int cls_entry_extra_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
+			    const struct pkt_key *k);
+
+static inline int cls_prefix_match(const uint8_t *a, const uint8_t *p, unsigned len)
+{
+	unsigned bytes = len / 8, bits = len % 8;
+
+	for (unsigned i = 0; i < bytes; i++)
+		if (a[i] != p[i])
+			return 0;
+	if (bits) {
+		uint8_t mask = (uint8_t)(0xff00 >> bits);
+
+		if ((a[bytes] ^ p[bytes]) & mask)
+			return 0;
+	}
+	return 1;
+}
+
+/* The hot part of cls_entry_matches, inlined into the lookups. */
+static inline int cls_entry_matches_inline(const struct cls_sets *s,
+					   const struct rfw_acl_entry *e,
+					   const struct pkt_key *k)
+{
+	if (e->family && e->family != k->family)
+		return 0;
+	if ((e->flags & RFW_ACL_PROTO) && e->proto != k->proto)
+		return 0;
+	if (e->flags & RFW_ACL_PORTS) {
+		if (!k->has_ports ||
+		    k->sport < e->sport_lo || k->sport > e->sport_hi ||
+		    k->dport < e->dport_lo || k->dport > e->dport_hi)
+			return 0;
+	}
+	if (!cls_prefix_match(k->src, e->src, e->src_len) ||
+	    !cls_prefix_match(k->dst, e->dst, e->dst_len))
+		return 0;
+	return (e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS)) ? cls_entry_extra_matches(s, e, k) : 1;
+}
+
 #endif

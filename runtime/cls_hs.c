@@ -19,18 +19,38 @@ static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_DIM_COUNT]
 	f[CLS_DIM_PROTO] = k->proto;
 }
 
+/* First entry of the leaf that matches, among those that could still
+ * beat `best` (leaf entries are in rule order, so stop at the first that
+ * cannot). */
 static inline uint32_t leaf_match(const struct cls_hs *t, const struct rfw_cls_node *n,
-				  const struct pkt_key *k)
+				  const struct pkt_key *k, uint32_t best)
 {
 	const uint32_t *l = t->leaf_entries + n->left;
 
 	for (uint32_t i = 0; i < n->right; i++) {
 		const struct rfw_acl_entry *e = &t->entries[l[i]];
 
-		if (cls_entry_matches(&t->sets, e, k))
+		if (e->rule >= best)
+			break;
+		if (cls_entry_matches_inline(&t->sets, e, k))
 			return e->rule;
 	}
 	return 0;
+}
+
+/* One step down: a split compares, a cut indexes its children. The clamp
+ * keeps even a wrong field value inside the node's children. */
+static inline uint32_t hs_next(const struct cls_hs *t, const struct rfw_cls_node *nd,
+			       const uint32_t *f)
+{
+	uint32_t v = f[nd->dim];
+
+	if (nd->kind == RFW_CLS_CUT) {
+		uint32_t idx = (v - nd->threshold) >> nd->shift;
+
+		return t->children[nd->left + (idx > nd->cut_max ? nd->cut_max : idx)];
+	}
+	return v <= nd->threshold ? nd->left : nd->right;
 }
 
 uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
@@ -47,8 +67,8 @@ uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 		uint32_t r;
 
 		while (n->dim != CLS_HS_LEAF)
-			n = &t->nodes[f[n->dim] <= n->threshold ? n->left : n->right];
-		r = leaf_match(t, n, k);
+			n = &t->nodes[hs_next(t, n, f)];
+		r = leaf_match(t, n, k, best);
 		if (r && r < best)
 			best = r;
 	}
@@ -101,13 +121,13 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 				const struct rfw_cls_node *nd = &t->nodes[node[i]];
 
 				if (nd->dim == CLS_HS_LEAF) {
-					uint32_t r = leaf_match(t, nd, keys[i]);
+					uint32_t r = leaf_match(t, nd, keys[i], best[i]);
 
 					if (r && r < best[i])
 						best[i] = r;
 					continue;
 				}
-				node[i] = f[i][nd->dim] <= nd->threshold ? nd->left : nd->right;
+				node[i] = hs_next(t, nd, f[i]);
 				__builtin_prefetch(&t->nodes[node[i]]);
 				active[still++] = (uint8_t)i;
 			}

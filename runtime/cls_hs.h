@@ -4,6 +4,9 @@
  * compares one packet field with a threshold; each leaf holds at most a
  * few entries (in rule order) that are checked in full, so the tree only
  * has to be a correct filter and the first match stays exact.
+ * Where one field divides the rules well, a node cuts it into up to 256
+ * equal children at once (HiCuts) instead of splitting in two, so a walk
+ * reads fewer nodes.
  * Wildcard-heavy sets (ClassBench fw1) replicate rules badly in one tree,
  * so, as CutSplit (Li et al., INFOCOM 2018) does, rules are first split by
  * which address fields are "small" (long prefixes) and each group gets its
@@ -49,6 +52,8 @@ struct cls_hs {
 	struct rfw_cls_trees trees;
 	uint32_t node_count;
 	uint32_t leaf_entry_count;
+	const uint32_t *children;	/* of RFW_CLS_CUT nodes */
+	uint32_t child_count;
 };
 
 /* Build knobs; zero fields take the defaults. */
@@ -62,6 +67,7 @@ struct cls_hs_built {
 	struct cls_hs table;
 	struct rfw_cls_node *nodes;
 	uint32_t *leaf_entries;
+	uint32_t *children;
 	uint32_t max_depth_seen;
 	uint32_t max_leaf_seen;
 };
@@ -73,9 +79,10 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 void cls_hs_free(struct cls_hs_built *b);
 size_t cls_hs_bytes(const struct cls_hs *t);
 
-/* The three artifact sections (TREES, NODES, LEAVES) of a built table;
- * they point into b. */
-void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[3]);
+/* The artifact sections (TREES, NODES, LEAVES, CHILDREN) of a built
+ * table; they point into b. */
+#define CLS_HS_SECTIONS 4
+void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[CLS_HS_SECTIONS]);
 
 uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k);
 void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *keys,

@@ -14,6 +14,13 @@
 /* Rule replication can grow a tree exponentially on adversarial sets; past
  * this many nodes every new node is a leaf (bigger leaves, bounded memory). */
 #define NODE_BUDGET (1u << 21)
+/* A multi-way cut may replicate rules into its children up to this factor
+ * (HiCuts' space factor) ... */
+#define CUT_SPACE_FACTOR 2
+/* ... and is taken over a binary split only when its fullest child holds
+ * at most 1/CUT_GAIN of the node's rules (two binary levels' worth). */
+#define CUT_GAIN 4
+#define CUT_MAX_BITS 8
 
 struct range {
 	uint32_t lo, hi;
@@ -30,6 +37,8 @@ struct builder {
 	uint32_t node_count, node_cap;
 	uint32_t *leaves;
 	uint32_t leaf_count, leaf_cap;
+	uint32_t *children;		/* cut nodes' child indices */
+	uint32_t child_count, child_cap;
 	uint32_t leaf_size, max_depth;
 	uint32_t depth_seen, leaf_seen;
 	uint32_t *scratch;		/* boundary points, 2 per rule */
@@ -210,14 +219,169 @@ static uint32_t weighted_median(struct builder *b, const uint32_t *rules,
 	return b->scratch[j] - 1;	/* segment j ends where j+1 starts */
 }
 
+struct cut {
+	unsigned dim, shift;
+	uint32_t nchild, fullest;
+};
+
+/* Child j of a cut covers [lo + j * 2^shift, ...], clipped to the range. */
+static struct range cut_child(const struct range *reg, unsigned shift, uint32_t j)
+{
+	uint64_t lo = (uint64_t)reg->lo + ((uint64_t)j << shift);
+	uint64_t hi = lo + (1ull << shift) - 1;
+
+	return (struct range){(uint32_t)lo, hi > reg->hi ? reg->hi : (uint32_t)hi};
+}
+
+/* The best multi-way cut of the node (HiCuts, Gupta and McKeown, Hot
+ * Interconnects 1999): for each field with rule boundaries inside the
+ * region, 4..256 equal children, as many as the space factor allows;
+ * the winner is the one whose fullest child is smallest. */
+static int best_cut(struct builder *b, const uint32_t *rules, uint32_t n,
+		    const struct box *reg, const uint32_t *bounds, struct cut *out)
+{
+	int found = 0;
+
+	for (unsigned d = 0; d < CLS_DIM_COUNT; d++) {
+		const struct range *rg = &reg->d[d];
+		uint64_t span = (uint64_t)rg->hi - rg->lo;	/* values - 1 */
+
+		if (bounds[d] == 0)
+			continue;
+		for (unsigned k = 2; k <= CUT_MAX_BITS; k++) {
+			unsigned shift = 0;
+			uint32_t nchild, fullest = 0;
+			uint64_t total = 0;
+			int64_t acc = 0;
+
+			while ((span >> shift) >= (1ull << k))
+				shift++;
+			nchild = (uint32_t)(span >> shift) + 1;
+			if (nchild < 4)
+				break;
+			memset(b->weights, 0, (nchild + 1) * sizeof(uint32_t));
+			for (uint32_t i = 0; i < n; i++) {
+				const struct range *r = &b->boxes[rules[i]].d[d];
+				uint32_t a = ((r->lo > rg->lo ? r->lo : rg->lo) - rg->lo) >> shift;
+				uint32_t z = ((r->hi < rg->hi ? r->hi : rg->hi) - rg->lo) >> shift;
+
+				total += z - a + 1;
+				b->weights[a]++;
+				b->weights[z + 1]--;
+			}
+			if (total > (uint64_t)CUT_SPACE_FACTOR * n + nchild)
+				break;		/* more children only replicate more */
+			for (uint32_t j = 0; j < nchild; j++) {
+				acc += (int32_t)b->weights[j];
+				if ((uint32_t)acc > fullest)
+					fullest = (uint32_t)acc;
+			}
+			if (!found || fullest < out->fullest ||
+			    (fullest == out->fullest && nchild < out->nchild)) {
+				*out = (struct cut){d, shift, nchild, fullest};
+				found = 1;
+			}
+		}
+	}
+	return found;
+}
+
+/* Rules of rules[0..n) overlapping r on field d, into out; returns count. */
+static uint32_t select_rules(const struct builder *b, const uint32_t *rules, uint32_t n,
+			     unsigned d, const struct range *r, uint32_t *out)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (overlaps(&b->boxes[rules[i]].d[d], r))
+			out[k++] = rules[i];
+	return k;
+}
+
+/* Can the subtree built for child `prev` serve the next child too? Only
+ * when both hold the same rules and every one of them spans both ranges
+ * on the cut field: then nothing below ever looks at that field. */
+static int same_subtree(const struct builder *b, const uint32_t *x, uint32_t nx,
+			const uint32_t *y, uint32_t ny, unsigned d, uint32_t lo, uint32_t hi)
+{
+	if (nx != ny || memcmp(x, y, nx * sizeof(*x)) != 0)
+		return 0;
+	for (uint32_t i = 0; i < nx; i++) {
+		const struct range *r = &b->boxes[x[i]].d[d];
+
+		if (r->lo > lo || r->hi < hi)
+			return 0;
+	}
+	return 1;
+}
+
+static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
+			   struct box *reg, uint32_t depth);
+
+static uint32_t build_cut(struct builder *b, uint32_t node, uint32_t *rules, uint32_t n,
+			  struct box *reg, uint32_t depth, const struct cut *c)
+{
+	struct range saved = reg->d[c->dim];
+	uint32_t *cur = malloc(2 * ((size_t)n + 1) * sizeof(uint32_t)), *prev, ncur, nprev = 0;
+	uint32_t base, prev_node = UINT32_MAX, prev_lo = 0;
+
+	if (!cur || b->child_count + c->nchild > b->child_cap) {
+		uint32_t cap = b->child_cap ? b->child_cap : 1024;
+		uint32_t *nc;
+
+		while (cap < b->child_count + c->nchild)
+			cap *= 2;
+		nc = cur ? realloc(b->children, cap * sizeof(*nc)) : NULL;
+		if (!nc) {
+			free(cur);
+			b->nomem = 1;
+			return UINT32_MAX;
+		}
+		b->children = nc;
+		b->child_cap = cap;
+	}
+	prev = cur + n + 1;
+	base = b->child_count;
+	b->child_count += c->nchild;
+	b->nodes[node] = (struct rfw_cls_node){
+		.threshold = saved.lo, .dim = (uint8_t)c->dim, .kind = RFW_CLS_CUT,
+		.shift = (uint8_t)c->shift, .cut_max = (uint8_t)(c->nchild - 1), .left = base,
+	};
+	for (uint32_t j = 0; j < c->nchild; j++) {
+		struct range r = cut_child(&saved, c->shift, j);
+		uint32_t child;
+
+		ncur = select_rules(b, rules, n, c->dim, &r, cur);
+		if (prev_node != UINT32_MAX &&
+		    same_subtree(b, prev, nprev, cur, ncur, c->dim, prev_lo, r.hi)) {
+			child = prev_node;
+		} else {
+			reg->d[c->dim] = r;
+			child = build_node(b, cur, ncur, reg, depth + 1);
+			if (child == UINT32_MAX)
+				break;
+			prev_lo = r.lo;
+		}
+		b->children[base + j] = child;
+		prev_node = child;
+		memcpy(prev, cur, ncur * sizeof(*cur));
+		nprev = ncur;
+	}
+	reg->d[c->dim] = saved;
+	free(cur);
+	return b->nomem ? UINT32_MAX : node;
+}
+
 static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 			   struct box *reg, uint32_t depth)
 {
-	uint32_t node = new_node(b), kept = 0, best_t = 0;
+	uint32_t node = new_node(b), kept = 0, best_t = 0, best_max = 0;
+	uint32_t bounds[CLS_DIM_COUNT];
 	uint64_t best_cost = UINT64_MAX;
 	unsigned best_d = 0;
 	uint32_t *left, *right, nl = 0, nr = 0, t;
 	struct range saved;
+	struct cut cut = {0, 0, 0, 0};
 
 	if (node == UINT32_MAX)
 		return node;
@@ -248,6 +412,7 @@ static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 		uint32_t m = boundaries(b, rules, n, &reg->d[d], d), cl = 0, cr = 0, td;
 		uint64_t cost;
 
+		bounds[d] = m;
 		if (m == 0)
 			continue;
 		td = weighted_median(b, rules, n, &reg->d[d], d, m);
@@ -262,12 +427,18 @@ static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 			best_cost = cost;
 			best_d = d;
 			best_t = td;
+			best_max = cl > cr ? cl : cr;
 		}
 	}
 	if (best_cost == UINT64_MAX) {	/* every rule spans the region: no cut helps */
 		make_leaf(b, node, rules, n);
 		return node;
 	}
+	/* A wide cut saves levels (one node read instead of several) where
+	 * it divides the rules well within the space factor. */
+	if (best_cut(b, rules, n, reg, bounds, &cut) &&
+	    (uint64_t)cut.fullest * CUT_GAIN <= n && cut.fullest < best_max)
+		return build_cut(b, node, rules, n, reg, depth, &cut);
 	t = best_t;
 
 	left = malloc(2 * (size_t)n * sizeof(uint32_t));
@@ -287,6 +458,7 @@ static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 	}
 
 	b->nodes[node].dim = (uint8_t)best_d;
+	b->nodes[node].kind = RFW_CLS_SPLIT;
 	b->nodes[node].threshold = t;
 	reg->d[best_d] = (struct range){saved.lo, t};
 	t = build_node(b, left, nl, reg, depth + 1);
@@ -327,7 +499,7 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 	memset(out, 0, sizeof(*out));
 	b.boxes = malloc(((size_t)count + 1) * sizeof(*b.boxes));
 	b.scratch = malloc(((size_t)count * 2 + 1) * sizeof(uint32_t));
-	b.weights = malloc(((size_t)count * 2 + 3) * sizeof(uint32_t));
+	b.weights = malloc(((size_t)count * 2 + 3 + (1u << CUT_MAX_BITS)) * sizeof(uint32_t));
 	if (!family_rules || !b.boxes || !b.scratch || !b.weights)
 		goto out;
 	for (uint32_t i = 0; i < count; i++)
@@ -371,6 +543,9 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 	}
 	out->nodes = b.nodes;
 	out->leaf_entries = b.leaves;
+	out->children = b.children;
+	out->table.children = b.children;
+	out->table.child_count = b.child_count;
 	out->table.nodes = b.nodes;
 	out->table.leaf_entries = b.leaves;
 	out->table.entries = entries;
@@ -380,10 +555,12 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 	out->max_leaf_seen = b.leaf_seen;
 	b.nodes = NULL;
 	b.leaves = NULL;
+	b.children = NULL;
 	ret = 0;
 out:
 	free(b.nodes);
 	free(b.leaves);
+	free(b.children);
 	free(b.boxes);
 	free(b.scratch);
 	free(b.weights);
@@ -395,16 +572,18 @@ void cls_hs_free(struct cls_hs_built *b)
 {
 	free(b->nodes);
 	free(b->leaf_entries);
+	free(b->children);
 	memset(b, 0, sizeof(*b));
 }
 
 size_t cls_hs_bytes(const struct cls_hs *t)
 {
 	return (size_t)t->node_count * sizeof(struct rfw_cls_node) +
-	       (size_t)t->leaf_entry_count * sizeof(uint32_t);
+	       (size_t)t->leaf_entry_count * sizeof(uint32_t) +
+	       (size_t)t->child_count * sizeof(uint32_t);
 }
 
-void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[3])
+void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[CLS_HS_SECTIONS])
 {
 	const struct cls_hs *t = &b->table;
 
@@ -417,4 +596,7 @@ void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[3])
 					 t->leaf_entries,
 					 (uint64_t)t->leaf_entry_count * sizeof(uint32_t),
 					 t->leaf_entry_count};
+	out[3] = (struct rfw_section_in){RFW_SEC_CLS_CHILDREN, sizeof(uint32_t), t->children,
+					 (uint64_t)t->child_count * sizeof(uint32_t),
+					 t->child_count};
 }

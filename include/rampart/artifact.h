@@ -59,6 +59,7 @@ enum rfw_section_type {
 	RFW_SEC_HOST_ADDRS = 18,	/* struct rfw_host_addr[] */
 	RFW_SEC_HOST_PASS = 19,	/* struct rfw_host_pass[] */
 	RFW_SEC_RULE_SOURCE = 20,	/* struct rfw_rule_source[rule_count + 1] */
+	RFW_SEC_CLS_CHILDREN = 21,	/* uint32_t[]: child node indices of cut nodes */
 };
 
 struct rfw_section {
@@ -275,12 +276,19 @@ struct rfw_host_pass {
 #define RFW_CLS_PARTS 4u
 #define RFW_CLS_NONE 0xffffffffu
 
+enum rfw_cls_kind {
+	RFW_CLS_SPLIT = 0,	/* field <= threshold ? left : right */
+	RFW_CLS_CUT = 1,	/* children[left + min((field - threshold) >> shift, cut_max)] */
+};
+
 struct rfw_cls_node {
-	uint32_t threshold;	/* inner: field <= threshold goes left */
+	uint32_t threshold;	/* split: threshold; cut: low end of the node's range */
 	uint8_t dim;		/* field index < RFW_CLS_DIMS, or RFW_CLS_LEAF */
-	uint8_t reserved[3];
-	uint32_t left;		/* inner: node index; leaf: first in leaf list */
-	uint32_t right;		/* inner: node index; leaf: entry count */
+	uint8_t kind;		/* enum rfw_cls_kind */
+	uint8_t shift;		/* cut: each child spans 2^shift values */
+	uint8_t cut_max;	/* cut: number of children - 1 */
+	uint32_t left;		/* split: node; cut: first in CLS_CHILDREN; leaf: first leaf entry */
+	uint32_t right;		/* split: node; leaf: entry count */
 };
 
 struct rfw_cls_tree {

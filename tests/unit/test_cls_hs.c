@@ -296,7 +296,7 @@ static void *pack(const struct rfw_acl_entry *e, uint32_t n, const struct cls_hs
 	struct rfw_policy pol = {.rule_count = n};
 	struct rfw_rule *rules = calloc(n + 1, sizeof(*rules));
 	static const char strings[] = "default";
-	struct rfw_section_in secs[7] = {
+	struct rfw_section_in secs[4 + CLS_HS_SECTIONS] = {
 		{RFW_SEC_POLICY, sizeof(pol), &pol, sizeof(pol), 1},
 		{RFW_SEC_STRINGS, 1, strings, sizeof(strings), sizeof(strings)},
 		{RFW_SEC_RULES, sizeof(*rules), rules, (n + 1) * sizeof(*rules), n + 1},
@@ -307,7 +307,7 @@ static void *pack(const struct rfw_acl_entry *e, uint32_t n, const struct cls_hs
 	for (uint32_t i = 1; i <= n; i++)
 		rules[i] = (struct rfw_rule){.first_entry = i - 1, .entry_count = 1};
 	cls_hs_sections(b, secs + 4);
-	buf = rfw_build(secs, 7, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
+	buf = rfw_build(secs, 4 + CLS_HS_SECTIONS, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
 	free(rules);
 	return buf;
 }

@@ -54,7 +54,7 @@ static void build(struct built *b)
 	uint32_t *lpm = NULL;
 	uint64_t words = 0;
 	struct cls_hs_built hs;
-	struct rfw_section_in secs[12];
+	struct rfw_section_in secs[7 + CLS_HS_SECTIONS];
 	char err[256];
 
 	memset(e, 0, sizeof(e));
@@ -127,7 +127,7 @@ static void build(struct built *b)
 	secs[5] = (struct rfw_section_in){RFW_SEC_SETS, sizeof(sets[0]), sets, sizeof(sets), 2};
 	secs[6] = (struct rfw_section_in){RFW_SEC_LPM_DATA, 4, lpm, words * 4, words};
 	cls_hs_sections(&hs, secs + 7);
-	b->buf = rfw_build(secs, 10, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, &b->len);
+	b->buf = rfw_build(secs, 7 + CLS_HS_SECTIONS, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, &b->len);
 	assert_non_null(b->buf);
 	cls_hs_free(&hs);
 	free(lpm);
