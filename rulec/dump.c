@@ -21,11 +21,12 @@ static const char *const section_names[] = {
 	[RFW_SEC_RULE_SOURCE] = "rule-source",
 };
 
-static const char *section_name(uint32_t type)
+static const char *section_name(uint32_t type, char *buf, size_t len)
 {
 	if (type < sizeof(section_names) / sizeof(section_names[0]) && section_names[type])
 		return section_names[type];
-	return "unknown";
+	snprintf(buf, len, "type-%u", type);
+	return buf;
 }
 
 static const char *addr_str(const uint8_t *a, uint8_t family, char *buf, size_t len)
@@ -133,9 +134,13 @@ void rulec_dump(const struct rfw_view *v, FILE *out)
 		v->hdr->checksum);
 	fprintf(out, "source: %s\n", v->source[0] ? v->source : "(none)");
 	fprintf(out, "sections: %u\n", v->hdr->section_count);
-	for (uint32_t i = 0; i < v->hdr->section_count; i++)
+	for (uint32_t i = 0; i < v->hdr->section_count; i++) {
+		char nb[16];
+
 		fprintf(out, "  %-11s offset %8" PRIu64 "  size %8" PRIu64 "  count %" PRIu64 "\n",
-			section_name(tab[i].type), tab[i].offset, tab[i].size, tab[i].count);
+			section_name(tab[i].type, nb, sizeof(nb)), tab[i].offset, tab[i].size,
+			tab[i].count);
+	}
 	dump_timeouts(v, out);
 	fprintf(out, "rules: %u (+ rule 0, default), acl entries: %u\n",
 		v->policy->rule_count, v->acl_count);

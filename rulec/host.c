@@ -54,6 +54,18 @@ static int host_pass_entry(struct policy *pol, yaml_node_t *n, void *unused)
 			    ytree_kind(n));
 		return -1;
 	}
+	if (val_is_name(s) && val_parse_proto(s) < 0) {
+		size_t i = 0;
+
+		while (i < pol->svcs.n && strcmp(pol->svcs.v[i].name, s) != 0)
+			i++;
+		if (i == pol->svcs.n) {
+			ytree_error(pol->d, n,
+				    "unknown pass entry '%s'; expected arp, ndp, a protocol, PROTO/PORT or a service name",
+				    s);
+			return -1;
+		}
+	}
 	/* Anything a service may say, by literal or by name. */
 	if (resolve_service_value(pol, n, &items) < 0) {
 		free(items.v);

@@ -21,7 +21,7 @@ int netfile_read(struct policy *pol, yaml_node_t *at, const char *rel, pfx_list 
 	ssize_t n;
 
 	if (!f) {
-		ytree_error(pol->d, at, "cannot open prefix list '%s': %s", path, strerror(errno));
+		ytree_error(pol->d, at, "cannot open prefix list '%s': %s", rel, strerror(errno));
 		free(path);
 		return -1;
 	}

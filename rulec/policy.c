@@ -5,6 +5,7 @@
  * values are checked here; what a rule means as a whole is compile.c's. */
 #include "policy.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,12 +34,24 @@ struct pos policy_pos(const struct policy *pol, const yaml_node_t *n)
 	return (struct pos){pol->d->cur, ytree_line(n), ytree_col(n)};
 }
 
+/* A file's name for messages: relative to the main policy's directory
+ * when it lies below it, so "objects/common.yaml", not a long path. */
+const char *policy_short_path(const struct policy *pol, const char *path)
+{
+	const char *root = pol->files.n ? pol->files.v[0].path : "";
+	const char *slash = strrchr(root, '/');
+	size_t dl = slash ? (size_t)(slash - root) + 1 : 0;
+
+	return dl && strncmp(path, root, dl) == 0 ? path + dl : path;
+}
+
 void policy_where(const struct policy *pol, struct pos at, char *buf, size_t len)
 {
 	if (at.file == pol->d->cur)
 		snprintf(buf, len, "line %u column %u", at.line, at.col);
 	else
-		snprintf(buf, len, "%s:%u:%u", diag_file_name(pol->d, at.file), at.line, at.col);
+		snprintf(buf, len, "%s:%u:%u",
+			 policy_short_path(pol, diag_file_name(pol->d, at.file)), at.line, at.col);
 }
 
 char *policy_path(const struct policy *pol, size_t f, const char *rel)
@@ -244,12 +257,14 @@ static void include_cycle(struct policy *pol, yaml_node_t *from, size_t again)
 	for (size_t k = 0; k < pol->files.n; k++) {
 		if (!pol->files.v[k].loading || k < again)
 			continue;
-		int w = snprintf(path + used, sizeof(path) - used, "%s -> ", pol->files.v[k].path);
+		int w = snprintf(path + used, sizeof(path) - used, "%s -> ",
+				 policy_short_path(pol, pol->files.v[k].path));
 
 		if (w > 0 && (size_t)w < sizeof(path) - used)
 			used += (size_t)w;
 	}
-	ytree_error(pol->d, from, "include cycle: %s%s", path, pol->files.v[again].path);
+	ytree_error(pol->d, from, "include cycle: %s%s", path,
+		    policy_short_path(pol, pol->files.v[again].path));
 }
 
 static void load_file(struct policy *pol, const char *path, yaml_node_t *from, size_t parent)
@@ -271,6 +286,17 @@ static void load_file(struct policy *pol, const char *path, yaml_node_t *from, s
 			return;
 		}
 		sf.real = strdup(real);
+	}
+	if (from) {
+		FILE *f = fopen(path, "r");
+
+		if (!f) {
+			ytree_error(pol->d, from, "cannot open included file '%s': %s", ytree_str(from),
+				    strerror(errno));
+			free(sf.real);
+			return;
+		}
+		fclose(f);
 	}
 	sf.path = strdup(path);
 	if (!sf.path) {

@@ -192,6 +192,7 @@ void policy_free(struct policy *pol);
  * file read before, for policy_enter to go back to. */
 size_t policy_enter(struct policy *pol, size_t f);
 struct pos policy_pos(const struct policy *pol, const yaml_node_t *n);
+const char *policy_short_path(const struct policy *pol, const char *path);
 /* "line L column C" in the same file, "FILE:L:C" in another. */
 void policy_where(const struct policy *pol, struct pos at, char *buf, size_t len);
 /* A path named in file f, relative to that file's directory (malloc'ed). */

@@ -214,7 +214,7 @@ void rules_name(struct policy *pol, struct rule *r, yaml_node_t *map, size_t num
 			snprintf(where, sizeof(where), "line %u", ytree_line(o->node));
 		else
 			snprintf(where, sizeof(where), "%s:%u",
-				 pol->files.v[o->file].path, ytree_line(o->node));
+				 policy_short_path(pol, pol->files.v[o->file].path), ytree_line(o->node));
 		ytree_error(pol->d, v ? v : map, "duplicate %s name '%s' (%s %zu at %s)",
 			    nat ? "NAT rule" : "rule", r->name, nat ? "NAT rule" : "rule", i + 1, where);
 		r->bad = 1;

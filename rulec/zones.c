@@ -31,7 +31,7 @@ long zones_iface(struct policy *pol, yaml_node_t *at, const char *name)
 	}
 	if (pol->ifaces.n == RFW_MAX_INTERFACES) {
 		ytree_error(pol->d, at,
-			    "interface '%s' would be the %dth: a policy names at most %d interfaces",
+			    "interface '%s' would be interface number %d: a policy names at most %d interfaces",
 			    name, RFW_MAX_INTERFACES + 1, RFW_MAX_INTERFACES);
 		return -1;
 	}

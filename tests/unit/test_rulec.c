@@ -17,10 +17,9 @@
 #include "rulec.h"
 #include "values.h"
 #include "diag.h"
+#include "test_rulec_util.h"
 
 #define DEMO RAMPART_SOURCE_DIR "/examples/policies/demo.yaml"
-#define DATA RAMPART_SOURCE_DIR "/tests/data/rulec"
-#define RULEC RAMPART_BINARY_DIR "/rulec/rulec"
 
 static char tmpdir[64];
 
@@ -43,41 +42,6 @@ static int remove_tmpdir(void **state)
 static void tmp_path(char *buf, size_t len, const char *name)
 {
 	snprintf(buf, len, "%s/%s", tmpdir, name);
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
-}
-
-/* Compile path into a view over a malloc'ed buffer; the caller frees *buf. */
-static void compile_view(const char *path, struct rfw_view *v, void **buf)
-{
-	char *msgs = NULL, err[256];
-	size_t msglen = 0, len;
-	FILE *diag = open_memstream(&msgs, &msglen);
-	unsigned errors;
-
-	assert_non_null(diag);
-	errors = rulec_compile(path, diag, buf, &len);
-	fclose(diag);
-	if (errors)
-		print_error("%s", msgs);
-	free(msgs);
-	assert_int_equal(errors, 0);
-	assert_int_equal(rfw_view_init(v, *buf, len, err, sizeof(err)), 0);
-}
-
-static void expect_answer(const struct rfw_view *v, const char *q, const char *want)
-{
-	char ans[256] = "", err[256] = "";
-
-	if (rulec_query_line(v, q, ans, sizeof(ans), err, sizeof(err)) < 0)
-		fail_msg("query '%s' refused: %s", q, err);
-	if (strcmp(ans, want) != 0)
-		fail_msg("query '%s': got '%s', want '%s'", q, ans, want);
 }
 
 static void test_demo_queries(void **state)
@@ -114,30 +78,12 @@ static void test_demo_queries(void **state)
 static void test_good_fixture_queries(void **state)
 {
 	const char *path = DATA "/good/objects.yaml";
-	char line[512];
 	struct rfw_view v;
 	void *buf;
-	FILE *f;
-	int n = 0;
 
 	(void)state;
 	compile_view(path, &v, &buf);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char *arrow;
-
-		if (strncmp(line, "# query: ", 9) != 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		arrow = strstr(line, " => ");
-		assert_non_null(arrow);
-		*arrow = '\0';
-		expect_answer(&v, line + 9, arrow + 4);
-		n++;
-	}
-	fclose(f);
-	assert_int_equal(n, 22);
+	assert_int_equal(expect_file_queries(&v, path), 22);
 	assert_int_equal(v.policy->rule_count, 7);
 	assert_string_equal(rfw_rule_name(&v, 3), "rule-3");	/* unnamed rule */
 	assert_int_equal(v.rules[1].entry_count, 8);	/* 4 same-family pairs x 2 services */
@@ -154,48 +100,15 @@ static const char *const bad_fixtures[] = {
 	"icmp_family",
 };
 
-/* The expected stderr of a must-fail fixture: its "# expect: " lines with
- * the path in front, then the summary. */
-static char *expected_messages(const char *path)
-{
-	char *out = NULL, line[512];
-	size_t len = 0;
-	FILE *o = open_memstream(&out, &len), *f = fopen(path, "r");
-	unsigned n = 0;
-
-	assert_non_null(o);
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "# expect: ", 10) == 0) {
-			fprintf(o, "%s:%s", path, line + 10);
-			n += strstr(line, ": error: ") != NULL;
-		}
-	}
-	fclose(f);
-	assert_true(n > 0);
-	fprintf(o, "rulec: %u error%s, nothing written\n", n, n == 1 ? "" : "s");
-	fclose(o);
-	return out;
-}
-
 static void test_error_fixtures(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad_fixtures) / sizeof(bad_fixtures[0]); i++) {
-		char path[512], out[512], *want, *got = NULL;
-		size_t len = 0;
-		FILE *diag = open_memstream(&got, &len);
+		char path[512], out[512];
 
 		snprintf(path, sizeof(path), DATA "/bad/%s.yaml", bad_fixtures[i]);
 		tmp_path(out, sizeof(out), "bad.rfw");
-		want = expected_messages(path);
-		assert_int_equal(rulec_compile_file(path, out, diag), 1);
-		fclose(diag);
-		if (strcmp(got, want) != 0)
-			fail_msg("%s:\n--- got\n%s--- want\n%s", bad_fixtures[i], got, want);
-		assert_false(exists(out));
-		free(want);
-		free(got);
+		check_fixture(path, out, 0);
 	}
 }
 
@@ -350,20 +263,6 @@ static void test_query_errors_and_batch(void **state)
 	free(out);
 	free(errs);
 	free(buf);
-}
-
-/* Run a shell command, capture stdout+stderr, return the exit status. */
-static int run(const char *cmd, char *outbuf, size_t outlen)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n;
-	int st;
-
-	assert_non_null(p);
-	n = fread(outbuf, 1, outlen - 1, p);
-	outbuf[n] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static void test_cli(void **state)

@@ -1,0 +1,350 @@
+/* The whole policy language (POLICY.md) end to end: every key compiled and
+ * checked through the runtime's own code on the loaded artifact —
+ * cls_lookup for rules, cls_entry_matches over the NAT entries,
+ * lpm_lookup over the route table and address sets — plus the policy
+ * defaults, limits, host bypass and rule positions; every new error pinned
+ * in a must-fail fixture; warnings pinned, and --strict making them errors
+ * with nothing written; includes with a cycle and a name in two files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cls.h"
+#include "lpm.h"
+#include "rulec.h"
+#include "values.h"
+#include "test_rulec_util.h"
+
+#define LANG DATA "/good/lang/main.yaml"
+
+static char tmpdir[64];
+
+static int make_tmpdir(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_rulec_lang.XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static uint8_t iface(const struct rfw_view *v, const char *name)
+{
+	for (uint32_t i = 0; i < v->interface_count; i++)
+		if (strcmp(v->interfaces[i].name, name) == 0)
+			return (uint8_t)i;
+	fail_msg("no interface %s", name);
+	return 0xff;
+}
+
+static struct pkt_key key(const char *proto, const char *src, uint16_t sport, const char *dst,
+			  uint16_t dport)
+{
+	struct pkt_key k = {.in_if = 0xff, .out_if = 0xff, .ct_state = RFW_STATE_NEW};
+	uint8_t f2;
+
+	assert_int_equal(val_parse_addr(src, &k.family, k.src), 0);
+	assert_int_equal(val_parse_addr(dst, &f2, k.dst), 0);
+	k.proto = (uint8_t)val_parse_proto(proto);
+	k.has_ports = (uint8_t)val_proto_has_ports(k.proto);
+	k.sport = sport;
+	k.dport = dport;
+	return k;
+}
+
+/* The NAT rule the runtime would pick: first NAT entry that matches. */
+static uint32_t nat_lookup(const struct rfw_view *v, const struct pkt_key *k)
+{
+	struct cls_sets sets = {v->sets, v->set_count, v->lpm_data};
+
+	for (uint32_t i = 0; i < v->nat_acl_count; i++)
+		if (cls_entry_matches(&sets, &v->nat_acl[i], k))
+			return v->nat_acl[i].rule;
+	return 0;
+}
+
+static uint32_t route_lookup(const struct rfw_view *v, const char *addr)
+{
+	const struct rfw_lpm_ref *ref;
+	struct lpm t;
+	uint8_t fam, a[16];
+
+	assert_int_equal(val_parse_addr(addr, &fam, a), 0);
+	ref = fam == 6 ? &v->route_table->v6 : &v->route_table->v4;
+	if (ref->offset == RFW_LPM_NONE)
+		return 0;
+	t = (struct lpm){v->lpm_data + ref->offset, v->lpm_data + ref->offset + LPM_ROOT_SIZE,
+			 ref->group_count, fam == 6 ? 16 : 4};
+	return lpm_lookup(&t, a);
+}
+
+static void test_lang_queries(void **state)
+{
+	struct rfw_view v;
+	void *buf;
+
+	(void)state;
+	compile_view(LANG, &v, &buf);
+	/* Every "# query:" line of the fixture, through cls_lookup. */
+	assert_int_equal(expect_file_queries(&v, LANG), 34);
+	free(buf);
+}
+
+static void test_lang_sections(void **state)
+{
+	const struct rfw_policy *p;
+	struct cls_sets sets;
+	struct cls_table t;
+	struct pkt_key k;
+	struct rfw_view v;
+	uint8_t a[16], fam;
+	void *buf;
+
+	(void)state;
+	compile_view(LANG, &v, &buf);
+	p = v.policy;
+	/* defaults */
+	assert_int_equal(p->rule_count, 12);
+	assert_int_equal(p->default_action, RFW_ACTION_DROP);
+	assert_int_equal(p->stateful, 0);
+	assert_int_equal(p->max_flows, 5000);
+	assert_int_equal(p->timeout[RFW_TIMEOUT_TCP_SYN], 10);
+	assert_int_equal(p->timeout[RFW_TIMEOUT_TCP_ESTABLISHED], 3600);
+	assert_int_equal(p->timeout[RFW_TIMEOUT_TCP_CLOSING], 30);
+	assert_int_equal(p->timeout[RFW_TIMEOUT_UDP], 20);
+	assert_int_equal(p->timeout[RFW_TIMEOUT_UDP_STREAM], 180);
+	assert_int_equal(p->timeout[RFW_TIMEOUT_ICMP], 30);
+	assert_int_equal(p->timeout[RFW_TIMEOUT_OTHER], 60);
+	/* interfaces in order of first mention, zones as bit masks */
+	assert_int_equal(p->interface_count, 5);
+	assert_string_equal(v.interfaces[0].name, "eth0");
+	assert_string_equal(v.interfaces[3].name, "eth3");
+	assert_string_equal(v.interfaces[4].name, "eth4");	/* from routes */
+	assert_int_equal(v.zone_count, 2);
+	assert_string_equal(v.strings + v.zones[1].name_off, "inside");
+	assert_int_equal(v.zones[1].ifaces, 0x6);
+	assert_int_equal(v.interfaces[2].zone, 1);
+	assert_int_equal(v.interfaces[3].zone, RFW_NONE);
+	/* include first: rule 1 comes from objects/common.yaml */
+	assert_string_equal(rfw_rule_name(&v, 1), "from-include");
+	assert_non_null(v.rule_source);
+	assert_int_equal(v.rule_source[2].line, 28);
+	assert_int_equal(v.rule_source[2].column, 5);
+	/* address sets: the file list and the negation, one entry each */
+	assert_int_equal(v.set_count, 2);
+	assert_string_equal(v.strings + v.sets[0].name_off, "bogons");
+	assert_int_equal(v.sets[0].prefix_count, 5);
+	assert_int_equal(v.rules[2].entry_count, 1);
+	assert_true(v.acl[v.rules[2].first_entry].flags & RFW_ACL_SRC_SET);
+	assert_true(v.acl[v.rules[2].first_entry].flags & RFW_ACL_IN_IF);
+	assert_int_equal(v.acl[v.rules[2].first_entry].in_ifaces, 1);
+	sets = (struct cls_sets){v.sets, v.set_count, v.lpm_data};
+	val_parse_addr("127.1.2.3", &fam, a);
+	assert_true(cls_set_member(&sets, 0, 4, a));
+	val_parse_addr("8.8.8.8", &fam, a);
+	assert_false(cls_set_member(&sets, 0, 4, a));
+	val_parse_addr("fc00::1", &fam, a);
+	assert_true(cls_set_member(&sets, 0, 6, a));
+	assert_true(v.acl[v.rules[5].first_entry].flags & RFW_ACL_SRC_NOT);
+	/* log, limits */
+	assert_int_equal(v.rules[3].flags, RFW_RULE_LOG);
+	assert_int_equal(v.rules[3].limit, 1);
+	assert_int_equal(v.limit_count, 2);
+	assert_int_equal(v.limits[0].rule, 3);
+	assert_int_equal(v.limits[0].rate, 1000);
+	assert_int_equal(v.limits[0].interval_ms, 1000);
+	assert_int_equal(v.limits[0].burst, 2000);
+	assert_int_equal(v.limits[0].per, RFW_LIMIT_PER_SOURCE);
+	assert_int_equal(v.limits[1].rule, 6);
+	assert_int_equal(v.limits[1].interval_ms, 60000);
+	assert_int_equal(v.limits[1].burst, 10);
+	assert_int_equal(v.limits[1].per, RFW_LIMIT_PER_RULE);
+	assert_int_equal(v.rules[4].flags, 0);
+	/* tcp flags and state as the entry carries them */
+	assert_int_equal(v.acl[v.rules[8].first_entry].tcp_mask, 0x12);
+	assert_int_equal(v.acl[v.rules[8].first_entry].tcp_value, 0x02);
+	assert_int_equal(v.acl[v.rules[9].first_entry].state_mask,
+			 RFW_STATE_ESTABLISHED | RFW_STATE_RELATED);
+	/* the classifier: zone from + zone to */
+	cls_table_init(&t, &v);
+	k = key("tcp", "10.1.2.3", 1000, "8.8.8.8", 80);
+	k.in_if = iface(&v, "eth2");
+	k.out_if = iface(&v, "eth0");
+	assert_int_equal(cls_lookup(&t, &k), 4);
+	k.out_if = iface(&v, "eth2");
+	assert_int_equal(cls_lookup(&t, &k), 0);
+
+	/* NAT: numbered from 1, [0] unused, entries carry the NAT number */
+	assert_int_equal(p->nat_count, 3);
+	assert_int_equal(v.nat_rules[1].kind, RFW_NAT_MASQUERADE);
+	assert_int_equal(v.nat_rules[1].family, 4);
+	assert_int_equal(v.nat_rules[1].port_lo, 1024);
+	assert_int_equal(v.nat_rules[1].port_hi, 65535);
+	assert_int_equal(v.nat_rules[2].kind, RFW_NAT_SNAT);
+	assert_memory_equal(v.nat_rules[2].addr_lo, ((uint8_t[4]){198, 51, 100, 10}), 4);
+	assert_memory_equal(v.nat_rules[2].addr_hi, ((uint8_t[4]){198, 51, 100, 21}), 4);
+	assert_int_equal(v.nat_rules[2].port_lo, 20000);
+	assert_int_equal(v.nat_rules[3].kind, RFW_NAT_DNAT);
+	assert_memory_equal(v.nat_rules[3].addr_lo, ((uint8_t[4]){10, 1, 0, 10}), 4);
+	assert_int_equal(v.nat_rules[3].port_lo, 80);
+	assert_string_equal(v.strings + v.nat_rules[3].name_off, "web-forward");
+	k = key("udp", "10.1.9.9", 5000, "9.9.9.9", 53);
+	k.out_if = iface(&v, "eth0");
+	assert_int_equal(nat_lookup(&v, &k), 1);
+	k.out_if = iface(&v, "eth1");
+	assert_int_equal(nat_lookup(&v, &k), 0);
+	k = key("tcp", "10.2.3.4", 5000, "9.9.9.9", 443);
+	k.out_if = iface(&v, "eth0");
+	assert_int_equal(nat_lookup(&v, &k), 2);
+	k = key("tcp", "9.9.9.9", 5000, "203.0.113.10", 8080);
+	k.in_if = iface(&v, "eth0");
+	assert_int_equal(nat_lookup(&v, &k), 3);
+	k.dport = 80;
+	assert_int_equal(nat_lookup(&v, &k), 0);
+	/* masquerade is IPv4 unless the match says otherwise */
+	k = key("udp", "2001:db8:1::1", 5000, "2001:db8:9::9", 53);
+	k.out_if = iface(&v, "eth0");
+	assert_int_equal(nat_lookup(&v, &k), 0);
+
+	/* routes: LPM value = index + 1 */
+	assert_int_equal(p->route_count, 5);
+	assert_non_null(v.route_table);
+	assert_int_equal(route_lookup(&v, "10.1.2.5"), 3);
+	assert_int_equal(v.routes[2].interface, iface(&v, "eth2"));
+	assert_int_equal(v.routes[2].has_via, 1);
+	assert_int_equal(route_lookup(&v, "10.1.9.9"), 2);
+	assert_int_equal(v.routes[1].has_via, 0);
+	assert_int_equal(route_lookup(&v, "8.8.8.8"), 1);
+	assert_int_equal(route_lookup(&v, "2001:db8:77::1"), 4);
+	assert_int_equal(v.routes[3].family, 6);
+	assert_int_equal(route_lookup(&v, "192.168.9.200"), 5);
+
+	/* host bypass */
+	assert_int_equal(v.host_addr_count, 2);
+	assert_int_equal(v.host_addrs[1].family, 6);
+	assert_int_equal(v.host_pass_count, 5);
+	assert_int_equal(v.host_pass[0].kind, RFW_HOST_PASS_ARP);
+	assert_int_equal(v.host_pass[1].kind, RFW_HOST_PASS_NDP);
+	assert_int_equal(v.host_pass[2].kind, RFW_HOST_PASS_SERVICE);
+	assert_int_equal(v.host_pass[2].proto, 6);
+	assert_int_equal(v.host_pass[2].port_lo, 22);
+	assert_int_equal(v.host_pass[3].port_hi, 68);
+	assert_int_equal(v.host_pass[4].proto, 1);
+	assert_int_equal(v.host_pass[4].port_hi, 65535);
+	free(buf);
+}
+
+static const char *const bad_fixtures[] = {
+	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces",
+	"inc_cycle/main", "inc_dup/main", "inc_err/main",
+};
+
+static void test_lang_errors(void **state)
+{
+	char path[512], out[512];
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/bad.rfw", tmpdir);
+	for (size_t i = 0; i < sizeof(bad_fixtures) / sizeof(bad_fixtures[0]); i++) {
+		snprintf(path, sizeof(path), DATA "/bad/%s.yaml", bad_fixtures[i]);
+		check_fixture(path, out, 0);
+	}
+}
+
+/* Warnings print and the artifact is written; --strict: errors, nothing. */
+static void test_lang_warnings(void **state)
+{
+	char out[512], cmd[1024], got[4096];
+	const char *path = DATA "/bad/lang_warnings.yaml";
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/warn.rfw", tmpdir);
+	check_fixture(path, out, 0);
+	check_fixture(path, out, 1);
+	unlink(out);
+	snprintf(cmd, sizeof(cmd), RULEC " compile --strict %s -o %s 2>&1", path, out);
+	assert_int_equal(run(cmd, got, sizeof(got)), 1);
+	assert_non_null(strstr(got, "rulec: 7 errors, nothing written\n"));
+	assert_false(exists(out));
+	snprintf(cmd, sizeof(cmd), RULEC " check %s 2>&1", path);
+	assert_int_equal(run(cmd, got, sizeof(got)), 0);
+	assert_non_null(strstr(got, ": warning: zone 'spare' is never used"));
+}
+
+static void test_lang_cli(void **state)
+{
+	char cmd[2048], out[16384], rfw[512], q[512];
+	FILE *f;
+
+	(void)state;
+	snprintf(rfw, sizeof(rfw), "%s/lang.rfw", tmpdir);
+	snprintf(q, sizeof(q), "%s/q.txt", tmpdir);
+	snprintf(cmd, sizeof(cmd), RULEC " compile " LANG " -o %s 2>&1", rfw);
+	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	snprintf(cmd, sizeof(cmd),
+		 RULEC " query %s --in eth1 --out eth0 tcp 10.1.2.3:1000 8.8.8.8:80 2>&1", rfw);
+	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_string_equal(out, "4 lan-out accept\n");
+	snprintf(cmd, sizeof(cmd), RULEC " query %s --in eth7 tcp 10.1.2.3:1000 8.8.8.8:80 2>&1", rfw);
+	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	assert_string_equal(out, "rulec: unknown interface 'eth7' (the policy names: eth0, eth1, eth2, eth3, eth4)\n");
+	snprintf(cmd, sizeof(cmd), RULEC " query %s icmp 8.8.8.8 9.9.9.9:echo-request 2>&1", rfw);
+	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_string_equal(out, "6 ping accept\n");
+	snprintf(cmd, sizeof(cmd), RULEC " query %s --state established --tcp-flags ack tcp 1.1.1.1:1 2.2.2.2:2 2>&1", rfw);
+	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_string_equal(out, "9 established accept\n");
+	f = fopen(q, "w");
+	assert_non_null(f);
+	fputs("tcp 10.1.2.3:1000 8.8.8.8:80\n--out eth1 tcp 10.1.2.3:1000 8.8.8.8:80\n"
+	      "--state bogus tcp 1.1.1.1 2.2.2.2\n", f);
+	fclose(f);
+	/* Command-line options apply to every batch line. */
+	snprintf(cmd, sizeof(cmd), RULEC " query %s --in eth1 --out eth0 --batch %s 2>/dev/null", rfw, q);
+	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	assert_string_equal(out, "4 lan-out accept\n0 default drop\n");
+	snprintf(cmd, sizeof(cmd), RULEC " query %s --in eth1 --out eth0 --batch %s 2>&1 >/dev/null", rfw, q);
+	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	snprintf(cmd, sizeof(cmd),
+		 "%s:3: error: unknown state 'bogus' (new, established, related or invalid)\n", q);
+	assert_string_equal(out, cmd);
+	snprintf(cmd, sizeof(cmd), RULEC " dump %s 2>&1", rfw);
+	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "  nat-rules   offset"));
+	assert_non_null(strstr(out, "  route-table offset"));
+	assert_non_null(strstr(out, "defaults: action drop, stateful false, max_flows 5000, timeouts tcp_syn=10 "));
+	assert_non_null(strstr(out, "   0 bogons           5 prefixes, 524288 bytes\n"));
+	assert_non_null(strstr(out, "     3 web-forward      dnat       10.1.0.10 port 80 1 entry\n"));
+	assert_non_null(strstr(out, "  10.1.2.0/24 via 10.1.0.1 dev eth2\n"));
+	assert_non_null(strstr(out, "  rule 3 web-in: 1000 per 1000 ms, burst 2000, per source\n"));
+	assert_non_null(strstr(out, "   2 eth2             zone inside\n"));
+	assert_non_null(strstr(out, "host pass: 5\n  arp\n  ndp\n  proto 6 ports 22-22\n"));
+	assert_non_null(strstr(out, "     3 web-in                   accept 3 entries log limit 1 (line 32)\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lang_queries),
+		cmocka_unit_test(test_lang_sections),
+		cmocka_unit_test(test_lang_errors),
+		cmocka_unit_test(test_lang_warnings),
+		cmocka_unit_test(test_lang_cli),
+	};
+
+	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
