@@ -151,9 +151,9 @@ static void addr_at(const struct nat_pool *p, uint32_t index, uint8_t *out)
 	memset(out, 0, 16);
 	memcpy(out, p->base, n);
 	/* base + index, big-endian, carry through every byte. */
-	for (unsigned i = n; i-- > 0 && carry;) {
-		carry += out[i];
-		out[i] = (uint8_t)carry;
+	for (int i = (int)n - 1; i >= 0 && carry; i--) {
+		carry += out[i & 15];
+		out[i & 15] = (uint8_t)carry;
 		carry >>= 8;
 	}
 }
