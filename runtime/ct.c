@@ -1,0 +1,1098 @@
+/* Per-worker flow table: preallocated flows, a bucketed open-addressing
+ * index holding each flow under its original and its reply tuple, a
+ * timer wheel for expiry, and the small IPv4/IPv6 fragment table.
+ * Single-threaded by design (one table per worker): no locks, no atomics,
+ * no allocation and no clock reads after ct_create.
+ *
+ * Memory (max_flows = N): N flows of 112 bytes + N/5 index buckets of 64
+ * bytes (3 slots a flow, 2 used: at most 2/3 full) + a 4096-second wheel
+ * + the fragment table: 124.9 bytes a flow at N = 1,000,000.
+ *
+ * Full table: a NEW flow is refused (CT_REFUSED_FULL, counted) and its
+ * packet follows `defaults` like any packet without state. No eviction:
+ * evicting the oldest embryonic flow lets a SYN or UDP flood flush the
+ * legitimate half-open flows too, and pf refuses at its state limit
+ * (`set limit states`) for the same reason. Flows past their timeout do
+ * not count: lookups ignore them, and a full table first reaps up to
+ * FULL_REAP_BUDGET units of expired work before refusing. */
+#include "ct.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+enum {
+	IPP_ICMP = 1, IPP_TCP = 6, IPP_UDP = 17, IPP_ICMPV6 = 58, IPP_SCTP = 132,
+	IPP_HOPOPTS = 0, IPP_ROUTING = 43, IPP_FRAGMENT = 44, IPP_DSTOPTS = 60,
+	TH_FIN = 0x01, TH_SYN = 0x02, TH_RST = 0x04, TH_ACK = 0x10,
+};
+
+/* The wheel turns once per second of `now`; 4096 s covers every default
+ * timeout but tcp_established, whose flows go round again when visited. */
+#define WHEEL_SLOTS 4096u
+#define WHEEL_HEAD 0x80000000u	/* prev of a list head: WHEEL_HEAD | slot */
+#define BUCKET_SLOTS 15u
+#define FLOWS_PER_BUCKET 5u	/* 15 slots for 5 flows x 2 tuples */
+#define FRAG_WAYS 4u
+#define BATCH 64u
+#define FULL_REAP_BUDGET 32u
+
+/* The tuple conntrack hashes and compares. IPv4 addresses in the first
+ * 4 bytes, the rest zero, as in pkt_key; for ICMP echo both ports are the
+ * identifier, so request and reply keys mirror each other. */
+struct ct_key {
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint16_t sport, dport;
+	uint8_t proto, family;
+	uint16_t zero;
+};
+_Static_assert(sizeof(struct ct_key) == 40, "ct_key is hashed as 5 words");
+
+/* Index bucket, one cache line. Slot: (hash tag | dir << idx_bits |
+ * flow + 1), 0 = empty. `overflow` counts entries that probed past this
+ * bucket, so a lookup stops at the first bucket with none and a removal
+ * needs no tombstone (the idea of Facebook's F14 chunk overflow counts). */
+struct ct_bucket {
+	uint32_t slot[BUCKET_SLOTS];
+	uint32_t overflow;
+};
+_Static_assert(sizeof(struct ct_bucket) == 64, "ct_bucket is one cache line");
+
+struct ct_frag {
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint32_t id;		/* IPv4 16-bit id or IPv6 fragment header id */
+	uint32_t expire;
+	uint32_t flow;
+	uint32_t rule;
+	uint8_t proto, family, dir, used;
+};
+
+struct ct_table {
+	/* hot: every packet */
+	struct ct_flow *flows;
+	struct ct_bucket *buckets;
+	uint32_t nbuckets;
+	uint32_t idx_bits;	/* bits of flow + 1 in a slot */
+	uint32_t idx_mask;
+	uint32_t tag_mask;	/* the hash tag bits of a slot */
+	uint64_t key[6];	/* hash key, from the seed */
+	uint32_t timeout[RFW_TIMEOUT_COUNT];
+	struct ct_stats st;
+	/* per new flow / per batch */
+	uint32_t free_head;
+	uint32_t free_count;
+	uint32_t max_flows;
+	uint32_t wheel_pos;	/* wheel time: seconds before it are reaped */
+	uint32_t *wheel;	/* WHEEL_SLOTS list heads */
+	struct ct_frag *frags;
+	uint32_t frag_sets;
+	uint32_t frag_timeout;
+	/* cold */
+	void (*on_remove)(void *ctx, const struct ct_table *t, uint32_t flow);
+	void *on_remove_ctx;
+	size_t alloc_bytes;
+};
+
+static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* ---- hashing ---- */
+
+/* 64x64->128 multiply folded to 64 bits: every output bit depends on
+ * every input bit of both operands. Keyed by xoring secret words into the
+ * inputs, so collisions cannot be computed without the key. */
+static inline uint64_t mix(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+static inline uint64_t ct_hash(const struct ct_table *t, const struct ct_key *k)
+{
+	uint64_t w[5];
+
+	memcpy(w, k, sizeof(w));
+	return mix(mix(w[0] ^ t->key[0], w[1] ^ t->key[1]) ^ w[4] ^ t->key[4],
+		   mix(w[2] ^ t->key[2], w[3] ^ t->key[3]) ^ t->key[5]);
+}
+
+/* Lemire's multiply-shift range reduction: any bucket count, no modulo. */
+static inline uint32_t bucket_of(const struct ct_table *t, uint64_t h)
+{
+	return (uint32_t)(((h >> 32) * t->nbuckets) >> 32);
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* ---- keys ---- */
+
+static inline int is_icmp(uint8_t proto, uint8_t family)
+{
+	return (proto == IPP_ICMP && family == 4) || (proto == IPP_ICMPV6 && family == 6);
+}
+
+static inline int icmp_is_echo(uint8_t family, uint8_t type, int *request)
+{
+	*request = family == 4 ? type == 8 : type == 128;
+	return family == 4 ? (type == 8 || type == 0) : (type == 128 || type == 129);
+}
+
+/* Destination unreachable, time exceeded, parameter problem; for ICMPv6
+ * also packet too big (RFC 792, RFC 4443 2.1). */
+static inline int icmp_is_error(uint8_t family, uint8_t type)
+{
+	if (family == 4)
+		return type == 3 || type == 11 || type == 12;
+	return type >= 1 && type <= 4;
+}
+
+enum key_kind {
+	KEY_START,		/* may start a flow */
+	KEY_NOSTART,		/* belongs to a flow or is invalid */
+	KEY_ICMP_ERR,
+	KEY_FRAG,		/* non-first fragment */
+	KEY_BAD,
+};
+
+static enum key_kind key_of(const struct ct_pkt *p, struct ct_key *k)
+{
+	const struct pkt_meta *m = p->meta;
+	const struct pkt_key *pk = &m->key;
+
+	memset(k, 0, sizeof(*k));
+	if (unlikely(m->kind != PKT_IP))
+		return KEY_BAD;
+	memcpy(k->src, pk->src, 16);
+	memcpy(k->dst, pk->dst, 16);
+	k->proto = pk->proto;
+	k->family = pk->family;
+	if (unlikely(m->fragment == 2))
+		return KEY_FRAG;
+	switch (pk->proto) {
+	case IPP_TCP:
+		k->sport = pk->sport;
+		k->dport = pk->dport;
+		/* pf's default `flags S/SA`: only a bare SYN opens a flow. */
+		return (pk->tcp_flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN ?
+			KEY_START : KEY_NOSTART;
+	case IPP_UDP:
+	case IPP_SCTP:
+		k->sport = pk->sport;
+		k->dport = pk->dport;
+		return pk->has_ports ? KEY_START : KEY_BAD;
+	default:
+		break;
+	}
+	if (is_icmp(pk->proto, pk->family)) {
+		int request;
+
+		if (icmp_is_echo(pk->family, pk->icmp_type, &request)) {
+			if (!m->l4_off || p->len < (uint32_t)m->l4_off + 8)
+				return KEY_BAD;
+			k->sport = k->dport = rd16(p->frame + m->l4_off + 4);
+			return request ? KEY_START : KEY_NOSTART;
+		}
+		if (icmp_is_error(pk->family, pk->icmp_type))
+			return KEY_ICMP_ERR;
+	}
+	return KEY_START;	/* other protocols: addresses + proto */
+}
+
+/* The flow tuple an ICMP error refers to, in the direction the error
+ * travels: the reverse of the packet embedded in it (RFC 792: its IP
+ * header and first 8 data bytes). Every read bounded by the IP payload.
+ * The error must go back to the embedded packet's sender. */
+static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k)
+{
+	const struct pkt_meta *m = p->meta;
+	const uint8_t *f = p->frame;
+	uint32_t off = (uint32_t)m->l4_off + 8, end, l4;
+	const uint8_t *isrc, *idst;
+	uint8_t proto;
+	unsigned alen;
+
+	if (!m->l4_off)
+		return 0;
+	if (m->key.family == 4)
+		end = p->len >= m->l3_off + 4u ? m->l3_off + rd16(f + m->l3_off + 2) : 0;
+	else
+		end = p->len >= m->l3_off + 6u ? m->l3_off + 40u + rd16(f + m->l3_off + 4) : 0;
+	if (end > p->len)
+		end = p->len;
+	if (m->key.family == 4) {
+		uint32_t ihl;
+
+		if (end < off + 20 || (f[off] >> 4) != 4)
+			return 0;
+		ihl = (uint32_t)(f[off] & 0xf) * 4;
+		if (ihl < 20 || (rd16(f + off + 6) & 0x1fff))
+			return 0;	/* a non-first fragment carries no ports */
+		proto = f[off + 9];
+		isrc = f + off + 12;
+		idst = f + off + 16;
+		alen = 4;
+		l4 = off + ihl;
+	} else {
+		uint8_t nh;
+		int i;
+
+		if (end < off + 40 || (f[off] >> 4) != 6)
+			return 0;
+		nh = f[off + 6];
+		isrc = f + off + 8;
+		idst = f + off + 24;
+		alen = 16;
+		l4 = off + 40;
+		for (i = 0; nh == IPP_HOPOPTS || nh == IPP_ROUTING || nh == IPP_DSTOPTS; i++) {
+			if (i == 4 || end < l4 + 8)
+				return 0;
+			nh = f[l4];
+			l4 += ((uint32_t)f[l4 + 1] + 1) * 8;
+		}
+		if (nh == IPP_FRAGMENT)
+			return 0;
+		proto = nh;
+	}
+	if (memcmp(isrc, m->key.dst, alen) != 0)
+		return 0;
+	memcpy(k->src, idst, alen);
+	memcpy(k->dst, isrc, alen);
+	k->proto = proto;
+	k->family = m->key.family;
+	if (proto == IPP_TCP || proto == IPP_UDP || proto == IPP_SCTP) {
+		if (end < l4 + 4)
+			return 0;
+		k->sport = rd16(f + l4 + 2);
+		k->dport = rd16(f + l4);
+	} else if (is_icmp(proto, k->family)) {
+		int request;
+
+		if (end < l4 + 8 || !icmp_is_echo(k->family, f[l4], &request))
+			return 0;	/* no errors about errors (RFC 1122 3.2.2) */
+		k->sport = k->dport = rd16(f + l4 + 4);
+	}
+	return 1;
+}
+
+/* The key of a flow in one direction, rebuilt from the entry. */
+static void flow_key(const struct ct_table *t, const struct ct_flow *f, unsigned dir,
+		     struct ct_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->proto = f->proto;
+	k->family = f->family;
+	k->sport = f->port[2 * dir];
+	k->dport = f->port[2 * dir + 1];
+	if (f->family == 4) {
+		memcpy(k->src, f->addr + 8 * dir, 4);
+		memcpy(k->dst, f->addr + 8 * dir + 4, 4);
+	} else if (dir == CT_DIR_ORIG) {
+		memcpy(k->src, f->addr, 16);
+		memcpy(k->dst, f->addr + 16, 16);
+	} else if (f->flags & CT_F_NAT6) {
+		memcpy(k->src, t->flows[f->aux].addr, 16);
+		memcpy(k->dst, t->flows[f->aux].addr + 16, 16);
+	} else {
+		memcpy(k->src, f->addr + 16, 16);
+		memcpy(k->dst, f->addr, 16);
+	}
+}
+
+static inline int flow_match(const struct ct_table *t, const struct ct_flow *f,
+			     unsigned dir, const struct ct_key *k)
+{
+	const uint8_t *s, *d;
+
+	if (f->proto != k->proto || f->family != k->family ||
+	    f->port[2 * dir] != k->sport || f->port[2 * dir + 1] != k->dport)
+		return 0;
+	if (f->family == 4)
+		return memcmp(f->addr + 8 * dir, k->src, 4) == 0 &&
+		       memcmp(f->addr + 8 * dir + 4, k->dst, 4) == 0;
+	if (dir == CT_DIR_ORIG) {
+		s = f->addr;
+		d = f->addr + 16;
+	} else if (unlikely(f->flags & CT_F_NAT6)) {
+		s = t->flows[f->aux].addr;
+		d = t->flows[f->aux].addr + 16;
+	} else {
+		s = f->addr + 16;
+		d = f->addr;
+	}
+	return memcmp(s, k->src, 16) == 0 && memcmp(d, k->dst, 16) == 0;
+}
+
+/* ---- index ---- */
+
+static uint32_t index_find(const struct ct_table *t, const struct ct_key *k, uint64_t h,
+			   unsigned *dir)
+{
+	uint32_t b = bucket_of(t, h), tag = (uint32_t)h & t->tag_mask;
+
+	for (;;) {
+		const struct ct_bucket *bk = &t->buckets[b];
+
+		for (unsigned i = 0; i < BUCKET_SLOTS; i++) {
+			uint32_t s = bk->slot[i];
+
+			if ((s & t->tag_mask) == tag && s) {
+				uint32_t idx = (s & t->idx_mask) - 1;
+				unsigned d = (s >> t->idx_bits) & 1;
+
+				if (likely(flow_match(t, &t->flows[idx], d, k))) {
+					*dir = d;
+					return idx;
+				}
+			}
+		}
+		if (!bk->overflow)
+			return CT_NONE;
+		b = b + 1 == t->nbuckets ? 0 : b + 1;
+	}
+}
+
+static inline uint32_t slot_value(const struct ct_table *t, uint64_t h, unsigned dir,
+				  uint32_t idx)
+{
+	return ((uint32_t)h & t->tag_mask) | (uint32_t)dir << t->idx_bits | (idx + 1);
+}
+
+/* Never fails: the index has 3 slots for every 2 entries. */
+static void index_insert(struct ct_table *t, const struct ct_key *k, unsigned dir, uint32_t idx)
+{
+	uint64_t h = ct_hash(t, k);
+	uint32_t b = bucket_of(t, h), v = slot_value(t, h, dir, idx);
+
+	for (;;) {
+		struct ct_bucket *bk = &t->buckets[b];
+
+		for (unsigned i = 0; i < BUCKET_SLOTS; i++)
+			if (!bk->slot[i]) {
+				bk->slot[i] = v;
+				return;
+			}
+		bk->overflow++;
+		b = b + 1 == t->nbuckets ? 0 : b + 1;
+	}
+}
+
+static void index_remove(struct ct_table *t, const struct ct_key *k, unsigned dir, uint32_t idx)
+{
+	uint64_t h = ct_hash(t, k);
+	uint32_t b = bucket_of(t, h), v = slot_value(t, h, dir, idx);
+
+	for (;;) {
+		struct ct_bucket *bk = &t->buckets[b];
+
+		for (unsigned i = 0; i < BUCKET_SLOTS; i++)
+			if (bk->slot[i] == v) {
+				bk->slot[i] = 0;
+				return;
+			}
+		bk->overflow--;
+		b = b + 1 == t->nbuckets ? 0 : b + 1;
+	}
+}
+
+/* ---- timer wheel ----
+ * One list per second, modulo WHEEL_SLOTS. Refreshing a flow only moves
+ * its expire forward; it stays in its list and is moved when the wheel
+ * reaches it (lazy), so the packet path writes no list pointers. Only a
+ * shorter timeout (FIN, RST) relinks at once. */
+
+static void wheel_insert(struct ct_table *t, uint32_t idx)
+{
+	struct ct_flow *f = &t->flows[idx];
+	uint32_t e = f->expire, s;
+
+	if ((int32_t)(e - t->wheel_pos) < 0)
+		e = t->wheel_pos;
+	if (e - t->wheel_pos >= WHEEL_SLOTS)
+		e = t->wheel_pos + WHEEL_SLOTS - 1;
+	s = e & (WHEEL_SLOTS - 1);
+	f->prev = WHEEL_HEAD | s;
+	f->next = t->wheel[s];
+	if (f->next != CT_NONE)
+		t->flows[f->next].prev = idx;
+	t->wheel[s] = idx;
+}
+
+static void wheel_unlink(struct ct_table *t, uint32_t idx)
+{
+	struct ct_flow *f = &t->flows[idx];
+
+	if (f->prev & WHEEL_HEAD)
+		t->wheel[f->prev & ~WHEEL_HEAD] = f->next;
+	else
+		t->flows[f->prev].next = f->next;
+	if (f->next != CT_NONE)
+		t->flows[f->next].prev = f->prev;
+}
+
+/* ---- create / destroy ---- */
+
+void ct_config_from_policy(struct ct_config *c, const struct rfw_policy *p)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_flows = p->max_flows;
+	memcpy(c->timeout, p->timeout, sizeof(c->timeout));
+}
+
+static void *alloc_zero(size_t n, size_t *total)
+{
+	size_t sz = (n + 63) & ~(size_t)63;
+	void *p = aligned_alloc(64, sz ? sz : 64);
+
+	if (p) {
+		memset(p, 0, sz ? sz : 64);	/* touch every page now, not on a packet */
+		*total += sz ? sz : 64;
+	}
+	return p;
+}
+
+struct ct_table *ct_create(const struct ct_config *cfg)
+{
+	struct ct_table *t;
+	uint64_t seed;
+	size_t total = 0;
+	uint32_t n, fs;
+
+	if (!cfg || cfg->max_flows == 0 || cfg->max_flows > CT_MAX_FLOWS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	n = cfg->max_flows;
+	t = alloc_zero(sizeof(*t), &total);
+	if (!t)
+		return NULL;
+	t->max_flows = n;
+	t->nbuckets = (n + FLOWS_PER_BUCKET - 1) / FLOWS_PER_BUCKET;
+	if (t->nbuckets < 2)
+		t->nbuckets = 2;
+	t->idx_bits = 32u - (uint32_t)__builtin_clz(n);
+	t->idx_mask = (1u << t->idx_bits) - 1;
+	t->tag_mask = ~((2u << t->idx_bits) - 1);
+	fs = cfg->frag_slots ? cfg->frag_slots : CT_FRAG_SLOTS;
+	t->frag_sets = (fs + FRAG_WAYS - 1) / FRAG_WAYS;
+	t->frag_timeout = cfg->frag_timeout ? cfg->frag_timeout : CT_FRAG_TIMEOUT;
+	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
+		t->timeout[i] = cfg->timeout[i] ? cfg->timeout[i] : 1;
+	t->on_remove = cfg->on_remove;
+	t->on_remove_ctx = cfg->on_remove_ctx;
+
+	t->flows = alloc_zero((size_t)n * sizeof(struct ct_flow), &total);
+	t->buckets = alloc_zero((size_t)t->nbuckets * sizeof(struct ct_bucket), &total);
+	t->wheel = alloc_zero(WHEEL_SLOTS * sizeof(uint32_t), &total);
+	t->frags = alloc_zero((size_t)t->frag_sets * FRAG_WAYS * sizeof(struct ct_frag), &total);
+	if (!t->flows || !t->buckets || !t->wheel || !t->frags) {
+		ct_destroy(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	seed = cfg->seed;
+	if (!seed && getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
+		ct_destroy(t);
+		return NULL;
+	}
+	for (unsigned i = 0; i < 6; i++)
+		t->key[i] = splitmix64(&seed) | 1;
+	memset(t->wheel, 0xff, WHEEL_SLOTS * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++)
+		t->flows[i].next = i + 1 < n ? i + 1 : CT_NONE;
+	t->free_head = 0;
+	t->free_count = n;
+	t->alloc_bytes = total;
+	return t;
+}
+
+void ct_destroy(struct ct_table *t)
+{
+	if (!t)
+		return;
+	free(t->flows);
+	free(t->buckets);
+	free(t->wheel);
+	free(t->frags);
+	free(t);
+}
+
+double ct_bytes_per_flow(const struct ct_table *t)
+{
+	return (double)t->alloc_bytes / t->max_flows;
+}
+
+void ct_get_stats(const struct ct_table *t, struct ct_stats *s)
+{
+	*s = t->st;
+}
+
+/* ---- flows ---- */
+
+static uint32_t timeout_of(const struct ct_table *t, const struct ct_flow *f)
+{
+	if (f->proto == IPP_TCP) {
+		switch (ct_tcp_flow_state(f)) {
+		case CT_TCP_SYN_SENT:
+		case CT_TCP_SYN_RECV:
+			return t->timeout[RFW_TIMEOUT_TCP_SYN];
+		case CT_TCP_ESTABLISHED:
+			return t->timeout[RFW_TIMEOUT_TCP_ESTABLISHED];
+		default:
+			return t->timeout[RFW_TIMEOUT_TCP_CLOSING];
+		}
+	}
+	if (f->proto == IPP_UDP)
+		return t->timeout[(f->flags & CT_F_REPLY_SEEN) ?
+				  RFW_TIMEOUT_UDP_STREAM : RFW_TIMEOUT_UDP];
+	if (is_icmp(f->proto, f->family))
+		return t->timeout[RFW_TIMEOUT_ICMP];
+	return t->timeout[RFW_TIMEOUT_OTHER];
+}
+
+static uint32_t entry_alloc(struct ct_table *t)
+{
+	uint32_t idx = t->free_head;
+
+	t->free_head = t->flows[idx].next;
+	t->free_count--;
+	return idx;
+}
+
+static void entry_free(struct ct_table *t, uint32_t idx)
+{
+	t->flows[idx].flags = 0;
+	t->flows[idx].next = t->free_head;
+	t->free_head = idx;
+	t->free_count++;
+}
+
+/* Drop a flow that is already off the wheel. */
+static void flow_free(struct ct_table *t, uint32_t idx)
+{
+	struct ct_flow *f = &t->flows[idx];
+	struct ct_key k;
+
+	if (t->on_remove)
+		t->on_remove(t->on_remove_ctx, t, idx);
+	flow_key(t, f, CT_DIR_ORIG, &k);
+	index_remove(t, &k, CT_DIR_ORIG, idx);
+	flow_key(t, f, CT_DIR_REPLY, &k);
+	index_remove(t, &k, CT_DIR_REPLY, idx);
+	if (f->flags & CT_F_NAT6)
+		entry_free(t, f->aux);
+	entry_free(t, idx);
+	t->st.in_use--;
+}
+
+void ct_remove(struct ct_table *t, uint32_t flow)
+{
+	if (flow >= t->max_flows || (t->flows[flow].flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED)
+		return;
+	wheel_unlink(t, flow);
+	flow_free(t, flow);
+	t->st.removed++;
+}
+
+static inline int flow_live(const struct ct_flow *f, uint32_t now)
+{
+	return (int32_t)(now - f->expire) < 0;
+}
+
+/* A SYN may reuse the ports of a closed connection (TIME_WAIT or reset),
+ * as a TCP stack does (RFC 793 TIME-WAIT, RFC 6191). */
+static inline int tcp_reusable(const struct ct_flow *f, const struct ct_key *k,
+			       enum key_kind kind)
+{
+	enum ct_tcp_state s;
+
+	if (f->proto != IPP_TCP || k->proto != IPP_TCP || kind != KEY_START)
+		return 0;
+	s = ct_tcp_flow_state(f);
+	return s == CT_TCP_TIME_WAIT || s == CT_TCP_CLOSED;
+}
+
+static void count_packet(struct ct_flow *f, unsigned dir, uint32_t len)
+{
+	if (unlikely(++f->pkts[dir] == 0))
+		f->pkts_hi[dir]++;
+	f->bytes[dir] += len;
+}
+
+static void refresh(struct ct_table *t, uint32_t idx, uint32_t now)
+{
+	struct ct_flow *f = &t->flows[idx];
+	uint32_t e = now + timeout_of(t, f);
+
+	if (unlikely((int32_t)(e - f->expire) < 0)) {
+		f->expire = e;
+		wheel_unlink(t, idx);
+		wheel_insert(t, idx);
+	} else {
+		f->expire = e;
+	}
+}
+
+int ct_update(struct ct_table *t, uint32_t flow, unsigned dir, const struct ct_pkt *p,
+	      uint32_t now)
+{
+	const struct pkt_key *pk = &p->meta->key;
+	struct ct_flow *f;
+
+	if (unlikely(flow >= t->max_flows || dir > 1))
+		goto invalid;
+	f = &t->flows[flow];
+	if (unlikely(!(f->flags & CT_F_USED)))
+		goto invalid;
+	if (unlikely(p->meta->fragment == 2)) {
+		count_packet(f, dir, p->len);	/* follows its first fragment */
+		return 1;
+	}
+	/* An ICMP error is RELATED: counted, but it neither advances the TCP
+	 * state nor keeps the flow alive. */
+	if (unlikely(is_icmp(pk->proto, pk->family) && icmp_is_error(pk->family, pk->icmp_type))) {
+		count_packet(f, dir, p->len);
+		return 1;
+	}
+	if (f->proto == IPP_TCP && !ct_tcp_track(f, dir, p))
+		goto invalid;
+	if (dir == CT_DIR_REPLY)
+		f->flags |= CT_F_REPLY_SEEN;
+	count_packet(f, dir, p->len);
+	refresh(t, flow, now);
+	return 1;
+invalid:
+	t->st.invalid++;
+	return 0;
+}
+
+int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_key *reply_key,
+		   uint32_t rule, uint32_t now, uint32_t *flow)
+{
+	struct ct_key ok, rk;
+	struct ct_flow nf;
+	enum key_kind kind = key_of(p, &ok);
+	unsigned dir, need;
+	uint32_t idx;
+
+	*flow = CT_NONE;
+	if (kind != KEY_START)
+		return CT_REFUSED_INVALID;
+	/* Two packets of one new flow in a batch both miss; the second finds
+	 * the first here. A dead or closed flow on the tuple is recycled. */
+	idx = index_find(t, &ok, ct_hash(t, &ok), &dir);
+	if (idx != CT_NONE) {
+		if (flow_live(&t->flows[idx], now) && !tcp_reusable(&t->flows[idx], &ok, kind)) {
+			*flow = idx;
+			ct_update(t, idx, dir, p, now);
+			return CT_EXISTS;
+		}
+		ct_remove(t, idx);
+	}
+	if (reply_key) {
+		memset(&rk, 0, sizeof(rk));
+		memcpy(rk.src, reply_key->src, 16);
+		memcpy(rk.dst, reply_key->dst, 16);
+		rk.sport = reply_key->sport;
+		rk.dport = reply_key->dport;
+		rk.proto = ok.proto;
+		rk.family = ok.family;
+		if (ok.family == 4) {
+			memset(rk.src + 4, 0, 12);
+			memset(rk.dst + 4, 0, 12);
+		}
+		/* NAT picked a tuple a live flow already answers to. */
+		idx = index_find(t, &rk, ct_hash(t, &rk), &dir);
+		if (idx != CT_NONE) {
+			if (flow_live(&t->flows[idx], now))
+				return CT_REFUSED_INVALID;
+			ct_remove(t, idx);
+		}
+	} else {
+		memset(&rk, 0, sizeof(rk));
+		memcpy(rk.src, ok.dst, 16);
+		memcpy(rk.dst, ok.src, 16);
+		rk.sport = ok.dport;
+		rk.dport = ok.sport;
+		rk.proto = ok.proto;
+		rk.family = ok.family;
+	}
+
+	memset(&nf, 0, sizeof(nf));
+	nf.proto = ok.proto;
+	nf.family = ok.family;
+	nf.flags = CT_F_USED;
+	nf.port[0] = ok.sport;
+	nf.port[1] = ok.dport;
+	nf.port[2] = rk.sport;
+	nf.port[3] = rk.dport;
+	nf.rule = rule;
+	need = 1;
+	if (ok.family == 4) {
+		memcpy(nf.addr, ok.src, 4);
+		memcpy(nf.addr + 4, ok.dst, 4);
+		memcpy(nf.addr + 8, rk.src, 4);
+		memcpy(nf.addr + 12, rk.dst, 4);
+	} else {
+		memcpy(nf.addr, ok.src, 16);
+		memcpy(nf.addr + 16, ok.dst, 16);
+		if (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16)) {
+			nf.flags |= CT_F_NAT6;
+			need = 2;
+		}
+	}
+	if (ok.proto == IPP_TCP && !ct_tcp_init(&nf, p)) {
+		t->st.invalid++;
+		return CT_REFUSED_INVALID;
+	}
+	if (unlikely(t->free_count < need))
+		ct_expire(t, now, FULL_REAP_BUDGET);
+	if (unlikely(t->free_count < need)) {
+		t->st.refused_full++;
+		return CT_REFUSED_FULL;
+	}
+	if (t->st.in_use == 0)
+		t->wheel_pos = now;	/* empty wheel: nothing to walk up to now */
+	idx = entry_alloc(t);
+	if (need == 2) {
+		uint32_t aux = entry_alloc(t);
+
+		memset(&t->flows[aux], 0, sizeof(struct ct_flow));
+		t->flows[aux].flags = CT_F_AUX;
+		memcpy(t->flows[aux].addr, rk.src, 16);
+		memcpy(t->flows[aux].addr + 16, rk.dst, 16);
+		nf.aux = aux;
+	}
+	count_packet(&nf, CT_DIR_ORIG, p->len);
+	nf.expire = now + timeout_of(t, &nf);
+	t->flows[idx] = nf;
+	index_insert(t, &ok, CT_DIR_ORIG, idx);
+	index_insert(t, &rk, CT_DIR_REPLY, idx);
+	wheel_insert(t, idx);
+	t->st.created++;
+	t->st.in_use++;
+	*flow = idx;
+	return CT_CREATED;
+}
+
+uint32_t ct_expire(struct ct_table *t, uint32_t now, uint32_t budget)
+{
+	uint32_t removed = 0, work = 0;
+
+	if (t->st.in_use == 0) {
+		t->wheel_pos = now;
+		return 0;
+	}
+	while (work < budget) {
+		uint32_t s = t->wheel_pos & (WHEEL_SLOTS - 1), idx = t->wheel[s];
+
+		work++;
+		if (idx == CT_NONE) {
+			if ((int32_t)(t->wheel_pos - now) >= 0)
+				break;
+			t->wheel_pos++;
+			continue;
+		}
+		wheel_unlink(t, idx);
+		if (!flow_live(&t->flows[idx], now)) {
+			flow_free(t, idx);
+			t->st.expired++;
+			removed++;
+		} else {
+			/* expire > now >= wheel_pos: lands in another list. */
+			wheel_insert(t, idx);
+		}
+	}
+	return removed;
+}
+
+/* ---- fragments ---- */
+
+/* The identification of a fragment: IPv4 header id, or the IPv6
+ * fragment header's (found again along the extension chain). */
+static int frag_id(const struct ct_pkt *p, uint32_t *id)
+{
+	const struct pkt_meta *m = p->meta;
+	const uint8_t *f = p->frame;
+	uint32_t off = m->l3_off;
+
+	if (m->key.family == 4) {
+		if (p->len < off + 20)
+			return 0;
+		*id = rd16(f + off + 4);
+		return 1;
+	}
+	if (p->len < off + 40)
+		return 0;
+	uint8_t nh = f[off + 6];
+
+	off += 40;
+	for (int i = 0; i < 8; i++) {
+		if (p->len < off + 8)
+			return 0;
+		if (nh == IPP_FRAGMENT) {
+			*id = rd32(f + off + 4);
+			return 1;
+		}
+		if (nh != IPP_HOPOPTS && nh != IPP_ROUTING && nh != IPP_DSTOPTS && nh != 51)
+			return 0;
+		uint32_t hlen = nh == 51 ? ((uint32_t)f[off + 1] + 2) * 4 :
+				((uint32_t)f[off + 1] + 1) * 8;
+
+		nh = f[off];
+		off += hlen;
+	}
+	return 0;
+}
+
+static struct ct_frag *frag_set(struct ct_table *t, const struct pkt_key *k, uint32_t id)
+{
+	struct ct_key fk;
+
+	memset(&fk, 0, sizeof(fk));
+	memcpy(fk.src, k->src, 16);
+	memcpy(fk.dst, k->dst, 16);
+	fk.proto = k->proto;
+	fk.family = k->family;
+	fk.sport = (uint16_t)id;
+	fk.dport = (uint16_t)(id >> 16);
+	return &t->frags[(uint32_t)(((ct_hash(t, &fk) >> 32) * t->frag_sets) >> 32) * FRAG_WAYS];
+}
+
+static inline int frag_match(const struct ct_frag *e, const struct pkt_key *k, uint32_t id)
+{
+	return e->used && e->id == id && e->proto == k->proto && e->family == k->family &&
+	       memcmp(e->src, k->src, 16) == 0 && memcmp(e->dst, k->dst, 16) == 0;
+}
+
+void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, unsigned dir,
+		    uint32_t rule, uint32_t now)
+{
+	const struct pkt_key *k = &p->meta->key;
+	struct ct_frag *set, *e = NULL;
+	uint32_t id;
+
+	if (p->meta->fragment != 1 || !frag_id(p, &id))
+		return;
+	set = frag_set(t, k, id);
+	for (unsigned i = 0; i < FRAG_WAYS && !e; i++)
+		if (frag_match(&set[i], k, id))
+			e = &set[i];
+	for (unsigned i = 0; i < FRAG_WAYS && !e; i++)
+		if (!set[i].used || (int32_t)(now - set[i].expire) >= 0)
+			e = &set[i];
+	if (!e) {		/* all live: replace the one closest to expiry */
+		e = &set[0];
+		for (unsigned i = 1; i < FRAG_WAYS; i++)
+			if ((int32_t)(set[i].expire - e->expire) < 0)
+				e = &set[i];
+		t->st.frag_evicted++;
+	}
+	memcpy(e->src, k->src, 16);
+	memcpy(e->dst, k->dst, 16);
+	e->id = id;
+	e->proto = k->proto;
+	e->family = k->family;
+	e->dir = (uint8_t)dir;
+	e->flow = flow;
+	e->rule = rule;
+	e->expire = now + t->frag_timeout;
+	e->used = 1;
+}
+
+static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now,
+			struct ct_result *r)
+{
+	const struct pkt_key *k = &p->meta->key;
+	struct ct_frag *set;
+	uint32_t id;
+
+	if (frag_id(p, &id)) {
+		set = frag_set(t, k, id);
+		for (unsigned i = 0; i < FRAG_WAYS; i++) {
+			struct ct_frag *e = &set[i];
+
+			if (frag_match(e, k, id) && (int32_t)(now - e->expire) < 0 &&
+			    (e->flow == CT_NONE || (t->flows[e->flow].flags & CT_F_USED))) {
+				r->kind = CT_FRAG;
+				r->flow = e->flow;
+				r->dir = e->dir;
+				r->rule = e->rule;
+				r->state = RFW_STATE_ESTABLISHED;
+				t->st.frag_hit++;
+				return;
+			}
+		}
+	}
+	r->kind = CT_FRAG_ORPHAN;
+	r->state = RFW_STATE_INVALID;
+	t->st.frag_orphan++;
+}
+
+/* ---- lookup ---- */
+
+static void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct ct_key *k,
+		       enum key_kind kind, uint64_t h, uint32_t now, struct ct_result *r)
+{
+	unsigned dir = 0;
+	uint32_t idx;
+
+	r->flow = CT_NONE;
+	r->rule = 0;
+	r->dir = CT_DIR_ORIG;
+	r->reserved = 0;
+	switch (kind) {
+	case KEY_START:
+	case KEY_NOSTART:
+		idx = index_find(t, k, h, &dir);
+		if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now) &&
+		    !(dir == CT_DIR_ORIG && tcp_reusable(&t->flows[idx], k, kind))) {
+			r->kind = CT_FOUND;
+			r->flow = idx;
+			r->dir = (uint8_t)dir;
+			r->rule = t->flows[idx].rule;
+			r->state = RFW_STATE_ESTABLISHED;
+			return;
+		}
+		if (kind == KEY_START) {
+			r->kind = CT_NEW;
+			r->state = RFW_STATE_NEW;
+			return;
+		}
+		break;
+	case KEY_ICMP_ERR: {
+		struct ct_key ik;
+
+		memset(&ik, 0, sizeof(ik));
+		if (key_of_icmp_error(p, &ik)) {
+			idx = index_find(t, &ik, ct_hash(t, &ik), &dir);
+			if (idx != CT_NONE && flow_live(&t->flows[idx], now)) {
+				r->kind = CT_RELATED;
+				r->flow = idx;
+				r->dir = (uint8_t)dir;
+				r->rule = t->flows[idx].rule;
+				r->state = RFW_STATE_RELATED;
+				t->st.related++;
+				return;
+			}
+		}
+		break;
+	}
+	case KEY_FRAG:
+		frag_lookup(t, p, now, r);
+		return;
+	case KEY_BAD:
+		break;
+	}
+	r->kind = CT_INVALID;
+	r->state = RFW_STATE_INVALID;
+	t->st.invalid++;
+}
+
+void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, uint32_t now,
+		     struct ct_result *out)
+{
+	struct ct_key keys[BATCH];
+	uint64_t hash[BATCH];
+	uint8_t kind[BATCH];
+
+	for (uint32_t base = 0; base < n; base += BATCH) {
+		uint32_t m = n - base < BATCH ? n - base : BATCH;
+
+		/* Stage 1: keys and hashes, prefetch every home bucket. */
+		for (uint32_t i = 0; i < m; i++) {
+			kind[i] = (uint8_t)key_of(&pkts[base + i], &keys[i]);
+			hash[i] = ct_hash(t, &keys[i]);
+			__builtin_prefetch(&t->buckets[bucket_of(t, hash[i])]);
+		}
+		/* Stage 2: the first tag hit of each bucket, prefetch its flow
+		 * (its compared fields may straddle two lines). */
+		for (uint32_t i = 0; i < m; i++) {
+			const struct ct_bucket *bk = &t->buckets[bucket_of(t, hash[i])];
+			uint32_t tag = (uint32_t)hash[i] & t->tag_mask;
+
+			for (unsigned j = 0; j < BUCKET_SLOTS; j++) {
+				uint32_t s = bk->slot[j];
+
+				if (s && (s & t->tag_mask) == tag) {
+					const char *fp = (const char *)&t->flows[(s & t->idx_mask) - 1];
+
+					__builtin_prefetch(fp);
+					__builtin_prefetch(fp + 47);
+					break;
+				}
+			}
+		}
+		/* Stage 3: compare and decide. */
+		for (uint32_t i = 0; i < m; i++)
+			lookup_one(t, &pkts[base + i], &keys[i], (enum key_kind)kind[i], hash[i],
+				   now, &out[base + i]);
+	}
+}
+
+/* ---- listing ---- */
+
+static void key_to_pkt(const struct ct_key *k, struct pkt_key *pk)
+{
+	memset(pk, 0, sizeof(*pk));
+	memcpy(pk->src, k->src, 16);
+	memcpy(pk->dst, k->dst, 16);
+	pk->sport = k->sport;
+	pk->dport = k->dport;
+	pk->proto = k->proto;
+	pk->family = k->family;
+	pk->has_ports = k->proto == IPP_TCP || k->proto == IPP_UDP || k->proto == IPP_SCTP;
+}
+
+int ct_flow_get(const struct ct_table *t, uint32_t flow, struct ct_flow_info *info)
+{
+	const struct ct_flow *f;
+	struct ct_key k;
+
+	if (flow >= t->max_flows)
+		return -1;
+	f = &t->flows[flow];
+	if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED)
+		return -1;
+	memset(info, 0, sizeof(*info));
+	info->flow = flow;
+	info->rule = f->rule;
+	flow_key(t, f, CT_DIR_ORIG, &k);
+	key_to_pkt(&k, &info->orig);
+	flow_key(t, f, CT_DIR_REPLY, &k);
+	key_to_pkt(&k, &info->reply);
+	info->tcp_state = (uint8_t)(f->proto == IPP_TCP ? ct_tcp_flow_state(f) : CT_TCP_NONE);
+	info->reply_seen = !!(f->flags & CT_F_REPLY_SEEN);
+	info->expire = f->expire;
+	for (unsigned d = 0; d < 2; d++) {
+		info->packets[d] = (uint64_t)f->pkts_hi[d] << 32 | f->pkts[d];
+		info->bytes[d] = f->bytes[d];
+	}
+	return 0;
+}
+
+void ct_foreach(const struct ct_table *t,
+		int (*fn)(const struct ct_flow_info *info, void *arg), void *arg)
+{
+	struct ct_flow_info info;
+
+	for (uint32_t i = 0; i < t->max_flows; i++)
+		if (ct_flow_get(t, i, &info) == 0 && fn(&info, arg))
+			return;
+}

@@ -1,0 +1,238 @@
+/* Connection tracking, one table per worker: flows found in either
+ * direction, pf-style TCP window tracking, UDP/ICMP pseudo-flows, ICMP
+ * errors RELATED to their flow, IPv4 fragments following their first. */
+#ifndef RAMPART_CT_H
+#define RAMPART_CT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "rampart/artifact.h"
+#include "pkt.h"
+
+/* A flow handle is its index in the table; CT_NONE is "no flow". */
+#define CT_NONE 0xffffffffu
+/* Handles (and so max_flows) fit in 24 bits: the index slot keeps the
+ * rest of its 32 bits for a hash tag (see ct.c). 16.7 M flows x 128 B is
+ * 2 GiB per worker, beyond any sensible shard. */
+#define CT_MAX_FLOWS ((1u << 24) - 1)
+
+enum ct_dir {
+	CT_DIR_ORIG = 0,	/* same direction as the packet that created the flow */
+	CT_DIR_REPLY = 1,
+};
+
+struct ct_table;
+
+struct ct_config {
+	uint32_t max_flows;	/* defaults.conntrack.max_flows, 1..CT_MAX_FLOWS */
+	uint32_t timeout[RFW_TIMEOUT_COUNT];	/* seconds; 0 is taken as 1 */
+	uint64_t seed;		/* hash key; 0: drawn from getrandom() at create */
+	uint32_t frag_slots;	/* fragment table entries; 0: CT_FRAG_SLOTS */
+	uint32_t frag_timeout;	/* seconds; 0: CT_FRAG_TIMEOUT */
+	/* Called just before a flow is freed (expiry, ct_remove, reuse),
+	 * with the flow still readable by ct_flow_get: NAT returns the
+	 * flow's port here. NULL: none. */
+	void (*on_remove)(void *ctx, const struct ct_table *t, uint32_t flow);
+	void *on_remove_ctx;
+};
+#define CT_FRAG_SLOTS 1024u
+#define CT_FRAG_TIMEOUT 5u
+
+/* The conntrack part of a compiled policy (max_flows, timeouts). */
+void ct_config_from_policy(struct ct_config *c, const struct rfw_policy *p);
+
+/* Allocates and touches everything up front. NULL + errno (EINVAL for a
+ * bad config, ENOMEM). */
+struct ct_table *ct_create(const struct ct_config *cfg);
+void ct_destroy(struct ct_table *t);
+
+/* Total bytes allocated by the table / max_flows: the per-flow memory
+ * cost including the index, the wheel and the fragment table. */
+double ct_bytes_per_flow(const struct ct_table *t);
+
+/* One packet as the pipeline holds it: the parser's result and its frame
+ * (conntrack reads TCP options, ICMP ids and ICMP error payloads from it,
+ * always within len). */
+struct ct_pkt {
+	const struct pkt_meta *meta;
+	const uint8_t *frame;
+	uint32_t len;
+};
+
+enum ct_kind {
+	CT_FOUND = 0,		/* flow of a tracked flow: see flow, dir */
+	CT_NEW,			/* no flow; the packet may start one (rules decide) */
+	CT_RELATED,		/* ICMP error about a tracked flow: flow, dir */
+	CT_FRAG,		/* non-first fragment of an accepted first: flow (may
+				 * be CT_NONE when accepted without state), dir, rule */
+	CT_FRAG_ORPHAN,		/* non-first fragment, first not (yet) seen: drop */
+	CT_INVALID,		/* cannot start a flow and belongs to none */
+};
+
+struct ct_result {
+	uint32_t flow;		/* CT_NONE unless FOUND/RELATED/FRAG */
+	uint32_t rule;		/* rule that accepted the flow (FOUND/RELATED/FRAG) */
+	uint8_t dir;		/* enum ct_dir of this packet */
+	uint8_t state;		/* enum rfw_state bit for pkt_key.ct_state */
+	uint8_t kind;		/* enum ct_kind */
+	uint8_t reserved;
+};
+
+/* Find the flow of each packet (hash buckets prefetched for the whole
+ * batch first, then flow entries). Reads the table only; a flow past its
+ * timeout is not found even when ct_expire has not reaped it yet. A TCP
+ * SYN on a closed flow is CT_NEW (the port is being reused). Counts
+ * invalid packets and orphan fragments. */
+void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n,
+		     uint32_t now, struct ct_result *out);
+
+enum ct_create_status {
+	CT_CREATED = 0,		/* *flow is the new flow */
+	CT_EXISTS,		/* an earlier packet (same batch) created it: *flow,
+				 * the packet was applied with ct_update */
+	CT_REFUSED_FULL,	/* table full: counted, caller applies defaults */
+	CT_REFUSED_INVALID,	/* cannot start a flow (TCP without a bare SYN,
+				 * ICMP echo reply, non-first fragment, ...) */
+};
+
+/* Create the flow of an accepted NEW packet. reply_key: the tuple reply
+ * packets will carry on the wire (NAT sets the translated addresses and
+ * ports; for ICMP echo sport = dport = the reply's identifier), or NULL
+ * for the plain reverse of the packet's own key. The packet is counted in
+ * the ORIG direction. Full-table policy: refuse (no eviction), see ct.c. */
+int ct_create_flow(struct ct_table *t, const struct ct_pkt *p,
+		   const struct pkt_key *reply_key, uint32_t rule, uint32_t now,
+		   uint32_t *flow);
+
+/* Account a packet of a FOUND/RELATED/FRAG flow: TCP sequence tracking
+ * and state, counters, timeout refresh. Returns 1 if valid for the flow;
+ * 0 if not (out of window, bad flags): counted as invalid, the flow left
+ * untouched, the caller sets ct_state INVALID. */
+int ct_update(struct ct_table *t, uint32_t flow, unsigned dir,
+	      const struct ct_pkt *p, uint32_t now);
+
+/* Reap flows whose timeout has passed, doing at most `budget` units of
+ * work (a flow examined or a wheel second advanced). Call once per batch.
+ * Returns the number of flows removed. */
+uint32_t ct_expire(struct ct_table *t, uint32_t now, uint32_t budget);
+
+/* Remove one flow now (reload re-check, tests). */
+void ct_remove(struct ct_table *t, uint32_t flow);
+
+/* Fragments: after the caller accepted a first fragment (meta->fragment
+ * == 1), remember its verdict so the non-first fragments with the same
+ * (src, dst, proto, IP id) follow it for frag_timeout seconds. flow may
+ * be CT_NONE (accepted by a stateless rule). Fragments arriving before
+ * their first are CT_FRAG_ORPHAN: dropped and counted, not buffered. */
+void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow,
+		    unsigned dir, uint32_t rule, uint32_t now);
+
+/* TCP state of a flow as a whole, from both peers' states. */
+enum ct_tcp_state {
+	CT_TCP_NONE = 0,	/* not TCP */
+	CT_TCP_SYN_SENT,	/* SYN seen, no answer yet */
+	CT_TCP_SYN_RECV,	/* SYN+ACK seen, handshake not complete */
+	CT_TCP_ESTABLISHED,
+	CT_TCP_FIN_WAIT,	/* one side has sent FIN */
+	CT_TCP_CLOSING,		/* both sides sent FIN, not both acknowledged */
+	CT_TCP_TIME_WAIT,	/* both FINs acknowledged */
+	CT_TCP_CLOSED,		/* reset */
+	CT_TCP_STATE_COUNT,
+};
+const char *ct_tcp_state_name(unsigned s);
+
+/* A flow as listed by `rampartctl flows`. Keys as pkt_key fields
+ * (addresses, ports, proto, family); for ICMP echo the ports hold the id. */
+struct ct_flow_info {
+	uint32_t flow;
+	uint32_t rule;
+	struct pkt_key orig, reply;
+	uint8_t tcp_state;	/* enum ct_tcp_state */
+	uint8_t reply_seen;
+	uint32_t expire;	/* `now` value at which it expires */
+	uint64_t packets[2], bytes[2];	/* per enum ct_dir; bytes are frame bytes */
+};
+
+/* Fill *info for a live flow; -1 if flow is not a live flow. */
+int ct_flow_get(const struct ct_table *t, uint32_t flow, struct ct_flow_info *info);
+
+/* Call fn for every live flow (a scan of the flow array: for listing,
+ * not for the packet path). Stops early when fn returns non-zero. */
+void ct_foreach(const struct ct_table *t,
+		int (*fn)(const struct ct_flow_info *info, void *arg), void *arg);
+
+struct ct_stats {
+	uint64_t in_use;	/* flows now */
+	uint64_t created;
+	uint64_t expired;	/* reaped by ct_expire */
+	uint64_t removed;	/* by ct_remove or reused (SYN on a closed flow) */
+	uint64_t refused_full;
+	uint64_t invalid;	/* packets: out of window, bad flags, stray */
+	uint64_t related;	/* ICMP errors matched to a flow */
+	uint64_t frag_hit;
+	uint64_t frag_orphan;	/* non-first fragments without their first */
+	uint64_t frag_evicted;	/* fragment entries overwritten while live */
+};
+void ct_get_stats(const struct ct_table *t, struct ct_stats *s);
+
+/* ---- Layout, exposed for the TCP tracker (ct_tcp.c) and the size
+ * assertion; not an API. ---- */
+
+/* Per-direction TCP peer state, after pf (OpenBSD sys/net/pf.c,
+ * TCPS_* per peer). */
+enum ct_peer_state {
+	CT_PEER_NONE = 0,	/* nothing sent yet */
+	CT_PEER_SYN_SENT,
+	CT_PEER_ESTABLISHED,	/* its SYN acknowledged */
+	CT_PEER_CLOSING,	/* FIN sent */
+	CT_PEER_FIN_WAIT_2,	/* FIN acknowledged */
+	CT_PEER_TIME_WAIT,	/* both FINs acknowledged, or reset */
+};
+
+enum ct_flow_flags {
+	CT_F_USED = 1u << 0,	/* a live flow (else free) */
+	CT_F_AUX = 1u << 1,	/* an IPv6 NAT side entry holding reply addresses */
+	CT_F_REPLY_SEEN = 1u << 2,
+	CT_F_RST = 1u << 3,
+	CT_F_NAT6 = 1u << 4,	/* IPv6 reply addresses live in entry `aux` */
+};
+
+/* 112 bytes; with the index (12.8 B) the whole cost stays under 128 B a
+ * flow. Hot fields first (lookup compare, then TCP tracking and timer),
+ * cold counters last. Addresses: IPv4 orig src, orig dst, reply src,
+ * reply dst in addr[0..16); IPv6 orig src, orig dst in addr[0..32) and
+ * the reply is their reverse unless CT_F_NAT6 (then in entry aux). */
+struct ct_flow {
+	/* hot: compared by lookup */
+	uint8_t addr[32];
+	uint16_t port[4];	/* orig sport, dport; reply sport, dport */
+	uint8_t proto;
+	uint8_t family;
+	uint8_t flags;		/* enum ct_flow_flags */
+	uint8_t wscale;		/* low nibble orig, high reply; 0xf = no option */
+	uint8_t tstate[2];	/* enum ct_peer_state per direction */
+	uint8_t pkts_hi[2];	/* bits 32..39 of the packet counters */
+	/* hot: TCP tracking (van Rooij's windows) and the timer */
+	uint32_t seqlo[2];	/* highest sequence end sent by each side */
+	uint32_t seqhi[2];	/* highest ack + window the other side allowed */
+	uint16_t max_win[2];	/* largest unscaled window advertised */
+	uint32_t expire;	/* `now` at which the flow expires */
+	uint32_t next, prev;	/* timer wheel list; next = free list when free */
+	uint32_t aux;		/* CT_F_NAT6: entry with the reply addresses */
+	uint32_t rule;
+	/* cold: counters */
+	uint64_t bytes[2];
+	uint32_t pkts[2];
+};
+_Static_assert(sizeof(struct ct_flow) == 112, "ct_flow must stay 112 bytes");
+
+/* ct_tcp.c: TCP tracking of one segment of an existing flow (dir = its
+ * direction). 1 valid (state updated), 0 invalid (nothing changed).
+ * Reads the TCP header and options from the frame. */
+int ct_tcp_track(struct ct_flow *f, unsigned dir, const struct ct_pkt *p);
+/* Initialise the tracking of a new flow from its SYN; 0 if the segment
+ * cannot open a connection (not a bare SYN). */
+int ct_tcp_init(struct ct_flow *f, const struct ct_pkt *p);
+enum ct_tcp_state ct_tcp_flow_state(const struct ct_flow *f);
+
+#endif

@@ -1,0 +1,933 @@
+/* Conntrack: frames built here (Ethernet + IPv4/IPv6 + TCP/UDP/ICMP) go
+ * through pkt_parse and then lookup / create / update as the pipeline
+ * runs them: TCP states and windows, UDP and ICMP pseudo-flows, RELATED
+ * ICMP errors, fragments, expiry, full table, a million flows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ct.h"
+#include "pkt.h"
+
+enum { TCP = 6, UDP = 17, ICMP = 1, ICMP6 = 58, GRE = 47 };
+enum { FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10 };
+
+static const uint8_t A4[16] = {10, 0, 0, 1}, B4[16] = {10, 0, 1, 2}, R4[16] = {10, 0, 9, 9};
+static const uint8_t N4[16] = {10, 9, 0, 1};	/* a SNAT address */
+static const uint8_t A6[16] = {0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+static const uint8_t B6[16] = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+static const uint8_t R6[16] = {0xfd, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9};
+static const uint8_t N6[16] = {0xfd, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7};
+
+/* ---- frame builder ---- */
+
+struct pk {
+	uint8_t b[600];
+	uint32_t len;
+	struct pkt_meta m;
+	struct ct_pkt p;
+};
+
+static void put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+static void parse(struct pk *x)
+{
+	assert_int_equal(pkt_parse(x->b, x->len, &x->m), PKT_IP);
+	x->p.meta = &x->m;
+	x->p.frame = x->b;
+	x->p.len = x->len;
+}
+
+/* Ethernet + IP header around an L4 payload. frag: IPv4 flags+offset
+ * field (IPv6: offset in 8-byte units << 3 | M, with a fragment header,
+ * when frag6 is set). */
+static void ip(struct pk *x, int fam, const uint8_t *src, const uint8_t *dst, uint8_t proto,
+	       const uint8_t *l4, uint32_t l4len, uint32_t id, uint16_t frag, int frag6)
+{
+	uint32_t o = 14;
+
+	memset(x, 0, sizeof(*x));
+	put16(x->b + 12, fam == 4 ? 0x0800 : 0x86DD);
+	if (fam == 4) {
+		x->b[o] = 0x45;
+		put16(x->b + o + 2, 20 + l4len);
+		put16(x->b + o + 4, id);
+		put16(x->b + o + 6, frag);
+		x->b[o + 8] = 64;
+		x->b[o + 9] = proto;
+		memcpy(x->b + o + 12, src, 4);
+		memcpy(x->b + o + 16, dst, 4);
+		o += 20;
+	} else {
+		x->b[o] = 0x60;
+		put16(x->b + o + 4, l4len + (frag6 ? 8 : 0));
+		x->b[o + 6] = frag6 ? 44 : proto;
+		x->b[o + 7] = 64;
+		memcpy(x->b + o + 8, src, 16);
+		memcpy(x->b + o + 24, dst, 16);
+		o += 40;
+		if (frag6) {
+			x->b[o] = proto;
+			put16(x->b + o + 2, frag);
+			put32(x->b + o + 4, id);
+			o += 8;
+		}
+	}
+	memcpy(x->b + o, l4, l4len);
+	x->len = o + l4len;
+	if (x->len < 60)
+		x->len = 60;	/* Ethernet padding: must not count as payload */
+	parse(x);
+}
+
+/* TCP with `pay` payload bytes; wscale < 0: no option. */
+static void tcp(struct pk *x, int fam, const uint8_t *src, const uint8_t *dst, uint16_t sp,
+		uint16_t dp, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t win,
+		int wscale, uint32_t pay)
+{
+	uint8_t l4[400] = {0};
+	uint32_t hl = wscale >= 0 ? 24 : 20;
+
+	assert_true(pay <= sizeof(l4) - hl);
+	put16(l4, sp);
+	put16(l4 + 2, dp);
+	put32(l4 + 4, seq);
+	put32(l4 + 8, ack);
+	l4[12] = (uint8_t)(hl / 4 << 4);
+	l4[13] = flags;
+	put16(l4 + 14, win);
+	if (wscale >= 0) {
+		l4[20] = 1;	/* NOP */
+		l4[21] = 3;
+		l4[22] = 3;
+		l4[23] = (uint8_t)wscale;
+	}
+	ip(x, fam, src, dst, TCP, l4, hl + pay, 0, 0, 0);
+}
+
+static void udp(struct pk *x, int fam, const uint8_t *src, const uint8_t *dst, uint16_t sp,
+		uint16_t dp)
+{
+	uint8_t l4[16] = {0};
+
+	put16(l4, sp);
+	put16(l4 + 2, dp);
+	put16(l4 + 4, sizeof(l4));
+	ip(x, fam, src, dst, UDP, l4, sizeof(l4), 0, 0, 0);
+}
+
+static void echo(struct pk *x, int fam, const uint8_t *src, const uint8_t *dst, int request,
+		 uint16_t id)
+{
+	uint8_t l4[16] = {0};
+
+	l4[0] = fam == 4 ? (request ? 8 : 0) : (request ? 128 : 129);
+	put16(l4 + 4, id);
+	put16(l4 + 6, 1);
+	ip(x, fam, src, dst, fam == 4 ? ICMP : ICMP6, l4, sizeof(l4), 0, 0, 0);
+}
+
+/* An ICMP error from src to dst quoting `inner` (its IP header + 8). */
+static void icmp_error(struct pk *x, int fam, const uint8_t *src, const uint8_t *dst,
+		       uint8_t type, uint8_t code, const struct pk *inner)
+{
+	uint8_t l4[200] = {0};
+	uint32_t iplen = fam == 4 ? 20 : 40;
+
+	l4[0] = type;
+	l4[1] = code;
+	memcpy(l4 + 8, inner->b + 14, iplen + 8);
+	ip(x, fam, src, dst, fam == 4 ? ICMP : ICMP6, l4, 8 + iplen + 8, 0, 0, 0);
+}
+
+/* ---- the pipeline's calls ---- */
+
+static struct ct_config cfg(uint32_t max_flows)
+{
+	struct ct_config c;
+
+	memset(&c, 0, sizeof(c));
+	c.max_flows = max_flows;
+	c.seed = 0x1234567887654321ull;
+	c.timeout[RFW_TIMEOUT_TCP_SYN] = 30;
+	c.timeout[RFW_TIMEOUT_TCP_ESTABLISHED] = 86400;
+	c.timeout[RFW_TIMEOUT_TCP_CLOSING] = 30;
+	c.timeout[RFW_TIMEOUT_UDP] = 30;
+	c.timeout[RFW_TIMEOUT_UDP_STREAM] = 180;
+	c.timeout[RFW_TIMEOUT_ICMP] = 30;
+	c.timeout[RFW_TIMEOUT_OTHER] = 60;
+	return c;
+}
+
+static struct ct_table *table(uint32_t max_flows)
+{
+	struct ct_config c = cfg(max_flows);
+	struct ct_table *t = ct_create(&c);
+
+	assert_non_null(t);
+	return t;
+}
+
+static struct ct_result look(struct ct_table *t, const struct pk *x, uint32_t now)
+{
+	struct ct_result r;
+
+	ct_lookup_batch(t, &x->p, 1, now, &r);
+	return r;
+}
+
+/* Lookup, then update a known flow; *valid = -1 when not a known flow. */
+static struct ct_result step(struct ct_table *t, const struct pk *x, uint32_t now, int *valid)
+{
+	struct ct_result r = look(t, x, now);
+
+	*valid = -1;
+	if (r.kind == CT_FOUND || r.kind == CT_RELATED || (r.kind == CT_FRAG && r.flow != CT_NONE))
+		*valid = ct_update(t, r.flow, r.dir, &x->p, now);
+	return r;
+}
+
+/* A packet expected to be a valid packet of flow in direction dir. */
+static void ok(struct ct_table *t, const struct pk *x, uint32_t now, uint32_t flow, unsigned dir)
+{
+	int valid;
+	struct ct_result r = step(t, x, now, &valid);
+
+	assert_int_equal(r.kind, CT_FOUND);
+	assert_int_equal(r.flow, flow);
+	assert_int_equal(r.dir, dir);
+	assert_int_equal(r.state, RFW_STATE_ESTABLISHED);
+	assert_int_equal(valid, 1);
+}
+
+static uint32_t create(struct ct_table *t, const struct pk *x, uint32_t now)
+{
+	uint32_t flow;
+	struct ct_result r = look(t, x, now);
+
+	assert_int_equal(r.kind, CT_NEW);
+	assert_int_equal(r.state, RFW_STATE_NEW);
+	assert_int_equal(ct_create_flow(t, &x->p, NULL, 7, now, &flow), CT_CREATED);
+	return flow;
+}
+
+static const char *tstate(struct ct_table *t, uint32_t flow)
+{
+	struct ct_flow_info i;
+
+	assert_int_equal(ct_flow_get(t, flow, &i), 0);
+	return ct_tcp_state_name(i.tcp_state);
+}
+
+static uint64_t invalid_count(struct ct_table *t)
+{
+	struct ct_stats s;
+
+	ct_get_stats(t, &s);
+	return s.invalid;
+}
+
+/* A handshake A:1234 -> B:80; client ISN 1000, server ISN 5000. */
+#define CISN 1000u
+#define SISN 5000u
+static uint32_t handshake(struct ct_table *t, int fam, const uint8_t *a, const uint8_t *b,
+			  int cws, int sws, uint16_t swin, uint32_t now)
+{
+	struct pk x;
+	uint32_t flow;
+
+	tcp(&x, fam, a, b, 1234, 80, SYN, CISN, 0, 65535, cws, 0);
+	flow = create(t, &x, now);
+	assert_string_equal(tstate(t, flow), "SYN_SENT");
+	tcp(&x, fam, b, a, 80, 1234, SYN | ACK, SISN, CISN + 1, swin, sws, 0);
+	ok(t, &x, now, flow, CT_DIR_REPLY);
+	assert_string_equal(tstate(t, flow), "SYN_RECV");
+	tcp(&x, fam, a, b, 1234, 80, ACK, CISN + 1, SISN + 1, 1024, -1, 0);
+	ok(t, &x, now, flow, CT_DIR_ORIG);
+	assert_string_equal(tstate(t, flow), "ESTABLISHED");
+	return flow;
+}
+
+/* ---- tests ---- */
+
+static void test_tcp_lifecycle(void **state)
+{
+	(void)state;
+	for (int fam = 4; fam <= 6; fam += 2) {
+		struct ct_table *t = table(64);
+		const uint8_t *a = fam == 4 ? A4 : A6, *b = fam == 4 ? B4 : B6;
+		uint32_t flow = handshake(t, fam, a, b, -1, -1, 65535, 100);
+		struct ct_flow_info i;
+		struct pk x;
+
+		/* Data both ways, then the client closes first. */
+		tcp(&x, fam, a, b, 1234, 80, ACK | PSH, CISN + 1, SISN + 1, 65535, -1, 100);
+		ok(t, &x, 101, flow, CT_DIR_ORIG);
+		tcp(&x, fam, b, a, 80, 1234, ACK | PSH, SISN + 1, CISN + 101, 65535, -1, 300);
+		ok(t, &x, 102, flow, CT_DIR_REPLY);
+		assert_string_equal(tstate(t, flow), "ESTABLISHED");
+		assert_int_equal(ct_flow_get(t, flow, &i), 0);
+		assert_int_equal(i.packets[CT_DIR_ORIG], 3);
+		assert_int_equal(i.packets[CT_DIR_REPLY], 2);
+		assert_int_equal(i.expire, 102 + 86400);
+		assert_int_equal(i.rule, 7);
+
+		tcp(&x, fam, a, b, 1234, 80, FIN | ACK, CISN + 101, SISN + 301, 65535, -1, 0);
+		ok(t, &x, 103, flow, CT_DIR_ORIG);
+		assert_string_equal(tstate(t, flow), "FIN_WAIT");
+		tcp(&x, fam, b, a, 80, 1234, ACK, SISN + 301, CISN + 102, 65535, -1, 0);
+		ok(t, &x, 103, flow, CT_DIR_REPLY);
+		assert_string_equal(tstate(t, flow), "FIN_WAIT");
+		tcp(&x, fam, b, a, 80, 1234, FIN | ACK, SISN + 301, CISN + 102, 65535, -1, 0);
+		ok(t, &x, 104, flow, CT_DIR_REPLY);
+		assert_string_equal(tstate(t, flow), "CLOSING");
+		tcp(&x, fam, a, b, 1234, 80, ACK, CISN + 102, SISN + 302, 65535, -1, 0);
+		ok(t, &x, 105, flow, CT_DIR_ORIG);
+		assert_string_equal(tstate(t, flow), "TIME_WAIT");
+		assert_int_equal(ct_flow_get(t, flow, &i), 0);
+		assert_int_equal(i.expire, 105 + 30);	/* tcp_closing, moved earlier */
+
+		/* A new SYN on the same ports reuses the closed flow's tuple. */
+		tcp(&x, fam, a, b, 1234, 80, SYN, 90000, 0, 65535, -1, 0);
+		flow = create(t, &x, 106);
+		assert_string_equal(tstate(t, flow), "SYN_SENT");
+		/* The new flow is reaped at its tcp_syn timeout, not earlier. */
+		assert_int_equal(ct_expire(t, 106 + 29, 1000), 0);
+		assert_int_equal(ct_expire(t, 106 + 30, 1000), 1);
+		ct_destroy(t);
+	}
+}
+
+static void test_tcp_stray_segments(void **state)
+{
+	struct ct_table *t = table(64);
+	struct pk x;
+	struct ct_result r;
+	uint32_t flow;
+	int valid;
+
+	(void)state;
+	/* Only a bare SYN may open a flow. */
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, 1, 1, 100, -1, 0);
+	r = look(t, &x, 10);
+	assert_int_equal(r.kind, CT_INVALID);
+	assert_int_equal(r.state, RFW_STATE_INVALID);
+	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 10, &flow), CT_REFUSED_INVALID);
+	/* A SYN+ACK must acknowledge the SYN exactly. */
+	tcp(&x, 4, A4, B4, 1234, 80, SYN, CISN, 0, 65535, -1, 0);
+	flow = create(t, &x, 10);
+	tcp(&x, 4, B4, A4, 80, 1234, SYN | ACK, SISN, CISN + 7, 65535, -1, 0);
+	step(t, &x, 10, &valid);
+	assert_int_equal(valid, 0);
+	assert_string_equal(tstate(t, flow), "SYN_SENT");
+	/* Data from the client before any answer is not valid. */
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1, 1, 100, -1, 10);
+	step(t, &x, 10, &valid);
+	assert_int_equal(valid, 0);
+	/* Its SYN retransmitted is. */
+	tcp(&x, 4, A4, B4, 1234, 80, SYN, CISN, 0, 65535, -1, 0);
+	ok(t, &x, 11, flow, CT_DIR_ORIG);
+	ct_destroy(t);
+}
+
+static void test_tcp_out_of_window(void **state)
+{
+	struct ct_table *t = table(64);
+	uint32_t flow = handshake(t, 4, A4, B4, -1, -1, 65535, 100);
+	uint64_t inv = invalid_count(t);
+	struct pk x;
+	int valid;
+
+	(void)state;
+	/* Ends beyond the window the server offered (ack + 65535). */
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1 + 70000, SISN + 1, 65535, -1, 100);
+	step(t, &x, 101, &valid);
+	assert_int_equal(valid, 0);
+	/* More than a window behind. */
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1 - 200000, SISN + 1, 65535, -1, 100);
+	step(t, &x, 101, &valid);
+	assert_int_equal(valid, 0);
+	/* Acknowledging data the server never sent. */
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1, SISN + 1 + 100000, 65535, -1, 0);
+	step(t, &x, 101, &valid);
+	assert_int_equal(valid, 0);
+	assert_int_equal(invalid_count(t), inv + 3);
+	/* None of them moved the windows: the in-window edge still passes,
+	 * one byte past it still fails. */
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1 + 65535 - 100, SISN + 1, 65535, -1, 100);
+	ok(t, &x, 102, flow, CT_DIR_ORIG);
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1 + 65535, SISN + 1, 65535, -1, 1);
+	step(t, &x, 102, &valid);
+	assert_int_equal(valid, 0);
+	assert_string_equal(tstate(t, flow), "ESTABLISHED");
+	ct_destroy(t);
+}
+
+static void test_tcp_rst(void **state)
+{
+	struct ct_table *t = table(64);
+	uint32_t flow = handshake(t, 4, A4, B4, -1, -1, 65535, 100);
+	struct ct_flow_info i;
+	struct pk x;
+	int valid;
+
+	(void)state;
+	/* A blind reset far outside the window is ignored. */
+	tcp(&x, 4, B4, A4, 80, 1234, RST, SISN + 1 + 3000000, 0, 0, -1, 0);
+	step(t, &x, 101, &valid);
+	assert_int_equal(valid, 0);
+	assert_string_equal(tstate(t, flow), "ESTABLISHED");
+	/* One inside it closes the flow, on the tcp_closing timeout. */
+	tcp(&x, 4, B4, A4, 80, 1234, RST, SISN + 1 + 10, 0, 0, -1, 0);
+	ok(t, &x, 102, flow, CT_DIR_REPLY);
+	assert_string_equal(tstate(t, flow), "CLOSED");
+	assert_int_equal(ct_flow_get(t, flow, &i), 0);
+	assert_int_equal(i.expire, 102 + 30);
+	ct_destroy(t);
+}
+
+/* The server offers a 512-byte window scaled by 2^7 = 64 KiB: a segment
+ * 30000 bytes ahead is inside it only when scaling is honoured, and only
+ * when both SYNs carried the option. */
+static void test_tcp_window_scaling(void **state)
+{
+	(void)state;
+	for (int both = 0; both <= 1; both++) {
+		struct ct_table *t = table(64);
+		uint32_t flow = handshake(t, 4, A4, B4, 7, both ? 7 : -1, 512, 100);
+		struct pk x;
+		int valid;
+
+		tcp(&x, 4, B4, A4, 80, 1234, ACK, SISN + 1, CISN + 1, 512, -1, 0);
+		ok(t, &x, 101, flow, CT_DIR_REPLY);
+		tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1 + 30000, SISN + 1, 512, -1, 100);
+		step(t, &x, 101, &valid);
+		assert_int_equal(valid, both);
+		/* The edge: exactly 512 << 7 bytes fit, one more does not. */
+		tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1 + 65536 - 10, SISN + 1, 512, -1, 10);
+		step(t, &x, 101, &valid);
+		assert_int_equal(valid, both);
+		tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1 + 65536 - 10, SISN + 1, 512, -1, 11);
+		step(t, &x, 101, &valid);
+		assert_int_equal(valid, 0);
+		ct_destroy(t);
+	}
+}
+
+static void test_udp_timeouts(void **state)
+{
+	struct ct_table *t = table(64);
+	struct pk out, back;
+	uint32_t flow;
+	struct ct_result r;
+
+	(void)state;
+	udp(&out, 4, A4, B4, 5000, 53);
+	udp(&back, 4, B4, A4, 53, 5000);
+	/* One way: udp (30 s) after its last packet. */
+	flow = create(t, &out, 1000);
+	ok(t, &out, 1010, flow, CT_DIR_ORIG);
+	assert_int_equal(look(t, &out, 1039).kind, CT_FOUND);
+	assert_int_equal(ct_expire(t, 1039, 100), 0);
+	r = look(t, &out, 1040);
+	assert_int_equal(r.kind, CT_NEW);
+	assert_int_equal(ct_expire(t, 1040, 100), 1);
+	/* Both ways: udp_stream (180 s). */
+	flow = create(t, &out, 2000);
+	ok(t, &back, 2001, flow, CT_DIR_REPLY);
+	assert_int_equal(look(t, &out, 2001 + 179).kind, CT_FOUND);
+	assert_int_equal(ct_expire(t, 2001 + 179, 10000), 0);
+	assert_int_equal(look(t, &back, 2001 + 180).kind, CT_NEW);
+	assert_int_equal(ct_expire(t, 2001 + 180, 10000), 1);
+	ct_destroy(t);
+}
+
+static void test_icmp_echo(void **state)
+{
+	(void)state;
+	for (int fam = 4; fam <= 6; fam += 2) {
+		struct ct_table *t = table(64);
+		const uint8_t *a = fam == 4 ? A4 : A6, *b = fam == 4 ? B4 : B6;
+		struct pk req, rep, other;
+		uint32_t flow;
+		struct ct_result r;
+
+		echo(&rep, fam, b, a, 0, 77);
+		r = look(t, &rep, 10);	/* a reply nobody asked for */
+		assert_int_equal(r.kind, CT_INVALID);
+		echo(&req, fam, a, b, 1, 77);
+		flow = create(t, &req, 10);
+		ok(t, &rep, 10, flow, CT_DIR_REPLY);
+		echo(&other, fam, b, a, 0, 78);	/* another identifier */
+		assert_int_equal(look(t, &other, 10).kind, CT_INVALID);
+		ct_destroy(t);
+	}
+}
+
+static void test_icmp_related(void **state)
+{
+	(void)state;
+	for (int fam = 4; fam <= 6; fam += 2) {
+		struct ct_table *t = table(64);
+		const uint8_t *a = fam == 4 ? A4 : A6, *b = fam == 4 ? B4 : B6;
+		const uint8_t *rt = fam == 4 ? R4 : R6;
+		uint8_t unreach = fam == 4 ? 3 : 1, toobig = fam == 4 ? 3 : 2;
+		uint32_t flow = handshake(t, fam, a, b, -1, -1, 65535, 100), uflow;
+		struct pk data, err, stranger, u, back;
+		struct ct_result r;
+		int valid;
+
+		/* A router on the way reports the client's segment. */
+		tcp(&data, fam, a, b, 1234, 80, ACK, CISN + 1, SISN + 1, 100, -1, 0);
+		icmp_error(&err, fam, rt, a, toobig, fam == 4 ? 4 : 0, &data);
+		r = step(t, &err, 101, &valid);
+		assert_int_equal(r.kind, CT_RELATED);
+		assert_int_equal(r.state, RFW_STATE_RELATED);
+		assert_int_equal(r.flow, flow);
+		assert_int_equal(r.dir, CT_DIR_REPLY);
+		assert_int_equal(valid, 1);
+		assert_string_equal(tstate(t, flow), "ESTABLISHED");
+		/* The same about a segment of another connection: not related. */
+		tcp(&data, fam, a, b, 1235, 80, ACK, CISN + 1, SISN + 1, 100, -1, 0);
+		icmp_error(&stranger, fam, rt, a, unreach, 1, &data);
+		r = look(t, &stranger, 101);
+		assert_int_equal(r.kind, CT_INVALID);
+		assert_int_equal(r.state, RFW_STATE_INVALID);
+		/* An error sent to the wrong host: not related either. */
+		tcp(&data, fam, a, b, 1234, 80, ACK, CISN + 1, SISN + 1, 100, -1, 0);
+		icmp_error(&stranger, fam, rt, b, unreach, 1, &data);
+		assert_int_equal(look(t, &stranger, 101).kind, CT_INVALID);
+		/* UDP: the server's port is closed, reported by the server. */
+		udp(&u, fam, a, b, 4000, 9999);
+		uflow = create(t, &u, 101);
+		icmp_error(&err, fam, b, a, unreach, fam == 4 ? 3 : 4, &u);
+		r = look(t, &err, 101);
+		assert_int_equal(r.kind, CT_RELATED);
+		assert_int_equal(r.flow, uflow);
+		/* ...and an error about a reply goes the original way. */
+		udp(&back, fam, b, a, 9999, 4000);
+		icmp_error(&err, fam, rt, b, unreach, 1, &back);
+		r = look(t, &err, 101);
+		assert_int_equal(r.kind, CT_RELATED);
+		assert_int_equal(r.dir, CT_DIR_ORIG);
+		/* A truncated quote is not parsed past its end. */
+		err.m.l4_off = (uint16_t)(err.len - 6);
+		assert_int_equal(look(t, &err, 101).kind, CT_INVALID);
+		ct_destroy(t);
+	}
+}
+
+static void frag4(struct pk *x, uint16_t id, uint16_t fragfield, uint16_t sp, uint16_t dp)
+{
+	uint8_t l4[24] = {0};
+
+	put16(l4, sp);
+	put16(l4 + 2, dp);
+	put16(l4 + 4, 200);
+	ip(x, 4, A4, B4, UDP, l4, sizeof(l4), id, fragfield, 0);
+}
+
+static void test_fragments(void **state)
+{
+	struct ct_table *t = table(64);
+	struct pk first, rest, other, early;
+	struct ct_result r;
+	struct ct_stats s;
+	uint32_t flow;
+	int valid;
+
+	(void)state;
+	frag4(&first, 77, 0x2000, 5000, 6000);		/* MF, offset 0 */
+	assert_int_equal(first.m.fragment, 1);
+	frag4(&rest, 77, 3, 0, 0);			/* offset 24 bytes, last */
+	assert_int_equal(rest.m.fragment, 2);
+	/* A non-first fragment before its first: dropped, counted. */
+	r = look(t, &rest, 10);
+	assert_int_equal(r.kind, CT_FRAG_ORPHAN);
+	assert_int_equal(r.state, RFW_STATE_INVALID);
+	/* The first is accepted: the rest follow its flow and rule. */
+	flow = create(t, &first, 10);
+	ct_frag_accept(t, &first.p, flow, CT_DIR_ORIG, 7, 10);
+	r = step(t, &rest, 11, &valid);
+	assert_int_equal(r.kind, CT_FRAG);
+	assert_int_equal(r.flow, flow);
+	assert_int_equal(r.dir, CT_DIR_ORIG);
+	assert_int_equal(r.rule, 7);
+	assert_int_equal(valid, 1);
+	/* Another datagram's fragment does not. */
+	frag4(&other, 78, 3, 0, 0);
+	assert_int_equal(look(t, &other, 11).kind, CT_FRAG_ORPHAN);
+	/* Nor does this one once the fragment timeout has passed. */
+	assert_int_equal(look(t, &rest, 10 + CT_FRAG_TIMEOUT).kind, CT_FRAG_ORPHAN);
+	/* A first fragment accepted by a stateless rule: no flow, its rule. */
+	frag4(&early, 90, 0x2000, 1, 2);
+	ct_frag_accept(t, &early.p, CT_NONE, CT_DIR_ORIG, 3, 20);
+	frag4(&early, 90, 3, 0, 0);
+	r = look(t, &early, 20);
+	assert_int_equal(r.kind, CT_FRAG);
+	assert_int_equal(r.flow, CT_NONE);
+	assert_int_equal(r.rule, 3);
+	ct_get_stats(t, &s);
+	assert_int_equal(s.frag_orphan, 3);
+	assert_int_equal(s.frag_hit, 2);
+
+	/* IPv6: the id comes from the fragment header. */
+	{
+		uint8_t l4[16] = {0};
+		struct pk f6, r6;
+
+		put16(l4, 7000);
+		put16(l4 + 2, 8000);
+		ip(&f6, 6, A6, B6, UDP, l4, sizeof(l4), 0xabcdef, 1, 1);
+		assert_int_equal(f6.m.fragment, 1);
+		flow = create(t, &f6, 30);
+		ct_frag_accept(t, &f6.p, flow, CT_DIR_ORIG, 7, 30);
+		ip(&r6, 6, A6, B6, UDP, l4, sizeof(l4), 0xabcdef, 2 << 3, 1);
+		assert_int_equal(r6.m.fragment, 2);
+		r = look(t, &r6, 30);
+		assert_int_equal(r.kind, CT_FRAG);
+		assert_int_equal(r.flow, flow);
+		ip(&r6, 6, A6, B6, UDP, l4, sizeof(l4), 0xabcdee, 2 << 3, 1);
+		assert_int_equal(look(t, &r6, 30).kind, CT_FRAG_ORPHAN);
+	}
+	ct_destroy(t);
+}
+
+/* Flow i of a synthetic population: distinct (src, sport). */
+static void flow_pkt(struct pk *x, uint32_t i, int reply)
+{
+	uint8_t s[16] = {10, (uint8_t)(i >> 16), (uint8_t)(i >> 8), (uint8_t)i};
+	uint16_t sp = (uint16_t)(1024 + (i % 50000));
+
+	if (reply)
+		udp(x, 4, B4, s, 53, sp);
+	else
+		udp(x, 4, s, B4, sp, 53);
+}
+
+static void test_expiry_bounded(void **state)
+{
+	const uint32_t n = 100000, budget = 64;
+	struct ct_table *t = table(n);
+	struct ct_stats s;
+	struct pk x;
+	uint32_t flow, calls = 0, total = 0;
+
+	(void)state;
+	/* Half created at 1000, half at 1010: two expiry times. */
+	for (uint32_t i = 0; i < n; i++) {
+		flow_pkt(&x, i, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, i < n / 2 ? 1000 : 1010, &flow),
+				 CT_CREATED);
+	}
+	/* Not before: one second early nothing goes, however much work. */
+	assert_int_equal(ct_expire(t, 1029, 1u << 30), 0);
+	ct_get_stats(t, &s);
+	assert_int_equal(s.in_use, n);
+	/* At 1030 exactly the first half goes, budget by budget. */
+	for (;;) {
+		uint32_t got = ct_expire(t, 1030, budget);
+
+		assert_true(got <= budget);
+		total += got;
+		calls++;
+		if (!got && total >= n / 2)
+			break;
+		assert_true(calls < 10 * n);
+	}
+	assert_int_equal(total, n / 2);
+	assert_true(calls >= n / 2 / budget);
+	flow_pkt(&x, 0, 0);
+	assert_int_equal(look(t, &x, 1030).kind, CT_NEW);
+	flow_pkt(&x, n - 1, 0);
+	assert_int_equal(look(t, &x, 1030).kind, CT_FOUND);
+	assert_int_equal(ct_expire(t, 1039, 1u << 30), 0);
+	while (ct_expire(t, 1040, budget))
+		;
+	ct_get_stats(t, &s);
+	assert_int_equal(s.in_use, 0);
+	assert_int_equal(s.expired, n);
+	/* All entries are back: the table fills again completely. */
+	for (uint32_t i = 0; i < n; i++) {
+		flow_pkt(&x, i, 1);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 2000, &flow), CT_CREATED);
+	}
+	ct_destroy(t);
+}
+
+static void test_long_timeout_wraps_wheel(void **state)
+{
+	struct ct_table *t = table(8);
+	struct pk x;
+	uint32_t flow;
+
+	(void)state;
+	/* tcp_established (86400 s) is longer than the wheel: the flow goes
+	 * round many times and is reaped only at its time. */
+	flow = handshake(t, 4, A4, B4, -1, -1, 65535, 0);
+	for (uint32_t now = 0; now < 86400; now += 97)
+		assert_int_equal(ct_expire(t, now, 100000), 0);
+	assert_int_equal(ct_expire(t, 86399, 100000), 0);
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1, SISN + 1, 100, -1, 0);
+	assert_int_equal(look(t, &x, 86399).flow, flow);
+	assert_int_equal(ct_expire(t, 86400, 100000), 1);
+	ct_destroy(t);
+}
+
+static void test_full_table(void **state)
+{
+	struct ct_table *t = table(8);
+	struct ct_stats s;
+	struct pk x;
+	uint32_t flow;
+
+	(void)state;
+	for (uint32_t i = 0; i < 8; i++) {
+		flow_pkt(&x, i, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 100, &flow), CT_CREATED);
+	}
+	flow_pkt(&x, 8, 0);
+	assert_int_equal(look(t, &x, 100).kind, CT_NEW);
+	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 100, &flow), CT_REFUSED_FULL);
+	assert_int_equal(flow, CT_NONE);
+	/* A packet of a flow already there is still fine. */
+	flow_pkt(&x, 3, 0);
+	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 100, &flow), CT_EXISTS);
+	ct_get_stats(t, &s);
+	assert_int_equal(s.refused_full, 1);
+	assert_int_equal(s.in_use, 8);
+	/* Flows past their timeout make room even before ct_expire reached
+	 * them: a full table reaps a little before refusing. */
+	flow_pkt(&x, 3, 0);
+	ok(t, &x, 120, flow, CT_DIR_ORIG);
+	assert_int_equal(ct_expire(t, 129, 1000), 0);
+	flow_pkt(&x, 8, 0);
+	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 130, &flow), CT_CREATED);
+	flow_pkt(&x, 3, 0);
+	assert_int_equal(look(t, &x, 130).kind, CT_FOUND);	/* still live */
+	ct_get_stats(t, &s);
+	assert_int_equal(s.refused_full, 1);
+	assert_true(s.expired >= 1);
+	ct_destroy(t);
+}
+
+static void test_nat_reply_tuple(void **state)
+{
+	(void)state;
+	for (int fam = 4; fam <= 6; fam += 2) {
+		struct ct_table *t = table(4);
+		const uint8_t *a = fam == 4 ? A4 : A6, *b = fam == 4 ? B4 : B6;
+		const uint8_t *n = fam == 4 ? N4 : N6;
+		struct pk out, back, plain;
+		struct pkt_key reply;
+		struct ct_flow_info i;
+		struct ct_stats s;
+		uint32_t flow, f2;
+
+		/* SNAT: a:5000 leaves as n:40000, replies come to n:40000. */
+		udp(&out, fam, a, b, 5000, 53);
+		memset(&reply, 0, sizeof(reply));
+		memcpy(reply.src, b, 16);
+		memcpy(reply.dst, n, 16);
+		reply.sport = 53;
+		reply.dport = 40000;
+		assert_int_equal(ct_create_flow(t, &out.p, &reply, 2, 10, &flow), CT_CREATED);
+		udp(&back, fam, b, n, 53, 40000);
+		ok(t, &back, 11, flow, CT_DIR_REPLY);
+		udp(&plain, fam, b, a, 53, 5000);	/* the untranslated reverse */
+		assert_int_equal(look(t, &plain, 11).kind, CT_NEW);
+		assert_int_equal(ct_flow_get(t, flow, &i), 0);
+		assert_memory_equal(i.reply.dst, n, fam == 4 ? 4 : 16);
+		assert_int_equal(i.reply.dport, 40000);
+		/* IPv6 NAT uses a second entry; removal returns both. */
+		ct_remove(t, flow);
+		for (uint32_t k = 0; k < 4; k++) {
+			flow_pkt(&out, k, 0);
+			assert_int_equal(ct_create_flow(t, &out.p, NULL, 1, 12, &f2), CT_CREATED);
+		}
+		ct_get_stats(t, &s);
+		assert_int_equal(s.in_use, 4);
+		ct_destroy(t);
+	}
+}
+
+struct listing {
+	uint32_t count;
+	uint64_t packets;
+};
+
+static int count_flow(const struct ct_flow_info *i, void *arg)
+{
+	struct listing *l = arg;
+
+	l->count++;
+	l->packets += i->packets[0] + i->packets[1];
+	return 0;
+}
+
+static void test_foreach_and_other(void **state)
+{
+	struct ct_table *t = table(16);
+	struct listing l = {0};
+	uint8_t body[8] = {0};
+	struct pk gre, back;
+	uint32_t flow;
+	struct ct_flow_info i;
+
+	(void)state;
+	ip(&gre, 4, A4, B4, GRE, body, sizeof(body), 0, 0, 0);
+	flow = create(t, &gre, 50);
+	ip(&back, 4, B4, A4, GRE, body, sizeof(body), 0, 0, 0);
+	ok(t, &back, 51, flow, CT_DIR_REPLY);
+	assert_int_equal(ct_flow_get(t, flow, &i), 0);
+	assert_int_equal(i.expire, 51 + 60);		/* other */
+	assert_int_equal(i.bytes[CT_DIR_REPLY], back.len);
+	handshake(t, 4, A4, B4, -1, -1, 65535, 50);
+	ct_foreach(t, count_flow, &l);
+	assert_int_equal(l.count, 2);
+	assert_int_equal(l.packets, 2 + 3);
+	ct_destroy(t);
+}
+
+static void test_batch_lookup(void **state)
+{
+	const uint32_t n = 200;
+	struct ct_table *t = table(1000);
+	struct pk *x = calloc(n, sizeof(*x));
+	struct ct_pkt *p = calloc(n, sizeof(*p));
+	struct ct_result *r = calloc(n, sizeof(*r));
+	uint32_t flow;
+
+	(void)state;
+	for (uint32_t i = 0; i < n; i++) {
+		flow_pkt(&x[i], i, 0);
+		if (i % 2 == 0)
+			assert_int_equal(ct_create_flow(t, &x[i].p, NULL, 1, 5, &flow), CT_CREATED);
+		if (i % 4 == 0)
+			flow_pkt(&x[i], i, 1);	/* replies */
+		p[i] = x[i].p;
+	}
+	ct_lookup_batch(t, p, n, 6, r);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(r[i].kind, i % 2 == 0 ? CT_FOUND : CT_NEW);
+		if (i % 2 == 0)
+			assert_int_equal(r[i].dir, i % 4 == 0 ? CT_DIR_REPLY : CT_DIR_ORIG);
+	}
+	free(x);
+	free(p);
+	free(r);
+	ct_destroy(t);
+}
+
+static void test_million_flows(void **state)
+{
+	const uint32_t n = 1000000;
+	struct ct_table *t = table(n);
+	struct pk *x = malloc(2 * sizeof(*x));
+	struct ct_result r[64];
+	struct ct_pkt p[64];
+	struct ct_stats s;
+	uint32_t flow;
+	double bpf;
+
+	(void)state;
+	bpf = ct_bytes_per_flow(t);
+	printf("conntrack: %.2f bytes per flow at %u flows (flow entry %zu B)\n", bpf, n,
+	       sizeof(struct ct_flow));
+	assert_true(bpf <= 128.0);
+	/* The packet is patched in place: addresses and port per flow. */
+	udp(&x[0], 4, A4, B4, 1, 53);
+	udp(&x[1], 4, B4, A4, 53, 1);
+	for (uint32_t i = 0; i < n; i++) {
+		x[0].b[14 + 12 + 1] = (uint8_t)(i >> 16);
+		x[0].b[14 + 12 + 2] = (uint8_t)(i >> 8);
+		x[0].b[14 + 12 + 3] = (uint8_t)i;
+		put16(x[0].b + 34, 1024 + i % 60000);
+		parse(&x[0]);
+		assert_int_equal(ct_create_flow(t, &x[0].p, NULL, 1, 100, &flow), CT_CREATED);
+	}
+	ct_get_stats(t, &s);
+	assert_int_equal(s.in_use, n);
+	/* Found again, in batches, half of them from the reply side. */
+	for (uint32_t base = 0; base < n; base += 64) {
+		static struct pk q[64];
+
+		for (uint32_t j = 0; j < 64; j++) {
+			uint32_t i = (base + j) % n;
+			int rep = (int)(i & 1);
+			struct pk *y = &q[j];
+
+			*y = x[rep];
+			y->b[14 + (rep ? 16 : 12) + 1] = (uint8_t)(i >> 16);
+			y->b[14 + (rep ? 16 : 12) + 2] = (uint8_t)(i >> 8);
+			y->b[14 + (rep ? 16 : 12) + 3] = (uint8_t)i;
+			put16(y->b + (rep ? 36 : 34), 1024 + i % 60000);
+			parse(y);
+			p[j] = y->p;
+		}
+		ct_lookup_batch(t, p, 64, 101, r);
+		for (uint32_t j = 0; j < 64; j++) {
+			assert_int_equal(r[j].kind, CT_FOUND);
+			assert_int_equal(r[j].dir, ((base + j) % n) & 1);
+		}
+	}
+	free(x);
+	ct_destroy(t);
+}
+
+static void test_config(void **state)
+{
+	struct ct_config c = cfg(0);
+	struct rfw_policy pol;
+
+	(void)state;
+	assert_null(ct_create(&c));
+	c.max_flows = CT_MAX_FLOWS + 1;
+	assert_null(ct_create(&c));
+	memset(&pol, 0, sizeof(pol));
+	pol.max_flows = 10;
+	pol.timeout[RFW_TIMEOUT_UDP] = 5;
+	ct_config_from_policy(&c, &pol);
+	assert_int_equal(c.max_flows, 10);
+	assert_int_equal(c.timeout[RFW_TIMEOUT_UDP], 5);
+	ct_destroy(ct_create(&c));	/* seed drawn from getrandom */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tcp_lifecycle),
+		cmocka_unit_test(test_tcp_stray_segments),
+		cmocka_unit_test(test_tcp_out_of_window),
+		cmocka_unit_test(test_tcp_rst),
+		cmocka_unit_test(test_tcp_window_scaling),
+		cmocka_unit_test(test_udp_timeouts),
+		cmocka_unit_test(test_icmp_echo),
+		cmocka_unit_test(test_icmp_related),
+		cmocka_unit_test(test_fragments),
+		cmocka_unit_test(test_expiry_bounded),
+		cmocka_unit_test(test_long_timeout_wraps_wheel),
+		cmocka_unit_test(test_full_table),
+		cmocka_unit_test(test_nat_reply_tuple),
+		cmocka_unit_test(test_foreach_and_other),
+		cmocka_unit_test(test_batch_lookup),
+		cmocka_unit_test(test_million_flows),
+		cmocka_unit_test(test_config),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
