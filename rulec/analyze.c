@@ -1,6 +1,6 @@
 /* Shadowed, redundant and never-matching rules, by set arithmetic on
  * boxes: each entry is a box in header space (Kazemian et al., "Header
- * Space Analysis", NSDI 2012), and "covered by earlier rules" is box
+ * Space Analysis", NSDI 2012), and "covered by other rules" is box
  * subtraction until nothing is left. Agrees with cls_entry_matches. */
 #include "analyze.h"
 
@@ -17,7 +17,7 @@ typedef unsigned __int128 u128;
 enum { D_FAM, D_PORTS, D_PROTO, D_SPORT, D_DPORT, NDIM };
 
 /* A box: src and dst as 128-bit big-endian ranges (an IPv4 prefix uses
- * the top 32 bits, like prefix_match), the rest as small ranges. Every
+ * the top 32 bits, as cls_prefix_match does), the rest as small ranges. Every
  * range is inclusive; lo > hi only in a box marked empty. */
 struct box {
 	u128 alo[2], ahi[2];
@@ -49,7 +49,7 @@ struct frame {
 
 struct an {
 	const struct rfw_acl_entry *e;
-	uint32_t count, rule_count;
+	uint32_t count;
 	const uint8_t *actions;
 	struct analyze_limits lim;
 	struct box *ebox;	/* per entry */
@@ -76,7 +76,7 @@ struct an {
 };
 
 /* Packets with ports are TCP, UDP or SCTP (runtime/pkt.c), so the rest
- * of D_PORTS = 1 holds no packet: it is removed before anything else. */
+ * of D_PORTS = 1 holds no packet: these boxes join every cover test. */
 static const uint32_t no_port_protos[4][2] = {{0, 5}, {7, 16}, {18, 131}, {133, 255}};
 
 static u128 addr_val(const uint8_t *a)
@@ -792,7 +792,7 @@ int analyze_rules(const struct rfw_acl_entry *entries, uint32_t count, uint32_t 
 		  const uint8_t *actions, const struct analyze_limits *limits,
 		  void (*report)(void *ctx, const struct analyze_finding *f), void *ctx)
 {
-	struct an a = {.e = entries, .count = count, .rule_count = rule_count, .actions = actions};
+	struct an a = {.e = entries, .count = count, .actions = actions};
 	int given_up = 0, err = ENOMEM;
 
 	if (limits)

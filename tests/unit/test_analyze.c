@@ -272,6 +272,34 @@ static void test_state_conditions(void **s)
 	assert_string_equal(RUN(f, act2), "S2:1 S5:4");
 }
 
+static void test_sets_and_interfaces(void **s)
+{
+	(void)s;
+	/* address sets and interfaces cover only the same or a narrower
+	 * condition of the same kind */
+	struct rfw_acl_entry e[] = {
+		proto(v4(1), 6),
+		dport(tcp(2), 81, 81),
+		dport(tcp(3), 80, 80),
+		dport(tcp(4), 80, 80),
+		proto(v4(5), 17),
+		dport(proto(v4(6), 17), 53, 53),
+		dport(proto(v4(7), 17), 53, 53),
+	};
+	const uint8_t act[] = {ACCEPT, ACCEPT, DROP, REJECT, REJECT, DROP, DROP, REJECT};
+
+	e[0].flags |= RFW_ACL_SRC_SET;		/* set 0 */
+	e[2].flags |= RFW_ACL_SRC_SET;		/* the same set: covered */
+	e[3].flags |= RFW_ACL_SRC_SET | RFW_ACL_SRC_NOT;	/* not in it: not */
+	e[4].flags |= RFW_ACL_IN_IF;
+	e[4].in_ifaces = 0x3;
+	e[5].flags |= RFW_ACL_IN_IF;
+	e[5].in_ifaces = 0x2;			/* narrower: covered */
+	e[6].flags |= RFW_ACL_OUT_IF;
+	e[6].out_ifaces = 0x2;			/* another condition: not */
+	assert_string_equal(RUN(e, act), "S3:1 S6:5");
+}
+
 static void test_redundant_with_later(void **s)
 {
 	(void)s;
@@ -706,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_portless_not_shadowed_by_port_rules),
 		cmocka_unit_test(test_families),
 		cmocka_unit_test(test_state_conditions),
+		cmocka_unit_test(test_sets_and_interfaces),
 		cmocka_unit_test(test_redundant_with_later),
 		cmocka_unit_test(test_redundant_with_default),
 		cmocka_unit_test(test_never_matches),
