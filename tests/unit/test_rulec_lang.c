@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <glob.h>
 
 #include "cls.h"
 #include "lpm.h"
@@ -336,6 +337,78 @@ static void test_lang_cli(void **state)
 	assert_non_null(strstr(out, "     3 web-in                   accept 3 entries log limit 1 (line 32)\n"));
 }
 
+/* The ready-made policies (policies/) and the examples compile with no
+ * warning at all (--strict), and answer a few questions as their comments
+ * promise. */
+static void test_policies(void **state)
+{
+	static const char *const pats[] = {RAMPART_SOURCE_DIR "/policies/*.yaml",
+					   RAMPART_SOURCE_DIR "/examples/policies/*.yaml"};
+	char out[512];
+	struct rfw_view v;
+	void *buf;
+	size_t total = 0;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/policy.rfw", tmpdir);
+	for (size_t p = 0; p < 2; p++) {
+		glob_t g;
+
+		assert_int_equal(glob(pats[p], 0, NULL, &g), 0);
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct rulec_opts opts = {.strict = 1};
+
+			if (rulec_compile_file_opts(g.gl_pathv[i], out, stderr, &opts) != 0)
+				fail_msg("%s does not compile cleanly", g.gl_pathv[i]);
+			total++;
+		}
+		globfree(&g);
+	}
+	assert_true(total >= 4);
+	compile_view(RAMPART_SOURCE_DIR "/policies/server.yaml", &v, &buf);
+	expect_answer(&v, "tcp 8.8.8.8:40000 203.0.113.2:443", "1 web accept");
+	expect_answer(&v, "tcp 10.9.9.9:40000 203.0.113.2:22", "2 ssh-admins accept");
+	expect_answer(&v, "tcp 8.8.8.8:40000 203.0.113.2:22", "3 ssh-others reject");
+	expect_answer(&v, "--state established udp 8.8.8.8:53 203.0.113.2:40000", "5 replies accept");
+	expect_answer(&v, "udp 8.8.8.8:53 203.0.113.2:40000", "0 default drop");
+	free(buf);
+	compile_view(RAMPART_SOURCE_DIR "/policies/router-masquerade.yaml", &v, &buf);
+	expect_answer(&v, "--in eth1 --out eth0 tcp 192.168.10.7:5000 1.1.1.1:443", "1 lan-out accept");
+	expect_answer(&v, "--in eth0 --out eth1 tcp 1.1.1.1:5000 192.168.10.80:443",
+		      "2 web-published accept");
+	expect_answer(&v, "--in eth0 --out eth1 tcp 1.1.1.1:5000 192.168.10.7:443", "0 default drop");
+	assert_int_equal(v.policy->nat_count, 2);
+	assert_int_equal(v.policy->route_count, 2);
+	free(buf);
+	compile_view(RAMPART_SOURCE_DIR "/policies/blocklist.yaml", &v, &buf);
+	expect_answer(&v, "udp 198.19.1.1:1 8.8.8.8:53", "1 drop-blocked drop");
+	expect_answer(&v, "udp [2001:db8:bad::1]:1 [2001:db8::1]:53", "1 drop-blocked drop");
+	expect_answer(&v, "udp 10.1.1.1:1 8.8.8.8:53", "2 drop-bogons drop");
+	expect_answer(&v, "udp 8.8.4.4:1 8.8.8.8:53", "0 default accept");
+	free(buf);
+}
+
+/* docs/policy.schema.json accepts every shipped policy and the fixture
+ * that uses every key (needs python3-jsonschema; skipped without it). */
+static void test_schema(void **state)
+{
+	char out[8192];
+	int rc;
+
+	(void)state;
+	rc = run("/usr/bin/python3 " DATA "/validate_schema.py " RAMPART_SOURCE_DIR
+		 "/docs/policy.schema.json " RAMPART_SOURCE_DIR "/policies/*.yaml " RAMPART_SOURCE_DIR
+		 "/examples/policies/*.yaml " DATA "/good/lang/main.yaml " DATA
+		 "/good/lang/objects/common.yaml " DATA "/good/objects.yaml 2>&1",
+		 out, sizeof(out));
+	if (rc == 77) {
+		printf("%s", out);
+		skip();
+	}
+	if (rc != 0)
+		fail_msg("schema validation failed:\n%s", out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +417,8 @@ int main(void)
 		cmocka_unit_test(test_lang_errors),
 		cmocka_unit_test(test_lang_warnings),
 		cmocka_unit_test(test_lang_cli),
+		cmocka_unit_test(test_policies),
+		cmocka_unit_test(test_schema),
 	};
 
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
