@@ -1,0 +1,68 @@
+/* Neighbour table: linear probing over a fixed array; entries are never
+ * deleted one by one (a whole table is rebuilt when the kernel's view
+ * changes), so no tombstones are needed. */
+#include "neigh.h"
+
+#include <string.h>
+
+static uint32_t neigh_hash(uint8_t port, uint8_t family, const uint8_t *addr)
+{
+	uint32_t h = 2166136261u ^ port ^ (uint32_t)family << 8;
+	unsigned n = family == 6 ? 16 : 4;
+
+	for (unsigned i = 0; i < n; i++)
+		h = (h ^ addr[i]) * 16777619u;	/* FNV-1a */
+	return h & (NEIGH_SLOTS - 1);
+}
+
+static int same(const struct neigh_entry *e, uint8_t port, uint8_t family, const uint8_t *addr)
+{
+	return e->family == family && e->port == port &&
+	       !memcmp(e->addr, addr, family == 6 ? 16 : 4);
+}
+
+void neigh_init(struct neigh_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+int neigh_set(struct neigh_table *t, uint8_t port, uint8_t family, const uint8_t *addr,
+	      const uint8_t mac[6])
+{
+	uint32_t i = neigh_hash(port, family, addr);
+
+	if (family != 4 && family != 6)
+		return -1;
+	for (;; i = (i + 1) & (NEIGH_SLOTS - 1)) {
+		struct neigh_entry *e = &t->slot[i];
+
+		if (same(e, port, family, addr)) {
+			memcpy(e->mac, mac, 6);
+			return 0;
+		}
+		if (!e->family) {
+			if (t->used >= NEIGH_SLOTS / 2)
+				return -1;
+			memset(e->addr, 0, sizeof(e->addr));
+			memcpy(e->addr, addr, family == 6 ? 16 : 4);
+			memcpy(e->mac, mac, 6);
+			e->port = port;
+			e->family = family;
+			t->used++;
+			return 0;
+		}
+	}
+}
+
+const uint8_t *neigh_lookup(const struct neigh_table *t, uint8_t port, uint8_t family,
+			    const uint8_t *addr)
+{
+	for (uint32_t i = neigh_hash(port, family, addr);; i = (i + 1) & (NEIGH_SLOTS - 1)) {
+		const struct neigh_entry *e = &t->slot[i];
+
+		if (!e->family)
+			return NULL;
+		if (same(e, port, family, addr))
+			return e->mac;
+	}
+}

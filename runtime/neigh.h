@@ -1,0 +1,33 @@
+/* Next-hop MAC addresses for router mode, per worker: a small open-
+ * addressed table keyed by (port, family, address), filled off the packet
+ * path (by the daemon from the kernel's neighbour table, or by tests and
+ * the pcap backend from configuration). Lookups never allocate. */
+#ifndef RAMPART_NEIGH_H
+#define RAMPART_NEIGH_H
+
+#include <stdint.h>
+
+#define NEIGH_SLOTS 4096	/* power of two; at most half used */
+
+struct neigh_entry {
+	uint8_t addr[16];
+	uint8_t mac[6];
+	uint8_t port;
+	uint8_t family;		/* 0 = empty slot */
+};
+
+struct neigh_table {
+	struct neigh_entry slot[NEIGH_SLOTS];
+	uint32_t used;
+};
+
+void neigh_init(struct neigh_table *t);
+/* Add or replace. 0, or -1 when the table is half full (refused so that
+ * probe chains stay short). */
+int neigh_set(struct neigh_table *t, uint8_t port, uint8_t family, const uint8_t *addr,
+	      const uint8_t mac[6]);
+/* The MAC for (port, family, addr), or NULL. */
+const uint8_t *neigh_lookup(const struct neigh_table *t, uint8_t port, uint8_t family,
+			    const uint8_t *addr);
+
+#endif

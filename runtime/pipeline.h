@@ -1,0 +1,127 @@
+/* The packet pipeline of one worker, backend-free: a backend hands it a
+ * burst of frames with their ingress port, and gets back for each a
+ * verdict and an egress port; frames are rewritten in place. Every
+ * stage runs over the whole burst before the next (VPP's model), and
+ * counts packets and cycles, so cycles/packet per stage can be shown.
+ * A worker owns all of its state; nothing here locks or allocates after
+ * pipe_create. */
+#ifndef RAMPART_PIPELINE_H
+#define RAMPART_PIPELINE_H
+
+#include <stdint.h>
+#include "artifact.h"
+#include "pkt.h"
+
+#define PIPE_MAX_PORTS 8
+#define PIPE_BURST 64
+#define PIPE_NO_PORT 0xff
+
+enum pipe_mode {
+	PIPE_BRIDGE,	/* port 2k <-> 2k+1, "bump in the wire" */
+	PIPE_ROUTER,	/* egress by the policy's routes */
+};
+
+enum pipe_verdict {
+	PIPE_DROP = 0,
+	PIPE_FORWARD,	/* send out of out_port */
+	PIPE_BOUNCE,	/* the frame is now our reply: send out of in_port */
+};
+
+/* Why a frame was dropped (the worker counts each). */
+enum pipe_drop {
+	PIPE_DROP_NONE,
+	PIPE_DROP_MALFORMED,	/* parser refused it (see the parse reasons) */
+	PIPE_DROP_NON_IP,	/* router mode: ARP/ND belong to the kernel */
+	PIPE_DROP_POLICY,	/* a drop/reject rule or the default */
+	PIPE_DROP_NO_ROUTE,
+	PIPE_DROP_NO_NEIGH,	/* next hop's MAC unknown */
+	PIPE_DROP_TTL,		/* expired and no time-exceeded could be sent */
+	PIPE_DROP_NO_PORT,	/* the route's interface is not one of ours */
+	PIPE_DROP_COUNT,
+};
+
+enum pipe_stage {
+	PIPE_ST_PARSE,
+	PIPE_ST_ROUTE,		/* LPM: egress port and next hop (router) */
+	PIPE_ST_ACL,
+	PIPE_ST_FORWARD,	/* TTL, MAC rewrite, replies */
+	PIPE_ST_COUNT,
+};
+
+struct pipe_port_cfg {
+	char name[16];		/* matched against the policy's interfaces */
+	uint8_t mac[6];
+	uint8_t has_v4, has_v6;	/* addresses replies are sent from */
+	uint8_t v4[4];
+	uint8_t v6[16];
+};
+
+struct pipe_config {
+	enum pipe_mode mode;
+	uint32_t nports;
+	struct pipe_port_cfg port[PIPE_MAX_PORTS];
+};
+
+/* One frame of a burst. The pipeline sets out_port, verdict and drop. */
+struct pipe_pkt {
+	uint8_t *data;
+	uint32_t len;
+	uint32_t room;		/* bytes writable at data (replies may grow) */
+	uint8_t in_port;
+	uint8_t out_port;
+	uint8_t verdict;	/* enum pipe_verdict */
+	uint8_t drop;		/* enum pipe_drop */
+};
+
+struct pipe_stage_stats {
+	uint64_t packets;	/* frames that entered the stage */
+	uint64_t cycles;	/* TSC cycles spent in it */
+};
+
+struct pipe_port_stats {
+	uint64_t rx_packets, rx_bytes;
+	uint64_t tx_packets, tx_bytes;
+	uint64_t dropped;	/* of frames received on this port */
+};
+
+struct pipe_rule_stats {
+	uint64_t packets, bytes;
+};
+
+/* Written by the worker only; readers on other threads see plain,
+ * possibly slightly stale 64-bit values (aligned stores are atomic on the
+ * 64-bit targets we build for). */
+struct pipe_stats {
+	struct pipe_stage_stats stage[PIPE_ST_COUNT];
+	uint64_t drop[PIPE_DROP_COUNT];
+	uint64_t parse_reason[PKT_REASON_COUNT];
+	uint64_t non_ip;	/* non-IP frames seen (bridged or dropped) */
+	uint64_t replies;	/* RST / ICMP errors sent */
+	struct pipe_port_stats port[PIPE_MAX_PORTS];
+};
+
+struct pipe_worker;
+
+/* NULL with errno (EINVAL: bad config, e.g. a bridge with an odd port
+ * count or router mode without routes; ENOMEM). */
+struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_view *view);
+void pipe_destroy(struct pipe_worker *w);
+
+/* Run one burst (any n; processed in chunks of PIPE_BURST). now_ns: the
+ * caller's clock, read once per burst. */
+void pipe_process(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, uint64_t now_ns);
+
+const struct pipe_stats *pipe_stats(const struct pipe_worker *w);
+/* Per rule, index = rule number (0 = default), rule_count + 1 entries. */
+const struct pipe_rule_stats *pipe_rule_stats(const struct pipe_worker *w);
+/* The policy's interface index of a port, or PIPE_NO_PORT. */
+uint8_t pipe_port_policy_if(const struct pipe_worker *w, uint32_t port);
+
+/* Next-hop MAC for router mode; off the packet path. 0 or -1. */
+int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
+		   const uint8_t mac[6]);
+
+const char *pipe_drop_name(unsigned drop);
+const char *pipe_stage_name(unsigned stage);
+
+#endif

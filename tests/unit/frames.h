@@ -1,0 +1,135 @@
+/* Frame builders shared by the data-path tests: Ethernet + IPv4/IPv6 +
+ * TCP/UDP/ICMP with correct checksums, so a test can send what a real
+ * host would and check what comes out with a full recomputation. */
+#ifndef RAMPART_TEST_FRAMES_H
+#define RAMPART_TEST_FRAMES_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "csum.h"
+
+#define FRAME_ROOM 2048
+
+struct frame {
+	uint8_t b[FRAME_ROOM];
+	uint32_t len;
+};
+
+struct flow_spec {
+	uint8_t family;		/* 4 or 6 */
+	uint8_t proto;		/* 6, 17, 1 or 58 */
+	uint8_t src[16], dst[16];
+	uint16_t sport, dport;	/* ICMP: the echo identifier in sport */
+	uint8_t ttl;
+	uint8_t tcp_flags;
+	uint32_t seq, ack;
+	uint8_t icmp_type;	/* ICMP/ICMPv6: 0 = echo request */
+	uint32_t payload;	/* bytes of payload (pattern) */
+};
+
+static inline void frame_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline uint16_t frame_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline void frame_put32(uint8_t *p, uint32_t v)
+{
+	frame_put16(p, (uint16_t)(v >> 16));
+	frame_put16(p + 2, (uint16_t)v);
+}
+
+static inline uint32_t frame_get32(const uint8_t *p)
+{
+	return (uint32_t)frame_get16(p) << 16 | frame_get16(p + 2);
+}
+
+/* Build s into f: dst MAC 02:00:00:00:00:02, src MAC 02:00:00:00:00:01. */
+static inline void frame_build(struct frame *f, const struct flow_spec *s)
+{
+	uint32_t hl = s->family == 4 ? 20 : 40, l4len;
+	uint8_t *ip = f->b + 14, *l4 = ip + hl;
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->b, (uint8_t[]){2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}, 12);
+	frame_put16(f->b + 12, s->family == 4 ? 0x0800 : 0x86DD);
+	l4len = (s->proto == 6 ? 20 : 8) + s->payload;
+	for (uint32_t i = 0; i < s->payload; i++)
+		l4[(s->proto == 6 ? 20 : 8) + i] = (uint8_t)(i * 7 + 1);
+	if (s->proto == 6) {
+		frame_put16(l4, s->sport);
+		frame_put16(l4 + 2, s->dport);
+		frame_put32(l4 + 4, s->seq);
+		frame_put32(l4 + 8, s->ack);
+		l4[12] = 5 << 4;
+		l4[13] = s->tcp_flags;
+		frame_put16(l4 + 14, 65535);
+	} else if (s->proto == 17) {
+		frame_put16(l4, s->sport);
+		frame_put16(l4 + 2, s->dport);
+		frame_put16(l4 + 4, (uint16_t)l4len);
+	} else {
+		l4[0] = s->icmp_type ? s->icmp_type : (s->proto == 1 ? 8 : 128);
+		frame_put16(l4 + 4, s->sport);
+		frame_put16(l4 + 6, 1);
+	}
+	if (s->family == 4) {
+		ip[0] = 0x45;
+		frame_put16(ip + 2, (uint16_t)(hl + l4len));
+		ip[8] = s->ttl ? s->ttl : 64;
+		ip[9] = s->proto;
+		memcpy(ip + 12, s->src, 4);
+		memcpy(ip + 16, s->dst, 4);
+		frame_put16(ip + 10, csum_ipv4_header(ip));
+	} else {
+		ip[0] = 0x60;
+		frame_put16(ip + 4, (uint16_t)l4len);
+		ip[6] = s->proto;
+		ip[7] = s->ttl ? s->ttl : 64;
+		memcpy(ip + 8, s->src, 16);
+		memcpy(ip + 24, s->dst, 16);
+	}
+	{
+		int at = csum_l4_field(s->proto);
+
+		if (at >= 0)
+			frame_put16(l4 + at, csum_l4(s->family, s->src, s->dst, s->proto, l4, l4len));
+	}
+	f->len = 14 + hl + l4len;
+}
+
+/* 1 when every checksum of the IP frame at l3 offset 14 is right. */
+static inline int frame_checksums_ok(const uint8_t *b, uint32_t len)
+{
+	const uint8_t *ip = b + 14;
+	uint8_t family = ip[0] >> 4, proto;
+	uint32_t hl, l4len;
+	int at;
+
+	if (family == 4) {
+		hl = (ip[0] & 15) * 4u;
+		if (csum_ipv4_header(ip) != frame_get16(ip + 10))
+			return 0;
+		proto = ip[9];
+		l4len = frame_get16(ip + 2) - hl;
+	} else {
+		hl = 40;
+		proto = ip[6];
+		l4len = frame_get16(ip + 4);
+	}
+	if (14 + hl + l4len > len)
+		return 0;
+	at = csum_l4_field(proto);
+	if (at < 0)
+		return 1;
+	return csum_l4(family, family == 4 ? ip + 12 : ip + 8, family == 4 ? ip + 16 : ip + 24,
+		       proto, ip + hl, l4len) == frame_get16(ip + hl + at);
+}
+
+#endif

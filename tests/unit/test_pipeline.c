@@ -1,0 +1,368 @@
+/* The worker pipeline on crafted frames, with policies compiled by rulec:
+ * bridge verdicts and per-rule counters, reject replies (TCP RST, ICMP
+ * unreachable) with valid checksums, router mode (routes, next-hop MACs,
+ * TTL decrement with an RFC 1624 update, time-exceeded), drop reasons
+ * and per-stage counters. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "frames.h"
+#include "pipeline.h"
+#include "rulec.h"
+
+struct lab {
+	void *buf;
+	size_t len;
+	struct rfw_view view;
+	struct pipe_worker *w;
+};
+
+static void lab_open(struct lab *l, const char *yaml, const struct pipe_config *cfg)
+{
+	char path[] = "/tmp/rampart-test-pipeline-XXXXXX";
+	int fd = mkstemp(path);
+	char err[256];
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+	close(fd);
+	assert_int_equal(rulec_compile(path, stderr, &l->buf, &l->len), 0);
+	unlink(path);
+	assert_int_equal(rfw_view_init(&l->view, l->buf, l->len, err, sizeof(err)), 0);
+	l->w = pipe_create(cfg, &l->view);
+	assert_non_null(l->w);
+}
+
+static void lab_close(struct lab *l)
+{
+	pipe_destroy(l->w);
+	free(l->buf);
+}
+
+/* Run one frame through; returns its pipe_pkt (frame rewritten in f). */
+static struct pipe_pkt run1(struct lab *l, struct frame *f, uint8_t in_port)
+{
+	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
+
+	pipe_process(l->w, &p, 1, 0);
+	f->len = p.len;
+	return p;
+}
+
+static const char bridge_policy[] =
+	"version: 1\n"
+	"rules:\n"
+	"  - name: web\n"
+	"    proto: tcp\n"
+	"    from: {network: 10.0.0.0/8}\n"
+	"    to: {port: 80}\n"
+	"    action: accept\n"
+	"  - name: no-telnet\n"
+	"    proto: tcp\n"
+	"    to: {port: 23}\n"
+	"    action: reject\n"
+	"  - name: no-discard\n"
+	"    proto: udp\n"
+	"    to: {port: 9}\n"
+	"    action: reject\n"
+	"  - name: v6-ping\n"
+	"    proto: icmpv6\n"
+	"    action: reject\n"
+	"defaults: {action: drop}\n";
+
+static const struct pipe_config bridge_cfg = {
+	.mode = PIPE_BRIDGE, .nports = 2, .port = {{.name = "a"}, {.name = "b"}},
+};
+
+static struct flow_spec v4spec(uint8_t proto, uint16_t sport, uint16_t dport)
+{
+	struct flow_spec s = {.family = 4, .proto = proto, .sport = sport, .dport = dport,
+			      .src = {10, 1, 0, 5}, .dst = {10, 2, 0, 9}, .tcp_flags = 0x02,
+			      .seq = 1000, .payload = 10};
+	return s;
+}
+
+static void test_bridge_verdicts(void **state)
+{
+	struct lab l;
+	struct frame f, orig;
+	struct flow_spec s = v4spec(6, 40000, 80);
+	struct pipe_pkt p;
+	const struct pipe_rule_stats *rs;
+	const struct pipe_stats *st;
+	(void)state;
+
+	lab_open(&l, bridge_policy, &bridge_cfg);
+	frame_build(&f, &s);
+	orig = f;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.out_port, 1);
+	assert_memory_equal(f.b, orig.b, orig.len);	/* bridged untouched */
+	p = run1(&l, &f, 1);
+	assert_int_equal(p.out_port, 0);
+
+	s = v4spec(17, 5000, 53);			/* no rule: default drop */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_POLICY);
+
+	memset(f.b, 0, 60);				/* ARP is bridged */
+	frame_put16(f.b + 12, 0x0806);
+	f.len = 60;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+
+	frame_build(&f, &s);				/* truncated IPv4: malformed */
+	f.len = 14 + 10;
+	p = run1(&l, &f, 1);
+	assert_int_equal(p.drop, PIPE_DROP_MALFORMED);
+
+	rs = pipe_rule_stats(l.w);
+	st = pipe_stats(l.w);
+	assert_int_equal(rs[1].packets, 2);
+	assert_int_equal(rs[1].bytes, 2 * orig.len);
+	assert_int_equal(rs[0].packets, 1);
+	assert_int_equal(st->drop[PIPE_DROP_POLICY], 1);
+	assert_int_equal(st->drop[PIPE_DROP_MALFORMED], 1);
+	assert_int_equal(st->parse_reason[PKT_ERR_SHORT_L3], 1);
+	assert_int_equal(st->non_ip, 1);
+	assert_int_equal(st->stage[PIPE_ST_PARSE].packets, 5);
+	assert_int_equal(st->stage[PIPE_ST_ACL].packets, 3);
+	assert_int_equal(st->port[0].rx_packets, 3);
+	assert_int_equal(st->port[1].tx_packets, 2);	/* web + ARP */
+	assert_int_equal(st->port[0].tx_packets, 1);
+	assert_int_equal(st->port[1].dropped, 1);
+	lab_close(&l);
+}
+
+static const uint8_t sender_mac[6] = {2, 0, 0, 0, 0, 1};
+
+static void test_reject_replies(void **state)
+{
+	struct lab l;
+	struct frame f, orig;
+	struct flow_spec s = v4spec(6, 40000, 23);
+	struct pipe_pkt p;
+	uint8_t *ip = f.b + 14;
+	(void)state;
+
+	lab_open(&l, bridge_policy, &bridge_cfg);
+	frame_build(&f, &s);				/* SYN to telnet: RST|ACK */
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(p.out_port, 0);
+	assert_int_equal(f.len, 14 + 20 + 20);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_memory_equal(ip + 12, s.dst, 4);
+	assert_memory_equal(ip + 16, s.src, 4);
+	assert_int_equal(frame_get16(ip + 20), 23);
+	assert_int_equal(frame_get16(ip + 22), 40000);
+	assert_int_equal(ip[20 + 13], 0x14);		/* RST|ACK */
+	assert_int_equal(frame_get32(ip + 28), 1000 + 10 + 1);	/* seq + data + SYN */
+	assert_memory_equal(f.b, sender_mac, 6);	/* back to the sender */
+
+	s.tcp_flags = 0x10;				/* ACK segment: RST with seq = its ack */
+	s.ack = 777;
+	frame_build(&f, &s);
+	run1(&l, &f, 0);
+	assert_int_equal(ip[20 + 13], 0x04);
+	assert_int_equal(frame_get32(ip + 24), 777);
+
+	s.tcp_flags = 0x04;				/* never answer a RST */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_DROP);
+
+	s = v4spec(17, 5000, 9);			/* UDP: ICMP 3/13 quoting it */
+	frame_build(&f, &s);
+	orig = f;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_int_equal(ip[9], 1);
+	assert_int_equal(ip[20], 3);
+	assert_int_equal(ip[21], 13);
+	assert_memory_equal(ip + 28, orig.b + 14, orig.len - 14);
+	assert_int_equal(f.len, orig.len + 28);
+
+	s.family = 6;					/* ICMPv6 echo: ICMPv6 1/1 */
+	s.proto = 58;
+	memcpy(s.src, (uint8_t[]){0xfd, 0, 0, 1, [15] = 5}, 16);
+	memcpy(s.dst, (uint8_t[]){0xfd, 0, 0, 2, [15] = 9}, 16);
+	frame_build(&f, &s);
+	orig = f;
+	p = run1(&l, &f, 1);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_int_equal(ip[6], 58);
+	assert_int_equal(ip[40], 1);
+	assert_int_equal(ip[41], 1);
+	assert_memory_equal(ip + 8, s.dst, 16);
+	assert_memory_equal(ip + 48, orig.b + 14, orig.len - 14);
+	assert_int_equal(pipe_stats(l.w)->replies, 4);
+	lab_close(&l);
+}
+
+static const char router_policy[] =
+	"version: 1\n"
+	"zones:\n"
+	"  inside: [lan0]\n"
+	"  outside: [wan0]\n"
+	"rules:\n"
+	"  - name: out\n"
+	"    from: {zone: inside}\n"
+	"    to: {zone: outside}\n"
+	"    action: accept\n"
+	"  - name: lan-local\n"
+	"    from: {zone: inside}\n"
+	"    to: {zone: inside}\n"
+	"    action: accept\n"
+	"defaults: {action: drop}\n"
+	"routes:\n"
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
+	"  - {prefix: \"fd00:200::/32\", via: \"fd00:1::fe\", interface: wan0}\n";
+
+static void router_cfg(struct pipe_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = PIPE_ROUTER;
+	c->nports = 2;
+	strcpy(c->port[0].name, "lan0");
+	memcpy(c->port[0].mac, (uint8_t[]){2, 0xaa, 0, 0, 0, 1}, 6);
+	c->port[0].has_v4 = 1;
+	memcpy(c->port[0].v4, (uint8_t[]){10, 100, 0, 1}, 4);
+	strcpy(c->port[1].name, "wan0");
+	memcpy(c->port[1].mac, (uint8_t[]){2, 0xaa, 0, 0, 0, 2}, 6);
+}
+
+static void test_router(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	struct pipe_config cfg;
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = v4spec(17, 5000, 53);
+	struct pipe_pkt p;
+	const struct pipe_stats *st;
+	uint8_t *ip = f.b + 14;
+	(void)state;
+
+	router_cfg(&cfg);
+	lab_open(&l, router_policy, &cfg);
+	assert_int_equal(pipe_port_policy_if(l.w, 0) != PIPE_NO_PORT, 1);
+	memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+	memcpy(s.dst, (uint8_t[]){10, 200, 1, 1}, 4);
+
+	frame_build(&f, &s);				/* no neighbour yet */
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.drop, PIPE_DROP_NO_NEIGH);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.out_port, 1);
+	assert_int_equal(ip[8], 63);
+	assert_true(frame_checksums_ok(f.b, f.len));	/* incremental == full */
+	assert_memory_equal(f.b, gw_mac, 6);
+	assert_memory_equal(f.b + 6, cfg.port[1].mac, 6);
+
+	s.ttl = 1;					/* time exceeded from lan0's address */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(p.out_port, 0);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_int_equal(ip[20], 11);
+	assert_memory_equal(ip + 12, cfg.port[0].v4, 4);
+	assert_memory_equal(ip + 16, s.src, 4);
+
+	s.ttl = 0;
+	memcpy(s.dst, (uint8_t[]){10, 201, 0, 1}, 4);	/* no route */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.drop, PIPE_DROP_NO_ROUTE);
+
+	memcpy(s.src, (uint8_t[]){10, 200, 0, 5}, 4);	/* outside -> inside: policy */
+	memcpy(s.dst, (uint8_t[]){10, 100, 0, 7}, 4);
+	frame_build(&f, &s);
+	p = run1(&l, &f, 1);
+	assert_int_equal(p.drop, PIPE_DROP_POLICY);
+
+	s.family = 6;					/* IPv6 via fd00:1::fe, hop limit */
+	memcpy(s.src, (uint8_t[]){0xfd, 0, 0, 0x10, [15] = 5}, 16);
+	memcpy(s.dst, (uint8_t[]){0xfd, 0, 2, 0, [15] = 1}, 16);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac), 0);
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(ip[7], 63);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_memory_equal(f.b, gw_mac, 6);
+
+	memset(f.b, 0, 60);				/* ARP: the kernel's, not ours */
+	frame_put16(f.b + 12, 0x0806);
+	f.len = 60;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.drop, PIPE_DROP_NON_IP);
+
+	st = pipe_stats(l.w);
+	assert_int_equal(st->drop[PIPE_DROP_NO_NEIGH], 1);
+	assert_int_equal(st->drop[PIPE_DROP_TTL], 1);
+	assert_int_equal(st->stage[PIPE_ST_ROUTE].packets, 6);
+	assert_int_equal(st->stage[PIPE_ST_FORWARD].packets, 4);
+	assert_int_equal(pipe_rule_stats(l.w)[1].packets, 4);
+	lab_close(&l);
+}
+
+/* A burst longer than PIPE_BURST with mixed verdicts: every frame gets its
+ * own answer, in order. */
+static void test_long_burst(void **state)
+{
+	enum { N = 300 };
+	struct lab l;
+	struct frame *f = calloc(N, sizeof(*f));
+	struct pipe_pkt *p = calloc(N, sizeof(*p));
+	(void)state;
+
+	lab_open(&l, bridge_policy, &bridge_cfg);
+	for (uint32_t i = 0; i < N; i++) {
+		struct flow_spec s = v4spec(i % 3 ? 6 : 17, (uint16_t)(1000 + i), i % 3 ? 80 : 53);
+
+		frame_build(&f[i], &s);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = FRAME_ROOM,
+					 .in_port = (uint8_t)(i & 1)};
+	}
+	pipe_process(l.w, p, N, 0);
+	for (uint32_t i = 0; i < N; i++) {
+		assert_int_equal(p[i].verdict, i % 3 ? PIPE_FORWARD : PIPE_DROP);
+		if (i % 3)
+			assert_int_equal(p[i].out_port, (i & 1) ^ 1);
+	}
+	assert_int_equal(pipe_rule_stats(l.w)[1].packets, 200);
+	assert_int_equal(pipe_rule_stats(l.w)[0].packets, 100);
+	lab_close(&l);
+	free(f);
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bridge_verdicts),
+		cmocka_unit_test(test_reject_replies),
+		cmocka_unit_test(test_router),
+		cmocka_unit_test(test_long_burst),
+	};
+	return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
+}
