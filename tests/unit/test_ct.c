@@ -392,12 +392,17 @@ static void test_tcp_rst(void **state)
 	step(t, &x, 101, &valid);
 	assert_int_equal(valid, 0);
 	assert_string_equal(tstate(t, flow), "ESTABLISHED");
-	/* One inside it closes the flow, on the tcp_closing timeout. */
+	/* Let the wheel file the flow under its far tcp_established time. */
+	assert_int_equal(ct_expire(t, 130, 1000), 0);
+	/* One inside it closes the flow, on the tcp_closing timeout: the
+	 * shorter timeout moves it on the wheel, so it goes at 131 + 30. */
 	tcp(&x, 4, B4, A4, 80, 1234, RST, SISN + 1 + 10, 0, 0, -1, 0);
-	ok(t, &x, 102, flow, CT_DIR_REPLY);
+	ok(t, &x, 131, flow, CT_DIR_REPLY);
 	assert_string_equal(tstate(t, flow), "CLOSED");
 	assert_int_equal(ct_flow_get(t, flow, &i), 0);
-	assert_int_equal(i.expire, 102 + 30);
+	assert_int_equal(i.expire, 131 + 30);
+	assert_int_equal(ct_expire(t, 131 + 29, 1000), 0);
+	assert_int_equal(ct_expire(t, 131 + 30, 1000), 1);
 	ct_destroy(t);
 }
 
