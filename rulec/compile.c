@@ -167,8 +167,19 @@ static void compile_nat(struct policy *pol, struct out *o)
 		policy_enter(pol, nd->file);
 		if (nd->bad || nat_checks(pol, nd) < 0 || (fam = nat_family(pol, nd)) < 0)
 			continue;
-		if (fam == 0 && expand_rule(pol, &nd->match, (uint32_t)(i + 1), &o->x, &o->nat_acl) < 0)
-			continue;
+		o->x.nat = 1;
+		if (fam == 0) {
+			unsigned errors = pol->d->errors;
+
+			if (expand_rule(pol, &nd->match, (uint32_t)(i + 1), &o->x, &o->nat_acl) < 0) {
+				if (pol->d->errors != errors)
+					continue;
+				/* Only warned: it stays, with no entries. */
+				o->nat_acl.n = nr.first_entry;
+				fam = 1;
+			}
+		}
+		o->x.nat = 0;
 		nr.family = nd->family;
 		nr.name_off = expand_string(&o->x, nd->name);
 		nr.entry_count = (uint32_t)(o->nat_acl.n - nr.first_entry);

@@ -5,6 +5,7 @@
  * port. Large, negated and file networks are address sets: one entry. */
 #include "expand.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,30 @@ struct addr_alt {
 };
 typedef VEC(struct addr_alt) addr_list;
 
+/* A rule that can never match is an error; a NAT rule that can never
+ * match is a warning (POLICY.md), and simply gets no entries. */
+static const char *what(const struct expand_ctx *x)
+{
+	return x->nat ? "NAT rule" : "rule";
+}
+
+static void never(struct policy *pol, const struct expand_ctx *x, yaml_node_t *at,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void never(struct policy *pol, const struct expand_ctx *x, yaml_node_t *at,
+		  const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (x->nat)
+		diag_warn_at(pol, at, "%s", text);
+	else
+		ytree_error(pol->d, at, "%s", text);
+}
+
 static unsigned families(const pfx_list *l)
 {
 	unsigned f = 0;
@@ -52,7 +77,7 @@ static void alt_icmp(struct alt *a, const struct svc_item *it)
 }
 
 /* The protocol/dport alternatives, or -1 after reporting why none fit. */
-static int rule_alts(struct policy *pol, struct rule *r, alt_list *alts)
+static int rule_alts(struct policy *pol, struct rule *r, const struct expand_ctx *x, alt_list *alts)
 {
 	char pbuf[8];
 
@@ -91,8 +116,8 @@ static int rule_alts(struct policy *pol, struct rule *r, alt_list *alts)
 		VEC_PUSH(*alts, a);
 	}
 	if (alts->n == 0) {
-		ytree_error(pol->d, r->has_svc ? r->svc_node : r->to.port_node,
-			    "rule '%s' can never match: the list is empty", r->name);
+		never(pol, x, r->has_svc ? r->svc_node : r->to.port_node,
+		      "%s '%s' can never match: the list is empty", what(x), r->name);
 		return -1;
 	}
 	/* A port only exists for TCP, UDP and SCTP: a port with any other
@@ -162,8 +187,8 @@ static int side_addrs(struct policy *pol, struct rule *r, struct side *s, int to
 		return 0;
 	}
 	if (!nv->negated && nv->pfx.n == 0) {
-		ytree_error(pol->d, s->net_node, "rule '%s' can never match: its '%s' network is empty",
-			    r->name, to ? "to" : "from");
+		never(pol, x, s->net_node, "%s '%s' can never match: its '%s' network is empty",
+		      what(x), r->name, to ? "to" : "from");
 		return -1;
 	}
 	if (nv->negated || nv->from_file || nv->pfx.n > SET_MIN_PREFIXES) {
@@ -306,8 +331,8 @@ int expand_rule(struct policy *pol, struct rule *r, uint32_t num, struct expand_
 	unsigned fs, fd;
 
 	if (r->from.has_port && r->from.port.n == 0) {
-		ytree_error(pol->d, r->from.port_node, "rule '%s' can never match: the port list is empty",
-			    r->name);
+		never(pol, x, r->from.port_node, "%s '%s' can never match: the port list is empty",
+		      what(x), r->name);
 		goto out;
 	}
 	if (side_addrs(pol, r, &r->from, 0, x, &src) < 0 ||
@@ -316,28 +341,27 @@ int expand_rule(struct policy *pol, struct rule *r, uint32_t num, struct expand_
 	fs = alt_fams(&src);
 	fd = alt_fams(&dst);
 	if (r->from.has_net && r->to.has_net && !(fs & fd)) {
-		ytree_error(pol->d, r->to.net_node,
-			    "rule '%s' can never match: from is %s and to is %s", r->name,
-			    family_words(fs), family_words(fd));
+		never(pol, x, r->to.net_node, "%s '%s' can never match: from is %s and to is %s",
+		      what(x), r->name, family_words(fs), family_words(fd));
 		goto out;
 	}
 	if (r->family && !(fs & fd & (r->family == 4 ? 1u : 2u))) {
-		ytree_error(pol->d, r->family_node,
-			    "rule '%s' can never match: family is ipv%c but its networks are %s",
-			    r->name, r->family == 4 ? '4' : '6', family_words(fs & fd));
+		never(pol, x, r->family_node ? r->family_node : r->node,
+		      "%s '%s' can never match: family is ipv%c but its networks are %s", what(x),
+		      r->name, r->family == 4 ? '4' : '6', family_words(fs & fd));
 		goto out;
 	}
 	if (r->from.has_if && r->from.ifaces == 0) {
-		ytree_error(pol->d, r->from.if_node, "rule '%s' can never match: its 'from' zone has no interfaces",
-			    r->name);
+		never(pol, x, r->from.if_node, "%s '%s' can never match: its 'from' zone has no interfaces",
+		      what(x), r->name);
 		goto out;
 	}
 	if (r->to.has_if && r->to.ifaces == 0) {
-		ytree_error(pol->d, r->to.if_node, "rule '%s' can never match: its 'to' zone has no interfaces",
-			    r->name);
+		never(pol, x, r->to.if_node, "%s '%s' can never match: its 'to' zone has no interfaces",
+		      what(x), r->name);
 		goto out;
 	}
-	if (rule_alts(pol, r, &alts) < 0 || rule_modifiers(pol, r, &alts) < 0)
+	if (rule_alts(pol, r, x, &alts) < 0 || rule_modifiers(pol, r, &alts) < 0)
 		goto out;
 	if ((double)src.n * dst.n * alts.n * np + acl->n > MAX_ENTRIES) {
 		ytree_error(pol->d, r->node, "rule '%s' expands to more than %u classifier entries",
@@ -362,15 +386,15 @@ int expand_rule(struct policy *pol, struct rule *r, uint32_t num, struct expand_
 	if (acl->n == first && skipped_icmp >= 0) {
 		int v6 = skipped_icmp == 1;
 
-		ytree_error(pol->d, r->proto_node ? r->proto_node : r->svc_node,
-			    "rule '%s' can never match: its addresses are IPv%c only and '%s' is IPv%c only (use %s)",
-			    r->name, v6 ? '6' : '4', v6 ? "icmp" : "icmpv6", v6 ? '4' : '6',
-			    v6 ? "icmpv6" : "icmp");
+		never(pol, x, r->proto_node ? r->proto_node : r->svc_node,
+		      "%s '%s' can never match: its addresses are IPv%c only and '%s' is IPv%c only (use %s)",
+		      what(x), r->name, v6 ? '6' : '4', v6 ? "icmp" : "icmpv6", v6 ? '4' : '6',
+		      v6 ? "icmpv6" : "icmp");
 		goto out;
 	}
 	if (acl->n == first) {
-		ytree_error(pol->d, r->node, "rule '%s' can never match: no address family fits all of its fields",
-			    r->name);
+		never(pol, x, r->node, "%s '%s' can never match: no address family fits all of its fields",
+		      what(x), r->name);
 		goto out;
 	}
 	rc = 0;

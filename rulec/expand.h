@@ -9,6 +9,7 @@
 typedef VEC(struct rfw_acl_entry) acl_list;
 
 struct expand_ctx {
+	int nat;		/* expanding NAT matches: "can never match" warns */
 	VEC(char) strings;
 	struct lpm_data ld;
 };
