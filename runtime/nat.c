@@ -332,3 +332,35 @@ int nat_slot_pair(const struct nat_pool *p, uint32_t slot, uint8_t addr[16],
 	*port = port_of(p, slot % p->ports);
 	return 0;
 }
+
+uint32_t nat_pair_slot(const struct nat_pool *p, const uint8_t *addr, uint16_t port)
+{
+	unsigned n = addr_len(p->family);
+	uint8_t diff[16];
+	uint32_t off, index = 0;
+	int borrow = 0;
+
+	if (!p->capacity || port < p->port_first || (port - p->port_first) % p->port_stride)
+		return NAT_SLOT_NONE;
+	off = (uint32_t)(port - p->port_first) / p->port_stride;
+	if (off >= p->ports)
+		return NAT_SLOT_NONE;
+	/* addr - base as a big-endian number; it must fit the low 32 bits. */
+	for (int i = (int)n - 1; i >= 0; i--) {
+		int d = addr[i] - p->base[i] - borrow;
+
+		borrow = d < 0;
+		diff[i] = (uint8_t)(d + (borrow ? 256 : 0));
+	}
+	if (borrow)
+		return NAT_SLOT_NONE;		/* addr < base */
+	for (unsigned i = 0; i < n; i++) {
+		if (i + 4 < n && diff[i])
+			return NAT_SLOT_NONE;
+		if (i + 4 >= n)
+			index = index << 8 | diff[i];
+	}
+	if (index >= p->addr_count)
+		return NAT_SLOT_NONE;
+	return index * p->ports + off;
+}

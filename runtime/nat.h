@@ -146,6 +146,11 @@ void nat_reply_key(const struct pkt_key *wire, struct pkt_key *reply);
 
 /* Return a slot from nat_translate_key to the pool (flow expired). */
 void nat_release(struct nat_pool *pool, uint32_t slot);
+/* The slot an (address, port) pair of this pool stands for (the
+ * reverse of nat_slot_pair), or NAT_SLOT_NONE when the pair is not one
+ * of this worker's. Conntrack keeps no slot; on expiry the pipeline finds
+ * it again from the flow's reply tuple. */
+uint32_t nat_pair_slot(const struct nat_pool *pool, const uint8_t *addr, uint16_t port);
 /* The (address, port) a slot stands for; -1 for a slot out of range. */
 int nat_slot_pair(const struct nat_pool *pool, uint32_t slot, uint8_t addr[16],
 		  uint16_t *port);

@@ -328,6 +328,8 @@ static void test_ipv6_pool(void **state)
 
 			assert_int_equal(nat_slot_pair(&p, res.slot, addr, &port), 0);
 			assert_memory_equal(addr, res.wire.src, 16);
+			/* and back: the pipeline finds the slot from the pair */
+			assert_int_equal(nat_pair_slot(&p, addr, port), res.slot);
 			assert_int_equal(port, res.wire.sport);
 		}
 	}
@@ -499,6 +501,37 @@ static void test_dnat(void **state)
 	}
 }
 
+/* nat_pair_slot is nat_slot_pair's inverse for every slot of a worker's
+ * share, and refuses pairs that are not the worker's. */
+static void test_pair_slot(void **state)
+{
+	struct rfw_nat_rule r;
+	struct nat_pool p;
+	uint8_t addr[16];
+	uint16_t port;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.kind = RFW_NAT_SNAT;
+	r.family = 4;
+	memcpy(r.addr_lo, (uint8_t[]){10, 9, 0, 250}, 4);
+	memcpy(r.addr_hi, (uint8_t[]){10, 9, 1, 5}, 4);	/* 12 addresses over a carry */
+	r.port_lo = 2000;
+	r.port_hi = 2099;
+	init_pool(&p, &r, 1, 3);
+	for (uint32_t slot = 0; slot < p.capacity; slot++) {
+		assert_int_equal(nat_slot_pair(&p, slot, addr, &port), 0);
+		assert_int_equal(nat_pair_slot(&p, addr, port), slot);
+		assert_int_equal((port - 2000) % 3, 1);
+		assert_int_equal(nat_pair_slot(&p, addr, (uint16_t)(port + 1)), NAT_SLOT_NONE);
+	}
+	assert_int_equal(nat_pair_slot(&p, (uint8_t[]){10, 9, 0, 249}, 2001), NAT_SLOT_NONE);
+	assert_int_equal(nat_pair_slot(&p, (uint8_t[]){10, 9, 1, 6}, 2001), NAT_SLOT_NONE);
+	assert_int_equal(nat_pair_slot(&p, (uint8_t[]){11, 9, 0, 250}, 2001), NAT_SLOT_NONE);
+	assert_int_equal(nat_pair_slot(&p, (uint8_t[]){10, 9, 0, 250}, 2100), NAT_SLOT_NONE);
+	nat_pool_free(&p);
+}
+
 static void test_bad_configs(void **state)
 {
 	struct rfw_nat_rule r = snat4(5, 4, 1024, 2000);	/* hi < lo */
@@ -527,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_paired_and_masquerade),
 		cmocka_unit_test(test_icmp_and_portless),
 		cmocka_unit_test(test_dnat),
+		cmocka_unit_test(test_pair_slot),
 		cmocka_unit_test(test_bad_configs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
