@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -54,7 +55,8 @@ struct ct_key {
 _Static_assert(sizeof(struct ct_key) == 40, "ct_key is hashed as 5 words");
 
 /* Index bucket, one cache line. Slot: (hash tag | dir << idx_bits |
- * flow + 1), 0 = empty. `overflow` counts entries that probed past this
+ * flow + 1), 0 = empty; the tag's top bit is always set, so one compare
+ * of the tag bits also tells a used slot from an empty one. `overflow` counts entries that probed past this
  * bucket, so a lookup stops at the first bucket with none and a removal
  * needs no tombstone (the idea of Facebook's F14 chunk overflow counts). */
 struct ct_bucket {
@@ -341,10 +343,15 @@ static inline int flow_match(const struct ct_table *t, const struct ct_flow *f,
 
 /* ---- index ---- */
 
+static inline uint32_t tag_of(const struct ct_table *t, uint64_t h)
+{
+	return ((uint32_t)h & t->tag_mask) | 0x80000000u;
+}
+
 static uint32_t index_find(const struct ct_table *t, const struct ct_key *k, uint64_t h,
 			   unsigned *dir)
 {
-	uint32_t b = bucket_of(t, h), tag = (uint32_t)h & t->tag_mask;
+	uint32_t b = bucket_of(t, h), tag = tag_of(t, h);
 
 	for (;;) {
 		const struct ct_bucket *bk = &t->buckets[b];
@@ -352,7 +359,7 @@ static uint32_t index_find(const struct ct_table *t, const struct ct_key *k, uin
 		for (unsigned i = 0; i < BUCKET_SLOTS; i++) {
 			uint32_t s = bk->slot[i];
 
-			if ((s & t->tag_mask) == tag && s) {
+			if ((s & t->tag_mask) == tag) {
 				uint32_t idx = (s & t->idx_mask) - 1;
 				unsigned d = (s >> t->idx_bits) & 1;
 
@@ -371,7 +378,7 @@ static uint32_t index_find(const struct ct_table *t, const struct ct_key *k, uin
 static inline uint32_t slot_value(const struct ct_table *t, uint64_t h, unsigned dir,
 				  uint32_t idx)
 {
-	return ((uint32_t)h & t->tag_mask) | (uint32_t)dir << t->idx_bits | (idx + 1);
+	return tag_of(t, h) | (uint32_t)dir << t->idx_bits | (idx + 1);
 }
 
 /* Never fails: the index has 3 slots for every 2 entries. */
@@ -455,14 +462,23 @@ void ct_config_from_policy(struct ct_config *c, const struct rfw_policy *p)
 	memcpy(c->timeout, p->timeout, sizeof(c->timeout));
 }
 
+/* Zeroed, 64-byte aligned, every page touched now rather than on a
+ * packet. Arrays of 2 MiB or more are 2 MiB aligned and asked for
+ * transparent huge pages: a million flows are random reads over 125 MB,
+ * and 4 KiB pages would add a TLB miss (a page walk) to most of them. */
 static void *alloc_zero(size_t n, size_t *total)
 {
-	size_t sz = (n + 63) & ~(size_t)63;
-	void *p = aligned_alloc(64, sz ? sz : 64);
+	const size_t huge = (size_t)2 << 20;
+	size_t sz = n ? (n + 63) & ~(size_t)63 : 64;
+	void *p;
 
+	if (posix_memalign(&p, sz >= huge ? huge : 64, sz))
+		p = NULL;
 	if (p) {
-		memset(p, 0, sz ? sz : 64);	/* touch every page now, not on a packet */
-		*total += sz ? sz : 64;
+		if (sz >= huge)
+			(void)madvise(p, sz & ~(huge - 1), MADV_HUGEPAGE);	/* a hint */
+		memset(p, 0, sz);
+		*total += sz;
 	}
 	return p;
 }
@@ -947,8 +963,11 @@ static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now
 
 /* ---- lookup ---- */
 
+/* hint: the index slot stage 2 found for this key's tag, or 0; usually
+ * the flow itself, so the bucket is not scanned twice. */
 static void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct ct_key *k,
-		       enum key_kind kind, uint64_t h, uint32_t now, struct ct_result *r)
+		       enum key_kind kind, uint64_t h, uint32_t hint, uint32_t now,
+		       struct ct_result *r)
 {
 	unsigned dir = 0;
 	uint32_t idx;
@@ -960,7 +979,16 @@ static void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct 
 	switch (kind) {
 	case KEY_START:
 	case KEY_NOSTART:
-		idx = index_find(t, k, h, &dir);
+		idx = CT_NONE;
+		if (likely(hint)) {
+			uint32_t c = (hint & t->idx_mask) - 1;
+
+			dir = (hint >> t->idx_bits) & 1;
+			if (likely(flow_match(t, &t->flows[c], dir, k)))
+				idx = c;
+		}
+		if (idx == CT_NONE)
+			idx = index_find(t, k, h, &dir);
 		if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now) &&
 		    !(dir == CT_DIR_ORIG && tcp_reusable(&t->flows[idx], k, kind))) {
 			r->kind = CT_FOUND;
@@ -1010,6 +1038,7 @@ void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, 
 {
 	struct ct_key keys[BATCH];
 	uint64_t hash[BATCH];
+	uint32_t hint[BATCH];
 	uint8_t kind[BATCH];
 
 	for (uint32_t base = 0; base < n; base += BATCH) {
@@ -1021,20 +1050,25 @@ void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, 
 			hash[i] = ct_hash(t, &keys[i]);
 			__builtin_prefetch(&t->buckets[bucket_of(t, hash[i])]);
 		}
-		/* Stage 2: the first tag hit of each bucket, prefetch its flow
-		 * (its compared fields may straddle two lines). */
+		/* Stage 2: the first tag hit of each bucket, kept as a hint for
+		 * stage 3; prefetch its flow, all of it: the entry may straddle
+		 * three lines and ct_update writes its TCP, timer and counter
+		 * fields right after. */
 		for (uint32_t i = 0; i < m; i++) {
 			const struct ct_bucket *bk = &t->buckets[bucket_of(t, hash[i])];
-			uint32_t tag = (uint32_t)hash[i] & t->tag_mask;
+			uint32_t tag = tag_of(t, hash[i]);
 
+			hint[i] = 0;
 			for (unsigned j = 0; j < BUCKET_SLOTS; j++) {
 				uint32_t s = bk->slot[j];
 
-				if (s && (s & t->tag_mask) == tag) {
+				if ((s & t->tag_mask) == tag) {
 					const char *fp = (const char *)&t->flows[(s & t->idx_mask) - 1];
 
 					__builtin_prefetch(fp);
-					__builtin_prefetch(fp + 47);
+					__builtin_prefetch(fp + 56);
+					__builtin_prefetch(fp + sizeof(struct ct_flow) - 1);
+					hint[i] = s;
 					break;
 				}
 			}
@@ -1042,7 +1076,7 @@ void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, 
 		/* Stage 3: compare and decide. */
 		for (uint32_t i = 0; i < m; i++)
 			lookup_one(t, &pkts[base + i], &keys[i], (enum key_kind)kind[i], hash[i],
-				   now, &out[base + i]);
+				   hint[i], now, &out[base + i]);
 	}
 }
 

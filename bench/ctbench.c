@@ -1,0 +1,135 @@
+/* ctbench: conntrack cost per packet, in memory. Creates N UDP flows,
+ * then runs batches of 64 packets of random flows (half replies) through
+ * ct_lookup_batch + ct_update, as the pipeline does, and reaps them all.
+ * Build: cc -O3 -march=native -Iinclude -Iruntime bench/ctbench.c
+ *        runtime/ct.c runtime/ct_tcp.c runtime/pkt.c -o ctbench
+ * Usage: ctbench [flows] (default 1000000). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ct.h"
+#include "pkt.h"
+
+#define FRAME 64u
+#define BATCH 64u
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Ethernet + IPv4 + UDP of flow i, original or reply direction. */
+static void frame(uint8_t *b, uint32_t i, int reply)
+{
+	uint8_t a[4] = {10, (uint8_t)(i >> 16), (uint8_t)(i >> 8), (uint8_t)i};
+	uint8_t s[4] = {10, 255, 0, 1};
+	uint16_t sp = (uint16_t)(1024 + i % 60000), dp = 53;
+
+	memset(b, 0, FRAME);
+	b[12] = 0x08;
+	b[14] = 0x45;
+	b[17] = 28;
+	b[22] = 64;
+	b[23] = 17;
+	memcpy(b + 26, reply ? s : a, 4);
+	memcpy(b + 30, reply ? a : s, 4);
+	if (reply) {
+		uint16_t t = sp;
+
+		sp = dp;
+		dp = t;
+	}
+	b[34] = (uint8_t)(sp >> 8);
+	b[35] = (uint8_t)sp;
+	b[36] = (uint8_t)(dp >> 8);
+	b[37] = (uint8_t)dp;
+	b[39] = 8;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 1000000u;
+	const uint32_t npk = 1u << 18, rounds = 16;
+	struct ct_config c;
+	struct ct_table *t;
+	uint8_t *frames = malloc((size_t)npk * FRAME);
+	struct pkt_meta *meta = malloc((size_t)npk * sizeof(*meta));
+	struct ct_pkt *pk = malloc((size_t)npk * sizeof(*pk));
+	struct ct_result res[BATCH];
+	struct ct_stats st;
+	uint8_t one[FRAME];
+	struct pkt_meta m1;
+	struct ct_pkt p1 = {&m1, one, FRAME};
+	uint32_t flow, valid = 0, expired = 0;
+	double t0, t1;
+
+	memset(&c, 0, sizeof(c));
+	c.max_flows = n;
+	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
+		c.timeout[i] = 30;
+	t = ct_create(&c);
+	if (!t || !frames || !meta || !pk) {
+		perror("ctbench");
+		return 1;
+	}
+	t0 = now_ns();
+	for (uint32_t i = 0; i < n; i++) {
+		frame(one, i, 0);
+		pkt_parse(one, FRAME, &m1);
+		ct_create_flow(t, &p1, NULL, 1, 100, &flow);
+	}
+	t1 = now_ns();
+	printf("flows %u, %.1f bytes/flow, create (parse included) %.1f ns/flow\n", n,
+	       ct_bytes_per_flow(t), (t1 - t0) / n);
+
+	for (uint32_t i = 0; i < npk; i++) {
+		uint8_t *b = frames + (size_t)i * FRAME;
+
+		frame(b, (uint32_t)(rnd() % n), (int)(rnd() & 1));
+		pkt_parse(b, FRAME, &meta[i]);
+		pk[i] = (struct ct_pkt){&meta[i], b, FRAME};
+	}
+	t0 = now_ns();
+	for (uint32_t r = 0; r < rounds; r++)
+		for (uint32_t i = 0; i < npk; i += BATCH) {
+			ct_lookup_batch(t, pk + i, BATCH, 101, res);
+			for (uint32_t j = 0; j < BATCH; j++)
+				if (res[j].kind == CT_FOUND)
+					valid += (uint32_t)ct_update(t, res[j].flow, res[j].dir,
+								     &pk[i + j], 101);
+		}
+	t1 = now_ns();
+	printf("lookup+update, random flows: %.1f ns/packet (%u valid of %u)\n",
+	       (t1 - t0) / ((double)npk * rounds), valid, npk * rounds);
+
+	t0 = now_ns();
+	for (uint32_t now = 102; now < 200; now++)
+		while (ct_expire(t, now, 256))
+			expired++;
+	t1 = now_ns();
+	ct_get_stats(t, &st);
+	printf("expire: %.1f ns/flow (%llu reaped, %llu left)\n", (t1 - t0) / (double)st.expired,
+	       (unsigned long long)st.expired, (unsigned long long)st.in_use);
+	(void)expired;
+	ct_destroy(t);
+	free(frames);
+	free(meta);
+	free(pk);
+	return 0;
+}
