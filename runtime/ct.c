@@ -28,7 +28,7 @@
 
 enum {
 	IPP_ICMP = 1, IPP_TCP = 6, IPP_UDP = 17, IPP_ICMPV6 = 58, IPP_SCTP = 132,
-	IPP_HOPOPTS = 0, IPP_ROUTING = 43, IPP_FRAGMENT = 44, IPP_DSTOPTS = 60,
+	IPP_HOPOPTS = 0, IPP_ROUTING = 43, IPP_FRAGMENT = 44, IPP_AH = 51, IPP_DSTOPTS = 60,
 	TH_FIN = 0x01, TH_SYN = 0x02, TH_RST = 0x04, TH_ACK = 0x10,
 };
 
@@ -56,9 +56,10 @@ _Static_assert(sizeof(struct ct_key) == 40, "ct_key is hashed as 5 words");
 
 /* Index bucket, one cache line. Slot: (hash tag | dir << idx_bits |
  * flow + 1), 0 = empty; the tag's top bit is always set, so one compare
- * of the tag bits also tells a used slot from an empty one. `overflow` counts entries that probed past this
- * bucket, so a lookup stops at the first bucket with none and a removal
- * needs no tombstone (the idea of Facebook's F14 chunk overflow counts). */
+ * of the tag bits also tells a used slot from an empty one. `overflow`
+ * counts entries that probed past this bucket, so a lookup stops at the
+ * first bucket with none and a removal needs no tombstone (the idea of
+ * the overflow counts in Facebook's F14 hash tables). */
 struct ct_bucket {
 	uint32_t slot[BUCKET_SLOTS];
 	uint32_t overflow;
@@ -109,9 +110,11 @@ static inline uint32_t rd32(const uint8_t *p)
 
 /* ---- hashing ---- */
 
-/* 64x64->128 multiply folded to 64 bits: every output bit depends on
- * every input bit of both operands. Keyed by xoring secret words into the
- * inputs, so collisions cannot be computed without the key. */
+/* 64x64->128 multiply folded to 64 bits (the folded-multiply step of
+ * hashes such as wyhash): the high half spreads every input bit upwards,
+ * the low half downwards. Secret words are xored into every input, so an
+ * attacker who cannot read the key cannot aim packets at one bucket; not
+ * a cryptographic MAC, but enough against chain filling. */
 static inline uint64_t mix(uint64_t a, uint64_t b)
 {
 	__uint128_t r = (__uint128_t)a * b;
@@ -866,9 +869,9 @@ static int frag_id(const struct ct_pkt *p, uint32_t *id)
 			*id = rd32(f + off + 4);
 			return 1;
 		}
-		if (nh != IPP_HOPOPTS && nh != IPP_ROUTING && nh != IPP_DSTOPTS && nh != 51)
+		if (nh != IPP_HOPOPTS && nh != IPP_ROUTING && nh != IPP_DSTOPTS && nh != IPP_AH)
 			return 0;
-		uint32_t hlen = nh == 51 ? ((uint32_t)f[off + 1] + 2) * 4 :
+		uint32_t hlen = nh == IPP_AH ? ((uint32_t)f[off + 1] + 2) * 4 :
 				((uint32_t)f[off + 1] + 1) * 8;
 
 		nh = f[off];
@@ -932,6 +935,20 @@ void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, u
 	e->used = 1;
 }
 
+/* The flow a fragment entry names is still the flow of its first
+ * fragment: live, and not an entry reused since by another flow. */
+static int frag_flow_alive(const struct ct_table *t, const struct ct_frag *e, uint32_t now)
+{
+	const struct ct_flow *f = &t->flows[e->flow];
+	struct ct_key fk;
+
+	if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED || !flow_live(f, now))
+		return 0;
+	flow_key(t, f, e->dir, &fk);
+	return fk.proto == e->proto && memcmp(fk.src, e->src, 16) == 0 &&
+	       memcmp(fk.dst, e->dst, 16) == 0;
+}
+
 static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now,
 			struct ct_result *r)
 {
@@ -945,7 +962,7 @@ static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now
 			struct ct_frag *e = &set[i];
 
 			if (frag_match(e, k, id) && (int32_t)(now - e->expire) < 0 &&
-			    (e->flow == CT_NONE || (t->flows[e->flow].flags & CT_F_USED))) {
+			    (e->flow == CT_NONE || frag_flow_alive(t, e, now))) {
 				r->kind = CT_FRAG;
 				r->flow = e->flow;
 				r->dir = e->dir;

@@ -609,6 +609,14 @@ static void test_fragments(void **state)
 		assert_int_equal(r.flow, flow);
 		ip(&r6, 6, A6, B6, UDP, l4, sizeof(l4), 0xabcdee, 2 << 3, 1);
 		assert_int_equal(look(t, &r6, 30).kind, CT_FRAG_ORPHAN);
+		/* Once the flow is gone its fragments do not follow it, even
+		 * when another flow took its entry. */
+		ct_remove(t, flow);
+		udp(&f6, 4, B4, A4, 1, 2);
+		assert_int_equal(ct_create_flow(t, &f6.p, NULL, 1, 30, &r.flow), CT_CREATED);
+		assert_int_equal(r.flow, flow);
+		ip(&r6, 6, A6, B6, UDP, l4, sizeof(l4), 0xabcdef, 2 << 3, 1);
+		assert_int_equal(look(t, &r6, 30).kind, CT_FRAG_ORPHAN);
 	}
 	ct_destroy(t);
 }
