@@ -54,6 +54,13 @@ void policy_where(const struct policy *pol, struct pos at, char *buf, size_t len
 			 policy_short_path(pol, diag_file_name(pol->d, at.file)), at.line, at.col);
 }
 
+void policy_where_node(const struct policy *pol, size_t f, const yaml_node_t *n, char *buf,
+		       size_t len)
+{
+	policy_where(pol, (struct pos){pol->files.v[f].diag_file, ytree_line(n), ytree_col(n)},
+		     buf, len);
+}
+
 char *policy_path(const struct policy *pol, size_t f, const char *rel)
 {
 	const char *base = pol->files.v[f].path, *slash = strrchr(base, '/');

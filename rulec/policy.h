@@ -195,6 +195,9 @@ struct pos policy_pos(const struct policy *pol, const yaml_node_t *n);
 const char *policy_short_path(const struct policy *pol, const char *path);
 /* "line L column C" in the same file, "FILE:L:C" in another. */
 void policy_where(const struct policy *pol, struct pos at, char *buf, size_t len);
+/* policy_where for node n of policy file f. */
+void policy_where_node(const struct policy *pol, size_t f, const yaml_node_t *n, char *buf,
+		       size_t len);
 /* A path named in file f, relative to that file's directory (malloc'ed). */
 char *policy_path(const struct policy *pol, size_t f, const char *rel);
 

@@ -256,8 +256,7 @@ static const char *definition_name(struct policy *pol, yaml_node_t *k, int servi
 		char where[512];
 
 		first = service ? pol->svcs.v[prev].key : pol->nets.v[prev].key;
-		policy_where(pol, (struct pos){pol->files.v[f].diag_file, ytree_line(first),
-					       ytree_col(first)}, where, sizeof(where));
+		policy_where_node(pol, f, first, where, sizeof(where));
 		ytree_error(pol->d, k, "%s '%s' is defined twice (first at %s)", what, name, where);
 		return NULL;
 	}

@@ -71,8 +71,7 @@ static void parse_route(struct policy *pol, yaml_node_t *n)
 		if (o->r.family != rd.r.family || o->r.len != rd.r.len ||
 		    memcmp(o->r.prefix, rd.r.prefix, 16) != 0)
 			continue;
-		policy_where(pol, (struct pos){pol->files.v[o->file].diag_file, ytree_line(o->node),
-					       ytree_col(o->node)}, where, sizeof(where));
+		policy_where_node(pol, o->file, o->node, where, sizeof(where));
 		ytree_error(pol->d, pv, "duplicate route for %s (first at %s); keep one", ytree_str(pv),
 			    where);
 		return;

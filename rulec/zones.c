@@ -94,9 +94,7 @@ void zones_parse(struct policy *pol, yaml_node_t *section)
 			const struct zone_def *o = &pol->zones.v[prev];
 			char where[512];
 
-			policy_where(pol, (struct pos){pol->files.v[o->file].diag_file,
-						       ytree_line(o->key), ytree_col(o->key)},
-				     where, sizeof(where));
+			policy_where_node(pol, o->file, o->key, where, sizeof(where));
 			ytree_error(pol->d, k, "zone '%s' is defined twice (first at %s)", name, where);
 			continue;
 		}

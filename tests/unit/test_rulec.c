@@ -21,29 +21,6 @@
 
 #define DEMO RAMPART_SOURCE_DIR "/examples/policies/demo.yaml"
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_rulec.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void tmp_path(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", tmpdir, name);
-}
-
 static void test_demo_queries(void **state)
 {
 	struct rfw_view v;

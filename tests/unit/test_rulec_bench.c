@@ -23,24 +23,6 @@
 #define QUERIES 100000
 #define MILLION 1000000u
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_rulec_bench.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 static double now(void)
 {
 	struct timespec ts;

@@ -24,24 +24,6 @@
 
 #define LANG DATA "/good/lang/main.yaml"
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state)
-{
-	(void)state;
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_rulec_lang.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 static uint8_t iface(const struct rfw_view *v, const char *name)
 {
 	for (uint32_t i = 0; i < v->interface_count; i++)

@@ -10,11 +10,37 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "rulec.h"
 
 #define DATA RAMPART_SOURCE_DIR "/tests/data/rulec"
 #define RULEC RAMPART_BINARY_DIR "/rulec/rulec"
+
+/* A scratch directory per test program, made and removed by the group
+ * setup and teardown. */
+static char tmpdir[64];
+
+static inline int make_tmpdir(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_rulec.XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static inline int remove_tmpdir(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static inline void tmp_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
 
 static inline int exists(const char *path)
 {
