@@ -296,6 +296,19 @@ static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k)
 	return 1;
 }
 
+/* A pkt_key's tuple as a ct_key (ports as given: for ICMP echo the
+ * caller's convention puts the identifier in both). */
+static void key_from_pkt(const struct pkt_key *pk, struct ct_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->src, pk->src, pk->family == 4 ? 4 : 16);
+	memcpy(k->dst, pk->dst, pk->family == 4 ? 4 : 16);
+	k->sport = pk->sport;
+	k->dport = pk->dport;
+	k->proto = pk->proto;
+	k->family = pk->family;
+}
+
 /* The key of a flow in one direction, rebuilt from the entry. */
 static void flow_key(const struct ct_table *t, const struct ct_flow *f, unsigned dir,
 		     struct ct_key *k)
@@ -384,41 +397,39 @@ static inline uint32_t slot_value(const struct ct_table *t, uint64_t h, unsigned
 	return tag_of(t, h) | (uint32_t)dir << t->idx_bits | (idx + 1);
 }
 
-/* Never fails: the index has 3 slots for every 2 entries. */
-static void index_insert(struct ct_table *t, const struct ct_key *k, unsigned dir, uint32_t idx)
+/* Walk the probe sequence of h to the first slot holding `from`, put `to`
+ * there, and add `step` to the overflow count of every bucket passed:
+ * insert is (0 -> v, +1), remove (v -> 0, -1). An insert always finds
+ * room: the index has 3 slots for every 2 entries. */
+static void index_put(struct ct_table *t, uint64_t h, uint32_t from, uint32_t to, int step)
 {
-	uint64_t h = ct_hash(t, k);
-	uint32_t b = bucket_of(t, h), v = slot_value(t, h, dir, idx);
+	uint32_t b = bucket_of(t, h);
 
 	for (;;) {
 		struct ct_bucket *bk = &t->buckets[b];
 
 		for (unsigned i = 0; i < BUCKET_SLOTS; i++)
-			if (!bk->slot[i]) {
-				bk->slot[i] = v;
+			if (bk->slot[i] == from) {
+				bk->slot[i] = to;
 				return;
 			}
-		bk->overflow++;
+		bk->overflow += (uint32_t)step;
 		b = b + 1 == t->nbuckets ? 0 : b + 1;
 	}
+}
+
+static void index_insert(struct ct_table *t, const struct ct_key *k, unsigned dir, uint32_t idx)
+{
+	uint64_t h = ct_hash(t, k);
+
+	index_put(t, h, 0, slot_value(t, h, dir, idx), 1);
 }
 
 static void index_remove(struct ct_table *t, const struct ct_key *k, unsigned dir, uint32_t idx)
 {
 	uint64_t h = ct_hash(t, k);
-	uint32_t b = bucket_of(t, h), v = slot_value(t, h, dir, idx);
 
-	for (;;) {
-		struct ct_bucket *bk = &t->buckets[b];
-
-		for (unsigned i = 0; i < BUCKET_SLOTS; i++)
-			if (bk->slot[i] == v) {
-				bk->slot[i] = 0;
-				return;
-			}
-		bk->overflow--;
-		b = b + 1 == t->nbuckets ? 0 : b + 1;
-	}
+	index_put(t, h, slot_value(t, h, dir, idx), 0, -1);
 }
 
 /* ---- timer wheel ----
@@ -725,17 +736,10 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 		ct_remove(t, idx);
 	}
 	if (reply_key) {
-		memset(&rk, 0, sizeof(rk));
-		memcpy(rk.src, reply_key->src, 16);
-		memcpy(rk.dst, reply_key->dst, 16);
-		rk.sport = reply_key->sport;
-		rk.dport = reply_key->dport;
+		if (reply_key->family != ok.family)
+			return CT_REFUSED_INVALID;
+		key_from_pkt(reply_key, &rk);
 		rk.proto = ok.proto;
-		rk.family = ok.family;
-		if (ok.family == 4) {
-			memset(rk.src + 4, 0, 12);
-			memset(rk.dst + 4, 0, 12);
-		}
 		/* NAT picked a tuple a live flow already answers to. */
 		idx = index_find(t, &rk, ct_hash(t, &rk), &dir);
 		if (idx != CT_NONE) {
@@ -884,11 +888,7 @@ static struct ct_frag *frag_set(struct ct_table *t, const struct pkt_key *k, uin
 {
 	struct ct_key fk;
 
-	memset(&fk, 0, sizeof(fk));
-	memcpy(fk.src, k->src, 16);
-	memcpy(fk.dst, k->dst, 16);
-	fk.proto = k->proto;
-	fk.family = k->family;
+	key_from_pkt(k, &fk);
 	fk.sport = (uint16_t)id;
 	fk.dport = (uint16_t)(id >> 16);
 	return &t->frags[(uint32_t)(((ct_hash(t, &fk) >> 32) * t->frag_sets) >> 32) * FRAG_WAYS];

@@ -757,6 +757,8 @@ static void test_nat_reply_tuple(void **state)
 		memset(&reply, 0, sizeof(reply));
 		memcpy(reply.src, b, 16);
 		memcpy(reply.dst, n, 16);
+		reply.family = (uint8_t)fam;
+		reply.proto = UDP;
 		reply.sport = 53;
 		reply.dport = 40000;
 		assert_int_equal(ct_create_flow(t, &out.p, &reply, 2, 10, &flow), CT_CREATED);
