@@ -370,6 +370,88 @@ static void test_policies(void **state)
 	free(buf);
 }
 
+/* The complete example of the contract (shared/POLICY.md) compiles as it
+ * stands (its include and list stubbed in the scratch directory) and
+ * answers as its comments say. */
+static void test_contract_example(void **state)
+{
+	char path[512], line[1024];
+	FILE *in = fopen(RAMPART_SOURCE_DIR "/../shared/POLICY.md", "r"), *out;
+	struct rfw_view v;
+	void *buf;
+	int copying = 0, done = 0;
+
+	(void)state;
+	if (!in)
+		skip();
+	tmp_path(path, sizeof(path), "objects");
+	mkdir(path, 0755);
+	tmp_path(path, sizeof(path), "lists");
+	mkdir(path, 0755);
+	tmp_path(path, sizeof(path), "objects/common.yaml");
+	out = fopen(path, "w");
+	fputs("networks: {common_unused: [192.0.2.0/24]}\n", out);
+	fclose(out);
+	tmp_path(path, sizeof(path), "lists/bogons.txt");
+	out = fopen(path, "w");
+	fputs("0.0.0.0/8\n127.0.0.0/8  # loopback\n240.0.0.0/4\n", out);
+	fclose(out);
+	tmp_path(path, sizeof(path), "contract.yaml");
+	out = fopen(path, "w");
+	assert_non_null(out);
+	while (!done && fgets(line, sizeof(line), in)) {
+		if (copying && strncmp(line, "```", 3) == 0)
+			done = 1;
+		else if (copying)
+			fputs(line, out);
+		else if (strncmp(line, "```yaml", 7) == 0)
+			copying = 1;
+	}
+	fclose(in);
+	fclose(out);
+	assert_true(done);
+	compile_view(path, &v, &buf);
+	assert_int_equal(v.policy->rule_count, 5);
+	expect_answer(&v, "--in eth0 tcp 127.0.0.1:1 203.0.113.10:443", "1 drop-bogons drop");
+	expect_answer(&v, "--in eth0 tcp 8.8.8.8:1 203.0.113.10:443", "2 web-in accept");
+	expect_answer(&v, "--in eth1 --out eth0 udp 10.1.2.3:1 8.8.8.8:53", "3 lan-out accept");
+	expect_answer(&v, "tcp 8.8.8.8:1 9.9.9.9:23", "4 no-telnet reject");
+	expect_answer(&v, "udp 37.184.89.217:7648 37.184.85.17:24050", "5 classbench-style accept");
+	expect_answer(&v, "udp 37.184.89.217:7649 37.184.85.17:24050", "0 default drop");
+	assert_int_equal(v.policy->nat_count, 3);
+	assert_int_equal(v.policy->route_count, 2);
+	assert_int_equal(v.host_pass_count, 3);
+	free(buf);
+}
+
+/* A network becomes an address set above 64 prefixes (docs/policy.md). */
+static void test_set_threshold(void **state)
+{
+	char path[512];
+	struct rfw_view v;
+	void *buf;
+
+	(void)state;
+	for (unsigned n = 64; n <= 65; n++) {
+		FILE *f;
+
+		tmp_path(path, sizeof(path), "threshold.yaml");
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs("version: 1\nnetworks:\n  many: [", f);
+		for (unsigned i = 0; i < n; i++)
+			fprintf(f, "%s10.%u.0.0/16", i ? ", " : "", i);
+		fputs("]\nrules:\n  - {name: r, from: {network: many}, action: accept}\n", f);
+		fclose(f);
+		compile_view(path, &v, &buf);
+		assert_int_equal(v.acl_count, n == 64 ? 64 : 1);
+		assert_int_equal(v.set_count, n == 64 ? 0 : 1);
+		expect_answer(&v, "udp 10.63.1.1:1 1.1.1.1:2", "1 r accept");
+		expect_answer(&v, "udp 10.200.1.1:1 1.1.1.1:2", "0 default drop");
+		free(buf);
+	}
+}
+
 /* docs/policy.schema.json accepts every shipped policy and the fixture
  * that uses every key (needs python3-jsonschema; skipped without it). */
 static void test_schema(void **state)
@@ -400,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_lang_warnings),
 		cmocka_unit_test(test_lang_cli),
 		cmocka_unit_test(test_policies),
+		cmocka_unit_test(test_contract_example),
+		cmocka_unit_test(test_set_threshold),
 		cmocka_unit_test(test_schema),
 	};
 
