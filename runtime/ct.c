@@ -224,7 +224,7 @@ static enum key_kind key_of(const struct ct_pkt *p, struct ct_key *k)
  * travels: the reverse of the packet embedded in it (RFC 792: its IP
  * header and first 8 data bytes). Every read bounded by the IP payload.
  * The error must go back to the embedded packet's sender. */
-static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k)
+static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k, uint32_t *tcp_seq)
 {
 	const struct pkt_meta *m = p->meta;
 	const uint8_t *f = p->frame;
@@ -286,6 +286,8 @@ static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k)
 			return 0;
 		k->sport = rd16(f + l4 + 2);
 		k->dport = rd16(f + l4);
+		if (proto == IPP_TCP)	/* the quoted 8 bytes hold the sequence number */
+			*tcp_seq = rd32(f + l4 + 4);
 	} else if (is_icmp(proto, k->family)) {
 		int request;
 
@@ -1023,11 +1025,17 @@ static void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct 
 		break;
 	case KEY_ICMP_ERR: {
 		struct ct_key ik;
+		uint32_t seq = 0;
 
 		memset(&ik, 0, sizeof(ik));
-		if (key_of_icmp_error(p, &ik)) {
+		if (key_of_icmp_error(p, &ik, &seq)) {
 			idx = index_find(t, &ik, ct_hash(t, &ik), &dir);
-			if (idx != CT_NONE && flow_live(&t->flows[idx], now)) {
+			/* For TCP the quoted segment must be one its sender could
+			 * have sent (as pf checks), so a forged error has to guess
+			 * the window. */
+			if (idx != CT_NONE && flow_live(&t->flows[idx], now) &&
+			    (t->flows[idx].proto != IPP_TCP ||
+			     ct_tcp_seq_plausible(&t->flows[idx], !dir, seq))) {
 				r->kind = CT_RELATED;
 				r->flow = idx;
 				r->dir = (uint8_t)dir;

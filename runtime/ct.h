@@ -79,7 +79,7 @@ struct ct_result {
 };
 
 /* Find the flow of each packet (hash buckets prefetched for the whole
- * batch first, then flow entries). Reads the table only; a flow past its
+ * batch first, then flow entries). Changes no flow; a flow past its
  * timeout is not found even when ct_expire has not reaped it yet. A TCP
  * SYN on a closed flow is CT_NEW (the port is being reused). Counts
  * invalid packets and orphan fragments. */
@@ -234,5 +234,8 @@ int ct_tcp_track(struct ct_flow *f, unsigned dir, const struct ct_pkt *p);
  * cannot open a connection (not a bare SYN). */
 int ct_tcp_init(struct ct_flow *f, const struct ct_pkt *p);
 enum ct_tcp_state ct_tcp_flow_state(const struct ct_flow *f);
+/* Could `sender` have sent a segment starting at seq (an ICMP error's
+ * quote)? Within one window of what it sent, not past what it may send. */
+int ct_tcp_seq_plausible(const struct ct_flow *f, unsigned sender, uint32_t seq);
 
 #endif

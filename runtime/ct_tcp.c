@@ -223,6 +223,18 @@ int ct_tcp_track(struct ct_flow *f, unsigned dir, const struct ct_pkt *p)
 	return 1;
 }
 
+int ct_tcp_seq_plausible(const struct ct_flow *f, unsigned sender, uint32_t seq)
+{
+	unsigned other = !sender;
+	uint32_t back = (uint32_t)f->max_win[other] << wscale_of(f, other);
+
+	if (f->tstate[sender] == CT_PEER_NONE)
+		return 0;
+	if (f->tstate[other] == CT_PEER_NONE)	/* only its SYN so far */
+		return seq == f->seqhi[sender];
+	return seq_geq(seq, f->seqlo[sender] - (back ? back : 1)) && seq_lt(seq, f->seqhi[sender]);
+}
+
 enum ct_tcp_state ct_tcp_flow_state(const struct ct_flow *f)
 {
 	unsigned o = f->tstate[CT_DIR_ORIG], r = f->tstate[CT_DIR_REPLY];

@@ -507,6 +507,10 @@ static void test_icmp_related(void **state)
 		assert_int_equal(r.dir, CT_DIR_REPLY);
 		assert_int_equal(valid, 1);
 		assert_string_equal(tstate(t, flow), "ESTABLISHED");
+		/* A quoted segment outside the client's window: forged. */
+		tcp(&data, fam, a, b, 1234, 80, ACK, CISN + 1 + 4000000, SISN + 1, 100, -1, 0);
+		icmp_error(&stranger, fam, rt, a, toobig, fam == 4 ? 4 : 0, &data);
+		assert_int_equal(look(t, &stranger, 101).kind, CT_INVALID);
 		/* The same about a segment of another connection: not related. */
 		tcp(&data, fam, a, b, 1235, 80, ACK, CISN + 1, SISN + 1, 100, -1, 0);
 		icmp_error(&stranger, fam, rt, a, unreach, 1, &data);
