@@ -824,6 +824,8 @@ uint32_t ct_expire(struct ct_table *t, uint32_t now, uint32_t budget)
 		t->wheel_pos = now;
 		return 0;
 	}
+	if (unlikely((int32_t)(now - t->wheel_pos) < 0))
+		return 0;	/* `now` went backwards: nothing can be due */
 	while (work < budget) {
 		uint32_t s = t->wheel_pos & (WHEEL_SLOTS - 1), idx = t->wheel[s];
 

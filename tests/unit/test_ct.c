@@ -909,6 +909,47 @@ static void test_million_flows(void **state)
 	ct_destroy(t);
 }
 
+struct removals {
+	uint32_t calls;
+	uint16_t last_sport;
+};
+
+static void on_remove(void *ctx, const struct ct_table *t, uint32_t flow)
+{
+	struct removals *r = ctx;
+	struct ct_flow_info i;
+
+	assert_int_equal(ct_flow_get(t, flow, &i), 0);	/* still readable */
+	r->calls++;
+	r->last_sport = i.orig.sport;
+}
+
+/* NAT frees a flow's port from this callback: every way a flow goes. */
+static void test_on_remove(void **state)
+{
+	struct ct_config c = cfg(8);
+	struct removals rm = {0};
+	struct ct_table *t;
+	struct pk x;
+	uint32_t flow;
+
+	(void)state;
+	c.on_remove = on_remove;
+	c.on_remove_ctx = &rm;
+	t = ct_create(&c);
+	assert_non_null(t);
+	for (uint32_t i = 0; i < 3; i++) {
+		flow_pkt(&x, i, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, i == 2 ? 50 : 10, &flow), CT_CREATED);
+	}
+	ct_remove(t, flow);
+	assert_int_equal(rm.calls, 1);
+	assert_int_equal(rm.last_sport, 1024 + 2);
+	assert_int_equal(ct_expire(t, 40, 1000), 2);
+	assert_int_equal(rm.calls, 3);
+	ct_destroy(t);
+}
+
 static void test_config(void **state)
 {
 	struct ct_config c = cfg(0);
@@ -946,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_foreach_and_other),
 		cmocka_unit_test(test_batch_lookup),
 		cmocka_unit_test(test_million_flows),
+		cmocka_unit_test(test_on_remove),
 		cmocka_unit_test(test_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
