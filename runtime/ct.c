@@ -1,7 +1,15 @@
-/* Per-worker flow table: preallocated flows, a bucketed open-addressing
- * index holding each flow under its original and its reply tuple, a
- * timer wheel for expiry, and the small IPv4/IPv6 fragment table.
- * Single-threaded by design (one table per worker): no locks, no atomics,
+/* Per-worker flow table: preallocated flows, an open-addressing index
+ * holding each flow under its original and its reply tuple, a timer wheel
+ * for expiry, and the small IPv4/IPv6 fragment table. */
+#include "ct.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+
+/* Single-threaded by design (one table per worker): no locks, no atomics,
  * no allocation and no clock reads after ct_create.
  *
  * Memory (max_flows = N): N flows of 112 bytes + N/5 index buckets of 64
@@ -15,13 +23,6 @@
  * (`set limit states`) for the same reason. Flows past their timeout do
  * not count: lookups ignore them, and a full table first reaps up to
  * FULL_REAP_BUDGET units of expired work before refusing. */
-#include "ct.h"
-
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/random.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -1,7 +1,6 @@
-/* Conntrack: frames built here (Ethernet + IPv4/IPv6 + TCP/UDP/ICMP) go
- * through pkt_parse and then lookup / create / update as the pipeline
- * runs them: TCP states and windows, UDP and ICMP pseudo-flows, RELATED
- * ICMP errors, fragments, expiry, full table, a million flows. */
+/* Conntrack on frames built here and parsed by pkt_parse, driven as the
+ * pipeline drives it: TCP states and windows, UDP/ICMP pseudo-flows,
+ * RELATED errors, fragments, expiry, full table, a million flows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
