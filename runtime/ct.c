@@ -769,6 +769,9 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 	nf.port[2] = rk.sport;
 	nf.port[3] = rk.dport;
 	nf.rule = rule;
+	if (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16) ||
+	    rk.sport != ok.dport || rk.dport != ok.sport)
+		nf.flags |= CT_F_NAT;
 	need = 1;
 	if (ok.family == 4) {
 		memcpy(nf.addr, ok.src, 4);
@@ -1120,6 +1123,19 @@ static void key_to_pkt(const struct ct_key *k, struct pkt_key *pk)
 	pk->proto = k->proto;
 	pk->family = k->family;
 	pk->has_ports = k->proto == IPP_TCP || k->proto == IPP_UDP || k->proto == IPP_SCTP;
+}
+
+int ct_flow_nat(const struct ct_table *t, uint32_t flow)
+{
+	return flow < t->max_flows && (t->flows[flow].flags & CT_F_NAT);
+}
+
+void ct_flow_tuple(const struct ct_table *t, uint32_t flow, unsigned dir, struct pkt_key *k)
+{
+	struct ct_key ck;
+
+	flow_key(t, &t->flows[flow], dir, &ck);
+	key_to_pkt(&ck, k);
 }
 
 int ct_flow_get(const struct ct_table *t, uint32_t flow, struct ct_flow_info *info)

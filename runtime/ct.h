@@ -153,6 +153,12 @@ struct ct_flow_info {
 	uint64_t packets[2], bytes[2];	/* per enum ct_dir; bytes are frame bytes */
 };
 
+/* Per packet of a known flow (cheaper than ct_flow_get): does the flow
+ * translate (reply tuple other than the reverse of the original), and one
+ * direction's tuple as a pkt_key (addresses, ports, proto, family). */
+int ct_flow_nat(const struct ct_table *t, uint32_t flow);
+void ct_flow_tuple(const struct ct_table *t, uint32_t flow, unsigned dir, struct pkt_key *k);
+
 /* Fill *info for a live flow; -1 if flow is not a live flow. */
 int ct_flow_get(const struct ct_table *t, uint32_t flow, struct ct_flow_info *info);
 
@@ -195,6 +201,7 @@ enum ct_flow_flags {
 	CT_F_REPLY_SEEN = 1u << 2,
 	CT_F_RST = 1u << 3,
 	CT_F_NAT6 = 1u << 4,	/* IPv6 reply addresses live in entry `aux` */
+	CT_F_NAT = 1u << 5,	/* reply tuple is not the reverse of the original */
 };
 
 /* 112 bytes; with the index (12.8 B) the whole cost stays under 128 B a

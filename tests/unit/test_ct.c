@@ -477,6 +477,7 @@ static void test_icmp_echo(void **state)
 		echo(&req, fam, a, b, 1, 77);
 		flow = create(t, &req, 10);
 		ok(t, &rep, 10, flow, CT_DIR_REPLY);
+		assert_false(ct_flow_nat(t, flow));
 		echo(&other, fam, b, a, 0, 78);	/* another identifier */
 		assert_int_equal(look(t, &other, 10).kind, CT_INVALID);
 		ct_destroy(t);
@@ -772,6 +773,14 @@ static void test_nat_reply_tuple(void **state)
 		assert_int_equal(ct_flow_get(t, flow, &i), 0);
 		assert_memory_equal(i.reply.dst, n, fam == 4 ? 4 : 16);
 		assert_int_equal(i.reply.dport, 40000);
+		assert_true(ct_flow_nat(t, flow));
+		ct_flow_tuple(t, flow, CT_DIR_REPLY, &reply);
+		assert_memory_equal(reply.dst, n, 16);
+		assert_memory_equal(reply.src, b, 16);
+		assert_int_equal(reply.sport, 53);
+		ct_flow_tuple(t, flow, CT_DIR_ORIG, &reply);
+		assert_memory_equal(reply.src, a, 16);
+		assert_int_equal(reply.sport, 5000);
 		/* IPv6 NAT uses a second entry; removal returns both. */
 		ct_remove(t, flow);
 		for (uint32_t k = 0; k < 4; k++) {
