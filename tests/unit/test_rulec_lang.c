@@ -453,7 +453,9 @@ static void test_set_threshold(void **state)
 }
 
 /* docs/policy.schema.json accepts every shipped policy and the fixture
- * that uses every key (needs python3-jsonschema; skipped without it). */
+ * that uses every key, and refuses a misspelt key (python3-jsonschema when
+ * installed, else the script's own subset validator; skipped without
+ * python3-yaml). */
 static void test_schema(void **state)
 {
 	char out[8192];
@@ -471,6 +473,11 @@ static void test_schema(void **state)
 	}
 	if (rc != 0)
 		fail_msg("schema validation failed:\n%s", out);
+	printf("%s", out);
+	rc = run("/usr/bin/python3 " DATA "/validate_schema.py " RAMPART_SOURCE_DIR
+		 "/docs/policy.schema.json " DATA "/bad/unknown_key.yaml 2>&1", out, sizeof(out));
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "actoin"));
 }
 
 int main(void)
