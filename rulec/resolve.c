@@ -202,21 +202,37 @@ int resolve_network_value(struct policy *pol, yaml_node_t *value, struct netval 
 	return policy_each(pol, value, network_entry, out);
 }
 
+/* Resolve definition i's value in its own file, with i on the stack that
+ * cycle messages are made from. */
+static int resolve_def_value(struct policy *pol, size_t i, size_t file, yaml_node_t *value,
+			     int (*resolve)(struct policy *, yaml_node_t *, void *), void *out)
+{
+	size_t prev;
+	int rc;
+
+	VEC_PUSH(pol->stack, i);
+	prev = policy_enter(pol, file);
+	rc = resolve(pol, value, out);
+	policy_enter(pol, prev);
+	pol->stack.n--;
+	return rc;
+}
+
+static int net_value(struct policy *pol, yaml_node_t *value, void *out)
+{
+	return resolve_network_value(pol, value, out);
+}
+
 static int resolve_net_def(struct policy *pol, size_t i)
 {
 	struct net_def *def = &pol->nets.v[i];
 	struct netval got;
-	size_t prev;
 	int rc;
 
 	if (def->state == DEF_DONE)
 		return def->bad ? -1 : 0;
 	def->state = DEF_BUSY;
-	VEC_PUSH(pol->stack, i);
-	prev = policy_enter(pol, def->file);
-	rc = resolve_network_value(pol, def->value, &got);
-	policy_enter(pol, prev);
-	pol->stack.n--;
+	rc = resolve_def_value(pol, i, def->file, def->value, net_value, &got);
 	def = &pol->nets.v[i];
 	/* A network is its own set, named after it. */
 	got.def = (long)i;
@@ -389,21 +405,21 @@ int resolve_service_value(struct policy *pol, yaml_node_t *value, svc_list *out)
 	return policy_each(pol, value, service_entry, out);
 }
 
+static int svc_value(struct policy *pol, yaml_node_t *value, void *out)
+{
+	return resolve_service_value(pol, value, out);
+}
+
 static int resolve_svc_def(struct policy *pol, size_t i)
 {
 	struct svc_def *def = &pol->svcs.v[i];
 	svc_list got = {0};
-	size_t prev;
 	int rc;
 
 	if (def->state == DEF_DONE)
 		return def->bad ? -1 : 0;
 	def->state = DEF_BUSY;
-	VEC_PUSH(pol->stack, i);
-	prev = policy_enter(pol, def->file);
-	rc = policy_each(pol, def->value, service_entry, &got);
-	policy_enter(pol, prev);
-	pol->stack.n--;
+	rc = resolve_def_value(pol, i, def->file, def->value, svc_value, &got);
 	def = &pol->svcs.v[i];
 	def->items = got;
 	def->bad = rc < 0;
