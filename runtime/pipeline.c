@@ -1,7 +1,11 @@
-/* One worker's pipeline: parse -> route (router mode) -> ACL -> forward.
- * Each stage walks the whole burst; the per-packet state between stages
- * lives in struct pipe_burst on the worker, not on the stack of each
- * call, so the hot loop touches the same few cache lines every burst. */
+/* One worker's pipeline. A new flow's first packet goes
+ *   parse -> flow (miss) -> DNAT -> route -> ACL -> limit -> CT (SNAT,
+ *   create) -> NAT rewrite -> forward,
+ * a known flow's packets go parse -> flow (hit) -> route -> NAT rewrite ->
+ * forward, following the flow's verdict and translation (POLICY.md:
+ * DNAT first so rules see the real server, SNAT after so rules see the
+ * real client). Each stage walks the whole burst; per-packet state
+ * between stages lives in struct pipe_burst on the worker. */
 #include "pipeline.h"
 
 #include <errno.h>
@@ -11,17 +15,49 @@
 
 #include "cls.h"
 #include "csum.h"
+#include "ct.h"
 #include "lpm.h"
+#include "nat.h"
 #include "neigh.h"
+#include "ratelimit.h"
 #include "reply.h"
 
-/* Per-burst scratch: the parsed metadata and what each stage decided. */
+#define EXPIRE_BUDGET 64	/* conntrack expiry work per burst */
+
+enum path {
+	PATH_NEW = 0,		/* through DNAT, rules, limits, CT */
+	PATH_FLOW,		/* a known flow: its verdict and translation */
+	PATH_RELATED,		/* an ICMP error about a known flow */
+	PATH_FRAG,		/* a non-first fragment following its first */
+};
+
+/* Per-burst scratch, indexed by the frame's place in the burst. */
 struct pipe_burst {
 	struct pkt_meta meta[PIPE_BURST];
-	const struct pkt_key *keys[PIPE_BURST];
-	uint32_t key_of[PIPE_BURST];	/* burst index of keys[k] */
-	uint32_t rule[PIPE_BURST];
+	struct ct_pkt cp[PIPE_BURST];
+	struct ct_result res[PIPE_BURST];
+	struct ct_flow_info flow[PIPE_BURST];	/* PATH_FLOW/RELATED with NAT */
+	struct pkt_key akey[PIPE_BURST];	/* what the rules see (after DNAT) */
+	struct pkt_key wire[PIPE_BURST];	/* how it leaves (after all NAT) */
+	struct pkt_key reply[PIPE_BURST];	/* a new flow's reply on the wire */
 	uint8_t nexthop[PIPE_BURST][16];
+	uint32_t rule[PIPE_BURST];
+	uint8_t path[PIPE_BURST];
+	uint8_t nat[PIPE_BURST];		/* wire differs from the frame */
+	uint8_t has_reply[PIPE_BURST];
+	/* lists of burst indexes */
+	uint32_t l_new[PIPE_BURST], l_known[PIPE_BURST], l_pass[PIPE_BURST];
+	const struct pkt_key *keys[PIPE_BURST];	/* classifier input */
+	uint32_t key_of[PIPE_BURST];
+	uint32_t rules[PIPE_BURST];
+	struct ct_pkt cpl[PIPE_BURST];		/* ct_lookup_batch input */
+	struct ct_result resl[PIPE_BURST];
+};
+
+struct pipe_nat_pool {
+	struct nat_pool pool;
+	uint32_t rule;		/* NAT rule number */
+	uint8_t port;		/* masquerade: the egress port; else PIPE_NO_PORT */
 };
 
 struct pipe_worker {
@@ -29,13 +65,23 @@ struct pipe_worker {
 	enum pipe_mode mode;
 	uint32_t nports;
 	const struct rfw_view *view;
+	int stateful;
+	int rules_see_invalid;		/* some rule names `state: invalid` */
 	struct cls_table acl;
+	struct ct_table *ct;
+	struct rl_table rl;
+	int have_rl;
 	struct lpm route4, route6;
 	int have_route4, have_route6;
 	uint8_t port_if[PIPE_MAX_PORTS];		/* port -> policy interface */
 	uint8_t if_port[RFW_MAX_INTERFACES];		/* policy interface -> port */
 	struct pipe_stats stats;
 	struct pipe_rule_stats *rules;
+	uint64_t *limited;				/* per rule */
+	struct pipe_nat_pool *pools;
+	uint32_t npools;
+	int32_t *snat_pool;		/* per NAT rule: pool index or -1 */
+	int32_t *masq_pool;		/* per NAT rule x port: pool index or -1 */
 	struct pipe_burst burst;
 	/* cold */
 	struct pipe_config cfg;
@@ -66,30 +112,129 @@ static int lpm_from_ref(struct lpm *t, const struct rfw_view *v, const struct rf
 	return 1;
 }
 
+static int addr_len(uint8_t family)
+{
+	return family == 6 ? 16 : 4;
+}
+
+/* ---- NAT pools: one per SNAT rule, one per (masquerade rule, port
+ * with an address of the rule's family), all made at create. ---- */
+
+/* On flow removal, give its SNAT port back: the pair is the reply's
+ * destination, and the pool is the one it belongs to. */
+static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
+{
+	struct pipe_worker *w = ctx;
+	struct ct_flow_info fi;
+
+	if (ct_flow_get(t, flow, &fi) < 0 ||
+	    !memcmp(fi.reply.dst, fi.orig.src, 16))
+		return;			/* no SNAT on this flow */
+	for (uint32_t i = 0; i < w->npools; i++) {
+		struct nat_pool *p = &w->pools[i].pool;
+		uint32_t slot;
+
+		if (p->family != fi.orig.family)
+			continue;
+		slot = nat_pair_slot(p, fi.reply.dst, fi.reply.dport);
+		if (slot != NAT_SLOT_NONE) {
+			nat_release(p, slot);
+			return;
+		}
+	}
+}
+
+static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint8_t family)
+{
+	const struct pipe_port_cfg *pc = &c->port[port];
+
+	if (family == 4)
+		return pc->has_v4 ? pc->v4 : NULL;
+	return pc->has_v6 ? pc->v6 : NULL;
+}
+
+static int add_pool(struct pipe_worker *w, uint32_t rule, const uint8_t *masq, uint8_t port)
+{
+	struct nat_pool_config c;
+	struct pipe_nat_pool *np = &w->pools[w->npools];
+	uint16_t count = w->cfg.worker_count ? w->cfg.worker_count : 1;
+
+	if (nat_pool_config_from_rule(&c, &w->view->nat_rules[rule], masq, w->cfg.worker_id,
+				      count) < 0 ||
+	    nat_pool_init(&np->pool, &c) < 0)
+		return -1;
+	np->rule = rule;
+	np->port = port;
+	return (int)w->npools++;
+}
+
+static int make_pools(struct pipe_worker *w)
+{
+	const struct rfw_view *v = w->view;
+	uint32_t n = v->policy->nat_count;
+
+	w->snat_pool = malloc((n + 1) * sizeof(*w->snat_pool));
+	w->masq_pool = malloc((n + 1) * w->nports * sizeof(*w->masq_pool));
+	w->pools = calloc((n + 1) * (w->nports + 1), sizeof(*w->pools));
+	if (!w->snat_pool || !w->masq_pool || !w->pools)
+		return -1;
+	for (uint32_t r = 0; r <= n; r++) {
+		const struct rfw_nat_rule *nr = &v->nat_rules[r];
+
+		w->snat_pool[r] = -1;
+		for (uint32_t p = 0; p < w->nports; p++)
+			w->masq_pool[r * w->nports + p] = -1;
+		if (r == 0)
+			continue;
+		if (nr->kind == RFW_NAT_SNAT) {
+			w->snat_pool[r] = add_pool(w, r, NULL, PIPE_NO_PORT);
+			if (w->snat_pool[r] < 0)
+				return -1;
+		} else if (nr->kind == RFW_NAT_MASQUERADE) {
+			for (uint32_t p = 0; p < w->nports; p++) {
+				const uint8_t *a = port_addr(&w->cfg, p, nr->family);
+
+				/* A port without an address of the family
+				 * cannot masquerade: such flows are refused
+				 * (counted as nat-failed). */
+				if (a && (w->masq_pool[r * w->nports + p] =
+						  add_pool(w, r, a, (uint8_t)p)) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_view *view)
 {
 	struct pipe_worker *w;
+	int saved;
 
 	if (cfg->nports == 0 || cfg->nports > PIPE_MAX_PORTS ||
 	    (cfg->mode == PIPE_BRIDGE && cfg->nports % 2) ||
-	    (cfg->mode == PIPE_ROUTER && !view->route_table)) {
+	    (cfg->mode == PIPE_ROUTER && !view->route_table) ||
+	    (cfg->worker_count && cfg->worker_id >= cfg->worker_count)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->rules = calloc((size_t)view->policy->rule_count + 1, sizeof(*w->rules));
-	if (!w->rules) {
-		free(w);
-		errno = ENOMEM;
-		return NULL;
-	}
 	w->cfg = *cfg;
 	w->mode = cfg->mode;
 	w->nports = cfg->nports;
 	w->view = view;
+	w->stateful = view->policy->stateful;
+	w->rules = calloc((size_t)view->policy->rule_count + 1, sizeof(*w->rules));
+	w->limited = calloc((size_t)view->policy->rule_count + 1, sizeof(*w->limited));
+	if (!w->rules || !w->limited)
+		goto fail;
 	cls_table_init(&w->acl, view);
+	for (uint32_t e = 0; e < view->acl_count; e++)
+		if ((view->acl[e].flags & RFW_ACL_STATE) &&
+		    (view->acl[e].state_mask & RFW_STATE_INVALID))
+			w->rules_see_invalid = 1;
 	if (view->route_table) {
 		w->have_route4 = lpm_from_ref(&w->route4, view, &view->route_table->v4, 4);
 		w->have_route6 = lpm_from_ref(&w->route6, view, &view->route_table->v6, 16);
@@ -104,15 +249,50 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 				w->if_port[i] = (uint8_t)p;
 			}
 	}
+	if (w->stateful) {
+		struct ct_config cc;
+
+		ct_config_from_policy(&cc, view->policy);
+		cc.seed = cfg->seed;
+		if (cfg->max_flows)
+			cc.max_flows = cfg->max_flows;
+		cc.on_remove = release_nat;
+		cc.on_remove_ctx = w;
+		w->ct = ct_create(&cc);
+		if (!w->ct || make_pools(w) < 0)
+			goto fail;
+	}
+	if (view->limit_count) {
+		struct rl_config rc = {.worker_count = cfg->worker_count, .seed = cfg->seed};
+
+		if (rl_table_init(&w->rl, view->limits, view->limit_count, &rc) < 0)
+			goto fail;
+		w->have_rl = 1;
+	}
 	neigh_init(&w->neigh);
 	return w;
+fail:
+	saved = errno ? errno : ENOMEM;
+	pipe_destroy(w);
+	errno = saved;
+	return NULL;
 }
 
 void pipe_destroy(struct pipe_worker *w)
 {
 	if (!w)
 		return;
+	if (w->ct)
+		ct_destroy(w->ct);
+	for (uint32_t i = 0; i < w->npools; i++)
+		nat_pool_free(&w->pools[i].pool);
+	if (w->have_rl)
+		rl_table_free(&w->rl);
+	free(w->pools);
+	free(w->snat_pool);
+	free(w->masq_pool);
 	free(w->rules);
+	free(w->limited);
 	free(w);
 }
 
@@ -124,6 +304,26 @@ const struct pipe_stats *pipe_stats(const struct pipe_worker *w)
 const struct pipe_rule_stats *pipe_rule_stats(const struct pipe_worker *w)
 {
 	return w->rules;
+}
+
+uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule)
+{
+	return rule <= w->view->policy->rule_count ? w->limited[rule] : 0;
+}
+
+const struct ct_table *pipe_conntrack(const struct pipe_worker *w)
+{
+	return w->ct;
+}
+
+uint32_t pipe_nat_pool_count(const struct pipe_worker *w)
+{
+	return w->npools;
+}
+
+const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i)
+{
+	return i < w->npools ? &w->pools[i].pool : NULL;
 }
 
 uint8_t pipe_port_policy_if(const struct pipe_worker *w, uint32_t port)
@@ -146,7 +346,23 @@ static inline void drop(struct pipe_worker *w, struct pipe_pkt *p, enum pipe_dro
 	w->stats.drop[why]++;
 }
 
-/* Parse every frame; IP frames join the key list for the next stages. */
+/* The "ports" NAT and conntrack use: TCP/UDP/SCTP ports, or the ICMP
+ * echo identifier in both (conntrack's convention). */
+static void wire_ports(const struct pkt_meta *m, const uint8_t *frame, uint16_t *sp, uint16_t *dp)
+{
+	const struct pkt_key *k = &m->key;
+	int echo = (k->proto == 1 && (k->icmp_type == 8 || k->icmp_type == 0)) ||
+		   (k->proto == 58 && (k->icmp_type == 128 || k->icmp_type == 129));
+
+	*sp = k->sport;
+	*dp = k->dport;
+	if (echo && m->l4_off && m->fragment != 2) {
+		*sp = *dp = (uint16_t)(frame[m->l4_off + 4] << 8 | frame[m->l4_off + 5]);
+	}
+}
+
+/* ---- stages ---- */
+
 static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n)
 {
 	struct pipe_burst *b = &w->burst;
@@ -167,8 +383,11 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			m->key.in_if = w->port_if[p->in_port];
 			m->key.out_if = p->out_port == PIPE_NO_PORT ? PIPE_NO_PORT
 								    : w->port_if[p->out_port];
-			b->keys[nkeys] = &m->key;
-			b->key_of[nkeys++] = i;
+			m->key.ct_state = RFW_STATE_NEW;
+			b->path[i] = PATH_NEW;
+			b->nat[i] = 0;
+			b->has_reply[i] = 0;
+			b->l_new[nkeys++] = i;
 			break;
 		case PKT_NON_IP:
 			/* Bridged unchanged (CLI.md); a router leaves them to
@@ -186,17 +405,176 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	return nkeys;
 }
 
-/* Router mode: the egress port and next hop of every IP packet, before
- * the rules (which may name the outgoing zone). */
-static uint32_t stage_route(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nkeys)
+/* The wire key of a known flow's packet: its addresses/ports as the
+ * flow's other direction expects them (identity without NAT). */
+static void flow_wire(struct pipe_burst *b, uint32_t i, const struct pipe_pkt *p)
+{
+	const struct ct_flow_info *fi = &b->flow[i];
+	const struct pkt_meta *m = &b->meta[i];
+	const struct pkt_key *there = b->res[i].dir == CT_DIR_ORIG ? &fi->reply : &fi->orig;
+	struct pkt_key *wk = &b->wire[i];
+	uint16_t sp, dp;
+
+	*wk = m->key;
+	wire_ports(m, p->data, &sp, &dp);
+	/* the packet must look like the reverse of the other direction */
+	memcpy(wk->src, there->dst, 16);
+	memcpy(wk->dst, there->src, 16);
+	wk->sport = there->dport;
+	wk->dport = there->sport;
+	b->nat[i] = memcmp(wk->src, m->key.src, 16) || memcmp(wk->dst, m->key.dst, 16) ||
+		    ((m->key.has_ports || sp != m->key.sport) &&
+		     (wk->sport != sp || wk->dport != dp));
+}
+
+/* A packet conntrack calls invalid (out of window, no flow and cannot
+ * start one). Only a policy with a `state: invalid` rule gets to see
+ * it; otherwise it is dropped here and counted. Returns 1 when it stays
+ * on the new-flow path (written at *slot). */
+static uint32_t invalid(struct pipe_worker *w, struct pipe_pkt *p, struct pkt_key *key,
+			uint32_t *slot, uint32_t i)
+{
+	key->ct_state = RFW_STATE_INVALID;
+	if (!w->rules_see_invalid) {
+		drop(w, p, PIPE_DROP_CT_INVALID);
+		return 0;
+	}
+	*slot = i;
+	return 1;
+}
+
+/* The outer addresses of an ICMP error about a flow, as they leave: an
+ * endpoint's address is translated like the flow's packets; a router in
+ * the middle keeps its own (RFC 5508 section 4). Routing uses this. */
+static void related_wire(struct pipe_burst *b, uint32_t i)
+{
+	const struct ct_flow_info *fi = &b->flow[i];
+	const struct pkt_key *key = &b->meta[i].key;
+	const struct pkt_key *o = &fi->orig, *r = &fi->reply;
+	struct pkt_key *wk = &b->wire[i];
+	int n = addr_len(key->family);
+
+	*wk = *key;
+	if (b->res[i].dir == CT_DIR_REPLY) {
+		if (!memcmp(key->dst, r->dst, n))
+			memcpy(wk->dst, o->src, 16);
+		if (!memcmp(key->src, r->src, n))
+			memcpy(wk->src, o->dst, 16);
+	} else {
+		if (!memcmp(key->src, o->src, n))
+			memcpy(wk->src, r->dst, 16);
+		if (!memcmp(key->dst, o->dst, n))
+			memcpy(wk->dst, r->src, 16);
+	}
+}
+
+/* Conntrack: packets of known flows leave the new-flow path. Returns the
+ * number of packets still on it (in l_new); known ones go to l_known. */
+static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
+			   uint32_t now, uint32_t *nknown)
+{
+	struct pipe_burst *b = &w->burst;
+	uint32_t kept = 0, known = 0;
+
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k];
+
+		b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
+		b->cpl[k] = b->cp[i];
+	}
+	ct_lookup_batch(w->ct, b->cpl, nnew, now, b->resl);
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k];
+		struct ct_result *r = &b->res[i];
+		struct pkt_key *key = &b->meta[i].key;
+
+		*r = b->resl[k];
+		switch (r->kind) {
+		case CT_FOUND:
+		case CT_RELATED:
+		case CT_FRAG:
+			if (r->flow != CT_NONE &&
+			    (!ct_update(w->ct, r->flow, r->dir, &b->cp[i], now) ||
+			     ct_flow_get(w->ct, r->flow, &b->flow[i]) < 0)) {
+				kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
+				break;
+			}
+			b->path[i] = r->kind == CT_RELATED ? PATH_RELATED
+				   : r->kind == CT_FRAG ? PATH_FRAG : PATH_FLOW;
+			key->ct_state = r->kind == CT_RELATED ? RFW_STATE_RELATED
+							      : RFW_STATE_ESTABLISHED;
+			b->rule[i] = r->rule;
+			if (r->flow == CT_NONE)
+				b->wire[i] = *key;
+			else if (b->path[i] == PATH_RELATED)
+				related_wire(b, i);
+			else
+				flow_wire(b, i, &pkts[i]);
+			b->l_known[known++] = i;
+			break;
+		case CT_FRAG_ORPHAN:
+			drop(w, &pkts[i], PIPE_DROP_FRAG_ORPHAN);
+			break;
+		case CT_INVALID:
+			kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
+			break;
+		default:		/* CT_NEW */
+			b->l_new[kept++] = i;
+			break;
+		}
+	}
+	*nknown = known;
+	return kept;
+}
+
+/* First NAT rule of `kinds` whose match takes k, or 0. NAT lists are
+ * short: a scan in rule order. */
+static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, int dnat)
+{
+	const struct rfw_view *v = w->view;
+
+	for (uint32_t e = 0; e < v->nat_acl_count; e++) {
+		const struct rfw_acl_entry *x = &v->nat_acl[e];
+		int is_dnat = v->nat_rules[x->rule].kind == RFW_NAT_DNAT;
+
+		if (is_dnat == dnat && cls_entry_matches(&w->acl.sets, x, k))
+			return x->rule;
+	}
+	return 0;
+}
+
+/* DNAT of new flows: the rules will see the translated destination. */
+static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
+{
+	struct pipe_burst *b = &w->burst;
+	int any = w->stateful && w->view->policy->nat_count;
+
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k], r;
+		const struct pkt_key *key = &b->meta[i].key;
+
+		b->akey[i] = *key;
+		if (!any || key->ct_state != RFW_STATE_NEW)
+			continue;
+		r = nat_match(w, key, 1);
+		if (r) {
+			nat_dnat_key(&w->view->nat_rules[r], key, &b->akey[i]);
+			b->nat[i] = 1;
+		}
+	}
+}
+
+/* Router mode: the egress port and next hop, by the (translated)
+ * destination. */
+static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list,
+			   uint32_t n, struct pkt_key *keys)
 {
 	struct pipe_burst *b = &w->burst;
 	uint32_t kept = 0;
 
-	for (uint32_t k = 0; k < nkeys; k++) {
-		uint32_t i = b->key_of[k];
-		struct pkt_key *key = &b->meta[i].key;
-		uint32_t v = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = list[k], v = 0;
+		struct pkt_key *key = &keys[i];
 		const struct rfw_route *r;
 
 		if (key->family == 4 && w->have_route4)
@@ -215,36 +593,38 @@ static uint32_t stage_route(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		pkts[i].out_port = w->if_port[r->interface];
 		key->out_if = (uint8_t)r->interface;
 		memcpy(b->nexthop[i], r->has_via ? r->via : key->dst, 16);
-		b->keys[kept] = key;
-		b->key_of[kept++] = i;
+		list[kept++] = i;
 	}
 	return kept;
 }
 
-/* Classify, count per rule, turn rejects into replies. Returns the number
- * of accepted packets left in the key list. */
-static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nkeys)
+/* The rules, over the new-flow path. Rejects become replies. Returns the
+ * accepted packets, left in l_new. */
+static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew)
 {
 	struct pipe_burst *b = &w->burst;
 	const struct rfw_rule *rules = w->view->rules;
 	uint32_t kept = 0;
 
-	cls_lookup_batch(&w->acl, b->keys, nkeys, b->rule);
-	for (uint32_t k = 0; k < nkeys; k++) {
-		uint32_t i = b->key_of[k], r = b->rule[k];
+	for (uint32_t k = 0; k < nnew; k++)
+		b->keys[k] = &b->akey[b->l_new[k]];
+	cls_lookup_batch(&w->acl, b->keys, nnew, b->rules);
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k], r = b->rules[k];
 		struct pipe_pkt *p = &pkts[i];
 		const struct pkt_meta *m = &b->meta[i];
 		uint8_t action = rules[r].action;
 		uint32_t len;
 
+		b->rule[i] = r;
 		w->rules[r].packets++;
 		w->rules[r].bytes += p->len;
 		if (action == RFW_ACTION_ACCEPT) {
-			b->keys[kept] = b->keys[k];
-			b->key_of[kept++] = i;
+			b->l_new[kept++] = i;
 			continue;
 		}
-		drop(w, p, PIPE_DROP_POLICY);
+		drop(w, p, m->key.ct_state == RFW_STATE_INVALID ? PIPE_DROP_CT_INVALID
+								 : PIPE_DROP_POLICY);
 		if (action != RFW_ACTION_REJECT)
 			continue;
 		/* reject: TCP RST, else ICMP unreachable from the address the
@@ -261,35 +641,179 @@ static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	return kept;
 }
 
-/* The address a reply from port `port` is sent from, or NULL. */
-static const uint8_t *port_addr(const struct pipe_worker *w, uint32_t port, uint8_t family)
+/* Rules with `limit`: over the bucket, the packet is dropped. */
+static uint32_t stage_limit(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
+			    uint64_t now_ns)
 {
-	const struct pipe_port_cfg *c = &w->cfg.port[port];
+	struct pipe_burst *b = &w->burst;
+	const struct rfw_rule *rules = w->view->rules;
+	uint32_t kept = 0;
 
-	if (family == 4)
-		return c->has_v4 ? c->v4 : NULL;
-	return c->has_v6 ? c->v6 : NULL;
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k], r = b->rule[i];
+
+		if (rules[r].limit && !rl_allow(&w->rl, rules[r].limit, &b->meta[i].key, now_ns)) {
+			w->limited[r]++;
+			drop(w, &pkts[i], PIPE_DROP_RATE_LIMIT);
+			continue;
+		}
+		b->l_new[kept++] = i;
+	}
+	return kept;
 }
 
-/* Router mode: hop limit and Ethernet addresses of accepted packets. */
-static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nkeys)
+static struct nat_pool *snat_pool_for(struct pipe_worker *w, uint32_t r, uint8_t out_port)
+{
+	int32_t idx = w->snat_pool[r];
+
+	if (w->view->nat_rules[r].kind == RFW_NAT_MASQUERADE)
+		idx = out_port < w->nports ? w->masq_pool[r * w->nports + out_port] : -1;
+	return idx < 0 ? NULL : &w->pools[idx].pool;
+}
+
+/* New accepted flows: SNAT choice and the conntrack entry. */
+static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew, uint32_t now)
+{
+	struct pipe_burst *b = &w->burst;
+	uint32_t kept = 0;
+
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k], flow = CT_NONE, r;
+		struct pkt_meta *m = &b->meta[i];
+		struct nat_pool *pool = NULL;
+		struct nat_result nr = {.slot = NAT_SLOT_NONE};
+		int st;
+
+		b->wire[i] = b->akey[i];
+		if (m->key.ct_state != RFW_STATE_NEW) {	/* invalid, accepted statelessly */
+			b->l_new[kept++] = i;
+			continue;
+		}
+		r = w->view->policy->nat_count ? nat_match(w, &b->akey[i], 0) : 0;
+		if (r) {
+			pool = snat_pool_for(w, r, pkts[i].out_port);
+			if (!pool || nat_translate_key(pool, &w->view->nat_rules[r], &b->akey[i],
+						       &nr) < 0) {
+				drop(w, &pkts[i], PIPE_DROP_NAT_FAILED);
+				continue;
+			}
+			b->wire[i] = nr.wire;
+			b->nat[i] = 1;
+		}
+		if (b->nat[i])	/* replies come back to the translated tuple */
+			nat_reply_key(&b->wire[i], &b->reply[i]);
+		st = ct_create_flow(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL, b->rule[i],
+				    now, &flow);
+		if (st == CT_REFUSED_FULL || st == CT_REFUSED_INVALID) {
+			if (pool && nr.slot != NAT_SLOT_NONE)
+				nat_release(pool, nr.slot);
+			drop(w, &pkts[i], st == CT_REFUSED_FULL ? PIPE_DROP_CT_FULL
+								: PIPE_DROP_CT_INVALID);
+			continue;
+		}
+		if (st == CT_EXISTS && pool && nr.slot != NAT_SLOT_NONE) {
+			/* an earlier packet of this burst made the flow: use its
+			 * translation, give ours back */
+			nat_release(pool, nr.slot);
+			if (ct_flow_get(w->ct, flow, &b->flow[i]) == 0) {
+				b->res[i].dir = CT_DIR_ORIG;
+				flow_wire(b, i, &pkts[i]);
+			}
+		}
+		if (m->fragment == 1)
+			ct_frag_accept(w->ct, &b->cp[i], flow, CT_DIR_ORIG, b->rule[i], now);
+		b->l_new[kept++] = i;
+	}
+	return kept;
+}
+
+/* ICMP errors about a NATed flow: the quoted packet and the outer
+ * addresses are mapped like the flow's packets (RFC 5508 section 4). */
+static void rewrite_related(struct pipe_burst *b, uint32_t i, struct pipe_pkt *p)
+{
+	const struct ct_flow_info *fi = &b->flow[i];
+	const struct pkt_meta *m = &b->meta[i];
+	const struct pkt_key *o = &fi->orig, *r = &fi->reply;
+	int n = addr_len(o->family);
+
+	if (b->res[i].dir == CT_DIR_REPLY) {
+		/* quoted: a packet we sent as R.dst -> R.src; give it back O's */
+		csum_rewrite_icmp_inner(p->data, p->len, m, CSUM_SRC, o->src, o->sport);
+		csum_rewrite_icmp_inner(p->data, p->len, m, CSUM_DST, o->dst, o->dport);
+		if (!memcmp(m->key.dst, r->dst, n))
+			csum_rewrite(p->data, p->len, m, CSUM_DST, o->src, 0);
+		if (!memcmp(m->key.src, r->src, n))
+			csum_rewrite(p->data, p->len, m, CSUM_SRC, o->dst, 0);
+	} else {
+		csum_rewrite_icmp_inner(p->data, p->len, m, CSUM_SRC, r->src, r->sport);
+		csum_rewrite_icmp_inner(p->data, p->len, m, CSUM_DST, r->dst, r->dport);
+		if (!memcmp(m->key.src, o->src, n))
+			csum_rewrite(p->data, p->len, m, CSUM_SRC, r->dst, 0);
+		if (!memcmp(m->key.dst, o->dst, n))
+			csum_rewrite(p->data, p->len, m, CSUM_DST, r->src, 0);
+	}
+}
+
+/* Apply the translations: incremental checksums (RFC 1624) in csum.c. */
+static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32_t *list,
+		      uint32_t n)
 {
 	struct pipe_burst *b = &w->burst;
 
-	for (uint32_t k = 0; k < nkeys; k++) {
-		uint32_t i = b->key_of[k];
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = list[k];
+		struct pipe_pkt *p = &pkts[i];
+		const struct pkt_meta *m = &b->meta[i];
+		const struct pkt_key *wk = &b->wire[i];
+		int alen = addr_len(m->key.family);
+		uint16_t sp, dp;
+
+		if (b->path[i] == PATH_RELATED) {
+			if (memcmp(b->flow[i].reply.dst, b->flow[i].orig.src, 16) ||
+			    memcmp(b->flow[i].reply.src, b->flow[i].orig.dst, 16) ||
+			    b->flow[i].reply.dport != b->flow[i].orig.sport ||
+			    b->flow[i].reply.sport != b->flow[i].orig.dport) {
+				rewrite_related(b, i, p);
+				w->stats.nat_rewrites++;
+			}
+			continue;
+		}
+		if (!b->nat[i])
+			continue;
+		wire_ports(m, p->data, &sp, &dp);
+		if (memcmp(wk->src, m->key.src, alen) || wk->sport != sp)
+			csum_rewrite(p->data, p->len, m, CSUM_SRC, wk->src, wk->sport);
+		if (memcmp(wk->dst, m->key.dst, alen) || wk->dport != dp)
+			csum_rewrite(p->data, p->len, m, CSUM_DST, wk->dst, wk->dport);
+		w->stats.nat_rewrites++;
+	}
+}
+
+/* Router mode: hop limit and Ethernet addresses. */
+static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32_t *list,
+			  uint32_t n)
+{
+	struct pipe_burst *b = &w->burst;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = list[k];
 		struct pipe_pkt *p = &pkts[i];
 		struct pkt_meta *m = &b->meta[i];
 		uint8_t *l3 = p->data + m->l3_off;
 		uint8_t *ttl = m->key.family == 4 ? l3 + 8 : l3 + 7;
 		const uint8_t *mac;
 
+		if (p->verdict != PIPE_FORWARD)
+			continue;
 		if (*ttl <= 1) {
-			const uint8_t *from = port_addr(w, p->in_port, m->key.family);
-			uint32_t len = from ? reply_icmp_error(p->data, p->len, p->room, m,
-							       REPLY_TIME_EXCEEDED, from)
-					    : 0;
+			const uint8_t *from = port_addr(&w->cfg, p->in_port, m->key.family);
+			uint32_t len;
 
+			/* The quote is of the packet as it arrived here, so
+			 * reparse after any NAT rewrite changed it. */
+			pkt_parse(p->data, p->len, m);
+			len = from ? reply_icmp_error(p->data, p->len, p->room, m,
+						      REPLY_TIME_EXCEEDED, from) : 0;
 			drop(w, p, PIPE_DROP_TTL);
 			if (len) {
 				p->len = len;
@@ -304,7 +828,8 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 			continue;
 		}
 		if (m->key.family == 4) {	/* RFC 1624: TTL is the high byte of a word */
-			uint16_t old = (uint16_t)(*ttl << 8 | l3[9]), csum = (uint16_t)(l3[10] << 8 | l3[11]);
+			uint16_t old = (uint16_t)(*ttl << 8 | l3[9]);
+			uint16_t csum = (uint16_t)(l3[10] << 8 | l3[11]);
 
 			(*ttl)--;
 			csum = csum_update16(csum, old, (uint16_t)(*ttl << 8 | l3[9]));
@@ -322,7 +847,6 @@ static void account_out(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct pipe_pkt *p = &pkts[i];
-		uint32_t port = p->verdict == PIPE_BOUNCE ? p->in_port : p->out_port;
 
 		if (p->verdict == PIPE_DROP) {
 			w->stats.port[p->in_port].dropped++;
@@ -330,50 +854,89 @@ static void account_out(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n
 		}
 		if (p->verdict == PIPE_BOUNCE)
 			p->out_port = p->in_port;
-		w->stats.port[port].tx_packets++;
-		w->stats.port[port].tx_bytes += p->len;
+		w->stats.port[p->out_port].tx_packets++;
+		w->stats.port[p->out_port].tx_bytes += p->len;
 	}
 }
 
-static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n)
+/* Count known-flow packets under the rule that accepted their flow. */
+static void count_known(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32_t *list,
+			uint32_t n)
 {
+	struct pipe_burst *b = &w->burst;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = list[k], r = b->rule[i];
+
+		if (r > w->view->policy->rule_count)
+			r = 0;
+		w->rules[r].packets++;
+		w->rules[r].bytes += pkts[i].len;
+		w->stats.flows_hit++;
+		w->stats.related += b->path[i] == PATH_RELATED;
+	}
+}
+
+#define STAGE(id, count, call)                                  \
+	do {                                                    \
+		uint64_t t_ = cycles();                         \
+		st[id].packets += (count);                      \
+		call;                                           \
+		st[id].cycles += cycles() - t_;                 \
+	} while (0)
+
+static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n,
+			  uint64_t now_ns)
+{
+	struct pipe_burst *b = &w->burst;
 	struct pipe_stage_stats *st = w->stats.stage;
-	uint64_t t0 = cycles(), t1;
-	uint32_t nkeys;
+	uint32_t now = (uint32_t)(now_ns / 1000000000u);
+	uint32_t nnew, nknown = 0, npass;
 
-	nkeys = stage_parse(w, pkts, n);
-	t1 = cycles();
-	st[PIPE_ST_PARSE].packets += n;
-	st[PIPE_ST_PARSE].cycles += t1 - t0;
+	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n));
+	if (w->stateful && nnew)
+		STAGE(PIPE_ST_FLOW, nnew, nnew = stage_flow(w, pkts, nnew, now, &nknown));
+	if (nnew && w->stateful && w->view->policy->nat_count)
+		STAGE(PIPE_ST_DNAT, nnew, stage_dnat(w, nnew));
+	else
+		for (uint32_t k = 0; k < nnew; k++)
+			b->akey[b->l_new[k]] = b->meta[b->l_new[k]].key;
+	if (w->mode == PIPE_ROUTER && (nnew || nknown))
+		STAGE(PIPE_ST_ROUTE, nnew + nknown,
+		      (nnew = route_list(w, pkts, b->l_new, nnew, b->akey),
+		       nknown = route_list(w, pkts, b->l_known, nknown, b->wire)));
+	if (nnew)
+		STAGE(PIPE_ST_ACL, nnew, nnew = stage_acl(w, pkts, nnew));
+	if (nnew && w->have_rl)
+		STAGE(PIPE_ST_LIMIT, nnew, nnew = stage_limit(w, pkts, nnew, now_ns));
+	if (nnew && w->stateful)
+		STAGE(PIPE_ST_CT, nnew, nnew = stage_ct(w, pkts, nnew, now));
+	else
+		for (uint32_t k = 0; k < nnew; k++)
+			b->wire[b->l_new[k]] = b->akey[b->l_new[k]];
+	count_known(w, pkts, b->l_known, nknown);
 
-	if (w->mode == PIPE_ROUTER && nkeys) {
-		st[PIPE_ST_ROUTE].packets += nkeys;
-		nkeys = stage_route(w, pkts, nkeys);
-		t0 = cycles();
-		st[PIPE_ST_ROUTE].cycles += t0 - t1;
-		t1 = t0;
-	}
-	if (nkeys) {
-		st[PIPE_ST_ACL].packets += nkeys;
-		nkeys = stage_acl(w, pkts, nkeys);
-		t0 = cycles();
-		st[PIPE_ST_ACL].cycles += t0 - t1;
-		t1 = t0;
-	}
-	if (w->mode == PIPE_ROUTER && nkeys) {
-		st[PIPE_ST_FORWARD].packets += nkeys;
-		stage_forward(w, pkts, nkeys);
-		t0 = cycles();
-		st[PIPE_ST_FORWARD].cycles += t0 - t1;
-	}
+	npass = 0;
+	for (uint32_t k = 0; k < nknown; k++)
+		b->l_pass[npass++] = b->l_known[k];
+	for (uint32_t k = 0; k < nnew; k++)
+		b->l_pass[npass++] = b->l_new[k];
+	if (npass && w->stateful)
+		STAGE(PIPE_ST_NAT, npass, stage_nat(w, pkts, b->l_pass, npass));
+	if (w->mode == PIPE_ROUTER && npass)
+		STAGE(PIPE_ST_FORWARD, npass, stage_forward(w, pkts, b->l_pass, npass));
 	account_out(w, pkts, n);
+	if (w->ct)
+		ct_expire(w->ct, now, EXPIRE_BUDGET);
 }
 
 void pipe_process(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, uint64_t now_ns)
 {
-	(void)now_ns;	/* read by the stateful stages */
+	for (uint32_t i = 0; i < n; i++)
+		if (pkts[i].in_port >= w->nports)
+			pkts[i].in_port = 0;	/* a backend bug must not index past */
 	for (uint32_t done = 0; done < n; done += PIPE_BURST)
-		process_burst(w, pkts + done, n - done < PIPE_BURST ? n - done : PIPE_BURST);
+		process_burst(w, pkts + done, n - done < PIPE_BURST ? n - done : PIPE_BURST, now_ns);
 }
 
 const char *pipe_drop_name(unsigned drop)
@@ -387,6 +950,11 @@ const char *pipe_drop_name(unsigned drop)
 		[PIPE_DROP_NO_NEIGH] = "no-neighbour",
 		[PIPE_DROP_TTL] = "ttl-expired",
 		[PIPE_DROP_NO_PORT] = "no-port",
+		[PIPE_DROP_CT_INVALID] = "ct-invalid",
+		[PIPE_DROP_FRAG_ORPHAN] = "frag-orphan",
+		[PIPE_DROP_CT_FULL] = "ct-full",
+		[PIPE_DROP_NAT_FAILED] = "nat-failed",
+		[PIPE_DROP_RATE_LIMIT] = "rate-limit",
 	};
 	return drop < PIPE_DROP_COUNT ? names[drop] : "?";
 }
@@ -395,8 +963,13 @@ const char *pipe_stage_name(unsigned stage)
 {
 	static const char *const names[PIPE_ST_COUNT] = {
 		[PIPE_ST_PARSE] = "parse",
+		[PIPE_ST_FLOW] = "flow",
+		[PIPE_ST_DNAT] = "dnat",
 		[PIPE_ST_ROUTE] = "route",
 		[PIPE_ST_ACL] = "acl",
+		[PIPE_ST_LIMIT] = "limit",
+		[PIPE_ST_CT] = "conntrack",
+		[PIPE_ST_NAT] = "nat",
 		[PIPE_ST_FORWARD] = "forward",
 	};
 	return stage < PIPE_ST_COUNT ? names[stage] : "?";

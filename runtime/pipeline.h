@@ -37,13 +37,26 @@ enum pipe_drop {
 	PIPE_DROP_NO_NEIGH,	/* next hop's MAC unknown */
 	PIPE_DROP_TTL,		/* expired and no time-exceeded could be sent */
 	PIPE_DROP_NO_PORT,	/* the route's interface is not one of ours */
+	PIPE_DROP_CT_INVALID,	/* not valid for its flow and no rule took it */
+	PIPE_DROP_FRAG_ORPHAN,	/* non-first fragment before its first */
+	PIPE_DROP_CT_FULL,	/* new flow refused: conntrack table full */
+	PIPE_DROP_NAT_FAILED,	/* no free address/port, or no masquerade address */
+	PIPE_DROP_RATE_LIMIT,	/* over its rule's limit */
 	PIPE_DROP_COUNT,
 };
 
+/* In the order a new flow's first packet meets them. Packets of known
+ * flows (when the policy is stateful) go parse -> flow -> nat -> route ->
+ * forward: they skip DNAT lookup, the rules and the limits. */
 enum pipe_stage {
 	PIPE_ST_PARSE,
+	PIPE_ST_FLOW,		/* conntrack lookup + TCP tracking of known flows */
+	PIPE_ST_DNAT,		/* DNAT rules: rules then see the real server */
 	PIPE_ST_ROUTE,		/* LPM: egress port and next hop (router) */
 	PIPE_ST_ACL,
+	PIPE_ST_LIMIT,		/* token buckets of rules with `limit` */
+	PIPE_ST_CT,		/* SNAT choice and flow creation */
+	PIPE_ST_NAT,		/* frame rewrite with incremental checksums */
 	PIPE_ST_FORWARD,	/* TTL, MAC rewrite, replies */
 	PIPE_ST_COUNT,
 };
@@ -60,6 +73,10 @@ struct pipe_config {
 	enum pipe_mode mode;
 	uint32_t nports;
 	struct pipe_port_cfg port[PIPE_MAX_PORTS];
+	uint16_t worker_id;	/* shares of NAT ports and rule limits */
+	uint16_t worker_count;	/* 0 is taken as 1 */
+	uint64_t seed;		/* conntrack/limit hash key; 0 = random */
+	uint32_t max_flows;	/* 0 = the policy's conntrack.max_flows */
 };
 
 /* One frame of a burst. The pipeline sets out_port, verdict and drop. */
@@ -97,6 +114,9 @@ struct pipe_stats {
 	uint64_t parse_reason[PKT_REASON_COUNT];
 	uint64_t non_ip;	/* non-IP frames seen (bridged or dropped) */
 	uint64_t replies;	/* RST / ICMP errors sent */
+	uint64_t flows_hit;	/* packets of known flows (skipped the rules) */
+	uint64_t related;	/* ICMP errors passed for their flow */
+	uint64_t nat_rewrites;	/* frames translated */
 	struct pipe_port_stats port[PIPE_MAX_PORTS];
 };
 
@@ -116,6 +136,19 @@ const struct pipe_stats *pipe_stats(const struct pipe_worker *w);
 const struct pipe_rule_stats *pipe_rule_stats(const struct pipe_worker *w);
 /* The policy's interface index of a port, or PIPE_NO_PORT. */
 uint8_t pipe_port_policy_if(const struct pipe_worker *w, uint32_t port);
+
+struct ct_table;
+struct rl_table;
+struct nat_pool;
+/* The worker's conntrack table (NULL when the policy is stateless), for
+ * listing flows and stats; read it only from the worker's thread or while
+ * it is stopped. */
+const struct ct_table *pipe_conntrack(const struct pipe_worker *w);
+/* Rule limits' excess packets, per rule number (0 when none). */
+uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule);
+/* NAT pools: count, and pool i's stats (see nat.h). */
+uint32_t pipe_nat_pool_count(const struct pipe_worker *w);
+const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i);
 
 /* Next-hop MAC for router mode; off the packet path. 0 or -1. */
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,

@@ -75,10 +75,11 @@ static const char bridge_policy[] =
 	"  - name: v6-ping\n"
 	"    proto: icmpv6\n"
 	"    action: reject\n"
-	"defaults: {action: drop}\n";
+	"defaults: {action: drop, stateful: false}\n";
 
 static const struct pipe_config bridge_cfg = {
 	.mode = PIPE_BRIDGE, .nports = 2, .port = {{.name = "a"}, {.name = "b"}},
+	.max_flows = 1024, .seed = 1,
 };
 
 static struct flow_spec v4spec(uint8_t proto, uint16_t sport, uint16_t dport)
@@ -226,7 +227,7 @@ static const char router_policy[] =
 	"    from: {zone: inside}\n"
 	"    to: {zone: inside}\n"
 	"    action: accept\n"
-	"defaults: {action: drop}\n"
+	"defaults: {action: drop, stateful: false}\n"
 	"routes:\n"
 	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
 	"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
@@ -237,6 +238,8 @@ static void router_cfg(struct pipe_config *c)
 	memset(c, 0, sizeof(*c));
 	c->mode = PIPE_ROUTER;
 	c->nports = 2;
+	c->max_flows = 1024;
+	c->seed = 1;
 	strcpy(c->port[0].name, "lan0");
 	memcpy(c->port[0].mac, (uint8_t[]){2, 0xaa, 0, 0, 0, 1}, 6);
 	c->port[0].has_v4 = 1;

@@ -1,0 +1,440 @@
+/* The stateful pipeline on crafted frames (policies compiled by rulec):
+ * a TCP connection through masquerade in router mode (handshake, data,
+ * teardown, replies translated back, checksums right after every
+ * rewrite), port forwarding with DNAT, ICMP echo and ICMP errors of a
+ * NATed flow, fragments following their first, out-of-window segments,
+ * and the limits: conntrack full, NAT ports exhausted and freed again on
+ * expiry, rule rate limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ct.h"
+#include "frames.h"
+#include "nat.h"
+#include "pipeline.h"
+#include "rulec.h"
+
+#define SEC 1000000000ull
+
+static const char policy[] =
+	"version: 1\n"
+	"zones: {inside: [lan0], outside: [wan0]}\n"
+	"rules:\n"
+	"  - name: lan-out\n"
+	"    from: {zone: inside}\n"
+	"    to: {zone: outside}\n"
+	"    action: accept\n"
+	"  - name: web-in\n"
+	"    proto: tcp\n"
+	"    to: {network: 10.100.0.10, port: 80}\n"
+	"    action: accept\n"
+	"  - name: limited\n"
+	"    proto: udp\n"
+	"    from: {zone: outside}\n"
+	"    to: {port: 5353}\n"
+	"    action: accept\n"
+	"    limit: {rate: 2/s, burst: 2, per: rule}\n"
+	"defaults: {action: drop}\n"
+	"nat:\n"
+	"  - name: web-forward\n"
+	"    match: {from: {zone: outside}, to: {network: 10.0.1.1, service: tcp/8080}}\n"
+	"    dnat: {to: 10.100.0.10, port: 80}\n"
+	"  - name: masq\n"
+	"    match: {from: {network: 10.100.0.0/16}, to: {zone: outside}}\n"
+	"    snat: {to: masquerade, ports: 20000-20002}\n"
+	"routes:\n"
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+
+static const uint8_t lan_mac[6] = {2, 0xaa, 0, 0, 0, 1}, wan_mac[6] = {2, 0xaa, 0, 0, 0, 2};
+static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe}, client_mac[6] = {2, 0xcc, 0, 0, 0, 5};
+static const uint8_t server_mac[6] = {2, 0xcc, 0, 0, 0, 10};
+static const uint8_t wan_ip[4] = {10, 0, 1, 1}, client_ip[4] = {10, 100, 0, 5};
+static const uint8_t server_ip[4] = {10, 100, 0, 10}, remote_ip[4] = {10, 200, 1, 1};
+
+struct lab {
+	void *buf;
+	size_t len;
+	struct rfw_view view;
+	struct pipe_worker *w;
+};
+
+static void lab_open(struct lab *l, uint32_t max_flows)
+{
+	char path[] = "/tmp/rampart-test-state-XXXXXX";
+	int fd = mkstemp(path);
+	char err[256];
+	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 2, .max_flows = max_flows, .seed = 7};
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, policy, strlen(policy)), (ssize_t)strlen(policy));
+	close(fd);
+	assert_int_equal(rulec_compile(path, stderr, &l->buf, &l->len), 0);
+	unlink(path);
+	assert_int_equal(rfw_view_init(&l->view, l->buf, l->len, err, sizeof(err)), 0);
+	assert_int_equal(l->view.policy->stateful, 1);
+	strcpy(c.port[0].name, "lan0");
+	memcpy(c.port[0].mac, lan_mac, 6);
+	c.port[0].has_v4 = 1;
+	memcpy(c.port[0].v4, (uint8_t[]){10, 100, 0, 1}, 4);
+	strcpy(c.port[1].name, "wan0");
+	memcpy(c.port[1].mac, wan_mac, 6);
+	c.port[1].has_v4 = 1;
+	memcpy(c.port[1].v4, wan_ip, 4);
+	l->w = pipe_create(&c, &l->view);
+	assert_non_null(l->w);
+	assert_int_equal(pipe_neigh_set(l->w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l->w, 0, 4, client_ip, client_mac), 0);
+	assert_int_equal(pipe_neigh_set(l->w, 0, 4, server_ip, server_mac), 0);
+}
+
+static void lab_close(struct lab *l)
+{
+	pipe_destroy(l->w);
+	free(l->buf);
+}
+
+static struct pipe_pkt run1(struct lab *l, struct frame *f, uint8_t in_port, uint64_t now)
+{
+	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
+
+	pipe_process(l->w, &p, 1, now);
+	f->len = p.len;
+	return p;
+}
+
+static struct flow_spec tcp(const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport,
+			    uint8_t flags, uint32_t seq, uint32_t ack, uint32_t payload)
+{
+	struct flow_spec s = {.family = 4, .proto = 6, .sport = sport, .dport = dport,
+			      .tcp_flags = flags, .seq = seq, .ack = ack, .payload = payload};
+
+	memcpy(s.src, src, 4);
+	memcpy(s.dst, dst, 4);
+	return s;
+}
+
+static uint8_t *ip(struct frame *f)
+{
+	return f->b + 14;
+}
+
+/* Client 10.100.0.5:40000 -> 10.200.1.1:443 through masquerade. */
+static void test_tcp_through_masquerade(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint16_t pub_port;
+	const struct pipe_stats *st;
+	(void)state;
+
+	lab_open(&l, 1024);
+	s = tcp(client_ip, 40000, remote_ip, 443, 0x02, 1000, 0, 0);	/* SYN */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0, 10 * SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.out_port, 1);
+	assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+	assert_memory_equal(ip(&f) + 16, remote_ip, 4);
+	pub_port = frame_get16(ip(&f) + 20);
+	assert_true(pub_port >= 20000 && pub_port <= 20002);
+	assert_int_equal(frame_get16(ip(&f) + 22), 443);
+	assert_int_equal(ip(&f)[8], 63);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_memory_equal(f.b, gw_mac, 6);
+
+	s = tcp(remote_ip, 443, wan_ip, pub_port, 0x12, 5000, 1001, 0);	/* SYN-ACK */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 1, 10 * SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.out_port, 0);
+	assert_memory_equal(ip(&f) + 16, client_ip, 4);
+	assert_int_equal(frame_get16(ip(&f) + 22), 40000);
+	assert_memory_equal(ip(&f) + 12, remote_ip, 4);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_memory_equal(f.b, client_mac, 6);
+
+	s = tcp(client_ip, 40000, remote_ip, 443, 0x10, 1001, 5001, 0);	/* ACK */
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, 11 * SEC).verdict, PIPE_FORWARD);
+	s = tcp(client_ip, 40000, remote_ip, 443, 0x18, 1001, 5001, 100);	/* data */
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, 11 * SEC).verdict, PIPE_FORWARD);
+	assert_int_equal(frame_get16(ip(&f) + 20), pub_port);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	s = tcp(remote_ip, 443, wan_ip, pub_port, 0x18, 5001, 1101, 300);	/* data back */
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 1, 11 * SEC).verdict, PIPE_FORWARD);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	/* A segment far outside the window: invalid, dropped, counted. */
+	s = tcp(remote_ip, 443, wan_ip, pub_port, 0x18, 5001 + 3000000, 1101, 10);
+	frame_build(&f, &s);
+	p = run1(&l, &f, 1, 12 * SEC);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_CT_INVALID);
+
+	/* An unsolicited SYN to another public port is not a flow: a new
+	 * packet for our own address, which has no route here (host traffic
+	 * is the kernel's, the XDP program passes it up). */
+	s = tcp(remote_ip, 443, wan_ip, pub_port == 20000 ? 20001 : 20000, 0x02, 1, 0, 0);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 1, 12 * SEC).drop, PIPE_DROP_NO_ROUTE);
+	/* and one to a LAN host is refused by the rules */
+	s = tcp(remote_ip, 443, client_ip, 40000, 0x02, 1, 0, 0);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 1, 12 * SEC).drop, PIPE_DROP_POLICY);
+
+	/* Teardown: FIN each way, last ACK. */
+	s = tcp(client_ip, 40000, remote_ip, 443, 0x11, 1101, 5301, 0);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, 13 * SEC).verdict, PIPE_FORWARD);
+	s = tcp(remote_ip, 443, wan_ip, pub_port, 0x11, 5301, 1102, 0);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 1, 13 * SEC).verdict, PIPE_FORWARD);
+	s = tcp(client_ip, 40000, remote_ip, 443, 0x10, 1102, 5302, 0);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, 13 * SEC).verdict, PIPE_FORWARD);
+
+	st = pipe_stats(l.w);
+	assert_int_equal(pipe_rule_stats(l.w)[1].packets, 8);	/* the flow, both ways */
+	assert_int_equal(st->flows_hit, 7);
+	assert_int_equal(st->stage[PIPE_ST_ACL].packets, 2);	/* SYN, stray SYN to the LAN */
+	assert_int_equal(st->nat_rewrites, 8);
+	assert_int_equal(st->drop[PIPE_DROP_CT_INVALID], 1);
+	lab_close(&l);
+}
+
+/* The outside reaches 10.0.1.1:8080, the server 10.100.0.10:80 answers. */
+static void test_port_forward(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	static const uint8_t outside_ip[4] = {10, 200, 5, 5};
+	(void)state;
+
+	lab_open(&l, 1024);
+	s = tcp(outside_ip, 5555, wan_ip, 8080, 0x02, 77, 0, 0);
+	frame_build(&f, &s);
+	p = run1(&l, &f, 1, SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.out_port, 0);
+	assert_memory_equal(ip(&f) + 16, server_ip, 4);
+	assert_int_equal(frame_get16(ip(&f) + 22), 80);
+	assert_memory_equal(ip(&f) + 12, outside_ip, 4);	/* client address kept */
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_memory_equal(f.b, server_mac, 6);
+	assert_int_equal(pipe_rule_stats(l.w)[2].packets, 1);	/* web-in saw port 80 */
+
+	s = tcp(server_ip, 80, outside_ip, 5555, 0x12, 900, 78, 0);
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0, SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.out_port, 1);
+	assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+	assert_int_equal(frame_get16(ip(&f) + 20), 8080);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	s = tcp(outside_ip, 5555, server_ip, 80, 0x02, 77, 0, 0);	/* not via DNAT */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 1, SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);	/* web-in allows the server itself */
+	lab_close(&l);
+}
+
+/* Ping out through masquerade; a time-exceeded about a NATed SYN comes
+ * back to the client with the quoted packet translated too. */
+static void test_icmp(void **state)
+{
+	struct lab l;
+	struct frame f, syn;
+	struct flow_spec s = {.family = 4, .proto = 1, .sport = 0x4242, .payload = 16};
+	struct pipe_pkt p;
+	uint16_t id, pub_port;
+	uint8_t *q;
+	(void)state;
+
+	lab_open(&l, 1024);
+	memcpy(s.src, client_ip, 4);
+	memcpy(s.dst, remote_ip, 4);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, SEC).verdict, PIPE_FORWARD);
+	assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+	id = frame_get16(ip(&f) + 24);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	memcpy(s.src, remote_ip, 4);			/* echo reply to the public id */
+	memcpy(s.dst, wan_ip, 4);
+	s.icmp_type = 0;
+	s.sport = id;
+	frame_build(&f, &s);
+	f.b[14 + 20] = 0;				/* type 0: echo reply */
+	frame_put16(f.b + 14 + 22, 0);
+	frame_put16(f.b + 14 + 22, csum_l4(4, remote_ip, wan_ip, 1, f.b + 34, f.len - 34));
+	p = run1(&l, &f, 1, SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_memory_equal(ip(&f) + 16, client_ip, 4);
+	assert_int_equal(frame_get16(ip(&f) + 24), 0x4242);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	s = tcp(client_ip, 41000, remote_ip, 22, 0x02, 1, 0, 0);
+	frame_build(&syn, &s);
+	assert_int_equal(run1(&l, &syn, 0, SEC).verdict, PIPE_FORWARD);
+	pub_port = frame_get16(syn.b + 14 + 20);
+	/* a router at 10.200.9.9 answers the translated SYN: time exceeded */
+	memset(&f, 0, sizeof(f));
+	memcpy(f.b, wan_mac, 6);
+	memcpy(f.b + 6, gw_mac, 6);
+	frame_put16(f.b + 12, 0x0800);
+	q = f.b + 14;
+	q[0] = 0x45;
+	frame_put16(q + 2, (uint16_t)(20 + 8 + 28));
+	q[8] = 64;
+	q[9] = 1;
+	memcpy(q + 12, (uint8_t[]){10, 200, 9, 9}, 4);
+	memcpy(q + 16, wan_ip, 4);
+	frame_put16(q + 10, csum_ipv4_header(q));
+	q[20] = 11;
+	memcpy(q + 28, syn.b + 14, 28);			/* quoted IP header + 8 bytes */
+	q[28 + 8] = 1;					/* it died with TTL 1 */
+	frame_put16(q + 28 + 10, 0);
+	frame_put16(q + 28 + 10, csum_ipv4_header(q + 28));
+	frame_put16(q + 22, csum_l4(4, q + 12, q + 16, 1, q + 20, 36));
+	f.len = 14 + 56;
+	p = run1(&l, &f, 1, SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.out_port, 0);
+	assert_memory_equal(q + 16, client_ip, 4);		/* outer to the client */
+	assert_memory_equal(q + 28 + 12, client_ip, 4);		/* quoted source too */
+	assert_int_equal(frame_get16(q + 28 + 20), 41000);
+	assert_int_not_equal(pub_port, 41000);
+	assert_int_equal(csum_ipv4_header(q + 28), frame_get16(q + 28 + 10));
+	assert_true(frame_checksums_ok(f.b, f.len));		/* outer IP + ICMP */
+	assert_int_equal(pipe_stats(l.w)->related, 1);
+	lab_close(&l);
+}
+
+/* The first fragment decides; the next ones follow with its translation. */
+static void test_fragments(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = {.family = 4, .proto = 17, .sport = 7000, .dport = 53, .payload = 40};
+	(void)state;
+
+	lab_open(&l, 1024);
+	memcpy(s.src, client_ip, 4);
+	memcpy(s.dst, remote_ip, 4);
+	frame_build(&f, &s);
+	frame_put16(ip(&f) + 4, 0x1234);		/* IP id */
+	frame_put16(ip(&f) + 6, 0x2000);		/* MF, offset 0 */
+	frame_put16(ip(&f) + 10, 0);
+	frame_put16(ip(&f) + 10, csum_ipv4_header(ip(&f)));
+	assert_int_equal(run1(&l, &f, 0, SEC).verdict, PIPE_FORWARD);
+	assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+
+	frame_build(&f, &s);				/* second fragment: offset 48 */
+	frame_put16(ip(&f) + 4, 0x1234);
+	frame_put16(ip(&f) + 6, 6);
+	frame_put16(ip(&f) + 10, 0);
+	frame_put16(ip(&f) + 10, csum_ipv4_header(ip(&f)));
+	assert_int_equal(run1(&l, &f, 0, SEC).verdict, PIPE_FORWARD);
+	assert_memory_equal(ip(&f) + 12, wan_ip, 4);	/* same translation */
+	assert_int_equal(csum_ipv4_header(ip(&f)), frame_get16(ip(&f) + 10));
+
+	frame_put16(ip(&f) + 4, 0x9999);		/* a fragment of nothing we saw */
+	memcpy(ip(&f) + 12, client_ip, 4);
+	frame_put16(ip(&f) + 10, 0);
+	frame_put16(ip(&f) + 10, csum_ipv4_header(ip(&f)));
+	assert_int_equal(run1(&l, &f, 0, SEC).drop, PIPE_DROP_FRAG_ORPHAN);
+	lab_close(&l);
+}
+
+/* Three public ports: the fourth flow is refused until one expires, and
+ * expiry gives the port back. A 4-flow table refuses the fifth flow. A
+ * 2/s rule passes two packets at once, then one per half second. */
+static void test_limits(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = {.family = 4, .proto = 17, .dport = 53, .payload = 8};
+	struct pipe_pkt p;
+	(void)state;
+
+	lab_open(&l, 1024);
+	memcpy(s.src, client_ip, 4);
+	memcpy(s.dst, remote_ip, 4);
+	for (uint16_t i = 0; i < 4; i++) {
+		s.sport = (uint16_t)(6000 + i);
+		frame_build(&f, &s);
+		p = run1(&l, &f, 0, 100 * SEC);
+		assert_int_equal(p.verdict, i < 3 ? PIPE_FORWARD : PIPE_DROP);
+	}
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NAT_FAILED], 1);
+	/* UDP flows time out after 30 s; expiry runs a little per burst */
+	s.sport = 6100;
+	frame_build(&f, &s);
+	for (int i = 0; i < 3; i++) {
+		frame_build(&f, &s);
+		p = run1(&l, &f, 0, 200 * SEC);
+	}
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	lab_close(&l);
+
+	lab_open(&l, 4);
+	s.sport = 1;
+	memcpy(s.dst, (uint8_t[]){10, 100, 0, 10}, 4);	/* lan-local: no NAT, no rule... */
+	for (uint16_t i = 0; i < 5; i++) {		/* outside -> lan, limited rule */
+		struct flow_spec o = s;
+
+		memcpy(o.src, (uint8_t[]){10, 200, 0, (uint8_t)i}, 4);
+		o.dport = 5353;
+		frame_build(&f, &o);
+		p = run1(&l, &f, 1, 5 * SEC);
+		assert_int_equal(p.verdict, i < 2 ? PIPE_FORWARD : PIPE_DROP);
+	}
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_RATE_LIMIT], 3);
+	assert_int_equal(pipe_rule_limited(l.w, 3), 3);
+	for (uint16_t i = 0; i < 4; i++) {		/* half a second later: one more */
+		struct flow_spec o = s;
+
+		memcpy(o.src, (uint8_t[]){10, 200, 1, (uint8_t)i}, 4);
+		o.dport = 5353;
+		frame_build(&f, &o);
+		p = run1(&l, &f, 1, 5 * SEC + SEC / 2);
+		assert_int_equal(p.verdict, i < 1 ? PIPE_FORWARD : PIPE_DROP);
+	}
+	/* 3 flows exist; lan -> outside: the 2nd new one fills the table */
+	memcpy(s.dst, remote_ip, 4);
+	for (uint16_t i = 0; i < 2; i++) {
+		s.sport = (uint16_t)(7000 + i);
+		frame_build(&f, &s);
+		p = run1(&l, &f, 0, 6 * SEC);
+		assert_int_equal(p.verdict, i < 1 ? PIPE_FORWARD : PIPE_DROP);
+	}
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_CT_FULL], 1);
+	lab_close(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tcp_through_masquerade),
+		cmocka_unit_test(test_port_forward),
+		cmocka_unit_test(test_icmp),
+		cmocka_unit_test(test_fragments),
+		cmocka_unit_test(test_limits),
+	};
+	return cmocka_run_group_tests_name("pipeline_state", tests, NULL, NULL);
+}
