@@ -406,12 +406,12 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 }
 
 /* The wire key of a known flow's packet: its addresses/ports as the
- * flow's other direction expects them (identity without NAT). */
-static void flow_wire(struct pipe_burst *b, uint32_t i, const struct pipe_pkt *p)
+ * flow's other direction expects them. `there` is that direction's
+ * tuple (the reply's for an original packet and the other way round). */
+static void flow_wire(struct pipe_burst *b, uint32_t i, const struct pipe_pkt *p,
+		      const struct pkt_key *there)
 {
-	const struct ct_flow_info *fi = &b->flow[i];
 	const struct pkt_meta *m = &b->meta[i];
-	const struct pkt_key *there = b->res[i].dir == CT_DIR_ORIG ? &fi->reply : &fi->orig;
 	struct pkt_key *wk = &b->wire[i];
 	uint16_t sp, dp;
 
@@ -493,23 +493,31 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		case CT_FOUND:
 		case CT_RELATED:
 		case CT_FRAG:
-			if (r->flow != CT_NONE &&
-			    (!ct_update(w->ct, r->flow, r->dir, &b->cp[i], now) ||
-			     ct_flow_get(w->ct, r->flow, &b->flow[i]) < 0)) {
+			if (r->flow != CT_NONE && !ct_update(w->ct, r->flow, r->dir, &b->cp[i], now)) {
 				kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 				break;
 			}
 			b->path[i] = r->kind == CT_RELATED ? PATH_RELATED
 				   : r->kind == CT_FRAG ? PATH_FRAG : PATH_FLOW;
+			w->stats.related += r->kind == CT_RELATED;
 			key->ct_state = r->kind == CT_RELATED ? RFW_STATE_RELATED
 							      : RFW_STATE_ESTABLISHED;
 			b->rule[i] = r->rule;
-			if (r->flow == CT_NONE)
-				b->wire[i] = *key;
-			else if (b->path[i] == PATH_RELATED)
-				related_wire(b, i);
-			else
-				flow_wire(b, i, &pkts[i]);
+			b->wire[i] = *key;
+			b->nat[i] = 0;
+			if (r->flow == CT_NONE || !ct_flow_nat(w->ct, r->flow)) {
+				b->path[i] = b->path[i] == PATH_RELATED ? PATH_FLOW : b->path[i];
+			} else if (b->path[i] == PATH_RELATED) {
+				if (ct_flow_get(w->ct, r->flow, &b->flow[i]) == 0)
+					related_wire(b, i);
+				else
+					b->path[i] = PATH_FLOW;
+			} else {
+				struct pkt_key there;
+
+				ct_flow_tuple(w->ct, r->flow, r->dir ^ 1, &there);
+				flow_wire(b, i, &pkts[i], &there);
+			}
 			b->l_known[known++] = i;
 			break;
 		case CT_FRAG_ORPHAN:
@@ -714,11 +722,11 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 		if (st == CT_EXISTS && pool && nr.slot != NAT_SLOT_NONE) {
 			/* an earlier packet of this burst made the flow: use its
 			 * translation, give ours back */
+			struct pkt_key there;
+
 			nat_release(pool, nr.slot);
-			if (ct_flow_get(w->ct, flow, &b->flow[i]) == 0) {
-				b->res[i].dir = CT_DIR_ORIG;
-				flow_wire(b, i, &pkts[i]);
-			}
+			ct_flow_tuple(w->ct, flow, CT_DIR_REPLY, &there);
+			flow_wire(b, i, &pkts[i], &there);
 		}
 		if (m->fragment == 1)
 			ct_frag_accept(w->ct, &b->cp[i], flow, CT_DIR_ORIG, b->rule[i], now);
@@ -768,14 +776,9 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		int alen = addr_len(m->key.family);
 		uint16_t sp, dp;
 
-		if (b->path[i] == PATH_RELATED) {
-			if (memcmp(b->flow[i].reply.dst, b->flow[i].orig.src, 16) ||
-			    memcmp(b->flow[i].reply.src, b->flow[i].orig.dst, 16) ||
-			    b->flow[i].reply.dport != b->flow[i].orig.sport ||
-			    b->flow[i].reply.sport != b->flow[i].orig.dport) {
-				rewrite_related(b, i, p);
-				w->stats.nat_rewrites++;
-			}
+		if (b->path[i] == PATH_RELATED) {	/* only NATed flows stay RELATED */
+			rewrite_related(b, i, p);
+			w->stats.nat_rewrites++;
 			continue;
 		}
 		if (!b->nat[i])
@@ -873,7 +876,6 @@ static void count_known(struct pipe_worker *w, struct pipe_pkt *pkts, const uint
 		w->rules[r].packets++;
 		w->rules[r].bytes += pkts[i].len;
 		w->stats.flows_hit++;
-		w->stats.related += b->path[i] == PATH_RELATED;
 	}
 }
 
