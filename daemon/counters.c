@@ -1,75 +1,118 @@
-/* Counter storage and printing. The worker writes plain uint64_t fields
- * (no atomics: one writer, and an atomic add per packet is what we avoid);
- * the main thread reads them to print. On x86-64 an aligned 64-bit load
- * cannot tear, and a print that is a few packets behind the worker is
- * fine; the final print happens after the worker has been joined, so it is
- * exact. */
+/* Summing and printing the workers' counters. Workers write plain
+ * uint64_t fields (one writer each, and an atomic add per packet is what
+ * we avoid); the main thread reads them. An aligned 64-bit load cannot
+ * tear on the targets we build for, a print a few packets behind is fine,
+ * and the final print happens after the workers are joined: exact. */
 #include "counters.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-int counters_init(struct counters *c, const struct rfw_view *view)
+struct port_sum {
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
+	uint64_t dropped, non_ip, malformed;
+};
+
+static void sum_port(const struct counters_src *src, uint32_t port, struct port_sum *s)
 {
-	memset(c, 0, sizeof(*c));
-	c->nrules = view->policy->rule_count + 1;
-	c->rules = calloc(c->nrules, sizeof(*c->rules));
-	return c->rules ? 0 : -1;
+	memset(s, 0, sizeof(*s));
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		const struct worker *w = src->workers[k];
+		const struct pipe_port_stats *ps = &pipe_stats(w->pipe)->port[port];
+		const struct worker_port_stats *ws = &w->port[port];
+
+		s->rx_packets += ps->rx_packets;
+		s->rx_bytes += ps->rx_bytes;
+		/* the pipeline counts a frame as sent when it decides to;
+		 * the backend may still have had no room for it */
+		s->tx_packets += ps->tx_packets - ws->tx_lost_packets;
+		s->tx_bytes += ps->tx_bytes - ws->tx_lost_bytes;
+		s->dropped += ps->dropped + ws->tx_full;
+		s->non_ip += ws->non_ip;
+		s->malformed += ws->malformed;
+	}
 }
 
-void counters_free(struct counters *c)
+static void print_rule(FILE *out, const struct counters_src *src, uint32_t n)
 {
-	free(c->rules);
-	c->rules = NULL;
-}
-
-static void counters_print_rule(FILE *out, const struct counters *c,
-				const struct rfw_view *view, uint32_t n)
-{
+	const struct rfw_view *view = src->view;
 	uint8_t action = n ? view->rules[n].action : view->policy->default_action;
 	const char *name = rfw_rule_name(view, n);
+	uint64_t packets = 0, bytes = 0;
 
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		const struct pipe_rule_stats *r = pipe_rule_stats(src->workers[k]->pipe);
+
+		packets += r[n].packets;
+		bytes += r[n].bytes;
+	}
 	if (!n && !*name)
 		name = "default";
-	fprintf(out, "%u %s %s %llu %llu\n", n, name,
-		rfw_action_name(action),
-		(unsigned long long)c->rules[n].packets,
-		(unsigned long long)c->rules[n].bytes);
+	fprintf(out, "%u %s %s %llu %llu\n", n, name, rfw_action_name(action),
+		(unsigned long long)packets, (unsigned long long)bytes);
 }
 
-void counters_print(FILE *out, const struct counters *c, const struct rfw_view *view)
+void counters_print(FILE *out, const struct counters_src *src)
 {
+	uint32_t nrules = src->view->policy->rule_count;
+
 	fprintf(out, "rampart counters\n");
 	fprintf(out, "rule name action packets bytes\n");
-	for (uint32_t n = 1; n < c->nrules; n++)
-		counters_print_rule(out, c, view, n);
-	counters_print_rule(out, c, view, 0);
+	for (uint32_t n = 1; n <= nrules; n++)
+		print_rule(out, src, n);
+	print_rule(out, src, 0);
 	fprintf(out, "interface name rx_packets rx_bytes tx_packets tx_bytes dropped non_ip malformed\n");
-	for (uint32_t i = 0; i < c->nifs; i++) {
-		const struct counters_if *s = &c->ifs[i];
+	for (uint32_t i = 0; i < src->nports; i++) {
+		struct port_sum s;
 
-		fprintf(out, "interface %s %llu %llu %llu %llu %llu %llu %llu\n",
-			c->ifnames[i],
-			(unsigned long long)s->rx_packets, (unsigned long long)s->rx_bytes,
-			(unsigned long long)s->tx_packets, (unsigned long long)s->tx_bytes,
-			(unsigned long long)s->dropped, (unsigned long long)s->non_ip,
-			(unsigned long long)s->malformed);
+		sum_port(src, i, &s);
+		fprintf(out, "interface %s %llu %llu %llu %llu %llu %llu %llu\n", src->ifnames[i],
+			(unsigned long long)s.rx_packets, (unsigned long long)s.rx_bytes,
+			(unsigned long long)s.tx_packets, (unsigned long long)s.tx_bytes,
+			(unsigned long long)s.dropped, (unsigned long long)s.non_ip,
+			(unsigned long long)s.malformed);
 	}
 	fprintf(out, "end counters\n");
 	fflush(out);
 }
 
-void counters_print_detail(FILE *out, const struct counters *c)
+/* VPP `show runtime` style: where the cycles go, per stage. */
+void counters_print_runtime(FILE *out, const struct counters_src *src)
 {
-	for (uint32_t i = 0; i < c->nifs; i++) {
-		const struct counters_if *s = &c->ifs[i];
+	struct pipe_stats sum;
+	uint64_t tx_full = 0;
 
-		fprintf(out, "%s: tx_full %llu", c->ifnames[i],
-			(unsigned long long)s->tx_full);
-		for (unsigned r = 1; r < PKT_REASON_COUNT; r++)
-			fprintf(out, " %s %llu", pkt_reason_name(r),
-				(unsigned long long)s->reason[r]);
-		fprintf(out, "\n");
+	memset(&sum, 0, sizeof(sum));
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		const struct pipe_stats *st = pipe_stats(src->workers[k]->pipe);
+
+		for (unsigned s = 0; s < PIPE_ST_COUNT; s++) {
+			sum.stage[s].packets += st->stage[s].packets;
+			sum.stage[s].cycles += st->stage[s].cycles;
+		}
+		for (unsigned d = 0; d < PIPE_DROP_COUNT; d++)
+			sum.drop[d] += st->drop[d];
+		for (unsigned r = 0; r < PKT_REASON_COUNT; r++)
+			sum.parse_reason[r] += st->parse_reason[r];
+		sum.replies += st->replies;
+		for (uint32_t p = 0; p < src->nports; p++)
+			tx_full += src->workers[k]->port[p].tx_full;
 	}
+	fprintf(out, "rampart runtime\n");
+	fprintf(out, "stage name packets cycles cycles/packet\n");
+	for (unsigned s = 0; s < PIPE_ST_COUNT; s++) {
+		const struct pipe_stage_stats *st = &sum.stage[s];
+
+		fprintf(out, "stage %s %llu %llu %.1f\n", pipe_stage_name(s),
+			(unsigned long long)st->packets, (unsigned long long)st->cycles,
+			st->packets ? (double)st->cycles / (double)st->packets : 0.0);
+	}
+	for (unsigned d = 1; d < PIPE_DROP_COUNT; d++)
+		fprintf(out, "drop %s %llu\n", pipe_drop_name(d), (unsigned long long)sum.drop[d]);
+	fprintf(out, "drop tx-full %llu\n", (unsigned long long)tx_full);
+	for (unsigned r = 1; r < PKT_REASON_COUNT; r++)
+		fprintf(out, "malformed %s %llu\n", pkt_reason_name(r),
+			(unsigned long long)sum.parse_reason[r]);
+	fprintf(out, "replies %llu\n", (unsigned long long)sum.replies);
+	fprintf(out, "end runtime\n");
 	fflush(out);
 }

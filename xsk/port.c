@@ -8,7 +8,7 @@
 #include <string.h>
 
 int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
-		  uint32_t nqueues, char *err, size_t errlen)
+		  unsigned flags, uint32_t nqueues, char *err, size_t errlen)
 {
 	int e;
 
@@ -29,7 +29,7 @@ int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
 		snprintf(err, errlen, "interface %s: %s", ifname, strerror(errno));
 		return e;
 	}
-	e = xsk_prog_attach(&p->prog, obj_path, p->ifindex, err, errlen);
+	e = xsk_prog_attach(&p->prog, obj_path, p->ifindex, flags, err, errlen);
 	if (e)
 		return e;
 	for (uint32_t i = 0; i < nqueues; i++) {

@@ -19,11 +19,12 @@ struct xsk_port {
 	struct xsk_queue queues[XSK_MAX_QUEUES];
 };
 
-/* Attach obj_path to ifname and open nqueues sockets (queues 0..n-1).
+/* Attach obj_path to ifname with flags (xdp_cfg.h) and open nqueues
+ * sockets (queues 0..n-1).
  * On failure everything done so far is undone; returns negative errno
  * with the reason (the kernel's, where it gave one) in err. */
 int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
-		  uint32_t nqueues, char *err, size_t errlen);
+		  unsigned flags, uint32_t nqueues, char *err, size_t errlen);
 /* Close the sockets, then detach the program. Safe on a zeroed port. */
 void xsk_port_close(struct xsk_port *p);
 

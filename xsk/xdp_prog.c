@@ -11,7 +11,9 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/libbpf.h>
+#include <bpf/bpf.h>
 #include <xdp/libxdp.h>
+#include "xdp_cfg.h"
 
 #define XSK_XSKMAP_NAME "rampart_xsks"
 #define XSK_BPFFS "/sys/fs/bpf"
@@ -67,8 +69,33 @@ static void xsk_errstr(int e, char *buf, size_t len)
 		snprintf(buf, len, "%s", strerror(-e));
 }
 
+/* Before any socket is in the XSKMAP, so no frame is handed over under
+ * the wrong flags. */
+static int xsk_prog_set_flags(struct xsk_prog *p, const char *obj_path, unsigned flags,
+			      char *err, size_t errlen)
+{
+	int fd = bpf_object__find_map_fd_by_name(xdp_program__bpf_obj(p->prog),
+						 RAMPART_XDP_CFG_MAP);
+	__u32 key = 0, val = flags;
+
+	if (fd < 0) {
+		if (!flags)
+			return 0;
+		snprintf(err, errlen, "XDP object %s has no map %s (too old for router mode)",
+			 obj_path, RAMPART_XDP_CFG_MAP);
+		return -ENOENT;
+	}
+	if (bpf_map_update_elem(fd, &key, &val, BPF_ANY)) {
+		int e = -errno;
+
+		snprintf(err, errlen, "cannot set XDP program flags: %s", strerror(errno));
+		return e;
+	}
+	return 0;
+}
+
 int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
-		    char *err, size_t errlen)
+		    unsigned flags, char *err, size_t errlen)
 {
 	static const enum xdp_attach_mode modes[] = { XDP_MODE_NATIVE, XDP_MODE_SKB };
 	struct xdp_multiprog *mp;
@@ -118,7 +145,10 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 		xsk_prog_detach(p);
 		return e < 0 ? e : -ENOENT;
 	}
-	return 0;
+	e = xsk_prog_set_flags(p, obj_path, flags, err, errlen);
+	if (e)
+		xsk_prog_detach(p);
+	return e;
 }
 
 void xsk_prog_detach(struct xsk_prog *p)

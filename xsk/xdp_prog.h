@@ -22,10 +22,11 @@ const char *xsk_prog_default_path(void);
  * failed attempts we then fall back from, which is noise otherwise). */
 void xsk_prog_set_verbose(int verbose);
 
-/* Open obj_path and attach it to ifindex. Returns 0 or a negative errno
- * with a message (naming the kernel's reason) in err. */
+/* Open obj_path, attach it to ifindex and set its flags (xdp_cfg.h; an
+ * object without the flags map is accepted only with flags 0). Returns 0
+ * or a negative errno with a message (naming the kernel's reason) in err. */
 int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
-		    char *err, size_t errlen);
+		    unsigned flags, char *err, size_t errlen);
 /* Detach (if attached) and close. Safe on a zeroed or failed xsk_prog. */
 void xsk_prog_detach(struct xsk_prog *p);
 const char *xsk_prog_mode_name(const struct xsk_prog *p);

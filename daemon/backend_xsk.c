@@ -1,0 +1,162 @@
+/* AF_XDP rx/tx/free for the worker: ring work per burst, syscalls only to
+ * kick TX (when the kernel asks) or to sleep when idle. */
+#include "backend_xsk.h"
+
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+static inline struct backend_xsk *xsk_of(struct backend *b)
+{
+	return (struct backend_xsk *)b;
+}
+
+static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt *pkts,
+			     uint64_t *handle, uint32_t n, uint64_t *now_ns)
+{
+	struct backend_xsk *x = xsk_of(b);
+	uint32_t got = 0;
+
+	for (uint32_t k = 0; k < b->nports && got < n; k++) {
+		uint32_t port = (x->next_port + k) % b->nports;
+		struct xsk_queue *q = &x->ports[port]->queues[queue];
+		uint32_t idx = 0, m = xsk_ring_cons__peek(&q->rx, n - got, &idx);
+
+		for (uint32_t i = 0; i < m; i++, got++) {
+			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
+
+			pkts[got].data = xsk_pool_data(&q->pool, d->addr);
+			pkts[got].len = d->len;
+			/* replies may grow the frame up to the end of its chunk */
+			pkts[got].room = XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr));
+			pkts[got].in_port = (uint8_t)port;
+			handle[got] = d->addr;
+		}
+		if (m)
+			xsk_ring_cons__release(&q->rx, m);
+	}
+	x->next_port = (x->next_port + 1) % b->nports;
+	if (got) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		*now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	return got;
+}
+
+/* How many of pkts, from the front, can go now: each needs a TX ring
+ * slot, and a frame of this UMEM unless it already is one (a bounce). */
+static uint32_t tx_prefix(struct xsk_queue *q, uint32_t port, struct pipe_pkt *const *pkts,
+			  uint32_t n)
+{
+	uint32_t ring = xsk_prod_nb_free(&q->tx, n), copies = 0, k;
+
+	for (k = 0; k < n && k < ring; k++) {
+		if (pkts[k]->in_port == port)
+			continue;
+		if (copies == q->pool.nfree)
+			break;
+		copies++;
+	}
+	return k;
+}
+
+static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
+			     struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n)
+{
+	struct backend_xsk *x = xsk_of(b);
+	struct xsk_queue *out = &x->ports[port]->queues[queue];
+	uint32_t sent, tidx = 0;
+
+	sent = tx_prefix(out, port, pkts, n);
+	if (sent < n) {
+		xsk_queue_service(out);		/* completions free TX frames */
+		sent = tx_prefix(out, port, pkts, n);
+	}
+	if (sent && xsk_ring_prod__reserve(&out->tx, sent, &tidx) != sent)
+		sent = 0;	/* cannot happen: nb_free said they fit */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pipe_pkt *p = pkts[i];
+		struct xsk_queue *in = &x->ports[p->in_port]->queues[queue];
+		struct xdp_desc *t;
+
+		if (i >= sent) {
+			xsk_pool_put(&in->pool, handle[i]);
+			continue;
+		}
+		t = xsk_ring_prod__tx_desc(&out->tx, tidx + i);
+		t->len = p->len;
+		t->options = 0;
+		if (p->in_port == port) {
+			t->addr = handle[i];	/* same UMEM: the frame itself */
+			continue;
+		}
+		t->addr = xsk_pool_get(&out->pool);
+		memcpy(xsk_pool_data(&out->pool, t->addr), p->data, p->len);
+		xsk_pool_put(&in->pool, handle[i]);
+	}
+	if (sent) {
+		xsk_ring_prod__submit(&out->tx, sent);
+		out->tx_inflight += sent;
+		xsk_queue_kick_tx(out);
+	}
+	return sent;
+}
+
+static void xsk_free(struct backend *b, uint32_t queue, uint32_t port, const uint64_t *handle,
+		     uint32_t n)
+{
+	struct xsk_queue *q = &xsk_of(b)->ports[port]->queues[queue];
+
+	for (uint32_t i = 0; i < n; i++)
+		xsk_pool_put(&q->pool, handle[i]);
+}
+
+static uint32_t xsk_service(struct backend *b, uint32_t queue)
+{
+	struct backend_xsk *x = xsk_of(b);
+	uint32_t work = 0;
+
+	for (uint32_t p = 0; p < b->nports; p++)
+		work += xsk_queue_service(&x->ports[p]->queues[queue]);
+	return work;
+}
+
+/* Sleep in the kernel until a frame arrives; while TX frames are still
+ * out, wake soon to kick and reap them. */
+static int xsk_idle(struct backend *b, uint32_t queue, int timeout_ms)
+{
+	struct backend_xsk *x = xsk_of(b);
+	struct pollfd pfd[PIPE_MAX_PORTS];
+
+	for (uint32_t p = 0; p < b->nports; p++) {
+		struct xsk_queue *q = &x->ports[p]->queues[queue];
+
+		pfd[p].fd = q->fd;
+		pfd[p].events = POLLIN;
+		if (q->tx_inflight)
+			timeout_ms = 1;
+	}
+	(void)poll(pfd, b->nports, timeout_ms);
+	return 0;
+}
+
+static const struct backend_ops xsk_ops = {
+	.rx_burst = xsk_rx_burst,
+	.tx_burst = xsk_tx_burst,
+	.free = xsk_free,
+	.service = xsk_service,
+	.idle = xsk_idle,
+};
+
+void backend_xsk_init(struct backend_xsk *x, struct xsk_port *const *ports, uint32_t nports,
+		      uint32_t nqueues)
+{
+	memset(x, 0, sizeof(*x));
+	x->be.ops = &xsk_ops;
+	x->be.nports = nports;
+	x->be.nqueues = nqueues;
+	for (uint32_t p = 0; p < nports; p++)
+		x->ports[p] = ports[p];
+}

@@ -1,0 +1,14 @@
+/* A port's own Ethernet and IP addresses as the kernel knows them: the
+ * MAC router mode writes as source, and the addresses its ICMP errors
+ * (time-exceeded) are sent from. */
+#ifndef RAMPART_DAEMON_IFADDR_H
+#define RAMPART_DAEMON_IFADDR_H
+
+#include <stddef.h>
+#include "pipeline.h"
+
+/* Fill c->mac, and v4/v6 when the interface has them (the first IPv4,
+ * the first global IPv6, else a link-local one). 0, or -1 with err. */
+int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,150 @@
+/* RTM_GETNEIGH dumps with libmnl. Entries the kernel has resolved
+ * (reachable, stale, delay, probe, permanent, noarp) on one of our ports
+ * become next hops; incomplete and failed ones are skipped. An entry that
+ * disappears stays in the workers' tables until its MAC changes: the
+ * pipeline's table has no delete, and a stale MAC is what the kernel
+ * itself would use until it learns better. */
+#include "netlink.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <libmnl/libmnl.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+
+#define NL_BUF_SIZE 32768
+
+int nl_neigh_open(struct nl_neigh_sync *s, const int *ifindex, uint32_t nports,
+		  struct worker *const *workers, uint32_t nworkers, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	memcpy(s->ifindex, ifindex, nports * sizeof(*ifindex));
+	s->nports = nports;
+	s->workers = workers;
+	s->nworkers = nworkers;
+	s->told = calloc(1, sizeof(*s->told));
+	s->buf = malloc(NL_BUF_SIZE);
+	if (!s->told || !s->buf) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		nl_neigh_close(s);
+		return -1;
+	}
+	neigh_init(s->told);
+	s->nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!s->nl || mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		snprintf(err, errlen, "rtnetlink socket: %s", strerror(errno));
+		nl_neigh_close(s);
+		return -1;
+	}
+	s->portid = mnl_socket_get_portid(s->nl);
+	s->seq = (uint32_t)time(NULL);
+	return 0;
+}
+
+void nl_neigh_close(struct nl_neigh_sync *s)
+{
+	if (s->nl)
+		mnl_socket_close(s->nl);
+	free(s->told);
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+struct nl_attrs {
+	const struct nlattr *dst, *lladdr;
+};
+
+static int attr_cb(const struct nlattr *a, void *data)
+{
+	struct nl_attrs *at = data;
+
+	if (mnl_attr_get_type(a) == NDA_DST)
+		at->dst = a;
+	else if (mnl_attr_get_type(a) == NDA_LLADDR)
+		at->lladdr = a;
+	return MNL_CB_OK;
+}
+
+static void post(struct nl_neigh_sync *s, uint32_t port, uint8_t family, const uint8_t *addr,
+		 const uint8_t *mac)
+{
+	const uint8_t *known = neigh_lookup(s->told, (uint8_t)port, family, addr);
+	int ok = 1;
+
+	if (known && !memcmp(known, mac, 6))
+		return;
+	for (uint32_t k = 0; k < s->nworkers; k++)
+		if (worker_neigh_post(s->workers[k], port, family, addr, mac))
+			ok = 0;
+	if (!ok) {
+		s->ring_full++;	/* not remembered: posted again next time */
+		return;
+	}
+	(void)neigh_set(s->told, (uint8_t)port, family, addr, mac);
+	s->posted++;
+}
+
+static int neigh_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nl_neigh_sync *s = data;
+	const struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
+	struct nl_attrs at = { NULL, NULL };
+	uint8_t family, addr[16] = { 0 };
+	uint32_t port;
+
+	if (nlh->nlmsg_type != RTM_NEWNEIGH)
+		return MNL_CB_OK;
+	if (!(nd->ndm_state & (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE |
+			       NUD_PERMANENT | NUD_NOARP)))
+		return MNL_CB_OK;
+	for (port = 0; port < s->nports && s->ifindex[port] != nd->ndm_ifindex; port++)
+		;
+	if (port == s->nports)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*nd), attr_cb, &at);
+	if (!at.dst || !at.lladdr || mnl_attr_get_payload_len(at.lladdr) != 6)
+		return MNL_CB_OK;
+	family = nd->ndm_family == AF_INET ? 4 : nd->ndm_family == AF_INET6 ? 6 : 0;
+	if (!family || mnl_attr_get_payload_len(at.dst) != (family == 4 ? 4u : 16u))
+		return MNL_CB_OK;
+	memcpy(addr, mnl_attr_get_payload(at.dst), family == 4 ? 4 : 16);
+	post(s, port, family, addr, mnl_attr_get_payload(at.lladdr));
+	return MNL_CB_OK;
+}
+
+int nl_neigh_refresh(struct nl_neigh_sync *s, char *err, size_t errlen)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(s->buf);
+	struct ndmsg *nd;
+	uint64_t before = s->posted;
+	uint32_t seq = ++s->seq;
+	ssize_t n;
+	int r = MNL_CB_OK;
+
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
+	nd->ndm_family = AF_UNSPEC;
+	if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0) {
+		snprintf(err, errlen, "RTM_GETNEIGH: %s", strerror(errno));
+		return -1;
+	}
+	while (r > MNL_CB_STOP) {
+		n = mnl_socket_recvfrom(s->nl, s->buf, NL_BUF_SIZE);
+		if (n <= 0) {
+			snprintf(err, errlen, "RTM_GETNEIGH reply: %s", n ? strerror(errno) : "closed");
+			return -1;
+		}
+		r = mnl_cb_run(s->buf, (size_t)n, seq, s->portid, neigh_cb, s);
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "RTM_GETNEIGH: %s", strerror(errno));
+		return -1;
+	}
+	return (int)(s->posted - before);
+}

@@ -1,0 +1,357 @@
+/* Command-line parsing for rampartd. Values that name interfaces are cut
+ * at '=' in place (argv is ours to write) so nothing here allocates. */
+#include "options.h"
+
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "port.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: rampartd --policy FILE.rfw --interface IF [--interface IF ...]\n"
+		"                [--mode bridge|router] [--backend xsk|pcap] [--foreground] [-v]\n"
+		"                [--xdp-object PATH]\n"
+		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
+		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
+		"\n"
+		"  --policy FILE.rfw   compiled policy (rulec compile)\n"
+		"  --interface IF      a port (at most %d); the policy's interfaces and zones\n"
+		"                      name the same\n"
+		"  --mode bridge       forward between ports 1<->2 (3<->4, ...) what the policy\n"
+		"                      accepts (default with two interfaces)\n"
+		"  --mode router       forward by the policy's routes (default otherwise)\n"
+		"  --backend xsk       AF_XDP sockets on the interfaces (default)\n"
+		"  --backend pcap      replay: read --pcap-in captures, write what each port\n"
+		"                      sends to its --pcap-out capture, print counters, exit\n"
+		"  --pcap-in IF=FILE   frames received on IF, in the file's timestamp order\n"
+		"                      (several files are merged by timestamp)\n"
+		"  --pcap-out IF=FILE  frames sent out of IF (forwarded to it, or replies to\n"
+		"                      frames received on it)\n"
+		"  --port-addr IF=MAC[,IPv4][,IPv6]\n"
+		"                      router mode: the port's MAC and the addresses replies\n"
+		"                      (time-exceeded) come from; with xsk they replace what\n"
+		"                      the kernel says about IF\n"
+		"  --neighbor IF=IP=MAC  router mode: a next hop's MAC on IF (with xsk, in\n"
+		"                      addition to the kernel's neighbour table)\n"
+		"  --foreground        rampartd always runs in the foreground for now\n"
+		"  --xdp-object PATH   BPF object to attach (default $RAMPART_XDP_OBJ,\n"
+		"                      else the one built with rampartd)\n"
+		"  -v                  report set-up details and libxdp messages\n"
+		"\n"
+		"Signals: SIGUSR1 prints counters; SIGINT/SIGTERM stop and print them.\n",
+		PIPE_MAX_PORTS);
+}
+
+/* --opt val where CLI.md lists the values in `known` ("a|b|c") and this
+ * version implements those in `have`. The index of val in `have`, else -1
+ * after saying whether val is planned or unknown. */
+static int check_choice(const char *opt, const char *val, const char *const *have,
+			const char *known)
+{
+	size_t n = strlen(val);
+	const char *k = known;
+
+	for (int i = 0; have[i]; i++)
+		if (!strcmp(val, have[i]))
+			return i;
+	while (n && (k = strstr(k, val)) != NULL) {
+		if ((k == known || k[-1] == '|') && (k[n] == '|' || k[n] == '\0')) {
+			fprintf(stderr, "rampartd: --%s %s is not implemented yet\n", opt, val);
+			return -1;
+		}
+		k += n;
+	}
+	fprintf(stderr, "rampartd: unknown --%s '%s' (%s)\n", opt, val, known);
+	return -1;
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	int used = 0;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		   &used) != 6 || s[used])
+		return -1;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return 0;
+}
+
+/* IPv4 or IPv6 into addr (16 bytes, IPv4 in the first 4); the family,
+ * or 0 when s is neither. */
+static uint8_t parse_ip(const char *s, uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, s, addr) == 1)
+		return 4;
+	if (inet_pton(AF_INET6, s, addr) == 1)
+		return 6;
+	return 0;
+}
+
+/* Cut "IF=REST" at the first '='; REST, or NULL when there is none. */
+static char *cut_if(char *arg)
+{
+	char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || !eq[1])
+		return NULL;
+	*eq = '\0';
+	return eq + 1;
+}
+
+static int add_file(struct opt_file *f, uint32_t *n, uint32_t max, const char *opt, char *arg)
+{
+	char *path = cut_if(arg);
+
+	if (!path) {
+		fprintf(stderr, "rampartd: --%s wants IF=FILE, not '%s'\n", opt, arg);
+		return -1;
+	}
+	if (*n == max) {
+		fprintf(stderr, "rampartd: at most %u --%s options\n", max, opt);
+		return -1;
+	}
+	f[*n].ifname = arg;
+	f[(*n)++].path = path;
+	return 0;
+}
+
+static int add_port_addr(struct rampartd_opts *o, char *arg)
+{
+	struct opt_port_addr *a = &o->port_addr[o->nport_addr];
+	char *rest = cut_if(arg), *tok, *save = NULL;
+	uint8_t addr[16];
+
+	if (o->nport_addr == PIPE_MAX_PORTS) {
+		fprintf(stderr, "rampartd: at most %d --port-addr options\n", PIPE_MAX_PORTS);
+		return -1;
+	}
+	memset(a, 0, sizeof(*a));
+	a->ifname = arg;
+	tok = rest ? strtok_r(rest, ",", &save) : NULL;
+	if (!tok || parse_mac(tok, a->mac)) {
+		fprintf(stderr, "rampartd: --port-addr wants IF=MAC[,IPv4][,IPv6] (MAC as "
+				"02:00:00:00:00:01)\n");
+		return -1;
+	}
+	while ((tok = strtok_r(NULL, ",", &save)) != NULL) {
+		switch (parse_ip(tok, addr)) {
+		case 4:
+			a->has_v4 = 1;
+			memcpy(a->v4, addr, 4);
+			break;
+		case 6:
+			a->has_v6 = 1;
+			memcpy(a->v6, addr, 16);
+			break;
+		default:
+			fprintf(stderr, "rampartd: --port-addr %s: '%s' is not an IP address\n",
+				arg, tok);
+			return -1;
+		}
+	}
+	o->nport_addr++;
+	return 0;
+}
+
+static int add_neigh(struct rampartd_opts *o, char *arg)
+{
+	struct opt_neigh *n = &o->neigh[o->nneigh];
+	char *ip = cut_if(arg), *mac = ip ? strrchr(ip, '=') : NULL;
+
+	if (o->nneigh == OPT_MAX_NEIGH) {
+		fprintf(stderr, "rampartd: at most %d --neighbor options\n", OPT_MAX_NEIGH);
+		return -1;
+	}
+	if (!mac || mac == ip) {
+		fprintf(stderr, "rampartd: --neighbor wants IF=IP=MAC\n");
+		return -1;
+	}
+	*mac++ = '\0';
+	n->ifname = arg;
+	n->family = parse_ip(ip, n->addr);
+	if (!n->family || parse_mac(mac, n->mac)) {
+		fprintf(stderr, "rampartd: --neighbor %s: '%s=%s' is not IP=MAC\n", arg, ip, mac);
+		return -1;
+	}
+	o->nneigh++;
+	return 0;
+}
+
+int options_port(const struct rampartd_opts *o, const char *ifname)
+{
+	for (uint32_t i = 0; i < o->nifs; i++)
+		if (!strcmp(o->ifnames[i], ifname))
+			return (int)i;
+	return -1;
+}
+
+/* Cross-option rules, once everything is read. */
+static int options_check(struct rampartd_opts *o, int mode_set)
+{
+	if (!o->policy) {
+		fprintf(stderr, "rampartd: --policy FILE.rfw is required\n");
+		return -1;
+	}
+	if (!o->nifs) {
+		fprintf(stderr, "rampartd: at least one --interface is required\n");
+		return -1;
+	}
+	for (uint32_t i = 0; i < o->nifs; i++) {
+		if (strlen(o->ifnames[i]) >= IF_NAMESIZE) {
+			fprintf(stderr, "rampartd: interface name '%s' is too long\n", o->ifnames[i]);
+			return -1;
+		}
+		if (options_port(o, o->ifnames[i]) != (int)i) {
+			fprintf(stderr, "rampartd: --interface %s given twice\n", o->ifnames[i]);
+			return -1;
+		}
+	}
+	if (!mode_set)
+		o->mode = o->nifs == 2 ? PIPE_BRIDGE : PIPE_ROUTER;
+	if (o->mode == PIPE_BRIDGE && o->nifs % 2) {
+		fprintf(stderr, "rampartd: bridge mode takes interfaces in pairs (two, or 2k)\n");
+		return -1;
+	}
+	for (uint32_t i = 0; i < o->npcap_in; i++)
+		if (options_port(o, o->pcap_in[i].ifname) < 0) {
+			fprintf(stderr, "rampartd: --pcap-in %s: not an --interface\n", o->pcap_in[i].ifname);
+			return -1;
+		}
+	for (uint32_t i = 0; i < o->npcap_out; i++) {
+		if (options_port(o, o->pcap_out[i].ifname) < 0) {
+			fprintf(stderr, "rampartd: --pcap-out %s: not an --interface\n", o->pcap_out[i].ifname);
+			return -1;
+		}
+		for (uint32_t j = 0; j < i; j++)
+			if (!strcmp(o->pcap_out[i].ifname, o->pcap_out[j].ifname)) {
+				fprintf(stderr, "rampartd: --pcap-out %s given twice\n", o->pcap_out[i].ifname);
+				return -1;
+			}
+	}
+	if (o->backend == OPT_BACKEND_PCAP) {
+		for (uint32_t i = 0; i < o->nifs; i++) {
+			int used = 0;
+
+			for (uint32_t j = 0; j < o->npcap_in; j++)
+				used |= !strcmp(o->pcap_in[j].ifname, o->ifnames[i]);
+			for (uint32_t j = 0; j < o->npcap_out; j++)
+				used |= !strcmp(o->pcap_out[j].ifname, o->ifnames[i]);
+			if (!used) {
+				fprintf(stderr, "rampartd: --backend pcap: interface %s has neither "
+						"--pcap-in nor --pcap-out\n", o->ifnames[i]);
+				return -1;
+			}
+		}
+	} else if (o->npcap_in || o->npcap_out) {
+		fprintf(stderr, "rampartd: --pcap-in/--pcap-out need --backend pcap\n");
+		return -1;
+	}
+	for (uint32_t i = 0; i < o->nport_addr; i++)
+		if (options_port(o, o->port_addr[i].ifname) < 0) {
+			fprintf(stderr, "rampartd: --port-addr %s: not an --interface\n", o->port_addr[i].ifname);
+			return -1;
+		}
+	for (uint32_t i = 0; i < o->nneigh; i++)
+		if (options_port(o, o->neigh[i].ifname) < 0) {
+			fprintf(stderr, "rampartd: --neighbor %s: not an --interface\n", o->neigh[i].ifname);
+			return -1;
+		}
+	return 0;
+}
+
+int options_parse(int argc, char **argv, struct rampartd_opts *o)
+{
+	enum {
+		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
+	};
+	static const struct option longopts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "interface", required_argument, NULL, 'i' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "xdp-object", required_argument, NULL, OPT_XDP_OBJECT },
+		{ "pcap-in", required_argument, NULL, OPT_PCAP_IN },
+		{ "pcap-out", required_argument, NULL, OPT_PCAP_OUT },
+		{ "port-addr", required_argument, NULL, OPT_PORT_ADDR },
+		{ "neighbor", required_argument, NULL, OPT_NEIGH },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const modes[] = { "bridge", "router", NULL };
+	static const char *const backends[] = { "xsk", "pcap", NULL };
+	int c, mode_set = 0, r = 0;
+
+	memset(o, 0, sizeof(*o));
+	while ((c = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->policy = optarg;
+			break;
+		case 'i':
+			if (o->nifs == PIPE_MAX_PORTS) {
+				fprintf(stderr, "rampartd: at most %d --interface options\n", PIPE_MAX_PORTS);
+				return EXIT_USAGE;
+			}
+			o->ifnames[o->nifs++] = optarg;
+			break;
+		case 'm':
+			r = check_choice("mode", optarg, modes, "bridge|router");
+			o->mode = r == 1 ? PIPE_ROUTER : PIPE_BRIDGE;
+			mode_set = 1;
+			break;
+		case 'b':
+			r = check_choice("backend", optarg, backends, "xsk|dpdk|pcap");
+			o->backend = r == 1 ? OPT_BACKEND_PCAP : OPT_BACKEND_XSK;
+			break;
+		case 'f':
+			break;
+		case OPT_XDP_OBJECT:
+			o->xdp_object = optarg;
+			break;
+		case OPT_PCAP_IN:
+			r = add_file(o->pcap_in, &o->npcap_in, OPT_MAX_PCAP_IN, "pcap-in", optarg);
+			break;
+		case OPT_PCAP_OUT:
+			r = add_file(o->pcap_out, &o->npcap_out, PIPE_MAX_PORTS, "pcap-out", optarg);
+			break;
+		case OPT_PORT_ADDR:
+			r = add_port_addr(o, optarg);
+			break;
+		case OPT_NEIGH:
+			r = add_neigh(o, optarg);
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		if (r < 0)
+			return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rampartd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (options_check(o, mode_set)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!o->xdp_object)
+		o->xdp_object = xsk_prog_default_path();
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* rampartd's command line (CLI.md) parsed and checked into one struct;
+ * every value is validated here so that set-up only meets kernel errors. */
+#ifndef RAMPART_DAEMON_OPTIONS_H
+#define RAMPART_DAEMON_OPTIONS_H
+
+#include <stdint.h>
+#include "pipeline.h"
+
+#define EXIT_USAGE 1	/* usage or policy error (CLI.md) */
+#define EXIT_SETUP 2	/* interface or NIC set-up failed */
+
+#define OPT_MAX_PCAP_IN 32
+#define OPT_MAX_NEIGH 256
+
+enum opt_backend { OPT_BACKEND_XSK, OPT_BACKEND_PCAP };
+
+struct opt_file {
+	const char *ifname;	/* points into argv (IF=FILE, '=' cut) */
+	const char *path;
+};
+
+/* --port-addr IF=MAC[,IPv4][,IPv6] */
+struct opt_port_addr {
+	const char *ifname;
+	uint8_t mac[6];
+	uint8_t has_v4, has_v6;
+	uint8_t v4[4];
+	uint8_t v6[16];
+};
+
+/* --neighbor IF=IP=MAC */
+struct opt_neigh {
+	const char *ifname;
+	uint8_t family;
+	uint8_t addr[16];
+	uint8_t mac[6];
+};
+
+struct rampartd_opts {
+	const char *policy;
+	const char *ifnames[PIPE_MAX_PORTS];
+	uint32_t nifs;
+	enum pipe_mode mode;
+	enum opt_backend backend;
+	const char *xdp_object;
+	int verbose;
+	struct opt_file pcap_in[OPT_MAX_PCAP_IN];
+	uint32_t npcap_in;
+	struct opt_file pcap_out[PIPE_MAX_PORTS];
+	uint32_t npcap_out;
+	struct opt_port_addr port_addr[PIPE_MAX_PORTS];
+	uint32_t nport_addr;
+	struct opt_neigh neigh[OPT_MAX_NEIGH];
+	uint32_t nneigh;
+};
+
+/* 0, or EXIT_USAGE after printing why. May exit(0) for --help. */
+int options_parse(int argc, char **argv, struct rampartd_opts *o);
+
+/* The port number of ifname among --interface, or -1. */
+int options_port(const struct rampartd_opts *o, const char *ifname);
+
+#endif

@@ -1,0 +1,160 @@
+/* The worker loop: receive a burst, run it through the pipeline, hand
+ * each frame to the port its verdict names (or back to the backend), then
+ * let the backend do its housekeeping; sleep in the backend when idle. */
+#include "worker.h"
+
+#include <string.h>
+
+#define WORKER_IDLE_MS 100	/* how long the stop flag may go unseen */
+
+void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pipe_worker *pipe)
+{
+	memset(w, 0, sizeof(*w));
+	w->be = be;
+	w->queue = queue;
+	w->pipe = pipe;
+	atomic_init(&w->stop, 0);
+	atomic_init(&w->neigh_head, 0);
+	atomic_init(&w->neigh_tail, 0);
+}
+
+int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
+		      const uint8_t mac[6])
+{
+	unsigned head = atomic_load_explicit(&w->neigh_head, memory_order_relaxed);
+	unsigned tail = atomic_load_explicit(&w->neigh_tail, memory_order_acquire);
+	struct worker_neigh_cmd *c;
+
+	if (head - tail >= WORKER_NEIGH_RING)
+		return -1;
+	c = &w->neigh[head & (WORKER_NEIGH_RING - 1)];
+	memset(c->addr, 0, sizeof(c->addr));
+	memcpy(c->addr, addr, family == 4 ? 4 : 16);
+	memcpy(c->mac, mac, 6);
+	c->port = (uint8_t)port;
+	c->family = family;
+	atomic_store_explicit(&w->neigh_head, head + 1, memory_order_release);
+	return 0;
+}
+
+static void drain_neigh(struct worker *w)
+{
+	unsigned head = atomic_load_explicit(&w->neigh_head, memory_order_acquire);
+	unsigned tail = atomic_load_explicit(&w->neigh_tail, memory_order_relaxed);
+
+	if (head == tail)
+		return;
+	for (; tail != head; tail++) {
+		const struct worker_neigh_cmd *c = &w->neigh[tail & (WORKER_NEIGH_RING - 1)];
+
+		/* -1: the table is half full; the entry waits for a later
+		 * refresh, and the packets for it count as no-neighbour. */
+		(void)pipe_neigh_set(w->pipe, c->port, c->family, c->addr, c->mac);
+	}
+	atomic_store_explicit(&w->neigh_tail, tail, memory_order_release);
+}
+
+/* pipe_process over a run of frames from one port, so that the non-IP
+ * count (pipe_stats keeps only a total) can be put on that port. */
+static void process_run(struct worker *w, struct pipe_pkt *pkts, uint32_t n, uint64_t now)
+{
+	const struct pipe_stats *st = pipe_stats(w->pipe);
+	uint64_t non_ip = st->non_ip;
+
+	pipe_process(w->pipe, pkts, n, now);
+	w->port[pkts[0].in_port].non_ip += st->non_ip - non_ip;
+}
+
+static void send_port(struct worker *w, uint32_t port)
+{
+	const struct backend_ops *ops = w->be->ops;
+	uint32_t n = w->nout[port], sent;
+
+	sent = ops->tx_burst(w->be, w->queue, port, w->out[port], w->out_handle[port], n);
+	for (uint32_t i = sent; i < n; i++) {
+		const struct pipe_pkt *p = w->out[port][i];
+
+		w->port[p->in_port].tx_full++;
+		w->port[port].tx_lost_packets++;
+		w->port[port].tx_lost_bytes += p->len;
+	}
+	w->nout[port] = 0;
+}
+
+/* One burst; returns frames received. */
+static uint32_t worker_burst(struct worker *w)
+{
+	const struct backend_ops *ops = w->be->ops;
+	uint32_t nports = w->be->nports, n, run = 0;
+	uint64_t now = 0;
+
+	n = ops->rx_burst(w->be, w->queue, w->pkts, w->handle, PIPE_BURST, &now);
+	if (!n)
+		return 0;
+	for (uint32_t i = 1; i <= n; i++)
+		if (i == n || w->pkts[i].in_port != w->pkts[run].in_port) {
+			process_run(w, w->pkts + run, i - run, now);
+			run = i;
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		struct pipe_pkt *p = &w->pkts[i];
+		uint32_t out;
+
+		if (p->verdict == PIPE_DROP) {
+			if (p->drop == PIPE_DROP_MALFORMED)
+				w->port[p->in_port].malformed++;
+			w->drop_handle[p->in_port][w->ndrop[p->in_port]++] = w->handle[i];
+			continue;
+		}
+		/* the pipeline sets out_port = in_port for a bounce */
+		out = p->verdict == PIPE_BOUNCE ? p->in_port : p->out_port;
+		w->out[out][w->nout[out]] = p;
+		w->out_handle[out][w->nout[out]++] = w->handle[i];
+	}
+	for (uint32_t port = 0; port < nports; port++) {
+		if (w->nout[port])
+			send_port(w, port);
+		if (w->ndrop[port]) {
+			ops->free(w->be, w->queue, port, w->drop_handle[port], w->ndrop[port]);
+			w->ndrop[port] = 0;
+		}
+	}
+	return n;
+}
+
+void worker_run(struct worker *w)
+{
+	const struct backend_ops *ops = w->be->ops;
+
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		uint32_t work;
+
+		drain_neigh(w);
+		work = worker_burst(w);
+		work += ops->service(w->be, w->queue);
+		if (work)
+			continue;
+		/* Idle: sleep in the backend until a frame arrives (it wakes
+		 * sooner while its own TX frames are still out). */
+		if (ops->idle(w->be, w->queue, WORKER_IDLE_MS) < 0)
+			break;
+	}
+	drain_neigh(w);
+}
+
+static void *worker_main(void *arg)
+{
+	worker_run(arg);
+	return NULL;
+}
+
+int worker_start(struct worker *w)
+{
+	return pthread_create(&w->thread, NULL, worker_main, w);
+}
+
+void worker_stop(struct worker *w)
+{
+	atomic_store(&w->stop, 1);
+	pthread_join(w->thread, NULL);
+}

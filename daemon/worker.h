@@ -1,0 +1,71 @@
+/* One rampartd worker: drives one queue of a backend through its own
+ * pipe_worker (one per queue, so --queues only adds workers), and takes
+ * next-hop updates from the main thread through a single-producer ring. */
+#ifndef RAMPART_DAEMON_WORKER_H
+#define RAMPART_DAEMON_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include "backend.h"
+#include "pipeline.h"
+
+#define WORKER_NEIGH_RING 1024	/* power of two */
+
+/* What the interface counters need beyond pipe_stats: written by the
+ * worker only, read by the main thread like pipe_stats (see counters.c). */
+struct worker_port_stats {
+	uint64_t non_ip;	/* non-IP frames received on the port */
+	uint64_t malformed;	/* received on the port, refused by the parser */
+	uint64_t tx_full;	/* received here, lost for lack of TX room */
+	uint64_t tx_lost_packets, tx_lost_bytes;	/* meant for this port, not sent */
+};
+
+struct worker_neigh_cmd {
+	uint8_t addr[16];
+	uint8_t mac[6];
+	uint8_t port;
+	uint8_t family;
+};
+
+struct worker {
+	/* hot */
+	struct backend *be;
+	struct pipe_worker *pipe;
+	uint32_t queue;
+	atomic_int stop;
+	struct worker_port_stats port[PIPE_MAX_PORTS];
+	struct pipe_pkt pkts[PIPE_BURST];
+	uint64_t handle[PIPE_BURST];
+	struct pipe_pkt *out[PIPE_MAX_PORTS][PIPE_BURST];
+	uint64_t out_handle[PIPE_MAX_PORTS][PIPE_BURST];
+	uint32_t nout[PIPE_MAX_PORTS];
+	uint64_t drop_handle[PIPE_MAX_PORTS][PIPE_BURST];
+	uint32_t ndrop[PIPE_MAX_PORTS];
+	/* Next-hop updates: the main thread writes entries and then head
+	 * (release), the worker reads them up to head and then moves tail.
+	 * pipe_neigh_set writes the worker's own table, so only the worker
+	 * may call it once the thread runs; this ring is how it is asked to,
+	 * drained once per loop, without locks or pausing the worker. */
+	_Alignas(64) atomic_uint neigh_head;
+	_Alignas(64) atomic_uint neigh_tail;
+	struct worker_neigh_cmd neigh[WORKER_NEIGH_RING];
+	/* cold */
+	pthread_t thread;
+};
+
+void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pipe_worker *pipe);
+
+/* Run bursts until stopped or the backend has no more input. */
+void worker_run(struct worker *w);
+/* worker_run on a thread of its own. 0 or an errno. */
+int worker_start(struct worker *w);
+/* Ask the thread to stop and join it (at most one idle timeout). */
+void worker_stop(struct worker *w);
+
+/* Main thread: queue a next-hop update for the worker. 0, or -1 when the
+ * ring is full (the caller retries on its next refresh). */
+int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
+		      const uint8_t mac[6]);
+
+#endif
