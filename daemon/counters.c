@@ -94,6 +94,9 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		for (unsigned r = 0; r < PKT_REASON_COUNT; r++)
 			sum.parse_reason[r] += st->parse_reason[r];
 		sum.replies += st->replies;
+		sum.flows_hit += st->flows_hit;
+		sum.related += st->related;
+		sum.nat_rewrites += st->nat_rewrites;
 		for (uint32_t p = 0; p < src->nports; p++)
 			tx_full += src->workers[k]->port[p].tx_full;
 	}
@@ -113,6 +116,9 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		fprintf(out, "malformed %s %llu\n", pkt_reason_name(r),
 			(unsigned long long)sum.parse_reason[r]);
 	fprintf(out, "replies %llu\n", (unsigned long long)sum.replies);
+	fprintf(out, "flows-hit %llu\n", (unsigned long long)sum.flows_hit);
+	fprintf(out, "related %llu\n", (unsigned long long)sum.related);
+	fprintf(out, "nat-rewrites %llu\n", (unsigned long long)sum.nat_rewrites);
 	fprintf(out, "end runtime\n");
 	fflush(out);
 }
