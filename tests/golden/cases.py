@@ -1,0 +1,266 @@
+# Golden cases for rampartd --backend pcap: each is one policy and one
+# scapy function returning the frames received on each interface. Adding
+# a case = one @case function (+ its policy); then run
+#   tests/golden/golden.py --build build --regen CASE
+# and check the new expected/CASE/ files before committing them.
+from scapy.all import (ARP, Dot1Q, Ether, ICMP, IP, IPv6, IPv6ExtHdrDestOpt,
+                       IPv6ExtHdrHopByHop, ICMPv6EchoRequest, Raw, TCP, UDP)
+
+CASES = {}
+
+CLI_MAC = "02:00:00:00:00:0a"
+SRV_MAC = "02:00:00:00:00:0b"
+GW_MAC = "02:00:00:00:00:0c"
+LAN_MAC = "02:00:00:00:01:01"
+WAN_MAC = "02:00:00:00:02:01"
+
+
+def case(name, policy, ifaces=("lan0", "wan0"), mode="bridge", options=()):
+    """Register fn() -> {ifname: [frames]} as golden case `name`."""
+    def reg(fn):
+        CASES[name] = dict(name=name, policy=policy, ifaces=list(ifaces),
+                           mode=mode, options=list(options), frames=fn)
+        return fn
+    return reg
+
+
+def c2s():
+    return Ether(src=CLI_MAC, dst=SRV_MAC)
+
+
+def s2c():
+    return Ether(src=SRV_MAC, dst=CLI_MAC)
+
+
+PAYLOAD = Raw(b"rampart golden payload")
+
+# ---- bridge mode -------------------------------------------------------
+
+BRIDGE_POLICY = """\
+version: 1
+networks:
+  clients: [10.1.0.0/24, "fd00:1::/64"]
+rules:
+  - name: web-in
+    proto: tcp
+    from: {network: clients}
+    to: {port: 80}
+    action: accept
+  - name: web-out
+    proto: tcp
+    from: {port: 80}
+    to: {network: clients}
+    action: accept
+  - name: no-udp-9000
+    proto: udp
+    to: {port: 9000}
+    action: drop
+  - name: no-telnet
+    proto: tcp
+    to: {port: 23}
+    action: reject
+  - name: no-discard
+    proto: udp
+    to: {port: 9}
+    action: reject
+  - name: no-ping6
+    proto: icmpv6
+    action: reject
+defaults: {action: drop, stateful: false}
+"""
+
+
+@case("bridge_rules", BRIDGE_POLICY)
+def bridge_rules():
+    c, s = "10.1.0.2", "10.1.0.3"
+    return {
+        "lan0": [
+            c2s() / IP(src=c, dst=s) / TCP(sport=40000, dport=80, flags="S", seq=1000),
+            c2s() / IP(src=c, dst=s) / UDP(sport=40001, dport=9000) / PAYLOAD,
+            c2s() / IP(src=c, dst=s) / ICMP(id=7, seq=1) / PAYLOAD,      # default drop
+            Ether(src=CLI_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc=c, pdst=s, hwsrc=CLI_MAC),
+            c2s() / IPv6(src="fd00:1::2", dst="fd00:1::3") / TCP(sport=40002, dport=80, flags="S"),
+        ],
+        "wan0": [
+            s2c() / IP(src=s, dst=c) / TCP(sport=80, dport=40000, flags="SA", seq=5000, ack=1001),
+            s2c() / IP(src=s, dst=c) / TCP(sport=8080, dport=40000, flags="SA"),  # default drop
+        ],
+    }
+
+
+@case("bridge_reject", BRIDGE_POLICY)
+def bridge_reject():
+    c, s = "10.1.0.2", "10.1.0.3"
+    return {
+        "lan0": [
+            # SYN to telnet: RST|ACK from the server's address
+            c2s() / IP(src=c, dst=s) / TCP(sport=40010, dport=23, flags="S", seq=77),
+            # ACK segment to telnet: RST with seq = its ack
+            c2s() / IP(src=c, dst=s) / TCP(sport=40011, dport=23, flags="A", seq=5, ack=99),
+            # a RST is never answered
+            c2s() / IP(src=c, dst=s) / TCP(sport=40012, dport=23, flags="R", seq=5),
+            # UDP to discard: ICMP 3/13 quoting the datagram
+            c2s() / IP(src=c, dst=s) / UDP(sport=40013, dport=9) / PAYLOAD,
+            # ICMPv6 echo: ICMPv6 1/1
+            c2s() / IPv6(src="fd00:1::2", dst="fd00:1::3") / ICMPv6EchoRequest(id=1, seq=1) / PAYLOAD,
+            # IPv6 TCP to telnet: RST
+            c2s() / IPv6(src="fd00:1::2", dst="fd00:1::3") / TCP(sport=40014, dport=23, flags="S", seq=9),
+        ],
+        "wan0": [],
+    }
+
+
+@case("bridge_ipv6_ext", BRIDGE_POLICY)
+def bridge_ipv6_ext():
+    c, s = "fd00:1::2", "fd00:1::3"
+    return {
+        "lan0": [
+            # extension headers before TCP: the ports are still found
+            c2s() / IPv6(src=c, dst=s) / IPv6ExtHdrHopByHop() / TCP(sport=40020, dport=80, flags="S"),
+            c2s() / IPv6(src=c, dst=s) / IPv6ExtHdrHopByHop() / IPv6ExtHdrDestOpt()
+            / TCP(sport=40021, dport=80, flags="S"),
+            c2s() / IPv6(src=c, dst=s) / IPv6ExtHdrDestOpt() / UDP(sport=40022, dport=9000) / PAYLOAD,
+        ],
+        "wan0": [
+            s2c() / IPv6(src=s, dst=c) / TCP(sport=80, dport=40020, flags="SA") / PAYLOAD,
+        ],
+    }
+
+
+@case("bridge_fragments", BRIDGE_POLICY)
+def bridge_fragments():
+    c, s = "10.1.0.2", "10.1.0.3"
+    whole = IP(src=c, dst=s, id=4242) / TCP(sport=40030, dport=80, flags="PA") / Raw(b"x" * 64)
+    raw = bytes(whole)
+    first = IP(src=c, dst=s, id=4242, flags="MF", frag=0, proto=6) / Raw(raw[20:20 + 40])
+    rest = IP(src=c, dst=s, id=4242, flags=0, frag=5, proto=6) / Raw(raw[20 + 40:])
+    return {
+        # the first fragment carries the ports; a non-first one does not
+        # and (stateless) meets only rules without ports
+        "lan0": [c2s() / first, c2s() / rest],
+        "wan0": [],
+    }
+
+
+@case("bridge_vlan", BRIDGE_POLICY)
+def bridge_vlan():
+    c, s = "10.1.0.2", "10.1.0.3"
+    return {
+        "lan0": [
+            c2s() / Dot1Q(vlan=100) / IP(src=c, dst=s) / TCP(sport=40040, dport=80, flags="S"),
+            Ether(src=CLI_MAC, dst=SRV_MAC, type=0x88A8) / Dot1Q(vlan=10) / Dot1Q(vlan=20)
+            / IP(src=c, dst=s) / TCP(sport=40041, dport=80, flags="S"),
+            c2s() / Dot1Q(vlan=100) / IP(src=c, dst=s) / UDP(sport=40042, dport=9000) / PAYLOAD,
+            c2s() / Dot1Q(vlan=100) / IP(src=c, dst=s) / TCP(sport=40043, dport=23, flags="S"),
+        ],
+        "wan0": [],
+    }
+
+
+def _bytes_frame(b):
+    return Ether(b)
+
+
+@case("bridge_malformed", BRIDGE_POLICY)
+def bridge_malformed():
+    c, s = "10.1.0.2", "10.1.0.3"
+    good = bytes(c2s() / IP(src=c, dst=s) / TCP(sport=40050, dport=80, flags="S"))
+    bad_ihl = bytearray(good)
+    bad_ihl[14] = 0x43                     # IHL 3: shorter than an IPv4 header
+    v6 = bytes(c2s() / IPv6(src="fd00:1::2", dst="fd00:1::3", nh=0)
+               / IPv6ExtHdrHopByHop(nh=60) / IPv6ExtHdrDestOpt(nh=6))
+    bad_ext = v6[:14 + 40 + 8 + 4]         # chain cut inside the second header
+    return {
+        "lan0": [
+            _bytes_frame(good[:14 + 12]),   # truncated IPv4 header
+            _bytes_frame(bytes(bad_ihl)),
+            _bytes_frame(bad_ext),
+            _bytes_frame(good[:14 + 20 + 6]),  # TCP header cut short
+            _bytes_frame(good),             # and one good frame after them
+        ],
+        "wan0": [],
+    }
+
+
+# ---- router mode -------------------------------------------------------
+
+ROUTER_POLICY = """\
+version: 1
+zones:
+  inside: [lan0]
+  outside: [wan0]
+rules:
+  - name: no-telnet
+    proto: tcp
+    to: {port: 23}
+    action: reject
+  - name: out
+    from: {zone: inside}
+    to: {zone: outside}
+    action: accept
+  - name: web-replies
+    proto: tcp
+    from: {zone: outside, port: 80}
+    to: {zone: inside}
+    action: accept
+defaults: {action: drop, stateful: false}
+routes:
+  - {prefix: 10.1.0.0/24, interface: lan0}
+  - {prefix: 10.2.0.0/24, interface: wan0}
+  - {prefix: 10.3.0.0/16, via: 10.2.0.254, interface: wan0}
+  - {prefix: "fd00:1::/64", interface: lan0}
+  - {prefix: "fd00:2::/64", interface: wan0}
+"""
+
+ROUTER_OPTIONS = [
+    "--port-addr", "lan0=%s,10.1.0.1,fd00:1::1" % LAN_MAC,
+    "--port-addr", "wan0=%s,10.2.0.1,fd00:2::1" % WAN_MAC,
+    "--neighbor", "lan0=10.1.0.2=%s" % CLI_MAC,
+    "--neighbor", "lan0=fd00:1::2=%s" % CLI_MAC,
+    "--neighbor", "wan0=10.2.0.2=%s" % SRV_MAC,
+    "--neighbor", "wan0=fd00:2::2=%s" % SRV_MAC,
+    "--neighbor", "wan0=10.2.0.254=%s" % GW_MAC,
+]
+
+
+def to_lan():
+    return Ether(src=CLI_MAC, dst=LAN_MAC)
+
+
+def to_wan():
+    return Ether(src=SRV_MAC, dst=WAN_MAC)
+
+
+@case("router_forward", ROUTER_POLICY, mode="router", options=ROUTER_OPTIONS)
+def router_forward():
+    c, s = "10.1.0.2", "10.2.0.2"
+    return {
+        "lan0": [
+            to_lan() / IP(src=c, dst=s, ttl=64) / TCP(sport=40100, dport=80, flags="S"),
+            to_lan() / IP(src=c, dst="10.3.7.7", ttl=10) / UDP(sport=40101, dport=4000) / PAYLOAD,
+            to_lan() / IPv6(src="fd00:1::2", dst="fd00:2::2", hlim=64) / TCP(sport=40102, dport=80, flags="S"),
+            to_lan() / IP(src=c, dst="10.2.0.9") / ICMP(id=1, seq=1),   # no neighbour
+            to_lan() / IP(src=c, dst="10.9.9.9") / ICMP(id=1, seq=2),   # no route
+            Ether(src=CLI_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc=c, pdst="10.1.0.1"),  # the kernel's
+            to_lan() / IP(src=c, dst=s) / TCP(sport=40103, dport=23, flags="S", seq=3),  # reject
+        ],
+        "wan0": [
+            to_wan() / IP(src=s, dst=c, ttl=64) / TCP(sport=80, dport=40100, flags="SA"),
+            to_wan() / IP(src=s, dst=c) / TCP(sport=22, dport=40100, flags="SA"),  # default drop
+        ],
+    }
+
+
+@case("router_ttl", ROUTER_POLICY, mode="router", options=ROUTER_OPTIONS)
+def router_ttl():
+    c, s = "10.1.0.2", "10.2.0.2"
+    return {
+        "lan0": [
+            # expired here: time-exceeded from lan0's address
+            to_lan() / IP(src=c, dst=s, ttl=1) / UDP(sport=40110, dport=33434) / PAYLOAD,
+            to_lan() / IPv6(src="fd00:1::2", dst="fd00:2::2", hlim=1) / UDP(sport=40111, dport=33434) / PAYLOAD,
+            # TTL 2 leaves with 1
+            to_lan() / IP(src=c, dst=s, ttl=2) / UDP(sport=40112, dport=33434) / PAYLOAD,
+        ],
+        "wan0": [],
+    }
