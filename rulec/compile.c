@@ -11,6 +11,7 @@
 
 #include "cls_hs.h"
 #include "expand.h"
+#include "lint.h"
 
 /* cls_hs_sections fills this many sections (3 in format 1.1). */
 #ifndef CLS_HS_SECTIONS
@@ -319,9 +320,12 @@ unsigned rulec_compile_opts(const char *path, FILE *diag, const struct rulec_opt
 		compile_rules(&pol, &o);
 		compile_nat(&pol, &o);
 		compile_objects(&pol, &o);
-		/* Analysers that warn about rules (shadowing, redundancy) run
-		 * here, on the expanded entries, and report with
-		 * diag_warn_at_rule(&pol, rule, ...). */
+		/* Rules never reached, redundant or impossible: warnings
+		 * from the expanded entries (only when they compiled). */
+		if (d.errors == 0 &&
+		    lint_rules(&pol, o.acl.v, (uint32_t)o.acl.n, o.rules.v,
+			       (uint32_t)o.rules.n - 1, o.x.strings.v) < 0)
+			diag_error(&d, 0, 0, "out of memory analysing the rules");
 	}
 	if (d.errors == 0) {
 		*buf = build_artifact(&pol, &o, len);

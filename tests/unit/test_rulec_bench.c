@@ -235,7 +235,18 @@ static void check_set(const char *name)
 	n = convert(in, yaml, &rules);
 	assert_true(n > 500);
 	t0 = now();
-	assert_int_equal(rulec_compile(yaml, stderr, &buf, &len), 0);
+	{	/* ClassBench sets are full of shadowed and redundant rules:
+		 * count the warnings instead of printing thousands */
+		FILE *quiet = fopen("/dev/null", "w");
+		unsigned warnings = 0;
+		struct rulec_opts opts = {.warnings = &warnings};
+
+		assert_non_null(quiet);
+		if (rulec_compile_opts(yaml, quiet, &opts, &buf, &len) != 0)
+			assert_int_equal(rulec_compile(yaml, stderr, &buf, &len), 0);
+		fclose(quiet);
+		printf("%s: %u rule warnings (shadowed or redundant rules)\n", name, warnings);
+	}
 	t1 = now();
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
 	assert_int_equal(v.policy->rule_count, n);

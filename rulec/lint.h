@@ -1,0 +1,15 @@
+/* Rule warnings (shadowed, redundant, never matching) for rulec. */
+#ifndef RULEC_LINT_H
+#define RULEC_LINT_H
+
+#include <stdint.h>
+#include "artifact.h"
+#include "policy.h"
+
+/* Warn (at each rule's position) about rules[1..rule_count] over their
+ * compiled entries. Returns the number of rules the analysis gave up on
+ * (too costly to decide), or -1 when memory ran out. */
+int lint_rules(struct policy *pol, const struct rfw_acl_entry *acl, uint32_t count,
+	       const struct rfw_rule *rules, uint32_t rule_count, const char *strings);
+
+#endif

@@ -1,0 +1,121 @@
+/* rulec's rule warnings, end to end from YAML: a rule shadowed by the
+ * union of two earlier rules (both named), a rule redundant with a later
+ * rule of the same action, what is deliberately not warned about (an
+ * explicit drop before the default drop, partial overlap), and --strict
+ * turning the warnings into errors with nothing produced. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rulec.h"
+
+static const char policy[] =
+	"version: 1\n"
+	"rules:\n"
+	"  - name: low-ports\n"			/* 1 */
+	"    proto: tcp\n"
+	"    to: {port: 1-1023}\n"
+	"    action: accept\n"
+	"  - name: high-ports\n"		/* 2 */
+	"    proto: tcp\n"
+	"    to: {port: 1024-65535}\n"
+	"    action: accept\n"
+	"  - name: any-tcp\n"			/* 3: shadowed by 1 + 2 ... */
+	"    proto: tcp\n"
+	"    to: {port: 1-65535}\n"
+	"    action: drop\n"
+	"  - name: dns-a\n"			/* 4: redundant with 5 */
+	"    proto: udp\n"
+	"    to: {network: 10.0.0.53, port: 53}\n"
+	"    action: accept\n"
+	"  - name: dns-net\n"			/* 5 */
+	"    proto: udp\n"
+	"    to: {network: 10.0.0.0/24, port: 53}\n"
+	"    action: accept\n"
+	"  - name: web-partial\n"		/* 6: overlaps 5 only in part */
+	"    proto: udp\n"
+	"    to: {network: 10.0.0.0/23}\n"
+	"    action: drop\n"
+	"  - name: explicit-drop\n"		/* 7: same as the default: fine */
+	"    proto: udp\n"
+	"    to: {port: 9}\n"
+	"    action: drop\n"
+	"defaults: {action: drop}\n";
+
+/* Compile text, return the diagnostics (malloc'ed) and the error count. */
+static char *compile(const char *text, int strict, unsigned *errors, unsigned *warnings,
+		     void **buf)
+{
+	char path[] = "/tmp/rampart-test-lint-XXXXXX";
+	int fd = mkstemp(path);
+	char *out = NULL;
+	size_t outlen = 0, len;
+	FILE *diag = open_memstream(&out, &outlen);
+	struct rulec_opts opts = {.strict = strict, .warnings = warnings};
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	*errors = rulec_compile_opts(path, diag, &opts, buf, &len);
+	fclose(diag);
+	unlink(path);
+	/* file names differ per run: keep what follows the first ':' */
+	{
+		char *clean = calloc(1, outlen + 1), *w = clean;
+
+		for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+			char *colon = strchr(line, ':');
+
+			w += sprintf(w, "%s\n", colon ? colon + 1 : line);
+		}
+		free(out);
+		return clean;
+	}
+}
+
+static void test_warnings(void **state)
+{
+	unsigned errors, warnings = 0;
+	void *buf = NULL;
+	char *d = compile(policy, 0, &errors, &warnings, &buf);
+	(void)state;
+
+	assert_int_equal(errors, 0);
+	assert_non_null(buf);
+	assert_string_equal(d,
+		"11:5: warning: rule 'any-tcp' is never reached: every packet it matches is "
+		"matched first by rules 'low-ports' and 'high-ports'; remove it or move it above them\n"
+		"15:5: warning: rule 'dns-a' is redundant: without it its packets get the same "
+		"action from rule 'dns-net'; remove it (judged one rule at a time)\n");
+	assert_int_equal(warnings, 2);
+	free(d);
+	free(buf);
+}
+
+static void test_strict(void **state)
+{
+	unsigned errors, warnings = 0;
+	void *buf = (void *)1;
+	char *d = compile(policy, 1, &errors, &warnings, &buf);
+	(void)state;
+
+	assert_int_equal(errors, 2);
+	assert_null(buf);
+	assert_non_null(strstr(d, "11:5: error: rule 'any-tcp' is never reached"));
+	free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_warnings),
+		cmocka_unit_test(test_strict),
+	};
+	return cmocka_run_group_tests_name("lint", tests, NULL, NULL);
+}
