@@ -23,12 +23,19 @@ def write_inputs(case, d):
     from scapy.all import wrpcap
     frames = case["frames"]()
     paths = {}
+    # Every frame its own millisecond, the interfaces taking turns (the
+    # first frame of each, then the second of each, ...), so that the
+    # replay has to merge the inputs.
+    longest = max([len(v) for v in frames.values()] + [0])
     t = 0
+    for i in range(longest):
+        for ifname in case["ifaces"]:
+            pkts = frames.get(ifname, [])
+            if i < len(pkts):
+                t += 1
+                pkts[i].time = T0 + t / 1000
     for ifname in case["ifaces"]:
         pkts = frames.get(ifname, [])
-        for p in pkts:      # every frame its own millisecond, in case order
-            t += 1
-            p.time = T0 + t / 1000
         if pkts:
             paths[ifname] = os.path.join(d, "in-%s.pcap" % ifname)
             wrpcap(paths[ifname], pkts)
