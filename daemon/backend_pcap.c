@@ -147,7 +147,11 @@ int backend_pcap_add_input(struct backend_pcap *b, uint32_t port, const char *pa
 	in = &b->in[b->nin];
 	in->pc = pcap_open_offline(path, why);
 	if (!in->pc) {
-		snprintf(err, errlen, "%s: %s", path, why);
+		/* libpcap names the file itself in some messages, not in others */
+		if (!strncmp(why, path, strlen(path)))
+			snprintf(err, errlen, "%s", why);
+		else
+			snprintf(err, errlen, "%s: %s", path, why);
 		return -1;
 	}
 	b->nin++;
@@ -171,7 +175,12 @@ int backend_pcap_set_output(struct backend_pcap *b, uint32_t port, const char *p
 	}
 	b->out[port] = pcap_dump_open(b->dead[port], path);
 	if (!b->out[port]) {
-		snprintf(err, errlen, "%s: %s", path, pcap_geterr(b->dead[port]));
+		const char *why = pcap_geterr(b->dead[port]);
+
+		if (!strncmp(why, path, strlen(path)))
+			snprintf(err, errlen, "%s", why);
+		else
+			snprintf(err, errlen, "%s: %s", path, why);
 		return -1;
 	}
 	return 0;

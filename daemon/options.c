@@ -348,7 +348,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		return EXIT_USAGE;
 	}
 	if (options_check(o, mode_set)) {
-		usage(stderr);
+		fprintf(stderr, "rampartd: see rampartd --help\n");
 		return EXIT_USAGE;
 	}
 	if (!o->xdp_object)
