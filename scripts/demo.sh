@@ -47,6 +47,10 @@ try "UDP to 10.10.0.2:9000 (rule no-udp-9000)" \
 
 say "counters (kill -USR1 rampartd)"
 lab_counters "$LAB_TMP/counters.txt" && cat "$LAB_TMP/counters.txt"
+say "where the cycles went (the runtime block printed after the counters)"
+awk '/^rampart runtime$/ { buf = "" } { buf = buf $0 "\n" }
+     /^end runtime$/ { last = buf } END { printf "%s", last }' "$LAB_TMP/rampartd.out" |
+	grep -v ' 0$'
 
 say "stopping rampartd (SIGTERM) and removing the lab"
 kill -TERM "$RAMPARTD_PID"
