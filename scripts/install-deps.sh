@@ -8,6 +8,7 @@ PACKAGES=(
   clang llvm libbpf-dev libxdp-dev bpftool xdp-tools
   libyaml-dev libcmocka-dev libpcap-dev libmnl-dev
   iproute2 ethtool iputils-ping curl python3 procps kmod
+  python3-scapy python3-jsonschema python3-yaml tshark
 )
 
 missing=()

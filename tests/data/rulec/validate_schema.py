@@ -79,7 +79,8 @@ def main():
             for e in v.iter_errors(d):
                 print("%s: %s: %s" % (p, "/".join(map(str, e.path)), e.message))
                 bad += 1
-        how = "jsonschema %s" % jsonschema.__version__
+        from importlib.metadata import version
+        how = "jsonschema %s" % version("jsonschema")
     else:
         for p, d in docs:
             for e in errs(schema, schema, d, p):
