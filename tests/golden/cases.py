@@ -264,3 +264,110 @@ def router_ttl():
         ],
         "wan0": [],
     }
+
+
+# ---- stateful router with NAT --------------------------------------------
+
+NAT_POLICY = """\
+version: 1
+zones:
+  inside: [lan0]
+  outside: [wan0]
+rules:
+  - name: lan-out
+    from: {zone: inside}
+    to: {zone: outside}
+    action: accept
+  - name: web-server
+    proto: tcp
+    to: {network: 10.1.0.3, port: 80}
+    action: accept
+defaults: {action: drop}
+nat:
+  - name: web-forward
+    match: {from: {zone: outside}, to: {network: 10.2.0.1, service: tcp/8080}}
+    dnat: {to: 10.1.0.3, port: 80}
+  - name: masq
+    match: {from: {network: 10.1.0.0/24}, to: {zone: outside}}
+    snat: {to: masquerade, ports: 20000-20099}
+routes:
+  - {prefix: 10.1.0.0/24, interface: lan0}
+  - {prefix: 10.2.0.0/24, interface: wan0}
+  - {prefix: 10.3.0.0/16, via: 10.2.0.254, interface: wan0}
+"""
+
+SRV_IN_MAC = "02:00:00:00:00:0d"
+NAT_OPTIONS = ROUTER_OPTIONS + ["--neighbor", "lan0=10.1.0.3=%s" % SRV_IN_MAC]
+PUB = "10.2.0.1"        # wan0's address: the masquerade address
+FIRST_PORT = 20000      # the first port the pool hands out
+
+
+@case("nat_tcp_masquerade", NAT_POLICY, mode="router", options=NAT_OPTIONS)
+def nat_tcp_masquerade():
+    """A whole TCP connection from the LAN through masquerade: every
+    lan0 segment leaves from 10.2.0.1:20000, every reply comes back to
+    10.1.0.2:40000; then a stray segment to another public port."""
+    c, r = "10.1.0.2", "10.3.7.7"
+    out = lambda **kw: to_lan() / IP(src=c, dst=r) / TCP(sport=40000, dport=443, **kw)
+    back = lambda **kw: Ether(src=GW_MAC, dst=WAN_MAC) / IP(src=r, dst=PUB) / \
+        TCP(sport=443, dport=FIRST_PORT, **kw)
+    return {
+        "lan0": [
+            out(flags="S", seq=1000),
+            out(flags="A", seq=1001, ack=5001),
+            out(flags="PA", seq=1001, ack=5023) / PAYLOAD,
+            out(flags="FA", seq=1023, ack=5024),
+        ],
+        "wan0": [
+            back(flags="SA", seq=5000, ack=1001),
+            back(flags="PA", seq=5001, ack=1001) / PAYLOAD,
+            back(flags="FA", seq=5023, ack=1023),
+            back(flags="A", seq=5024, ack=1024),
+            Ether(src=GW_MAC, dst=WAN_MAC) / IP(src=r, dst=PUB) /
+            TCP(sport=443, dport=FIRST_PORT + 1, flags="A", seq=1, ack=1),  # no flow
+        ],
+    }
+
+
+@case("nat_dnat_port_forward", NAT_POLICY, ifaces=("wan0", "lan0"), mode="router",
+      options=NAT_OPTIONS)
+def nat_dnat_port_forward():
+    """10.3.9.9 connects to 10.2.0.1:8080; the server 10.1.0.3:80 gets it
+    and its answers leave as 10.2.0.1:8080."""
+    x, srv = "10.3.9.9", "10.1.0.3"
+    inb = lambda dport=8080, **kw: Ether(src=GW_MAC, dst=WAN_MAC) / IP(src=x, dst=PUB) / \
+        TCP(sport=5555, dport=dport, **kw)
+    ans = lambda **kw: Ether(src=SRV_IN_MAC, dst=LAN_MAC) / IP(src=srv, dst=x) / \
+        TCP(sport=80, dport=5555, **kw)
+    return {
+        "wan0": [
+            inb(flags="S", seq=70),
+            inb(flags="A", seq=71, ack=901),
+            inb(flags="S", seq=70, dport=8081),     # no DNAT, no rule: dropped
+        ],
+        "lan0": [
+            ans(flags="SA", seq=900, ack=71),
+            ans(flags="PA", seq=901, ack=71) / PAYLOAD,
+        ],
+    }
+
+
+@case("nat_icmp", NAT_POLICY, mode="router", options=NAT_OPTIONS)
+def nat_icmp():
+    """Ping through masquerade (the echo id is the translated "port"), and
+    a time-exceeded from a router on the way about a masqueraded UDP
+    packet: the client gets it with the quoted packet translated back."""
+    c, r, hop = "10.1.0.2", "10.3.7.7", "10.3.0.254"
+    udp_out = IP(src=PUB, dst=r, ttl=1) / UDP(sport=FIRST_PORT + 1, dport=33434) / PAYLOAD
+    return {
+        "lan0": [
+            to_lan() / IP(src=c, dst=r) / ICMP(id=0x4242, seq=1) / PAYLOAD,
+            to_lan() / IP(src=c, dst=r, ttl=9) / UDP(sport=41000, dport=33434) / PAYLOAD,
+        ],
+        "wan0": [
+            Ether(src=GW_MAC, dst=WAN_MAC) / IP(src=r, dst=PUB) /
+            ICMP(type=0, id=FIRST_PORT, seq=1) / PAYLOAD,
+            Ether(src=GW_MAC, dst=WAN_MAC) / IP(src=hop, dst=PUB) /
+            ICMP(type=11, code=0) / bytes(udp_out)[:28],
+        ],
+    }
