@@ -90,7 +90,7 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		return fail(err, errlen, "artifact classifier has too many nodes");
 	v->cls_nodes = (const void *)(b + s->offset);
 	v->cls_node_count = (uint32_t)s->count;
-	if (need(tab, n, RFW_SEC_CLS_LEAVES, sizeof(uint32_t), "classifier leaves",
+	if (need(tab, n, RFW_SEC_CLS_LEAVES, sizeof(struct rfw_cls_leaf), "classifier leaves",
 		 &s, err, errlen))
 		return -1;
 	if (s->count >= RFW_CLS_NONE)
@@ -148,9 +148,16 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 			return fail(err, errlen, "artifact classifier node %u is malformed", i);
 		}
 	}
-	for (uint32_t i = 0; i < v->cls_leaf_count; i++)
-		if (v->cls_leaves[i] >= v->acl_count)
+	/* The view keeps the leaves as a uint32_t pointer; they are records
+	 * (struct rfw_cls_leaf) since format 1.2. */
+	for (uint32_t i = 0; i < v->cls_leaf_count; i++) {
+		const struct rfw_cls_leaf *l = (const struct rfw_cls_leaf *)(const void *)v->cls_leaves + i;
+
+		if (l->entry >= v->acl_count)
 			return fail(err, errlen, "artifact classifier leaf entry %u is out of range", i);
+		if ((l->flags & ~RFW_CLS_LEAF_FLAGS_KNOWN) || l->reserved)
+			return fail(err, errlen, "artifact classifier leaf entry %u is malformed", i);
+	}
 	return 0;
 }
 

@@ -72,7 +72,8 @@ void cls_table_init(struct cls_table *t, const struct rfw_view *v)
 	if (v->cls_trees) {
 		t->hs = (struct cls_hs){
 			.nodes = v->cls_nodes,
-			.leaf_entries = v->cls_leaves,
+			/* records since format 1.2; the view types them as words */
+			.leaves = (const struct rfw_cls_leaf *)(const void *)v->cls_leaves,
 			.entries = v->acl,
 			.sets = t->sets,
 			.trees = *v->cls_trees,

@@ -19,20 +19,41 @@ static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_DIM_COUNT]
 	f[CLS_DIM_PROTO] = k->proto;
 }
 
+/* Does leaf record r admit the packet? All conditions folded into one
+ * word with no branch: leaf entries match unpredictably, and a branch
+ * per condition cost more in mispredictions than the work itself. */
+static inline int rec_admits(const struct rfw_cls_leaf *r, const uint32_t *f,
+			     uint32_t noports)
+{
+	uint32_t miss = ((f[CLS_DIM_SRC0] ^ r->src) & r->src_mask) |
+			((f[CLS_DIM_DST0] ^ r->dst) & r->dst_mask) |
+			((f[CLS_DIM_PROTO] ^ r->proto) & r->proto_mask) |
+			(r->flags & noports);
+
+	miss |= (uint32_t)(f[CLS_DIM_SPORT] - r->sport_lo) > (uint32_t)(r->sport_hi - r->sport_lo);
+	miss |= (uint32_t)(f[CLS_DIM_DPORT] - r->dport_lo) > (uint32_t)(r->dport_hi - r->dport_lo);
+	return miss == 0;
+}
+
 /* First entry of the leaf that matches, among those that could still
- * beat `best` (leaf entries are in rule order, so stop at the first that
+ * beat `best` (leaf records are in rule order, so stop at the first that
  * cannot). */
 static inline uint32_t leaf_match(const struct cls_hs *t, const struct rfw_cls_node *n,
-				  const struct pkt_key *k, uint32_t best)
+				  const struct pkt_key *k, const uint32_t *f, uint32_t best)
 {
-	const uint32_t *l = t->leaf_entries + n->left;
+	const struct rfw_cls_leaf *l = t->leaves + n->left;
+	uint32_t noports = k->has_ports ? 0 : RFW_CLS_LEAF_PORTS;
 
 	for (uint32_t i = 0; i < n->right; i++) {
-		const struct rfw_acl_entry *e = &t->entries[l[i]];
+		const struct rfw_cls_leaf *r = &l[i];
+		const struct rfw_acl_entry *e;
 
+		if (!rec_admits(r, f, noports))
+			continue;
+		e = &t->entries[r->entry];
 		if (e->rule >= best)
 			break;
-		if (cls_entry_matches_inline(&t->sets, e, k))
+		if (!(r->flags & RFW_CLS_LEAF_FULL) || cls_entry_matches_inline(&t->sets, e, k))
 			return e->rule;
 	}
 	return 0;
@@ -68,7 +89,7 @@ uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 
 		while (n->dim != CLS_HS_LEAF)
 			n = &t->nodes[hs_next(t, n, f)];
-		r = leaf_match(t, n, k, best);
+		r = leaf_match(t, n, k, f, best);
 		if (r && r < best)
 			best = r;
 	}
@@ -121,7 +142,7 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 				const struct rfw_cls_node *nd = &t->nodes[node[i]];
 
 				if (nd->dim == CLS_HS_LEAF) {
-					uint32_t r = leaf_match(t, nd, keys[i], best[i]);
+					uint32_t r = leaf_match(t, nd, keys[i], f[i], best[i]);
 
 					if (r && r < best[i])
 						best[i] = r;

@@ -35,7 +35,7 @@ struct builder {
 	struct box *boxes;		/* one per entry */
 	struct rfw_cls_node *nodes;
 	uint32_t node_count, node_cap;
-	uint32_t *leaves;
+	struct rfw_cls_leaf *leaves;
 	uint32_t leaf_count, leaf_cap;
 	uint32_t *children;		/* cut nodes' child indices */
 	uint32_t child_count, child_cap;
@@ -120,12 +120,40 @@ static uint32_t new_node(struct builder *b)
 	return b->node_count++;
 }
 
+/* The leaf record of entry i: word 0 of each address under its prefix
+ * mask, ports, protocol; anything it cannot express asks for the full
+ * entry (RFW_CLS_LEAF_FULL), and the record stays a necessary condition. */
+static struct rfw_cls_leaf leaf_record(const struct builder *b, uint32_t i)
+{
+	const struct rfw_acl_entry *e = &b->entries[i];
+	const struct box *x = &b->boxes[i];
+	struct rfw_cls_leaf l = {
+		.entry = i,
+		.src = x->d[CLS_DIM_SRC0].lo,
+		.src_mask = ~(x->d[CLS_DIM_SRC0].hi - x->d[CLS_DIM_SRC0].lo),
+		.dst = x->d[CLS_DIM_DST0].lo,
+		.dst_mask = ~(x->d[CLS_DIM_DST0].hi - x->d[CLS_DIM_DST0].lo),
+		.sport_lo = (uint16_t)x->d[CLS_DIM_SPORT].lo,
+		.sport_hi = (uint16_t)x->d[CLS_DIM_SPORT].hi,
+		.dport_lo = (uint16_t)x->d[CLS_DIM_DPORT].lo,
+		.dport_hi = (uint16_t)x->d[CLS_DIM_DPORT].hi,
+		.proto = e->proto,
+		.proto_mask = (e->flags & RFW_ACL_PROTO) ? 0xff : 0,
+	};
+
+	if (e->flags & RFW_ACL_PORTS)
+		l.flags |= RFW_CLS_LEAF_PORTS;
+	if (e->src_len > 32 || e->dst_len > 32 || (e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS)))
+		l.flags |= RFW_CLS_LEAF_FULL;
+	return l;
+}
+
 static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
 		      uint32_t n)
 {
 	if (b->leaf_count + n > b->leaf_cap) {
 		uint32_t cap = b->leaf_cap ? b->leaf_cap : 1024;
-		uint32_t *l;
+		struct rfw_cls_leaf *l;
 
 		while (cap < b->leaf_count + n)
 			cap *= 2;
@@ -137,8 +165,8 @@ static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
 		b->leaves = l;
 		b->leaf_cap = cap;
 	}
-	if (n)
-		memcpy(b->leaves + b->leaf_count, rules, n * sizeof(*rules));
+	for (uint32_t i = 0; i < n; i++)
+		b->leaves[b->leaf_count + i] = leaf_record(b, rules[i]);
 	b->nodes[node].dim = CLS_HS_LEAF;
 	b->nodes[node].left = b->leaf_count;
 	b->nodes[node].right = n;
@@ -542,12 +570,12 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 			}
 	}
 	out->nodes = b.nodes;
-	out->leaf_entries = b.leaves;
+	out->leaves = b.leaves;
 	out->children = b.children;
 	out->table.children = b.children;
 	out->table.child_count = b.child_count;
 	out->table.nodes = b.nodes;
-	out->table.leaf_entries = b.leaves;
+	out->table.leaves = b.leaves;
 	out->table.entries = entries;
 	out->table.node_count = b.node_count;
 	out->table.leaf_entry_count = b.leaf_count;
@@ -571,7 +599,7 @@ out:
 void cls_hs_free(struct cls_hs_built *b)
 {
 	free(b->nodes);
-	free(b->leaf_entries);
+	free(b->leaves);
 	free(b->children);
 	memset(b, 0, sizeof(*b));
 }
@@ -579,7 +607,7 @@ void cls_hs_free(struct cls_hs_built *b)
 size_t cls_hs_bytes(const struct cls_hs *t)
 {
 	return (size_t)t->node_count * sizeof(struct rfw_cls_node) +
-	       (size_t)t->leaf_entry_count * sizeof(uint32_t) +
+	       (size_t)t->leaf_entry_count * sizeof(struct rfw_cls_leaf) +
 	       (size_t)t->child_count * sizeof(uint32_t);
 }
 
@@ -592,9 +620,9 @@ void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[CLS
 	out[1] = (struct rfw_section_in){RFW_SEC_CLS_NODES, sizeof(struct rfw_cls_node),
 					 t->nodes, (uint64_t)t->node_count * sizeof(struct rfw_cls_node),
 					 t->node_count};
-	out[2] = (struct rfw_section_in){RFW_SEC_CLS_LEAVES, sizeof(uint32_t),
-					 t->leaf_entries,
-					 (uint64_t)t->leaf_entry_count * sizeof(uint32_t),
+	out[2] = (struct rfw_section_in){RFW_SEC_CLS_LEAVES, sizeof(struct rfw_cls_leaf),
+					 t->leaves,
+					 (uint64_t)t->leaf_entry_count * sizeof(struct rfw_cls_leaf),
 					 t->leaf_entry_count};
 	out[3] = (struct rfw_section_in){RFW_SEC_CLS_CHILDREN, sizeof(uint32_t), t->children,
 					 (uint64_t)t->child_count * sizeof(uint32_t),

@@ -11,7 +11,7 @@
 /* Bump MAJOR when a reader of the old version would misread the file;
  * MINOR when sections or fields are only appended. */
 #define RFW_VERSION_MAJOR 1
-#define RFW_VERSION_MINOR 1
+#define RFW_VERSION_MINOR 2
 #define RFW_ALIGN 64u
 #define RFW_MAX_SECTIONS 64u
 
@@ -43,7 +43,8 @@ enum rfw_section_type {
 	RFW_SEC_SOURCE = 5,	/* NUL-terminated name of the policy file */
 	RFW_SEC_CLS_TREES = 6,	/* one struct rfw_cls_trees */
 	RFW_SEC_CLS_NODES = 7,	/* struct rfw_cls_node[] */
-	RFW_SEC_CLS_LEAVES = 8,	/* uint32_t[]: ACL entry indices, per leaf in rule order */
+	RFW_SEC_CLS_LEAVES = 8,	/* struct rfw_cls_leaf[], per leaf in rule order (1.2;
+				 * uint32_t entry indices before) */
 	/* Sections below are written by rulec from version 1.1 of the format
 	 * (the whole POLICY.md language); a reader treats a missing one as
 	 * empty. */
@@ -291,6 +292,29 @@ struct rfw_cls_node {
 	uint32_t right;		/* split: node; leaf: entry count */
 };
 
+/* One entry of a leaf, compacted so the lookup checks it with a few
+ * branch-free operations instead of reading the 64-byte ACL entry: the
+ * 32-bit address word 0 under its prefix mask, the port ranges and the
+ * protocol. When the entry asks for more (a prefix longer than 32 bits,
+ * ICMP, TCP flags, state, interfaces, sets: RFW_CLS_LEAF_FULL) a match
+ * here is only a filter and the full entry decides. */
+enum rfw_cls_leaf_flags {
+	RFW_CLS_LEAF_PORTS = 1u << 0,	/* the packet must have ports */
+	RFW_CLS_LEAF_FULL = 1u << 1,	/* confirm with the ACL entry */
+};
+#define RFW_CLS_LEAF_FLAGS_KNOWN (RFW_CLS_LEAF_PORTS | RFW_CLS_LEAF_FULL)
+
+struct rfw_cls_leaf {
+	uint32_t entry;		/* index into RFW_SEC_ACL (first: hot and checked) */
+	uint32_t src, src_mask;	/* address word 0, host order, masked */
+	uint32_t dst, dst_mask;
+	uint16_t sport_lo, sport_hi;
+	uint16_t dport_lo, dport_hi;
+	uint8_t proto, proto_mask;
+	uint8_t flags;		/* enum rfw_cls_leaf_flags */
+	uint8_t reserved;	/* must be zero */
+};
+
 struct rfw_cls_tree {
 	uint32_t root;		/* node index, or RFW_CLS_NONE when empty */
 	uint32_t first_rule;	/* lowest rule number in the tree */
@@ -313,5 +337,6 @@ _Static_assert(sizeof(struct rfw_rule) == 16, "rfw_rule layout");
 _Static_assert(sizeof(struct rfw_acl_entry) == 64, "rfw_acl_entry layout");
 _Static_assert(sizeof(struct rfw_cls_node) == 16, "rfw_cls_node layout");
 _Static_assert(sizeof(struct rfw_cls_trees) == 64, "rfw_cls_trees layout");
+_Static_assert(sizeof(struct rfw_cls_leaf) == 32, "rfw_cls_leaf layout");
 
 #endif

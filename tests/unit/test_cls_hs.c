@@ -372,6 +372,15 @@ static void test_artifact_trees(void **s)
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "leaf entry"));
 	free(buf);
+
+	/* a leaf record with flags this reader does not know */
+	buf = pack(e, n, &built, &len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	((struct rfw_cls_leaf *)(uintptr_t)v.cls_leaves)[1].flags |= 0x80;
+	reseal(buf, len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "malformed"));
+	free(buf);
 	cls_hs_free(&built);
 	free(e);
 	free(r);
