@@ -193,6 +193,15 @@ int options_port(const struct rampartd_opts *o, const char *ifname)
 	return -1;
 }
 
+/* --opt IF=... must name one of the --interface options. */
+static int need_port(const struct rampartd_opts *o, const char *opt, const char *ifname)
+{
+	if (options_port(o, ifname) >= 0)
+		return 0;
+	fprintf(stderr, "rampartd: --%s %s: not an --interface\n", opt, ifname);
+	return -1;
+}
+
 /* Cross-option rules, once everything is read. */
 static int options_check(struct rampartd_opts *o, int mode_set)
 {
@@ -221,15 +230,11 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 		return -1;
 	}
 	for (uint32_t i = 0; i < o->npcap_in; i++)
-		if (options_port(o, o->pcap_in[i].ifname) < 0) {
-			fprintf(stderr, "rampartd: --pcap-in %s: not an --interface\n", o->pcap_in[i].ifname);
+		if (need_port(o, "pcap-in", o->pcap_in[i].ifname))
 			return -1;
-		}
 	for (uint32_t i = 0; i < o->npcap_out; i++) {
-		if (options_port(o, o->pcap_out[i].ifname) < 0) {
-			fprintf(stderr, "rampartd: --pcap-out %s: not an --interface\n", o->pcap_out[i].ifname);
+		if (need_port(o, "pcap-out", o->pcap_out[i].ifname))
 			return -1;
-		}
 		for (uint32_t j = 0; j < i; j++)
 			if (!strcmp(o->pcap_out[i].ifname, o->pcap_out[j].ifname)) {
 				fprintf(stderr, "rampartd: --pcap-out %s given twice\n", o->pcap_out[i].ifname);
@@ -255,15 +260,11 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 		return -1;
 	}
 	for (uint32_t i = 0; i < o->nport_addr; i++)
-		if (options_port(o, o->port_addr[i].ifname) < 0) {
-			fprintf(stderr, "rampartd: --port-addr %s: not an --interface\n", o->port_addr[i].ifname);
+		if (need_port(o, "port-addr", o->port_addr[i].ifname))
 			return -1;
-		}
 	for (uint32_t i = 0; i < o->nneigh; i++)
-		if (options_port(o, o->neigh[i].ifname) < 0) {
-			fprintf(stderr, "rampartd: --neighbor %s: not an --interface\n", o->neigh[i].ifname);
+		if (need_port(o, "neighbor", o->neigh[i].ifname))
 			return -1;
-		}
 	return 0;
 }
 

@@ -196,6 +196,25 @@ lab_rampartd_start() {
 		kill -0 "$RAMPARTD_PID"
 }
 
+# lab_rampartd_stop: SIGTERM rampartd ($RAMPARTD_PID, started with -v) and
+# check a clean stop: exit 0 within 10 s, final counters printed, every
+# UMEM frame of both ports accounted for, no XDP program left in fw.
+lab_rampartd_stop() {
+	local rc
+	kill -TERM "$RAMPARTD_PID"
+	if lab_wait_gone "$RAMPARTD_PID" 10; then
+		wait "$RAMPARTD_PID"; rc=$?
+		check_eq "rampartd exits 0 on SIGTERM" "$rc" 0
+	else
+		not_ok "rampartd exits within 10 s of SIGTERM"
+	fi
+	check "final counters printed at exit" lab_counter_blocks_over 1
+	check_eq "every UMEM frame accounted for at stop" \
+		"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" 2
+	check_not "XDP program detached from both ports" \
+		bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
+}
+
 # lab_counter_blocks: how many counter blocks rampartd has printed.
 lab_counter_blocks() {
 	grep -c '^end counters$' "$LAB_TMP/rampartd.out"

@@ -88,18 +88,7 @@ for r in web-in web-replies default; do
 done
 
 # --- clean stop ---
-kill -TERM "$RAMPARTD_PID"
-if lab_wait_gone "$RAMPARTD_PID" 10; then
-	wait "$RAMPARTD_PID"; rc=$?
-	check_eq "rampartd exits 0 on SIGTERM" "$rc" 0
-else
-	not_ok "rampartd exits within 10 s of SIGTERM"
-fi
-check "final counters printed at exit" lab_counter_blocks_over 1
-check_eq "every UMEM frame accounted for at stop" \
-	"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" 2
-check_not "XDP program detached from both ports" \
-	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
+lab_rampartd_stop
 
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2

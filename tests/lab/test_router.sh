@@ -152,17 +152,7 @@ check "runtime block shows the route stage and TTL expiries" \
 	bash -c "grep -q '^stage route [1-9]' '$LAB_TMP/rampartd.out' &&
 		 grep -q '^replies [3-9]' '$LAB_TMP/rampartd.out'"
 
-kill -TERM "$RAMPARTD_PID"
-if lab_wait_gone "$RAMPARTD_PID" 10; then
-	wait "$RAMPARTD_PID"; rc=$?
-	check_eq "rampartd exits 0 on SIGTERM" "$rc" 0
-else
-	not_ok "rampartd exits within 10 s of SIGTERM"
-fi
-check_eq "every UMEM frame accounted for at stop" \
-	"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" 2
-check_not "XDP program detached from both ports" \
-	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
+lab_rampartd_stop
 
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2
