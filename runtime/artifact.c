@@ -129,7 +129,10 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		const struct rfw_cls_node *node = &v->cls_nodes[i];
 
 		if (node->dim == RFW_CLS_LEAF) {
-			if ((uint64_t)node->left + node->right > v->cls_leaf_count)
+			/* the batch lookup steps leaves as splits (result unused):
+			 * a leaf marked as a cut would index the children */
+			if (node->kind != RFW_CLS_SPLIT ||
+			    (uint64_t)node->left + node->right > v->cls_leaf_count)
 				return fail(err, errlen, "artifact classifier leaf %u is out of range", i);
 		} else if (node->dim >= RFW_CLS_DIMS || node->kind > RFW_CLS_CUT) {
 			return fail(err, errlen, "artifact classifier node %u is malformed", i);

@@ -1,5 +1,7 @@
 /* HyperSplit lookup (packet side of cls_hs): walk the family's tree with
  * one compare per level, then check the leaf's few entries in rule order. */
+#include <string.h>
+
 #include "cls_hs.h"
 #include "cls.h"
 
@@ -8,7 +10,14 @@ static inline uint32_t be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_DIM_COUNT])
+/* Field vectors are padded to 16 words, so a leaf's dim (0xff) masked
+ * with CLS_HS_DIM_MASK still reads inside one: the batch walk steps
+ * leaves too, without a branch, and discards the result. */
+#define CLS_HS_FIELDS 16
+#define CLS_HS_DIM_MASK (CLS_HS_FIELDS - 1)
+_Static_assert(CLS_DIM_COUNT <= CLS_HS_FIELDS, "fields fit the padded vector");
+
+static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_HS_FIELDS])
 {
 	for (unsigned w = 0; w < 4; w++) {
 		f[CLS_DIM_SRC0 + w] = be32(k->src + 4 * w);
@@ -17,6 +26,8 @@ static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_DIM_COUNT]
 	f[CLS_DIM_SPORT] = k->sport;
 	f[CLS_DIM_DPORT] = k->dport;
 	f[CLS_DIM_PROTO] = k->proto;
+	for (unsigned d = CLS_DIM_COUNT; d < CLS_HS_FIELDS; d++)
+		f[d] = 0;
 }
 
 /* Does leaf record r admit the packet? All conditions folded into one
@@ -60,23 +71,26 @@ static inline uint32_t leaf_match(const struct cls_hs *t, const struct rfw_cls_n
 }
 
 /* One step down: a split compares, a cut indexes its children. The clamp
- * keeps even a wrong field value inside the node's children. */
+ * keeps even a wrong field value inside the node's children. The split's
+ * choice is a select, not a branch: which way a packet goes is as good as
+ * random, so a branch there mispredicted about half the time. */
 static inline uint32_t hs_next(const struct cls_hs *t, const struct rfw_cls_node *nd,
 			       const uint32_t *f)
 {
-	uint32_t v = f[nd->dim];
+	uint32_t v = f[nd->dim & CLS_HS_DIM_MASK];
+	uint32_t right = -(uint32_t)(v > nd->threshold);
 
 	if (nd->kind == RFW_CLS_CUT) {
 		uint32_t idx = (v - nd->threshold) >> nd->shift;
 
 		return t->children[nd->left + (idx > nd->cut_max ? nd->cut_max : idx)];
 	}
-	return v <= nd->threshold ? nd->left : nd->right;
+	return nd->left ^ ((nd->left ^ nd->right) & right);
 }
 
 uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 {
-	uint32_t f[CLS_DIM_COUNT], best = CLS_HS_NONE;
+	uint32_t f[CLS_HS_FIELDS], best = CLS_HS_NONE;
 	const struct rfw_cls_tree *trees;
 
 	if (k->family != 4 && k->family != 6)
@@ -98,7 +112,11 @@ uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 
 /* The batch walks every packet of the burst one tree level at a time and
  * prefetches each packet's next node: a single walk is a chain of
- * dependent loads, a burst keeps many of them in flight (VPP-style). */
+ * dependent loads, a burst keeps many of them in flight (VPP-style).
+ * A packet that reaches its leaf stays there (the step is a select) and
+ * leaves the active list by not advancing its count, so the walk has no
+ * per-packet branch; its leaf records are prefetched and checked after
+ * the whole burst has walked the tree. */
 #define HS_BURST 64
 
 void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *keys,
@@ -111,8 +129,8 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 		n -= HS_BURST;
 	}
 
-	uint32_t f[HS_BURST][CLS_DIM_COUNT], best[HS_BURST], node[HS_BURST];
-	uint8_t fam[HS_BURST], active[HS_BURST];
+	uint32_t f[HS_BURST][CLS_HS_FIELDS], best[HS_BURST], node[HS_BURST];
+	uint8_t fam[HS_BURST], active[HS_BURST], walked[HS_BURST];
 
 	for (uint32_t i = 0; i < n; i++) {
 		best[i] = CLS_HS_NONE;
@@ -123,36 +141,42 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 			best[i] = 0;	/* non-IP: the default rule, no walk */
 	}
 	for (unsigned p = 0; p < CLS_HS_PARTS; p++) {
-		uint32_t m = 0;
+		uint32_t m = 0, w;
 
 		for (uint32_t i = 0; i < n; i++) {
 			const struct rfw_cls_tree *tr = &t->trees.tree[fam[i]][p];
 
-			if (best[i] && tr->first_rule < best[i]) {
-				node[i] = tr->root;
-				__builtin_prefetch(&t->nodes[node[i]]);
-				active[m++] = (uint8_t)i;
-			}
+			node[i] = tr->root;
+			__builtin_prefetch(&t->nodes[tr->root]);
+			active[m] = (uint8_t)i;
+			m += best[i] && tr->first_rule < best[i];
 		}
+		memcpy(walked, active, m);
+		w = m;
 		while (m) {
 			uint32_t still = 0;
 
 			for (uint32_t j = 0; j < m; j++) {
-				uint32_t i = active[j];
+				uint32_t i = active[j], next;
 				const struct rfw_cls_node *nd = &t->nodes[node[i]];
+				uint32_t leaf = nd->dim == CLS_HS_LEAF;
 
-				if (nd->dim == CLS_HS_LEAF) {
-					uint32_t r = leaf_match(t, nd, keys[i], f[i], best[i]);
-
-					if (r && r < best[i])
-						best[i] = r;
-					continue;
-				}
-				node[i] = hs_next(t, nd, f[i]);
-				__builtin_prefetch(&t->nodes[node[i]]);
-				active[still++] = (uint8_t)i;
+				next = hs_next(t, nd, f[i]);
+				next = leaf ? node[i] : next;
+				node[i] = next;
+				__builtin_prefetch(leaf ? (const void *)&t->leaves[nd->left]
+							: (const void *)&t->nodes[next]);
+				active[still] = (uint8_t)i;
+				still += !leaf;
 			}
 			m = still;
+		}
+		for (uint32_t j = 0; j < w; j++) {
+			uint32_t i = walked[j];
+			uint32_t r = leaf_match(t, &t->nodes[node[i]], keys[i], f[i], best[i]);
+
+			if (r && r < best[i])
+				best[i] = r;
 		}
 	}
 	for (uint32_t i = 0; i < n; i++)
