@@ -358,7 +358,7 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 		return fail(err, errlen,
 			    "artifact format version %u.%u, this build reads %u.x: recompile the policy with this rulec",
 			    h->version_major, h->version_minor, RFW_VERSION_MAJOR);
-	if (h->header_size < sizeof(*h) || h->header_size > len)
+	if (h->header_size < sizeof(*h) || h->header_size > len || h->header_size % 8)
 		return fail(err, errlen, "artifact header size %u is invalid", h->header_size);
 	if (h->file_size != len)
 		return fail(err, errlen, "artifact is %zu bytes but its header says %llu (truncated?)",

@@ -135,6 +135,11 @@ static void test_refuses_damage(void **state)
 	expect_refused(buf, len, "version");
 	h->version_major = RFW_VERSION_MAJOR;
 
+	h->header_size += 4;		/* section table would be misaligned */
+	reseal(buf, len);
+	expect_refused(buf, len, "header size");
+	h->header_size -= 4;
+
 	h->features |= 1ull << 40;
 	reseal(buf, len);
 	expect_refused(buf, len, "features");
