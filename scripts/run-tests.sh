@@ -37,5 +37,18 @@ for flavour in release asan; do
   count "$log/lab-$flavour"
 done
 
+# Fuzzing (libFuzzer, clang, ASan+UBSan): a bounded run of every target
+# on its seed corpus; RAMPART_FUZZ_SECONDS per target (default 40).
+echo "=== fuzz: build"
+if CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DRAMPART_SANITIZE=ON \
+     -DRAMPART_FUZZ=ON >/dev/null &&
+   cmake --build build-fuzz -j"$(nproc)" --target rulec fuzz_artifact fuzz_rulec fuzz_pipeline >/dev/null; then
+  echo "=== fuzz: run"
+  tests/run-fuzz.sh build-fuzz "${RAMPART_FUZZ_SECONDS:-40}" 2>&1 | tee "$log/fuzz"
+  count "$log/fuzz"
+else
+  echo "run-tests: fuzz build failed"; total_f=$((total_f + 1))
+fi
+
 echo "total: $total_p passed, $total_f failed"
 [ "$total_f" -eq 0 ]

@@ -1,0 +1,57 @@
+#!/usr/bin/python3
+# Writes the pipeline fuzzer's seed corpus (corpus/pipeline/): bursts of
+# frames in its record format [port][time step][len lo][len hi][frame],
+# covering a TCP connection through masquerade, DNAT, ICMP, IPv6,
+# fragments, VLAN and reject. Run once; the files are committed.
+import os
+import struct
+from scapy.all import (Dot1Q, Ether, ICMP, IP, IPv6, ICMPv6EchoRequest, Raw, TCP, UDP,
+                       fragment)
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "pipeline")
+L, W = 0, 1
+
+
+def rec(port, frame, step=0):
+    b = bytes(frame)
+    return struct.pack("<BBH", port, step, len(b)) + b
+
+
+def eth():
+    return Ether(src="02:00:00:00:00:0a", dst="02:00:00:00:00:01")
+
+
+SEEDS = {
+    "tcp_masquerade": [
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(sport=40000, dport=443, flags="S", seq=1000)),
+        rec(W, eth() / IP(src="10.3.7.7", dst="10.2.0.1") / TCP(sport=443, dport=20000, flags="SA", seq=5000, ack=1001), 1),
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(sport=40000, dport=443, flags="A", seq=1001, ack=5001)),
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(sport=40000, dport=443, flags="FA", seq=1001, ack=5001)),
+    ],
+    "dnat": [
+        rec(W, eth() / IP(src="10.3.9.9", dst="10.2.0.1") / TCP(sport=5555, dport=8080, flags="S")),
+        rec(L, eth() / IP(src="10.1.0.3", dst="10.3.9.9") / TCP(sport=80, dport=5555, flags="SA", ack=1)),
+    ],
+    "icmp": [
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / ICMP(id=7) / Raw(b"x" * 16)),
+        rec(W, eth() / IP(src="10.3.7.7", dst="10.2.0.1") / ICMP(type=0, id=20000) / Raw(b"x" * 16)),
+        rec(W, eth() / IP(src="10.3.0.254", dst="10.2.0.1") / ICMP(type=11) /
+            bytes(IP(src="10.2.0.1", dst="10.3.7.7", ttl=1) / UDP(sport=20001, dport=33434))[:28]),
+    ],
+    "ipv6": [
+        rec(L, eth() / IPv6(src="fd00:0:0:1::2", dst="fd00:9::1") / ICMPv6EchoRequest()),
+        rec(L, eth() / IPv6(src="fd00:0:0:1::2", dst="fd00:9::1", hlim=1) / UDP(dport=53)),
+    ],
+    "fragments": [rec(L, f) for f in fragment(eth() / IP(src="10.1.0.2", dst="10.3.7.7") /
+                                               UDP(sport=7000, dport=53) / Raw(b"y" * 100), fragsize=48)],
+    "vlan_reject": [
+        rec(L, eth() / Dot1Q(vlan=5) / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(dport=23, flags="S")),
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7", ttl=1) / UDP(dport=9)),
+    ],
+}
+
+os.makedirs(OUT, exist_ok=True)
+for name, recs in SEEDS.items():
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(b"".join(recs))
+print("wrote %d seeds to %s" % (len(SEEDS), OUT))
