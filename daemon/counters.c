@@ -122,3 +122,26 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 	fprintf(out, "end runtime\n");
 	fflush(out);
 }
+
+void counters_print_workers(FILE *out, const struct counters_src *src)
+{
+	fprintf(out, "rampart workers\n");
+	fprintf(out, "worker id queue cpu rx_packets tx_packets dropped\n");
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		const struct worker *w = src->workers[k];
+		const struct pipe_stats *st = pipe_stats(w->pipe);
+		uint64_t rx = 0, tx = 0, dropped = 0;
+
+		/* the same sums as sum_port, over this worker's ports only */
+		for (uint32_t p = 0; p < src->nports; p++) {
+			rx += st->port[p].rx_packets;
+			tx += st->port[p].tx_packets - w->port[p].tx_lost_packets;
+			dropped += st->port[p].dropped + w->port[p].tx_full;
+		}
+		fprintf(out, "worker %u %u %d %llu %llu %llu\n", k, w->queue,
+			src->cpus ? src->cpus[k] : -1, (unsigned long long)rx,
+			(unsigned long long)tx, (unsigned long long)dropped);
+	}
+	fprintf(out, "end workers\n");
+	fflush(out);
+}

@@ -1,7 +1,8 @@
 /* The text rampartd prints on SIGUSR1 and at exit: the counters block
  * (per rule and per interface; tests parse it, so it changes only together
  * with them) and after it the runtime block (per-stage packets and cycles,
- * drop reasons by name), both summed over the workers. */
+ * drop reasons by name), both summed over the workers; then the workers
+ * block, one line per worker. */
 #ifndef RAMPART_DAEMON_COUNTERS_H
 #define RAMPART_DAEMON_COUNTERS_H
 
@@ -15,10 +16,14 @@ struct counters_src {
 	uint32_t nworkers;
 	const char *const *ifnames;	/* port order */
 	uint32_t nports;
+	const int *cpus;	/* per worker, the CPU it is pinned to; NULL: none */
 };
 
 /* Reads while workers write: see counters.c for why that is fine. */
 void counters_print(FILE *out, const struct counters_src *src);
 void counters_print_runtime(FILE *out, const struct counters_src *src);
+/* rampart workers / worker ID QUEUE CPU RX TX DROPS / end workers: how the
+ * queues spread the load (CPU -1: not pinned). */
+void counters_print_workers(FILE *out, const struct counters_src *src);
 
 #endif

@@ -1,9 +1,11 @@
 /* Command-line parsing for rampartd. Values that name interfaces are cut
  * at '=' in place (argv is ours to write) so nothing here allocates. */
+#define _GNU_SOURCE	/* CPU_SETSIZE */
 #include "options.h"
 
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: rampartd --policy FILE.rfw --interface IF [--interface IF ...]\n"
 		"                [--mode bridge|router] [--backend xsk|pcap] [--foreground] [-v]\n"
-		"                [--xdp-object PATH]\n"
+		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
 		"\n"
@@ -38,6 +40,14 @@ static void usage(FILE *out)
 		"                      the kernel says about IF\n"
 		"  --neighbor IF=IP=MAC  router mode: a next hop's MAC on IF (with xsk, in\n"
 		"                      addition to the kernel's neighbour table)\n"
+		"  --queues N          workers: one per RX queue 0..N-1, the same queues on every\n"
+		"                      interface (default: all the interfaces' RX queues)\n"
+		"  --cores LIST        CPUs the workers are pinned to, in worker order, reused\n"
+		"                      round-robin (0,1 or 0-3 or 0-1,6; default: the CPUs\n"
+		"                      rampartd may run on, round-robin)\n"
+		"  --fail open         if rampartd dies, transit traffic goes to the kernel\n"
+		"                      (default); host traffic always does\n"
+		"  --fail closed       if rampartd dies, transit traffic is dropped\n"
 		"  --foreground        rampartd always runs in the foreground for now\n"
 		"  --xdp-object PATH   BPF object to attach (default $RAMPART_XDP_OBJ,\n"
 		"                      else the one built with rampartd)\n"
@@ -93,6 +103,62 @@ static uint8_t parse_ip(const char *s, uint8_t addr[16])
 	if (inet_pton(AF_INET6, s, addr) == 1)
 		return 6;
 	return 0;
+}
+
+/* A positive number up to max, all of s. */
+static int parse_count(const char *s, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoul(s, &end, 10);
+	if (*end || v == 0 || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* --cores: comma-separated CPUs and ranges a-b, kept in the order given
+ * (worker k gets entry k mod count). */
+static int parse_cores(struct rampartd_opts *o, const char *arg)
+{
+	const char *s = arg;
+
+	o->ncores = 0;
+	while (*s) {
+		char *end;
+		unsigned long lo, hi;
+
+		if (*s < '0' || *s > '9')
+			goto bad;
+		lo = hi = strtoul(s, &end, 10);
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				goto bad;
+			hi = strtoul(end + 1, &end, 10);
+		}
+		if (hi < lo || hi >= CPU_SETSIZE || (*end && *end != ','))
+			goto bad;
+		for (unsigned long c = lo; c <= hi; c++) {
+			if (o->ncores == OPT_MAX_QUEUES) {
+				fprintf(stderr, "rampartd: --cores lists more than %d CPUs\n",
+					OPT_MAX_QUEUES);
+				return -1;
+			}
+			o->cores[o->ncores++] = (uint16_t)c;
+		}
+		s = *end ? end + 1 : end;
+		if (*end && !*s)
+			goto bad;
+	}
+	if (o->ncores)
+		return 0;
+bad:
+	fprintf(stderr, "rampartd: --cores '%s': want CPU numbers and ranges below %d, as 0,1 "
+			"or 0-3\n", arg, CPU_SETSIZE);
+	return -1;
 }
 
 /* Cut "IF=REST" at the first '='; REST, or NULL when there is none. */
@@ -255,6 +321,11 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 				return -1;
 			}
 		}
+		if (o->queues > 1 || o->ncores) {
+			fprintf(stderr, "rampartd: --backend pcap replays with one worker: no "
+					"--queues or --cores\n");
+			return -1;
+		}
 	} else if (o->npcap_in || o->npcap_out) {
 		fprintf(stderr, "rampartd: --pcap-in/--pcap-out need --backend pcap\n");
 		return -1;
@@ -272,6 +343,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 {
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -284,11 +356,15 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "pcap-out", required_argument, NULL, OPT_PCAP_OUT },
 		{ "port-addr", required_argument, NULL, OPT_PORT_ADDR },
 		{ "neighbor", required_argument, NULL, OPT_NEIGH },
+		{ "queues", required_argument, NULL, OPT_QUEUES },
+		{ "cores", required_argument, NULL, OPT_CORES },
+		{ "fail", required_argument, NULL, OPT_FAIL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const modes[] = { "bridge", "router", NULL };
 	static const char *const backends[] = { "xsk", "pcap", NULL };
+	static const char *const fails[] = { "open", "closed", NULL };
 	int c, mode_set = 0, r = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -329,6 +405,19 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case OPT_NEIGH:
 			r = add_neigh(o, optarg);
+			break;
+		case OPT_QUEUES:
+			r = parse_count(optarg, OPT_MAX_QUEUES, &o->queues);
+			if (r < 0)
+				fprintf(stderr, "rampartd: --queues '%s': want 1..%d\n", optarg,
+					OPT_MAX_QUEUES);
+			break;
+		case OPT_CORES:
+			r = parse_cores(o, optarg);
+			break;
+		case OPT_FAIL:
+			r = check_choice("fail", optarg, fails, "open|closed");
+			o->fail_closed = r == 1;
 			break;
 		case 'v':
 			o->verbose = 1;

@@ -11,6 +11,7 @@
 
 #define OPT_MAX_PCAP_IN 32
 #define OPT_MAX_NEIGH 256
+#define OPT_MAX_QUEUES 64	/* = XSK_MAX_QUEUES */
 
 enum opt_backend { OPT_BACKEND_XSK, OPT_BACKEND_PCAP };
 
@@ -52,6 +53,10 @@ struct rampartd_opts {
 	uint32_t nport_addr;
 	struct opt_neigh neigh[OPT_MAX_NEIGH];
 	uint32_t nneigh;
+	uint32_t queues;	/* --queues; 0 = every RX queue of the interfaces */
+	uint16_t cores[OPT_MAX_QUEUES];	/* --cores, in worker order */
+	uint32_t ncores;	/* 0 = round-robin over the CPUs we may run on */
+	int fail_closed;	/* --fail closed */
 };
 
 /* 0, or EXIT_USAGE after printing why. May exit(0) for --help. */

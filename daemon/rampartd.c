@@ -1,8 +1,11 @@
 /* rampartd: command line, set-up and tear-down, signals. Packets are the
- * worker's (worker.c, through runtime/pipeline); this thread waits for
- * signals, prints counters and, in router mode, keeps the workers' next
- * hops in step with the kernel's neighbour table. */
+ * workers' (worker.c, through runtime/pipeline; one per queue, pinned);
+ * this thread waits for signals, prints counters and, in router mode,
+ * keeps the workers' next hops in step with the kernel's neighbour table. */
+#define _GNU_SOURCE	/* pthread_setaffinity_np, CPU_SET */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +29,9 @@
 static struct xsk_port xports[PIPE_MAX_PORTS];
 static struct backend_xsk bx;
 static struct backend_pcap bp;
-static struct worker worker0;
+static struct worker workers[XSK_MAX_QUEUES];
+static struct pipe_worker *pipes[XSK_MAX_QUEUES];
+static int worker_cpu[XSK_MAX_QUEUES];
 
 /* Router mode forwards by routes only; without them it would drop all. */
 static int policy_fits(const struct rampartd_opts *o, const struct rfw_view *view)
@@ -102,13 +107,14 @@ static void print_all(const struct counters_src *src)
 {
 	counters_print(stdout, src);
 	counters_print_runtime(stdout, src);
+	counters_print_workers(stdout, src);
 }
 
 /* --backend pcap: replay every input, write the outputs, print, exit. */
 static int run_pcap(const struct rampartd_opts *o, const struct rfw_view *view)
 {
-	struct worker *workers[1] = { &worker0 };
-	struct counters_src src = { view, workers, 1, o->ifnames, o->nifs };
+	struct worker *wp[1] = { &workers[0] };
+	struct counters_src src = { view, wp, 1, o->ifnames, o->nifs, NULL };
 	struct pipe_config cfg;
 	struct pipe_worker *pipe;
 	char err[512];
@@ -131,9 +137,9 @@ static int run_pcap(const struct rampartd_opts *o, const struct rfw_view *view)
 		if (backend_pcap_set_output(&bp, (uint32_t)options_port(o, o->pcap_out[i].ifname),
 					    o->pcap_out[i].path, err, sizeof(err)))
 			goto out;
-	worker_init(&worker0, &bp.be, 0, pipe);
+	worker_init(&workers[0], &bp.be, 0, pipe);
 	static_neighbours(o, pipe);
-	worker_run(&worker0);
+	worker_run(&workers[0]);
 	rc = 0;
 out:
 	backend_pcap_close(&bp);
@@ -151,20 +157,121 @@ out:
 	return rc;
 }
 
-static int open_port(struct xsk_port *p, const char *ifname, const struct rampartd_opts *o)
+static int open_port(struct xsk_port *p, const char *ifname, const struct rampartd_opts *o,
+		     const struct rfw_view *view, uint32_t nqueues)
 {
-	unsigned flags = o->mode == PIPE_ROUTER ? RAMPART_XDP_PASS_NEIGH : 0;
+	struct xsk_prog_cfg cfg = {
+		.flags = (o->mode == PIPE_ROUTER ? RAMPART_XDP_PASS_NEIGH : 0) |
+			 (o->fail_closed ? RAMPART_XDP_FAIL_CLOSED : 0),
+		.host_addrs = view->host_addrs,
+		.host_addr_count = view->host_addr_count,
+		.host_pass = view->host_pass,
+		.host_pass_count = view->host_pass_count,
+	};
 	char err[512];
 
-	if (xsk_port_open(p, ifname, o->xdp_object, flags, 1, err, sizeof(err))) {
+	if (xsk_port_open(p, ifname, o->xdp_object, &cfg, nqueues, err, sizeof(err))) {
 		fprintf(stderr, "rampartd: %s: %s\n", ifname, err);
 		return -1;
 	}
-	if (o->verbose)
-		fprintf(stderr, "rampartd: %s: XDP %s mode%s, AF_XDP %s mode, %u queue(s)\n",
+	if (p->prog.replaced_stale)
+		fprintf(stderr, "rampartd: %s: replaced the XDP program a previous rampartd left "
+				"attached\n", ifname);
+	if (o->verbose) {
+		fprintf(stderr, "rampartd: %s: XDP %s mode%s, %u queue(s), fail %s, %u host "
+				"address(es), %u pass entr%s\n",
 			ifname, xsk_prog_mode_name(&p->prog),
-			p->prog.multiprog ? " (libxdp dispatcher)" : " (legacy attach)",
-			p->queues[0].zerocopy ? "zero-copy" : "copy", p->nqueues);
+			p->prog.multiprog ? " (libxdp dispatcher)" : " (legacy attach)", p->nqueues,
+			o->fail_closed ? "closed" : "open", view->host_addr_count,
+			view->host_pass_count, view->host_pass_count == 1 ? "y" : "ies");
+		for (uint32_t q = 0; q < p->nqueues; q++)
+			fprintf(stderr, "rampartd: %s queue %u: AF_XDP %s mode\n", ifname, q,
+				p->queues[q].zerocopy ? "zero-copy" : "copy");
+	}
+	return 0;
+}
+
+/* --queues, or every RX queue the interfaces have in common. Queues
+ * without a worker keep the program but no socket: their transit traffic
+ * gets the --fail action, so say so. */
+static int pick_queues(const struct rampartd_opts *o, uint32_t *nq)
+{
+	uint32_t have[PIPE_MAX_PORTS], min = 0;
+
+	for (uint32_t i = 0; i < o->nifs; i++) {
+		have[i] = xsk_port_rx_queues(o->ifnames[i]);
+		if (!have[i])
+			have[i] = 1;	/* no sysfs: queue 0 exists on any device */
+		if (!min || have[i] < min)
+			min = have[i];
+	}
+	if (o->queues > min) {
+		fprintf(stderr, "rampartd: --queues %u: an interface has only %u RX queue(s)\n",
+			o->queues, min);
+		return -1;
+	}
+	*nq = o->queues ? o->queues : min < XSK_MAX_QUEUES ? min : XSK_MAX_QUEUES;
+	for (uint32_t i = 0; i < o->nifs; i++)
+		if (have[i] > *nq)
+			fprintf(stderr, "rampartd: %s: RX queues %u-%u have no worker; their transit "
+					"traffic is %s (--fail %s)\n", o->ifnames[i], *nq, have[i] - 1,
+				o->fail_closed ? "dropped" : "passed to the kernel",
+				o->fail_closed ? "closed" : "open");
+	return 0;
+}
+
+/* --cores in worker order, else round-robin over the CPUs we may run on. */
+static void pick_cpus(const struct rampartd_opts *o, uint32_t n)
+{
+	int list[CPU_SETSIZE], m = 0;
+	cpu_set_t set;
+
+	if (o->ncores) {
+		for (uint32_t k = 0; k < n; k++)
+			worker_cpu[k] = o->cores[k % o->ncores];
+		return;
+	}
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				list[m++] = c;
+	for (uint32_t k = 0; k < n; k++)
+		worker_cpu[k] = m ? list[k % m] : -1;
+}
+
+static int pin_worker(uint32_t k)
+{
+	cpu_set_t set;
+	int e;
+
+	if (worker_cpu[k] < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(worker_cpu[k], &set);
+	e = pthread_setaffinity_np(workers[k].thread, sizeof(set), &set);
+	if (e)
+		fprintf(stderr, "rampartd: cannot pin worker %u to CPU %d: %s\n", k, worker_cpu[k],
+			strerror(e));
+	return e;
+}
+
+/* One pipeline per worker: its own flows, NAT port share and limit share
+ * (worker_id of worker_count); the policy's max_flows is the total. */
+static int make_pipes(const struct rampartd_opts *o, const struct rfw_view *view, uint32_t n,
+		      struct pipe_config *cfg)
+{
+	cfg->worker_count = (uint16_t)n;
+	if (n > 1 && view->policy->max_flows)
+		cfg->max_flows = view->policy->max_flows / n ? view->policy->max_flows / n : 1;
+	for (uint32_t k = 0; k < n; k++) {
+		cfg->worker_id = (uint16_t)k;
+		pipes[k] = make_pipe(cfg, view);
+		if (!pipes[k])
+			return -1;
+		worker_init(&workers[k], &bx.be, k, pipes[k]);
+		static_neighbours(o, pipes[k]);
+	}
 	return 0;
 }
 
@@ -222,22 +329,21 @@ static void wait_signals(const sigset_t *set, const struct counters_src *src,
 	}
 }
 
-/* --backend xsk: AF_XDP on every interface, one worker thread. */
+/* --backend xsk: AF_XDP on every interface, one worker thread per queue. */
 static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 {
-	struct worker *workers[1] = { &worker0 };
+	struct worker *wp[XSK_MAX_QUEUES];
 	struct xsk_port *ports[PIPE_MAX_PORTS];
-	struct counters_src src = { view, workers, 1, o->ifnames, o->nifs };
+	struct counters_src src = { view, wp, 0, o->ifnames, o->nifs, worker_cpu };
 	struct nl_neigh_sync nl, *nlp = NULL;
-	struct pipe_worker *pipe = NULL;
 	struct pipe_config cfg;
 	int ifindex[PIPE_MAX_PORTS];
-	uint32_t opened = 0;
+	uint32_t opened = 0, nq = 0, started = 0;
 	sigset_t set;
 	char err[256];
 	int rc = EXIT_SETUP;
 
-	/* Block before the worker exists so it inherits the mask. */
+	/* Block before the workers exist so they inherit the mask. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -246,54 +352,68 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
 	xsk_prog_set_verbose(o->verbose);
+	if (pick_queues(o, &nq))
+		goto out;
+	pick_cpus(o, nq);
 	for (; opened < o->nifs; opened++) {
-		if (open_port(&xports[opened], o->ifnames[opened], o))
+		if (open_port(&xports[opened], o->ifnames[opened], o, view, nq))
 			goto out;
 		ports[opened] = &xports[opened];
 		ifindex[opened] = xports[opened].ifindex;
 	}
 	if (port_config(o, &cfg, 1))
 		goto out;
-	pipe = make_pipe(&cfg, view);
-	if (!pipe)
+	backend_xsk_init(&bx, ports, o->nifs, nq);
+	for (uint32_t k = 0; k < nq; k++)
+		wp[k] = &workers[k];
+	if (make_pipes(o, view, nq, &cfg))
 		goto out;
-	backend_xsk_init(&bx, ports, o->nifs, 1);
-	worker_init(&worker0, &bx.be, 0, pipe);
-	static_neighbours(o, pipe);
+	src.nworkers = nq;
 	if (o->mode == PIPE_ROUTER) {
-		if (nl_neigh_open(&nl, ifindex, o->nifs, workers, 1, err, sizeof(err)) ||
+		if (nl_neigh_open(&nl, ifindex, o->nifs, wp, nq, err, sizeof(err)) ||
 		    nl_neigh_refresh(&nl, err, sizeof(err)) < 0) {
 			fprintf(stderr, "rampartd: neighbours: %s\n", err);
 			goto out;
 		}
 		nlp = &nl;
 	}
-	errno = worker_start(&worker0);
-	if (errno) {
-		fprintf(stderr, "rampartd: cannot start worker: %s\n", strerror(errno));
-		goto out;
+	for (; started < nq; started++) {
+		errno = worker_start(&workers[started]);
+		if (errno) {
+			fprintf(stderr, "rampartd: cannot start worker %u: %s\n", started,
+				strerror(errno));
+			goto out;
+		}
+		if (pin_worker(started)) {
+			started++;	/* running: stopped below */
+			goto out;
+		}
 	}
 	announce(o, view);
+	if (o->verbose)
+		for (uint32_t k = 0; k < nq; k++)
+			fprintf(stderr, "rampartd: worker %u: queue %u, CPU %d\n", k, k, worker_cpu[k]);
 
 	wait_signals(&set, &src, nlp);
-
-	worker_stop(&worker0);
 	rc = 0;
-	if (o->verbose) {
+out:
+	while (started)
+		worker_stop(&workers[--started]);
+	if (!rc && o->verbose) {
 		report_frames(o->nifs);
 		if (nlp)
 			fprintf(stderr, "rampartd: neighbours: %llu updates posted, %llu waited for "
 					"ring room\n", (unsigned long long)nl.posted,
 				(unsigned long long)nl.ring_full);
 	}
-out:
 	if (nlp)
 		nl_neigh_close(nlp);
 	while (opened--)
 		xsk_port_close(&xports[opened]);
 	if (!rc)
 		print_all(&src);
-	pipe_destroy(pipe);
+	for (uint32_t k = 0; k < nq; k++)
+		pipe_destroy(pipes[k]);
 	return rc;
 }
 

@@ -3,12 +3,13 @@
  * its map), sockets before the UMEM, program detached last. */
 #include "port.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
-		  unsigned flags, uint32_t nqueues, char *err, size_t errlen)
+		  const struct xsk_prog_cfg *cfg, uint32_t nqueues, char *err, size_t errlen)
 {
 	int e;
 
@@ -29,7 +30,7 @@ int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
 		snprintf(err, errlen, "interface %s: %s", ifname, strerror(errno));
 		return e;
 	}
-	e = xsk_prog_attach(&p->prog, obj_path, p->ifindex, flags, err, errlen);
+	e = xsk_prog_attach(&p->prog, obj_path, p->ifindex, cfg, err, errlen);
 	if (e)
 		return e;
 	for (uint32_t i = 0; i < nqueues; i++) {
@@ -53,4 +54,21 @@ void xsk_port_close(struct xsk_port *p)
 		xsk_queue_close(&p->queues[i]);
 	p->nqueues = 0;
 	xsk_prog_detach(&p->prog);
+}
+
+uint32_t xsk_port_rx_queues(const char *ifname)
+{
+	char path[64 + IF_NAMESIZE];
+	struct dirent *d;
+	uint32_t n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)) != NULL)
+		n += !strncmp(d->d_name, "rx-", 3);
+	closedir(dir);
+	return n;
 }

@@ -1,6 +1,6 @@
 /* The AF_XDP backend for one interface: our XDP program attached to it and
- * one socket per RX queue (queue 0 only for now; the array is there so
- * --queues extends it without changing callers). */
+ * one socket per RX queue in use (queues 0..n-1; rampartd's worker k
+ * drives queue k of every port). */
 #ifndef RAMPART_XSK_PORT_H
 #define RAMPART_XSK_PORT_H
 
@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include "queue.h"
 #include "xdp_prog.h"
+
 
 #define XSK_MAX_QUEUES 64	/* = max_entries of the program's XSKMAP */
 
@@ -19,13 +20,17 @@ struct xsk_port {
 	struct xsk_queue queues[XSK_MAX_QUEUES];
 };
 
-/* Attach obj_path to ifname with flags (xdp_cfg.h) and open nqueues
- * sockets (queues 0..n-1).
+/* Attach obj_path to ifname configured with cfg and open nqueues sockets
+ * (queues 0..n-1).
  * On failure everything done so far is undone; returns negative errno
  * with the reason (the kernel's, where it gave one) in err. */
 int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
-		  unsigned flags, uint32_t nqueues, char *err, size_t errlen);
+		  const struct xsk_prog_cfg *cfg, uint32_t nqueues, char *err, size_t errlen);
 /* Close the sockets, then detach the program. Safe on a zeroed port. */
 void xsk_port_close(struct xsk_port *p);
+
+/* The RX queues the kernel has for ifname (sysfs queues/rx-N, which
+ * follows `ethtool -L`), or 0 when it cannot tell. */
+uint32_t xsk_port_rx_queues(const char *ifname);
 
 #endif

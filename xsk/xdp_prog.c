@@ -1,6 +1,7 @@
-/* Loads rampart_xdp.bpf.o with libxdp. libxdp puts it behind its
- * multi-program dispatcher (when bpffs is there), which is what lets other
- * XDP programs keep running on the same interface. */
+/* Loads rampart_xdp.bpf.o with libxdp and writes its settings (flags,
+ * host addresses, pass list). libxdp puts it behind its multi-program
+ * dispatcher (when bpffs is there and the kernel lets it), which is what
+ * lets other XDP programs keep running on the same interface. */
 #include "xdp_prog.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include "xdp_cfg.h"
 
 #define XSK_XSKMAP_NAME "rampart_xsks"
+#define XSK_PROG_NAME "rampart_xdp"	/* the program's function name */
 #define XSK_BPFFS "/sys/fs/bpf"
 
 static int xsk_verbose;
@@ -69,33 +71,116 @@ static void xsk_errstr(int e, char *buf, size_t len)
 		snprintf(buf, len, "%s", strerror(-e));
 }
 
-/* Before any socket is in the XSKMAP, so no frame is handed over under
- * the wrong flags. */
-static int xsk_prog_set_flags(struct xsk_prog *p, const char *obj_path, unsigned flags,
-			      char *err, size_t errlen)
+static int map_fd(struct xsk_prog *p, const char *name)
 {
-	int fd = bpf_object__find_map_fd_by_name(xdp_program__bpf_obj(p->prog),
-						 RAMPART_XDP_CFG_MAP);
-	__u32 key = 0, val = flags;
+	return bpf_object__find_map_fd_by_name(xdp_program__bpf_obj(p->prog), name);
+}
 
-	if (fd < 0) {
-		if (!flags)
-			return 0;
-		snprintf(err, errlen, "XDP object %s has no map %s (too old for router mode)",
-			 obj_path, RAMPART_XDP_CFG_MAP);
-		return -ENOENT;
+/* The policy's host addresses into the program's hash maps; sets the
+ * HOST4/HOST6 flags of the families that have any. */
+static int xsk_prog_set_hosts(struct xsk_prog *p, const struct xsk_prog_cfg *c,
+			      struct rampart_xdp_cfg *v, char *err, size_t errlen)
+{
+	int fd4 = map_fd(p, RAMPART_XDP_HOST4_MAP), fd6 = map_fd(p, RAMPART_XDP_HOST6_MAP);
+	uint32_t n4 = 0, n6 = 0;
+	__u8 one = 1;
+
+	for (uint32_t i = 0; i < c->host_addr_count; i++) {
+		const struct rfw_host_addr *a = &c->host_addrs[i];
+		int v6 = a->family == 6, fd = v6 ? fd6 : fd4;
+
+		if ((v6 ? ++n6 : ++n4) > RAMPART_XDP_MAX_HOST) {
+			snprintf(err, errlen, "more than %d host addresses of one family",
+				 RAMPART_XDP_MAX_HOST);
+			return -E2BIG;
+		}
+		if (fd < 0 || bpf_map_update_elem(fd, a->addr, &one, BPF_ANY)) {
+			snprintf(err, errlen, "cannot write host address %u to the XDP program: %s",
+				 i, fd < 0 ? "no such map" : strerror(errno));
+			return fd < 0 ? -ENOENT : -errno;
+		}
 	}
-	if (bpf_map_update_elem(fd, &key, &val, BPF_ANY)) {
-		int e = -errno;
+	v->flags |= (n4 ? RAMPART_XDP_HOST4 : 0) | (n6 ? RAMPART_XDP_HOST6 : 0);
+	return 0;
+}
 
-		snprintf(err, errlen, "cannot set XDP program flags: %s", strerror(errno));
+/* Before any socket is in the XSKMAP, so no frame is handed over under
+ * the wrong settings: the host maps first, then the cfg value whose
+ * version turns them on. */
+static int xsk_prog_configure(struct xsk_prog *p, const char *obj_path,
+			      const struct xsk_prog_cfg *c, char *err, size_t errlen)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(xdp_program__bpf_obj(p->prog),
+							   RAMPART_XDP_CFG_MAP);
+	struct rampart_xdp_cfg v;
+	__u32 key = 0;
+	int e;
+
+	if (!map || bpf_map__value_size(map) != sizeof(v)) {
+		snprintf(err, errlen, "XDP object %s: map %s %s (this rampartd writes layout "
+			 "version %d): use the object built with it", obj_path, RAMPART_XDP_CFG_MAP,
+			 map ? "has another layout" : "is missing", RAMPART_XDP_CFG_VERSION);
+		return -EPROTO;
+	}
+	memset(&v, 0, sizeof(v));
+	v.version = RAMPART_XDP_CFG_VERSION;
+	v.flags = c->flags;
+	if (c->host_pass_count > RAMPART_XDP_MAX_PASS) {
+		snprintf(err, errlen, "host.pass has %u entries; the XDP program takes %d",
+			 c->host_pass_count, RAMPART_XDP_MAX_PASS);
+		return -E2BIG;
+	}
+	for (uint32_t i = 0; i < c->host_pass_count; i++) {
+		const struct rfw_host_pass *h = &c->host_pass[i];
+
+		v.pass[i] = (struct rampart_xdp_pass){ .kind = h->kind, .proto = h->proto,
+						      .port_lo = h->port_lo, .port_hi = h->port_hi };
+		if (h->kind < 32)
+			v.pass_kinds |= 1u << h->kind;
+	}
+	v.npass = c->host_pass_count;
+	e = xsk_prog_set_hosts(p, c, &v, err, errlen);
+	if (e)
+		return e;
+	if (bpf_map_update_elem(bpf_map__fd(map), &key, &v, BPF_ANY)) {
+		e = -errno;
+		snprintf(err, errlen, "cannot configure the XDP program: %s", strerror(errno));
 		return e;
 	}
 	return 0;
 }
 
+/* A rampart program already on the interface was left by a rampartd that
+ * died (SIGKILL leaves it attached, by design: the --fail action needs
+ * it). Take it off so that a restart (systemd Restart=) can attach ours;
+ * other programs stay. Returns 1 when one was removed. */
+static int xsk_prog_remove_stale(int ifindex)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *prog;
+	int removed = 0;
+
+	if (!mp || libxdp_get_error(mp))
+		return 0;
+	if (xdp_multiprog__is_legacy(mp)) {
+		prog = xdp_multiprog__main_prog(mp);
+		if (prog && !strcmp(xdp_program__name(prog), XSK_PROG_NAME))
+			removed = !xdp_multiprog__detach(mp);
+	} else {
+		for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
+		     prog = xdp_multiprog__next_prog(prog, mp))
+			if (!strcmp(xdp_program__name(prog), XSK_PROG_NAME)) {
+				removed = !xdp_program__detach(prog, ifindex,
+							       xdp_multiprog__attach_mode(mp), 0);
+				break;
+			}
+	}
+	xdp_multiprog__close(mp);
+	return removed;
+}
+
 int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
-		    unsigned flags, char *err, size_t errlen)
+		    const struct xsk_prog_cfg *cfg, char *err, size_t errlen)
 {
 	static const enum xdp_attach_mode modes[] = { XDP_MODE_NATIVE, XDP_MODE_SKB };
 	struct xdp_multiprog *mp;
@@ -105,6 +190,7 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 	memset(p, 0, sizeof(*p));
 	p->xskmap_fd = -1;
 	xsk_want_bpffs();
+	p->replaced_stale = xsk_prog_remove_stale(ifindex);
 
 	p->prog = xdp_program__open_file(obj_path, "xdp", NULL);
 	e = (int)libxdp_get_error(p->prog);
@@ -145,7 +231,7 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 		xsk_prog_detach(p);
 		return e < 0 ? e : -ENOENT;
 	}
-	e = xsk_prog_set_flags(p, obj_path, flags, err, errlen);
+	e = xsk_prog_configure(p, obj_path, cfg, err, errlen);
 	if (e)
 		xsk_prog_detach(p);
 	return e;

@@ -4,8 +4,21 @@
 #define RAMPART_XSK_XDP_PROG_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include "rampart/artifact.h"
 
 struct xdp_program;
+
+/* What the program is told before any socket is in its XSKMAP: flags
+ * (xdp_cfg.h: router-mode ARP/ND, fail closed) and the policy's host
+ * section (addresses and pass list, as the artifact holds them). */
+struct xsk_prog_cfg {
+	unsigned flags;
+	const struct rfw_host_addr *host_addrs;
+	uint32_t host_addr_count;
+	const struct rfw_host_pass *host_pass;
+	uint32_t host_pass_count;
+};
 
 struct xsk_prog {
 	struct xdp_program *prog;
@@ -13,6 +26,7 @@ struct xsk_prog {
 	int mode;		/* enum xdp_attach_mode it is attached in */
 	int xskmap_fd;
 	int multiprog;		/* 1 behind libxdp's dispatcher, 0 legacy */
+	int replaced_stale;	/* a dead rampartd's program was taken off first */
 };
 
 /* Path of the BPF object: $RAMPART_XDP_OBJ, else the build-time default. */
@@ -22,11 +36,11 @@ const char *xsk_prog_default_path(void);
  * failed attempts we then fall back from, which is noise otherwise). */
 void xsk_prog_set_verbose(int verbose);
 
-/* Open obj_path, attach it to ifindex and set its flags (xdp_cfg.h; an
- * object without the flags map is accepted only with flags 0). Returns 0
+/* Open obj_path, attach it to ifindex and write cfg into its maps (an
+ * object whose rampart_cfg map has another layout is refused). Returns 0
  * or a negative errno with a message (naming the kernel's reason) in err. */
 int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
-		    unsigned flags, char *err, size_t errlen);
+		    const struct xsk_prog_cfg *cfg, char *err, size_t errlen);
 /* Detach (if attached) and close. Safe on a zeroed or failed xsk_prog. */
 void xsk_prog_detach(struct xsk_prog *p);
 const char *xsk_prog_mode_name(const struct xsk_prog *p);
