@@ -2,7 +2,16 @@
  * (no I/O), with a 10,000-rule ACL and 1,000,000 tracked flows loaded.
  * Prints cycles/packet and Mpps per scenario and cycles/packet per stage
  * (VPP `show runtime` style). A benchmark, not a test.
- *   fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]
+ *   fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N] [--only NAME]
+ *           [--repeat N]
+ * --only runs one scenario's timed part (the flows are still loaded), so
+ * perf sees mostly it; --repeat runs the scenarios that leave the tables
+ * as they found them (cached-*, drop-flood) N times, one line each.
+ * Instruction counts per scenario: every timed part sits between two
+ * calls of bench_mark, so
+ *   valgrind --tool=callgrind --toggle-collect=pipe_process \
+ *       --dump-before=bench_mark fwbench --flows 100000 --packets 65536
+ * writes one profile part per load or scenario (parts 2, 4, 6, ...).
  * Scenarios (64-byte frames, bursts of 64, router mode):
  *   cached-allow   packets of established flows without NAT
  *   cached-snat    packets of established flows through SNAT
@@ -31,8 +40,10 @@ static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
 
 struct opts {
 	const char *classbench;
+	const char *only;	/* NULL: every scenario */
 	uint32_t flows;
 	uint32_t packets;
+	uint32_t repeat;
 	int cpu;
 };
 
@@ -261,6 +272,18 @@ static uint64_t run(struct bench *b, uint32_t first, uint32_t n, uint8_t in_port
 
 static double tsc_hz;
 
+/* Called before and after every timed part; does nothing, kept out of
+ * line so callgrind can cut its profile there (--dump-before). */
+__attribute__((noinline)) static void bench_mark(const char *what)
+{
+	__asm__ volatile("" : : "r"(what) : "memory");
+}
+
+static int wanted(const struct opts *o, const char *name)
+{
+	return !o->only || !strcmp(o->only, name);
+}
+
 static void calibrate(void)
 {
 	double t0 = now_s();
@@ -290,13 +313,25 @@ static void report(const char *name, struct bench *b, const struct pipe_stats *b
 	fflush(stdout);
 }
 
+/* One timed scenario: frames [first, first + n) arriving on in_port. */
+static void scenario(struct bench *b, const char *name, uint32_t first, uint32_t n,
+		     uint8_t in_port, uint64_t now_ns)
+{
+	struct pipe_stats before = *pipe_stats(b->w);
+	uint64_t fwd = 0, cyc;
+
+	bench_mark(name);
+	cyc = run(b, first, n, in_port, now_ns, &fwd);
+	bench_mark(name);
+	report(name, b, &before, cyc, n, fwd);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {.classbench = "../shared/data/classbench/acl1_10k", .flows = 1000000,
-			 .packets = 1 << 20, .cpu = 1};
+			 .packets = 1 << 20, .repeat = 1, .cpu = 1};
 	struct bench b;
-	struct pipe_stats before;
-	uint64_t fwd, cyc;
+	uint64_t fwd;
 	uint32_t half;
 	cpu_set_t set;
 	const uint8_t outside[2] = {10, 200}, dmz[2] = {10, 50};
@@ -310,8 +345,13 @@ int main(int argc, char **argv)
 			o.packets = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
 			o.cpu = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			o.only = argv[++i];
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+			o.repeat = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else {
-			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]\n");
+			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
+					" [--only cached-allow|cached-snat|new-snat|drop-flood|worst-case] [--repeat N]\n");
 			return 1;
 		}
 	}
@@ -334,46 +374,41 @@ int main(int argc, char **argv)
 	{
 		double t0 = now_s();
 
+		bench_mark("load");
 		run(&b, 0, o.flows, 0, 1000000000ull, &fwd);
+		bench_mark("load");
 		printf("# loaded %u flows (%.0f%% accepted) in %.2f s; conntrack %.1f bytes/flow\n",
 		       o.flows, 100.0 * (double)fwd / o.flows, now_s() - t0,
 		       ct_bytes_per_flow(pipe_conntrack(b.w)));
 	}
-	/* cached-allow: the DMZ flows again, in random order bursts */
-	before = *pipe_stats(b.w);
-	fwd = 0;
-	cyc = run(&b, 0, half, 0, 2000000000ull, &fwd);
-	report("cached-allow", &b, &before, cyc, half, fwd);
+	/* cached-allow: the DMZ flows again, in the order they were made */
+	for (uint32_t r = 0; r < o.repeat && wanted(&o, "cached-allow"); r++)
+		scenario(&b, "cached-allow", 0, half, 0, 2000000000ull);
+	for (uint32_t r = 0; r < o.repeat && wanted(&o, "cached-snat"); r++)
+		scenario(&b, "cached-snat", half, o.flows - half, 0, 2000000000ull);
 
-	before = *pipe_stats(b.w);
-	fwd = 0;
-	cyc = run(&b, half, o.flows - half, 0, 2000000000ull, &fwd);
-	report("cached-snat", &b, &before, cyc, o.flows - half, fwd);
-
-	for (uint32_t i = 0; i < o.packets; i++)	/* flows never seen before */
-		flow_frame(b.frames + (size_t)(o.flows + i) * FRAME_LEN, o.flows + i, outside, 6,
-			   443, 0x02, 0);
-	before = *pipe_stats(b.w);
-	fwd = 0;
-	cyc = run(&b, o.flows, o.packets, 0, 3000000000ull, &fwd);
-	report("new-snat", &b, &before, cyc, o.packets, fwd);
-
-	for (uint32_t i = 0; i < o.packets; i++)	/* SYN flood from outside */
-		flow_frame(b.frames + (size_t)(o.flows + i) * FRAME_LEN, i, outside, 6, 9, 0x02, 1);
-	before = *pipe_stats(b.w);
-	fwd = 0;
-	cyc = run(&b, o.flows, o.packets, 1, 4000000000ull, &fwd);
-	report("drop-flood", &b, &before, cyc, o.packets, fwd);
+	if (wanted(&o, "new-snat")) {
+		for (uint32_t i = 0; i < o.packets; i++)	/* flows never seen before */
+			flow_frame(b.frames + (size_t)(o.flows + i) * FRAME_LEN, o.flows + i,
+				   outside, 6, 443, 0x02, 0);
+		scenario(&b, "new-snat", o.flows, o.packets, 0, 3000000000ull);
+	}
+	if (wanted(&o, "drop-flood")) {
+		for (uint32_t i = 0; i < o.packets; i++)	/* SYN flood from outside */
+			flow_frame(b.frames + (size_t)(o.flows + i) * FRAME_LEN, i, outside, 6, 9,
+				   0x02, 1);
+		for (uint32_t r = 0; r < o.repeat; r++)
+			scenario(&b, "drop-flood", o.flows, o.packets, 1, 4000000000ull);
+	}
 	bench_close(&b);
 
+	if (!wanted(&o, "worst-case"))
+		return 0;
 	if (bench_open(&b, &o, 1) < 0 || bench_frames(&b, o.packets) < 0)
 		return 1;
 	for (uint32_t i = 0; i < o.packets; i++)	/* new flows to the /32s */
 		flow_frame(b.frames + (size_t)i * FRAME_LEN, i, outside, 6, 443, 0x02, 0);
-	before = *pipe_stats(b.w);
-	fwd = 0;
-	cyc = run(&b, 0, o.packets, 0, 1000000000ull, &fwd);
-	report("worst-case", &b, &before, cyc, o.packets, fwd);
+	scenario(&b, "worst-case", 0, o.packets, 0, 1000000000ull);
 	bench_close(&b);
 	return 0;
 }
