@@ -8,6 +8,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Single-threaded by design (one table per worker): no locks, no atomics,
  * no allocation and no clock reads after ct_create.
@@ -50,10 +53,15 @@ struct ct_key {
 	uint8_t src[16];
 	uint8_t dst[16];
 	uint16_t sport, dport;
-	uint8_t proto, family;
+	uint8_t family, proto;	/* pkt_key's order: key_of copies them in one go */
 	uint16_t zero;
 };
 _Static_assert(sizeof(struct ct_key) == 40, "ct_key is hashed as 5 words");
+_Static_assert(offsetof(struct ct_key, zero) == offsetof(struct pkt_key, has_ports) &&
+	       offsetof(struct ct_key, sport) == offsetof(struct pkt_key, sport) &&
+	       offsetof(struct ct_key, family) == offsetof(struct pkt_key, family) &&
+	       offsetof(struct ct_key, proto) == offsetof(struct pkt_key, proto),
+	       "ct_key is a prefix of pkt_key");
 
 /* Index bucket, one cache line. Slot: (hash tag | dir << idx_bits |
  * flow + 1), 0 = empty; the tag's top bit is always set, so one compare
@@ -182,30 +190,33 @@ static enum key_kind key_of(const struct ct_pkt *p, struct ct_key *k)
 	const struct pkt_meta *m = p->meta;
 	const struct pkt_key *pk = &m->key;
 
-	memset(k, 0, sizeof(*k));
-	if (unlikely(m->kind != PKT_IP))
+	/* Addresses, ports, family and proto in one copy; ports cleared
+	 * below where the protocol has none. */
+	memcpy(k, pk, offsetof(struct ct_key, zero));
+	k->zero = 0;
+	if (unlikely(m->kind != PKT_IP)) {
+		memset(k, 0, sizeof(*k));
 		return KEY_BAD;
-	memcpy(k->src, pk->src, 16);
-	memcpy(k->dst, pk->dst, 16);
-	k->proto = pk->proto;
-	k->family = pk->family;
+	}
+	if (likely(m->fragment != 2)) {
+		switch (pk->proto) {
+		case IPP_TCP:
+			/* pf's default `flags S/SA`: only a bare SYN opens a flow. */
+			return (pk->tcp_flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN ?
+				KEY_START : KEY_NOSTART;
+		case IPP_UDP:
+		case IPP_SCTP:
+			if (likely(pk->has_ports))
+				return KEY_START;
+			k->sport = k->dport = 0;
+			return KEY_BAD;
+		default:
+			break;
+		}
+	}
+	k->sport = k->dport = 0;
 	if (unlikely(m->fragment == 2))
 		return KEY_FRAG;
-	switch (pk->proto) {
-	case IPP_TCP:
-		k->sport = pk->sport;
-		k->dport = pk->dport;
-		/* pf's default `flags S/SA`: only a bare SYN opens a flow. */
-		return (pk->tcp_flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN ?
-			KEY_START : KEY_NOSTART;
-	case IPP_UDP:
-	case IPP_SCTP:
-		k->sport = pk->sport;
-		k->dport = pk->dport;
-		return pk->has_ports ? KEY_START : KEY_BAD;
-	default:
-		break;
-	}
 	if (is_icmp(pk->proto, pk->family)) {
 		int request;
 
@@ -312,6 +323,18 @@ static void key_from_pkt(const struct pkt_key *pk, struct ct_key *k)
 	k->family = pk->family;
 }
 
+/* The tuple replies carry when nothing translates the flow. */
+static void reverse_key(const struct ct_key *k, struct ct_key *r)
+{
+	memset(r, 0, sizeof(*r));
+	memcpy(r->src, k->dst, 16);
+	memcpy(r->dst, k->src, 16);
+	r->sport = k->dport;
+	r->dport = k->sport;
+	r->proto = k->proto;
+	r->family = k->family;
+}
+
 /* The key of a flow in one direction, rebuilt from the entry. */
 static void flow_key(const struct ct_table *t, const struct ct_flow *f, unsigned dir,
 		     struct ct_key *k)
@@ -367,31 +390,70 @@ static inline uint32_t tag_of(const struct ct_table *t, uint64_t h)
 	return ((uint32_t)h & t->tag_mask) | 0x80000000u;
 }
 
+/* Bit i set for every slot i of the bucket with (slot & mask) == want:
+ * tag hits (mask = tag_mask, want = tag) or empty slots (~0, 0). Four
+ * 4-lane compares instead of 15 compare-and-branch steps; a miss, the
+ * common case of new flows and floods, costs the same as a hit. */
+static inline uint32_t bucket_match(const struct ct_bucket *bk, uint32_t mask, uint32_t want)
+{
+#ifdef __SSE2__
+	const __m128i vm = _mm_set1_epi32((int)mask), vw = _mm_set1_epi32((int)want);
+	uint32_t bits = 0;
+
+	for (unsigned q = 0; q < 4; q++) {
+		/* the fourth load takes `overflow` as lane 15, masked off below */
+		__m128i v = _mm_load_si128((const __m128i *)(const void *)bk + q);
+
+		v = _mm_cmpeq_epi32(_mm_and_si128(v, vm), vw);
+		bits |= (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(v)) << (4 * q);
+	}
+	return bits & ((1u << BUCKET_SLOTS) - 1);
+#else
+	uint32_t bits = 0;
+
+	for (unsigned i = 0; i < BUCKET_SLOTS; i++)
+		bits |= (uint32_t)((bk->slot[i] & mask) == want) << i;
+	return bits;
+#endif
+}
+
+static inline uint32_t next_bucket(const struct ct_table *t, uint32_t b)
+{
+	return b + 1 == t->nbuckets ? 0 : b + 1;
+}
+
+/* The probe walk from bucket b, whose tag hits are already in `hits`:
+ * compare each hit's flow, then go on while buckets say entries
+ * overflowed past them. */
+static uint32_t index_walk(const struct ct_table *t, const struct ct_key *k, uint32_t b,
+			   uint32_t tag, uint32_t hits, unsigned *dir)
+{
+	for (;;) {
+		const struct ct_bucket *bk = &t->buckets[b];
+
+		for (; hits; hits &= hits - 1) {
+			uint32_t s = bk->slot[__builtin_ctz(hits)];
+			uint32_t idx = (s & t->idx_mask) - 1;
+			unsigned d = (s >> t->idx_bits) & 1;
+
+			if (likely(flow_match(t, &t->flows[idx], d, k))) {
+				*dir = d;
+				return idx;
+			}
+		}
+		if (!bk->overflow)
+			return CT_NONE;
+		b = next_bucket(t, b);
+		hits = bucket_match(&t->buckets[b], t->tag_mask, tag);
+	}
+}
+
 static uint32_t index_find(const struct ct_table *t, const struct ct_key *k, uint64_t h,
 			   unsigned *dir)
 {
 	uint32_t b = bucket_of(t, h), tag = tag_of(t, h);
 
-	for (;;) {
-		const struct ct_bucket *bk = &t->buckets[b];
-
-		for (unsigned i = 0; i < BUCKET_SLOTS; i++) {
-			uint32_t s = bk->slot[i];
-
-			if ((s & t->tag_mask) == tag) {
-				uint32_t idx = (s & t->idx_mask) - 1;
-				unsigned d = (s >> t->idx_bits) & 1;
-
-				if (likely(flow_match(t, &t->flows[idx], d, k))) {
-					*dir = d;
-					return idx;
-				}
-			}
-		}
-		if (!bk->overflow)
-			return CT_NONE;
-		b = b + 1 == t->nbuckets ? 0 : b + 1;
-	}
+	return index_walk(t, k, b, tag, bucket_match(&t->buckets[b], t->tag_mask, tag), dir);
 }
 
 static inline uint32_t slot_value(const struct ct_table *t, uint64_t h, unsigned dir,
@@ -410,21 +472,20 @@ static void index_put(struct ct_table *t, uint64_t h, uint32_t from, uint32_t to
 
 	for (;;) {
 		struct ct_bucket *bk = &t->buckets[b];
+		uint32_t m = bucket_match(bk, ~0u, from);
 
-		for (unsigned i = 0; i < BUCKET_SLOTS; i++)
-			if (bk->slot[i] == from) {
-				bk->slot[i] = to;
-				return;
-			}
+		if (m) {
+			bk->slot[__builtin_ctz(m)] = to;
+			return;
+		}
 		bk->overflow += (uint32_t)step;
-		b = b + 1 == t->nbuckets ? 0 : b + 1;
+		b = next_bucket(t, b);
 	}
 }
 
-static void index_insert(struct ct_table *t, const struct ct_key *k, unsigned dir, uint32_t idx)
+/* h: ct_hash of the key, which the caller has already computed. */
+static void index_insert(struct ct_table *t, uint64_t h, unsigned dir, uint32_t idx)
 {
-	uint64_t h = ct_hash(t, k);
-
 	index_put(t, h, 0, slot_value(t, h, dir, idx), 1);
 }
 
@@ -599,12 +660,25 @@ static uint32_t timeout_of(const struct ct_table *t, const struct ct_flow *f)
 	return t->timeout[RFW_TIMEOUT_OTHER];
 }
 
+/* Prefetch an entry that is about to be written whole. */
+static inline void prefetch_entry_w(const struct ct_flow *f)
+{
+	__builtin_prefetch(f, 1);
+	__builtin_prefetch((const char *)f + 56, 1);
+	__builtin_prefetch((const char *)f + sizeof(*f) - 1, 1);
+}
+
 static uint32_t entry_alloc(struct ct_table *t)
 {
 	uint32_t idx = t->free_head;
 
 	t->free_head = t->flows[idx].next;
 	t->free_count--;
+	/* The next create writes the new head: once the free list has been
+	 * shuffled by expiry it is anywhere in the array, a miss per create
+	 * that this hides behind the rest of this create and the next. */
+	if (likely(t->free_count))
+		prefetch_entry_w(&t->flows[t->free_head]);
 	return idx;
 }
 
@@ -715,6 +789,25 @@ invalid:
 	return 0;
 }
 
+void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
+			const struct pkt_key *reply_key)
+{
+	struct ct_key ok, rk;
+
+	if (key_of(p, &ok) != KEY_START)
+		return;
+	/* The packet's own bucket too: the stages between lookup and create
+	 * (a 10k-rule classifier) evict it often enough to show. */
+	__builtin_prefetch(&t->buckets[bucket_of(t, ct_hash(t, &ok))], 1);
+	if (reply_key) {
+		key_from_pkt(reply_key, &rk);
+		rk.proto = ok.proto;
+	} else {
+		reverse_key(&ok, &rk);
+	}
+	__builtin_prefetch(&t->buckets[bucket_of(t, ct_hash(t, &rk))], 1);
+}
+
 int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_key *reply_key,
 		   uint32_t rule, uint32_t now, uint32_t *flow)
 {
@@ -723,13 +816,15 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 	enum key_kind kind = key_of(p, &ok);
 	unsigned dir, need;
 	uint32_t idx;
+	uint64_t ohash, rhash;
 
 	*flow = CT_NONE;
 	if (kind != KEY_START)
 		return CT_REFUSED_INVALID;
 	/* Two packets of one new flow in a batch both miss; the second finds
 	 * the first here. A dead or closed flow on the tuple is recycled. */
-	idx = index_find(t, &ok, ct_hash(t, &ok), &dir);
+	ohash = ct_hash(t, &ok);
+	idx = index_find(t, &ok, ohash, &dir);
 	if (idx != CT_NONE) {
 		if (flow_live(&t->flows[idx], now) && !tcp_reusable(&t->flows[idx], &ok, kind)) {
 			*flow = idx;
@@ -744,20 +839,16 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 		key_from_pkt(reply_key, &rk);
 		rk.proto = ok.proto;
 		/* NAT picked a tuple a live flow already answers to. */
-		idx = index_find(t, &rk, ct_hash(t, &rk), &dir);
+		rhash = ct_hash(t, &rk);
+		idx = index_find(t, &rk, rhash, &dir);
 		if (idx != CT_NONE) {
 			if (flow_live(&t->flows[idx], now))
 				return CT_REFUSED_INVALID;
 			ct_remove(t, idx);
 		}
 	} else {
-		memset(&rk, 0, sizeof(rk));
-		memcpy(rk.src, ok.dst, 16);
-		memcpy(rk.dst, ok.src, 16);
-		rk.sport = ok.dport;
-		rk.dport = ok.sport;
-		rk.proto = ok.proto;
-		rk.family = ok.family;
+		reverse_key(&ok, &rk);
+		rhash = ct_hash(t, &rk);
 	}
 
 	memset(&nf, 0, sizeof(nf));
@@ -811,8 +902,8 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 	count_packet(&nf, CT_DIR_ORIG, p->len);
 	nf.expire = now + timeout_of(t, &nf);
 	t->flows[idx] = nf;
-	index_insert(t, &ok, CT_DIR_ORIG, idx);
-	index_insert(t, &rk, CT_DIR_REPLY, idx);
+	index_insert(t, ohash, CT_DIR_ORIG, idx);
+	index_insert(t, rhash, CT_DIR_REPLY, idx);
 	wheel_insert(t, idx);
 	t->st.created++;
 	t->st.in_use++;
@@ -988,10 +1079,11 @@ static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now
 
 /* ---- lookup ---- */
 
-/* hint: the index slot stage 2 found for this key's tag, or 0; usually
- * the flow itself, so the bucket is not scanned twice. */
+/* hits: the tag hits of the key's home bucket, found when its flow was
+ * prefetched; usually one, the flow itself, so the bucket is not scanned
+ * again. */
 static void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct ct_key *k,
-		       enum key_kind kind, uint64_t h, uint32_t hint, uint32_t now,
+		       enum key_kind kind, uint64_t h, uint32_t hits, uint32_t now,
 		       struct ct_result *r)
 {
 	unsigned dir = 0;
@@ -1005,15 +1097,19 @@ static void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct 
 	case KEY_START:
 	case KEY_NOSTART:
 		idx = CT_NONE;
-		if (likely(hint)) {
-			uint32_t c = (hint & t->idx_mask) - 1;
+		if (likely(hits)) {	/* the first hit, inline: nearly always the flow */
+			uint32_t s = t->buckets[bucket_of(t, h)].slot[__builtin_ctz(hits)];
+			uint32_t c = (s & t->idx_mask) - 1;
 
-			dir = (hint >> t->idx_bits) & 1;
+			dir = (s >> t->idx_bits) & 1;
 			if (likely(flow_match(t, &t->flows[c], dir, k)))
 				idx = c;
+			else
+				idx = index_walk(t, k, bucket_of(t, h), tag_of(t, h),
+						 hits & (hits - 1), &dir);
+		} else if (t->buckets[bucket_of(t, h)].overflow) {
+			idx = index_walk(t, k, bucket_of(t, h), tag_of(t, h), 0, &dir);
 		}
-		if (idx == CT_NONE)
-			idx = index_find(t, k, h, &dir);
 		if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now) &&
 		    !(dir == CT_DIR_ORIG && tcp_reusable(&t->flows[idx], k, kind))) {
 			r->kind = CT_FOUND;
@@ -1069,45 +1165,43 @@ void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, 
 {
 	struct ct_key keys[BATCH];
 	uint64_t hash[BATCH];
-	uint32_t hint[BATCH];
+	uint32_t hits[BATCH];
 	uint8_t kind[BATCH];
 
+	/* Three passes over the batch rather than one software pipeline
+	 * with a fixed distance: measured here, the misses of a batch are
+	 * bounded by how many lines the core keeps in flight (~12-16), not
+	 * by when they are issued, and the passes cost fewer instructions. */
 	for (uint32_t base = 0; base < n; base += BATCH) {
 		uint32_t m = n - base < BATCH ? n - base : BATCH;
 
-		/* Stage 1: keys and hashes, prefetch every home bucket. */
+		/* Pass 1: keys and hashes, prefetch every home bucket. */
 		for (uint32_t i = 0; i < m; i++) {
 			kind[i] = (uint8_t)key_of(&pkts[base + i], &keys[i]);
 			hash[i] = ct_hash(t, &keys[i]);
 			__builtin_prefetch(&t->buckets[bucket_of(t, hash[i])]);
 		}
-		/* Stage 2: the first tag hit of each bucket, kept as a hint for
-		 * stage 3; prefetch its flow, all of it: the entry may straddle
-		 * three lines and ct_update writes its TCP, timer and counter
-		 * fields right after. */
+		/* Pass 2: the tag hits of each bucket, kept for pass 3 (so no
+		 * bucket is scanned twice); prefetch the first hit's flow, all
+		 * of it: the entry may straddle three lines and ct_update
+		 * writes its TCP, timer and counter fields right after. */
 		for (uint32_t i = 0; i < m; i++) {
 			const struct ct_bucket *bk = &t->buckets[bucket_of(t, hash[i])];
-			uint32_t tag = tag_of(t, hash[i]);
 
-			hint[i] = 0;
-			for (unsigned j = 0; j < BUCKET_SLOTS; j++) {
-				uint32_t s = bk->slot[j];
+			hits[i] = bucket_match(bk, t->tag_mask, tag_of(t, hash[i]));
+			if (hits[i]) {
+				uint32_t s = bk->slot[__builtin_ctz(hits[i])];
+				const char *fp = (const char *)&t->flows[(s & t->idx_mask) - 1];
 
-				if ((s & t->tag_mask) == tag) {
-					const char *fp = (const char *)&t->flows[(s & t->idx_mask) - 1];
-
-					__builtin_prefetch(fp);
-					__builtin_prefetch(fp + 56);
-					__builtin_prefetch(fp + sizeof(struct ct_flow) - 1);
-					hint[i] = s;
-					break;
-				}
+				__builtin_prefetch(fp);
+				__builtin_prefetch(fp + 56);
+				__builtin_prefetch(fp + sizeof(struct ct_flow) - 1);
 			}
 		}
-		/* Stage 3: compare and decide. */
+		/* Pass 3: compare and decide. */
 		for (uint32_t i = 0; i < m; i++)
 			lookup_one(t, &pkts[base + i], &keys[i], (enum key_kind)kind[i], hash[i],
-				   hint[i], now, &out[base + i]);
+				   hits[i], now, &out[base + i]);
 	}
 }
 

@@ -104,6 +104,15 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p,
 		   const struct pkt_key *reply_key, uint32_t rule, uint32_t now,
 		   uint32_t *flow);
 
+/* Optional, for a batch of creates: prefetch the index buckets the flow's
+ * two tuples will go into. The reply tuple's bucket is the miss nothing
+ * else hides (a NAT tuple is known only once NAT has picked it). Call it
+ * for every packet of the batch once its reply key is known, then
+ * ct_create_flow for each; arguments as for ct_create_flow. Changes
+ * nothing. */
+void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
+			const struct pkt_key *reply_key);
+
 /* Account a packet of a FOUND/RELATED/FRAG flow: TCP sequence tracking
  * and state, counters, timeout refresh. Returns 1 if valid for the flow;
  * 0 if not (out of window, bad flags): counted as invalid, the flow left

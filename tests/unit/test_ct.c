@@ -861,6 +861,110 @@ static void test_batch_lookup(void **state)
 	ct_destroy(t);
 }
 
+/* Flow id i's packet in one direction; odd ids are SNATed to N4:2000+i,
+ * so their replies come to that tuple. */
+static void churn_pkt(struct pk *x, uint32_t i, int reply)
+{
+	if (reply && (i & 1))
+		udp(x, 4, B4, N4, 53, (uint16_t)(2000 + i));
+	else
+		flow_pkt(x, i, reply);
+}
+
+/* Ten flows in a table of two buckets: nearly every insert, lookup and
+ * removal walks past its home bucket, and removals must keep the
+ * overflow counts right or later lookups stop early. Each step is
+ * checked against a model, in both directions, by batch lookups. */
+static void test_index_churn(void **state)
+{
+	enum { N = 10, IDS = 24 };
+	struct ct_table *t = table(N);
+	struct pk *x = calloc(2 * IDS, sizeof(*x));
+	struct ct_pkt p[2 * IDS];
+	struct ct_result r[2 * IDS];
+	uint32_t flow_of[IDS], live = 0;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	struct ct_stats s;
+
+	(void)state;
+	for (uint32_t i = 0; i < IDS; i++) {
+		flow_of[i] = CT_NONE;
+		churn_pkt(&x[2 * i], i, 0);
+		churn_pkt(&x[2 * i + 1], i, 1);
+		p[2 * i] = x[2 * i].p;
+		p[2 * i + 1] = x[2 * i + 1].p;
+	}
+	for (uint32_t round = 0; round < 3000; round++) {
+		uint32_t i, flow;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		i = (uint32_t)(rng % IDS);
+		if (flow_of[i] != CT_NONE) {
+			ct_remove(t, flow_of[i]);
+			flow_of[i] = CT_NONE;
+			live--;
+		} else if (live < N) {
+			struct pkt_key rk;
+
+			memset(&rk, 0, sizeof(rk));
+			memcpy(rk.src, B4, 4);
+			memcpy(rk.dst, N4, 4);
+			rk.family = 4;
+			rk.proto = UDP;
+			rk.sport = 53;
+			rk.dport = (uint16_t)(2000 + i);
+			ct_create_prefetch(t, &x[2 * i].p, (i & 1) ? &rk : NULL);
+			assert_int_equal(ct_create_flow(t, &x[2 * i].p, (i & 1) ? &rk : NULL, 1, 10,
+							&flow), CT_CREATED);
+			flow_of[i] = flow;
+			live++;
+		}
+		ct_lookup_batch(t, p, 2 * IDS, 11, r);
+		for (uint32_t j = 0; j < 2 * IDS; j++) {
+			uint32_t id = j / 2;
+
+			assert_int_equal(r[j].kind, flow_of[id] != CT_NONE ? CT_FOUND : CT_NEW);
+			assert_int_equal(r[j].flow, flow_of[id]);
+			if (flow_of[id] != CT_NONE)
+				assert_int_equal(r[j].dir, j & 1);
+		}
+	}
+	ct_get_stats(t, &s);
+	assert_int_equal(s.in_use, live);
+	assert_true(s.created > 500);
+	free(x);
+	ct_destroy(t);
+}
+
+/* The per-packet key shortcut (one copy of the parsed key) leaves no
+ * stale ports where a protocol has none: ICMP echo takes its id, other
+ * protocols and non-first fragments none, whatever pkt_key held. */
+static void test_key_ports_cleared(void **state)
+{
+	struct ct_table *t = table(16);
+	struct pk a, b;
+	uint32_t flow;
+
+	(void)state;
+	ip(&a, 4, A4, B4, GRE, (const uint8_t[8]){0}, 8, 1, 0, 0);
+	parse(&a);
+	a.m.key.sport = 1111;	/* whatever a parser left there */
+	a.m.key.dport = 2222;
+	assert_int_equal(ct_create_flow(t, &a.p, NULL, 1, 10, &flow), CT_CREATED);
+	ip(&b, 4, A4, B4, GRE, (const uint8_t[8]){0}, 8, 2, 0, 0);
+	parse(&b);
+	assert_int_equal(look(t, &b, 11).kind, CT_FOUND);
+	assert_int_equal(look(t, &b, 11).flow, flow);
+	echo(&a, 4, A4, B4, 1, 77);
+	a.m.key.sport = 3333;
+	assert_int_equal(ct_create_flow(t, &a.p, NULL, 1, 10, &flow), CT_CREATED);
+	echo(&b, 4, B4, A4, 0, 77);
+	assert_int_equal(look(t, &b, 11).flow, flow);
+	ct_destroy(t);
+}
+
 static void test_million_flows(void **state)
 {
 	const uint32_t n = 1000000;
@@ -994,6 +1098,8 @@ int main(void)
 		cmocka_unit_test(test_nat_reply_tuple),
 		cmocka_unit_test(test_foreach_and_other),
 		cmocka_unit_test(test_batch_lookup),
+		cmocka_unit_test(test_index_churn),
+		cmocka_unit_test(test_key_ports_cleared),
 		cmocka_unit_test(test_million_flows),
 		cmocka_unit_test(test_on_remove),
 		cmocka_unit_test(test_config),
