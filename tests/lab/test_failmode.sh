@@ -1,0 +1,206 @@
+#!/bin/bash
+# Lab test of --fail open|closed and host traffic: a router-mode firewall
+# namespace (ip_forward=1) whose own address carries a long-lived TCP
+# session (an SSH stand-in) while rampartd filters transit traffic; after
+# kill -9 transit traffic goes through the kernel (open) or is dropped
+# (closed), and the host session survives both.
+# Usage: RAMPART_BUILD_DIR=build tests/lab/test_failmode.sh
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+
+#   cli: <p>c 10.40.1.2/24 fd00:40:1::2/64, routes to the server subnet via fw
+#   fw:  <p>fc 10.40.1.1/24 fd00:40:1::1/64 | <p>fs 10.40.2.1/24 fd00:40:2::1/64
+#   srv: <p>s 10.40.2.2/24 fd00:40:2::2/64, routes to the client subnet via fw
+setup() {
+	lab_ns cli && lab_ns fw && lab_ns srv || return 1
+	lab_veth cli c fw fc && lab_veth fw fs srv s || return 1
+	CLI_IF=$(lab_ifname c); SRV_IF=$(lab_ifname s)
+	FW_IF_C=$(lab_ifname fc); FW_IF_S=$(lab_ifname fs)
+	lab_in cli ip addr add 10.40.1.2/24 dev "$CLI_IF"
+	lab_in cli ip addr add fd00:40:1::2/64 dev "$CLI_IF" nodad
+	lab_in cli ip route add 10.40.2.0/24 via 10.40.1.1
+	lab_in cli ip route add fd00:40:2::/64 via fd00:40:1::1
+	lab_in fw ip addr add 10.40.1.1/24 dev "$FW_IF_C"
+	lab_in fw ip addr add fd00:40:1::1/64 dev "$FW_IF_C" nodad
+	lab_in fw ip addr add 10.40.2.1/24 dev "$FW_IF_S"
+	lab_in fw ip addr add fd00:40:2::1/64 dev "$FW_IF_S" nodad
+	lab_in srv ip addr add 10.40.2.2/24 dev "$SRV_IF"
+	lab_in srv ip addr add fd00:40:2::2/64 dev "$SRV_IF" nodad
+	lab_in srv ip route add 10.40.1.0/24 via 10.40.2.1
+	lab_in srv ip route add fd00:40:1::/64 via fd00:40:2::1
+	# the kernel routes too: that is what --fail open falls back to
+	lab_in fw sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 >/dev/null
+	lab_in cli ethtool -K "$CLI_IF" tx off >/dev/null
+	lab_in srv ethtool -K "$SRV_IF" tx off >/dev/null
+	lab_in fw ping -q -c 1 -W 2 10.40.1.2 && lab_in fw ping -q -c 1 -W 2 10.40.2.2 &&
+		lab_in fw ping -q -c 1 -W 2 fd00:40:1::2 && lab_in fw ping -q -c 1 -W 2 fd00:40:2::2
+}
+
+write_policy() {
+	cat >"$1" <<YAML
+version: 1
+zones:
+  inside: [$FW_IF_C]
+  outside: [$FW_IF_S]
+host:
+  addresses: [10.40.1.1, "fd00:40:1::1"]
+  pass: [arp, ndp, tcp/22]
+rules:
+  - {name: ping-out, proto: icmp, icmp_type: echo-request, from: {zone: inside}, to: {zone: outside}, action: accept}
+  - {name: ping6-out, proto: icmpv6, icmp_type: echo-request, from: {zone: inside}, to: {zone: outside}, action: accept}
+  - {name: web-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 8080}, action: accept}
+defaults: {action: drop, stateful: true}
+routes:
+  - {prefix: 10.40.1.0/24, interface: $FW_IF_C}
+  - {prefix: 10.40.2.0/24, interface: $FW_IF_S}
+  - {prefix: "fd00:40:1::/64", interface: $FW_IF_C}
+  - {prefix: "fd00:40:2::/64", interface: $FW_IF_S}
+YAML
+}
+
+# "serve ADDR PORT": line echo server; "client ADDR PORT FILE": one TCP
+# connection, a line every 0.2 s that must come back within 3 s, the
+# count written to FILE; exits on the first failure (or after 200 s).
+write_session_tool() {
+	cat >"$LAB_TMP/session.py" <<'PY'
+import socket, sys, threading, time
+mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+if mode == "serve":
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port)); s.listen(8)
+    def echo(c):
+        f = c.makefile("rwb")
+        for line in f:
+            f.write(line); f.flush()
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=echo, args=(c,), daemon=True).start()
+c = socket.create_connection((addr, port), timeout=3)
+f = c.makefile("rwb")
+n, end = 0, time.time() + 200
+while time.time() < end:
+    n += 1
+    f.write(b"line %d\n" % n); f.flush()
+    if f.readline() != b"line %d\n" % n:
+        sys.exit("bad echo")
+    with open(sys.argv[4], "w") as out:
+        out.write("%d\n" % n)
+    time.sleep(0.2)
+PY
+}
+
+# After kill -9 the program stays attached (by design); never leave it.
+failmode_cleanup() {
+	local i
+	for i in "${FW_IF_C:-}" "${FW_IF_S:-}"; do
+		[ -n "$i" ] && ip -n "$(lab_nsname fw)" link set dev "$i" xdp off 2>/dev/null
+	done
+	lab_cleanup
+}
+
+session_count() { cat "$LAB_TMP/session.count" 2>/dev/null || echo 0; }
+
+session_grew() { [ "$(session_count)" -gt "$1" ]; }
+
+# session_alive: the client runs and its count grows within 3 s.
+session_alive() {
+	local before; before=$(session_count)
+	kill -0 "$SESSION_PID" 2>/dev/null && lab_wait_for 3 session_grew "$before"
+}
+
+start_rampartd() {	# FAIL
+	# the background job truncates its files only when it gets to run:
+	# remove the last run's now, or its "routing" line would be seen
+	rm -f "$LAB_TMP/rampartd.out" "$LAB_TMP/rampartd.err"
+	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/fw.rfw" \
+		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode router --fail "$1" \
+		--foreground -v \
+		>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
+	RAMPARTD_PID=$!
+	LAB_PIDS+=("$RAMPARTD_PID")
+	lab_wait_for 10 grep -q '^rampartd: routing' "$LAB_TMP/rampartd.err" &&
+		kill -0 "$RAMPARTD_PID"
+}
+
+ping4() { lab_in cli ping -q -n -c 3 -i 0.2 -W 1 10.40.2.2 >/dev/null 2>&1; }
+ping6() { lab_in cli ping -6 -q -n -c 3 -i 0.2 -W 1 fd00:40:2::2 >/dev/null 2>&1; }
+http() {	# PORT: the server's page comes back within 3 s
+	lab_in cli curl -s --max-time 3 "http://10.40.2.2:$1/index.txt" 2>/dev/null | grep -q hello
+}
+xdp_attached() { ip -n "$(lab_nsname fw)" link show | grep -q ' xdp'; }
+
+lab_init rfm
+trap failmode_cleanup EXIT
+lab_rampart_bins || { not_ok "rampartd built"; lab_summary; exit 1; }
+setup || { not_ok "lab set up"; lab_summary; exit 1; }
+write_policy "$LAB_TMP/fw.yaml"
+lab_compile "$LAB_TMP/fw.yaml" "$LAB_TMP/fw.rfw" || { not_ok "policy compiles"; lab_summary; exit 1; }
+write_session_tool
+echo hello >"$LAB_TMP/index.txt"
+lab_bg srv "$LAB_TMP/http8080.log" "$LAB_PY" -m http.server 8080 --bind 10.40.2.2 --directory "$LAB_TMP"
+lab_bg srv "$LAB_TMP/http9090.log" "$LAB_PY" -m http.server 9090 --bind 10.40.2.2 --directory "$LAB_TMP"
+lab_bg fw "$LAB_TMP/serve.log" "$LAB_PY" "$LAB_TMP/session.py" serve 10.40.1.1 2222
+lab_bg fw "$LAB_TMP/serve22.log" "$LAB_PY" "$LAB_TMP/session.py" serve 10.40.2.1 22
+lab_bg fw "$LAB_TMP/serve23.log" "$LAB_PY" "$LAB_TMP/session.py" serve 10.40.2.1 23
+lab_wait_for 10 lab_port_listening srv tcp 8080 && lab_wait_for 10 lab_port_listening srv tcp 9090 &&
+	lab_wait_for 10 lab_port_listening fw tcp 2222 && lab_wait_for 10 lab_port_listening fw tcp 23 ||
+	not_ok "servers listen"
+
+# ---- --fail open ----
+if ! start_rampartd open; then
+	not_ok "rampartd --fail open starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
+fi
+ok "rampartd --fail open starts"
+lab_bg cli "$LAB_TMP/session.log" "$LAB_PY" "$LAB_TMP/session.py" client 10.40.1.1 2222 \
+	"$LAB_TMP/session.count"
+SESSION_PID=$LAB_LAST_PID
+check "host session to 10.40.1.1:2222 runs while rampartd filters" session_alive
+check "transit ping through rampartd" ping4
+check "transit ping6 through rampartd" ping6
+check "transit HTTP to an accepted port (8080)" http 8080
+check_not "transit HTTP to a port the policy drops (9090)" http 9090
+check "pass tcp/22: the kernel answers on another of its addresses (10.40.2.1:22)" \
+	quiet lab_in cli "$LAB_PY" -c 'import socket; socket.create_connection(("10.40.2.1", 22), timeout=2)'
+check_not "no pass entry for tcp/23: not the kernel's (10.40.2.1:23)" \
+	quiet lab_in cli "$LAB_PY" -c 'import socket; socket.create_connection(("10.40.2.1", 23), timeout=2)'
+kill -KILL "$RAMPARTD_PID"
+lab_wait_gone "$RAMPARTD_PID" 5
+check "after kill -9 the XDP program stays attached" xdp_attached
+check "fail open: transit ping via the kernel" ping4
+check "fail open: transit ping6 via the kernel" ping6
+check "fail open: transit HTTP 9090 too (the kernel routes unfiltered)" http 9090
+check "host session survives kill -9 (--fail open)" session_alive
+
+# ---- --fail closed (the new rampartd replaces the program left behind) ----
+if ! start_rampartd closed; then
+	not_ok "rampartd --fail closed starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
+fi
+ok "rampartd --fail closed starts over the program left attached"
+check "it says it replaced the old program" \
+	grep -q 'replaced the XDP program a previous rampartd left' "$LAB_TMP/rampartd.err"
+check "transit ping through rampartd again" ping4
+check_not "transit HTTP 9090 dropped again" http 9090
+check "host session survives the restart" session_alive
+kill -KILL "$RAMPARTD_PID"
+lab_wait_gone "$RAMPARTD_PID" 5
+check_not "fail closed: transit ping dropped" ping4
+check_not "fail closed: transit ping6 dropped" ping6
+check_not "fail closed: transit HTTP 8080 dropped" http 8080
+check "host session survives kill -9 (--fail closed)" session_alive
+check "fail closed: the firewall itself still answers ping" \
+	quiet lab_in cli ping -q -n -c 2 -i 0.2 -W 1 10.40.1.1
+n=$(session_count)
+check "host session exchanged lines all along ($n)" test "$n" -gt 20
+
+for i in "$FW_IF_C" "$FW_IF_S"; do ip -n "$(lab_nsname fw)" link set dev "$i" xdp off; done
+check_not "programs removed by ip link set xdp off" xdp_attached
+check "with no program, transit goes by the kernel again" ping4
+
+if [ "$LAB_FAILED" -ne 0 ]; then
+	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2
+	echo "--- session ---" >&2; cat "$LAB_TMP/session.log" >&2
+fi
+lab_summary
