@@ -137,10 +137,10 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		} else if (node->dim >= RFW_CLS_DIMS || node->kind > RFW_CLS_CUT) {
 			return fail(err, errlen, "artifact classifier node %u is malformed", i);
 		} else if (node->kind == RFW_CLS_CUT) {
-			if (node->shift > 31 ||
-			    (uint64_t)node->left + node->cut_max + 1 > v->cls_child_count)
+			if (node->shift > 31 || node->reserved ||
+			    (uint64_t)node->left + node->right + 1 > v->cls_child_count)
 				return fail(err, errlen, "artifact classifier node %u is malformed", i);
-			for (uint32_t c = 0; c <= node->cut_max; c++) {
+			for (uint32_t c = 0; c <= node->right; c++) {
 				uint32_t child = v->cls_children[node->left + c];
 
 				if (child <= i || child >= v->cls_node_count)

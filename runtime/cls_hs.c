@@ -83,7 +83,7 @@ static inline uint32_t hs_next(const struct cls_hs *t, const struct rfw_cls_node
 	if (nd->kind == RFW_CLS_CUT) {
 		uint32_t idx = (v - nd->threshold) >> nd->shift;
 
-		return t->children[nd->left + (idx > nd->cut_max ? nd->cut_max : idx)];
+		return t->children[nd->left + (idx > nd->right ? nd->right : idx)];
 	}
 	return nd->left ^ ((nd->left ^ nd->right) & right);
 }

@@ -21,6 +21,13 @@
  * at most 1/CUT_GAIN of the node's rules (two binary levels' worth). */
 #define CUT_GAIN 4
 #define CUT_MAX_BITS 8
+/* The root may cut much wider: one array of up to 2^16 child indices
+ * (256 KiB) in place of the top levels of the tree, which every packet
+ * walks. Rules of a partition whose address field is "small" (a prefix
+ * of 16 bits or more, see cls_hs_build) fall in one child each, so the
+ * wide cut replicates little; the space factor still bounds it. */
+#define ROOT_CUT_BITS 16
+#define ROOT_SPACE_FACTOR 4
 
 struct range {
 	uint32_t lo, hi;
@@ -266,7 +273,8 @@ static struct range cut_child(const struct range *reg, unsigned shift, uint32_t 
  * region, 4..256 equal children, as many as the space factor allows;
  * the winner is the one whose fullest child is smallest. */
 static int best_cut(struct builder *b, const uint32_t *rules, uint32_t n,
-		    const struct box *reg, const uint32_t *bounds, struct cut *out)
+		    const struct box *reg, const uint32_t *bounds, unsigned max_bits,
+		    unsigned space_factor, struct cut *out)
 {
 	int found = 0;
 
@@ -276,7 +284,7 @@ static int best_cut(struct builder *b, const uint32_t *rules, uint32_t n,
 
 		if (bounds[d] == 0)
 			continue;
-		for (unsigned k = 2; k <= CUT_MAX_BITS; k++) {
+		for (unsigned k = 2; k <= max_bits; k++) {
 			unsigned shift = 0;
 			uint32_t nchild, fullest = 0;
 			uint64_t total = 0;
@@ -297,7 +305,7 @@ static int best_cut(struct builder *b, const uint32_t *rules, uint32_t n,
 				b->weights[a]++;
 				b->weights[z + 1]--;
 			}
-			if (total > (uint64_t)CUT_SPACE_FACTOR * n + nchild)
+			if (total > (uint64_t)space_factor * n + nchild)
 				break;		/* more children only replicate more */
 			for (uint32_t j = 0; j < nchild; j++) {
 				acc += (int32_t)b->weights[j];
@@ -352,7 +360,29 @@ static uint32_t build_cut(struct builder *b, uint32_t node, uint32_t *rules, uin
 	struct range saved = reg->d[c->dim];
 	uint32_t *cur = malloc(2 * ((size_t)n + 1) * sizeof(uint32_t)), *prev, ncur, nprev = 0;
 	uint32_t base, prev_node = UINT32_MAX, prev_lo = 0;
+	uint8_t *edge = calloc((size_t)c->nchild + 2, 1);
 
+	if (!edge) {
+		free(cur);
+		b->nomem = 1;
+		return UINT32_MAX;
+	}
+	/* Only children where some rule starts or ends (or covers part of the
+	 * child) can hold other rules than the child before; the rest take the
+	 * same subtree without looking at the rules again, which keeps a
+	 * 2^16-way cut cheap to build. */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct range *r = &b->boxes[rules[i]].d[c->dim];
+		uint32_t lo = r->lo > saved.lo ? r->lo : saved.lo;
+		uint32_t hi = r->hi < saved.hi ? r->hi : saved.hi;
+		uint32_t a = (lo - saved.lo) >> c->shift, z = (hi - saved.lo) >> c->shift;
+
+		edge[a] = edge[z + 1] = 1;
+		if (lo != cut_child(&saved, c->shift, a).lo)
+			edge[a + 1] = 1;
+		if (hi != cut_child(&saved, c->shift, z).hi)
+			edge[z] = 1;
+	}
 	if (!cur || b->child_count + c->nchild > b->child_cap) {
 		uint32_t cap = b->child_cap ? b->child_cap : 1024;
 		uint32_t *nc;
@@ -362,6 +392,7 @@ static uint32_t build_cut(struct builder *b, uint32_t node, uint32_t *rules, uin
 		nc = cur ? realloc(b->children, cap * sizeof(*nc)) : NULL;
 		if (!nc) {
 			free(cur);
+			free(edge);
 			b->nomem = 1;
 			return UINT32_MAX;
 		}
@@ -373,12 +404,16 @@ static uint32_t build_cut(struct builder *b, uint32_t node, uint32_t *rules, uin
 	b->child_count += c->nchild;
 	b->nodes[node] = (struct rfw_cls_node){
 		.threshold = saved.lo, .dim = (uint8_t)c->dim, .kind = RFW_CLS_CUT,
-		.shift = (uint8_t)c->shift, .cut_max = (uint8_t)(c->nchild - 1), .left = base,
+		.shift = (uint8_t)c->shift, .left = base, .right = c->nchild - 1,
 	};
 	for (uint32_t j = 0; j < c->nchild; j++) {
 		struct range r = cut_child(&saved, c->shift, j);
 		uint32_t child;
 
+		if (j && !edge[j]) {	/* same rules, all spanning both children */
+			b->children[base + j] = prev_node;
+			continue;
+		}
 		ncur = select_rules(b, rules, n, c->dim, &r, cur);
 		if (prev_node != UINT32_MAX &&
 		    same_subtree(b, prev, nprev, cur, ncur, c->dim, prev_lo, r.hi)) {
@@ -397,6 +432,7 @@ static uint32_t build_cut(struct builder *b, uint32_t node, uint32_t *rules, uin
 	}
 	reg->d[c->dim] = saved;
 	free(cur);
+	free(edge);
 	return b->nomem ? UINT32_MAX : node;
 }
 
@@ -464,7 +500,8 @@ static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 	}
 	/* A wide cut saves levels (one node read instead of several) where
 	 * it divides the rules well within the space factor. */
-	if (best_cut(b, rules, n, reg, bounds, &cut) &&
+	if (best_cut(b, rules, n, reg, bounds, depth ? CUT_MAX_BITS : ROOT_CUT_BITS,
+		     depth ? CUT_SPACE_FACTOR : ROOT_SPACE_FACTOR, &cut) &&
 	    (uint64_t)cut.fullest * CUT_GAIN <= n && cut.fullest < best_max)
 		return build_cut(b, node, rules, n, reg, depth, &cut);
 	t = best_t;
@@ -527,7 +564,7 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 	memset(out, 0, sizeof(*out));
 	b.boxes = malloc(((size_t)count + 1) * sizeof(*b.boxes));
 	b.scratch = malloc(((size_t)count * 2 + 1) * sizeof(uint32_t));
-	b.weights = malloc(((size_t)count * 2 + 3 + (1u << CUT_MAX_BITS)) * sizeof(uint32_t));
+	b.weights = malloc(((size_t)count * 2 + 3 + (1u << ROOT_CUT_BITS)) * sizeof(uint32_t));
 	if (!family_rules || !b.boxes || !b.scratch || !b.weights)
 		goto out;
 	for (uint32_t i = 0; i < count; i++)

@@ -279,7 +279,7 @@ struct rfw_host_pass {
 
 enum rfw_cls_kind {
 	RFW_CLS_SPLIT = 0,	/* field <= threshold ? left : right */
-	RFW_CLS_CUT = 1,	/* children[left + min((field - threshold) >> shift, cut_max)] */
+	RFW_CLS_CUT = 1,	/* children[left + min((field - threshold) >> shift, right)] */
 };
 
 struct rfw_cls_node {
@@ -287,9 +287,10 @@ struct rfw_cls_node {
 	uint8_t dim;		/* field index < RFW_CLS_DIMS, or RFW_CLS_LEAF */
 	uint8_t kind;		/* enum rfw_cls_kind */
 	uint8_t shift;		/* cut: each child spans 2^shift values */
-	uint8_t cut_max;	/* cut: number of children - 1 */
+	uint8_t reserved;	/* must be zero */
 	uint32_t left;		/* split: node; cut: first in CLS_CHILDREN; leaf: first leaf entry */
-	uint32_t right;		/* split: node; leaf: entry count */
+	uint32_t right;		/* split: node; cut: number of children - 1 (1.2: up to
+				 * 2^16 children, was a byte); leaf: entry count */
 };
 
 /* One entry of a leaf, compacted so the lookup checks it with a few

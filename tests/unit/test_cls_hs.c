@@ -373,6 +373,23 @@ static void test_artifact_trees(void **s)
 	assert_non_null(strstr(err, "leaf entry"));
 	free(buf);
 
+	/* a cut node claiming more children than the section holds */
+	buf = pack(e, n, &built, &len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	{
+		struct rfw_cls_node *nodes = (struct rfw_cls_node *)(uintptr_t)v.cls_nodes;
+		uint32_t cut = 0;
+
+		while (cut < v.cls_node_count && nodes[cut].kind != RFW_CLS_CUT)
+			cut++;
+		assert_true(cut < v.cls_node_count);
+		nodes[cut].right = v.cls_child_count;
+	}
+	reseal(buf, len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "classifier node"));
+	free(buf);
+
 	/* a leaf record with flags this reader does not know */
 	buf = pack(e, n, &built, &len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
