@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "ctl_job.h"
+
 #define WORKER_IDLE_MS 100	/* how long the stop flag may go unseen */
 
 void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pipe_worker *pipe)
@@ -16,6 +18,7 @@ void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pi
 	atomic_init(&w->stop, 0);
 	atomic_init(&w->neigh_head, 0);
 	atomic_init(&w->neigh_tail, 0);
+	atomic_init(&w->ctl_job, NULL);
 }
 
 int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
@@ -132,6 +135,7 @@ void worker_run(struct worker *w)
 		drain_neigh(w);
 		work = worker_burst(w);
 		work += ops->service(w->be, w->queue);
+		work += ctl_job_poll(w);
 		if (work)
 			continue;
 		/* Idle: sleep in the backend until a frame arrives (it wakes

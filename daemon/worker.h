@@ -12,6 +12,8 @@
 
 #define WORKER_NEIGH_RING 1024	/* power of two */
 
+struct ctl_job;
+
 /* What the interface counters need beyond pipe_stats: written by the
  * worker only, read by the main thread like pipe_stats (see counters.c). */
 struct worker_port_stats {
@@ -50,6 +52,8 @@ struct worker {
 	_Alignas(64) atomic_uint neigh_head;
 	_Alignas(64) atomic_uint neigh_tail;
 	struct worker_neigh_cmd neigh[WORKER_NEIGH_RING];
+	/* Control-socket requests (ctl_job.h), checked once per loop. */
+	_Alignas(64) struct ctl_job *_Atomic ctl_job;
 	/* cold */
 	pthread_t thread;
 };
