@@ -742,7 +742,7 @@ static void count_packet(struct ct_flow *f, unsigned dir, uint32_t len)
 	f->bytes[dir] += len;
 }
 
-static void refresh(struct ct_table *t, uint32_t idx, uint32_t now)
+static inline void refresh(struct ct_table *t, uint32_t idx, uint32_t now)
 {
 	struct ct_flow *f = &t->flows[idx];
 	uint32_t e = now + timeout_of(t, f);
@@ -756,37 +756,40 @@ static void refresh(struct ct_table *t, uint32_t idx, uint32_t now)
 	}
 }
 
-int ct_update(struct ct_table *t, uint32_t flow, unsigned dir, const struct ct_pkt *p,
-	      uint32_t now)
+/* ct_update on a flow known to be live and dir known to be 0 or 1. */
+static inline int account(struct ct_table *t, uint32_t flow, unsigned dir,
+			  const struct ct_pkt *p, uint32_t now)
 {
 	const struct pkt_key *pk = &p->meta->key;
-	struct ct_flow *f;
+	struct ct_flow *f = &t->flows[flow];
 
-	if (unlikely(flow >= t->max_flows || dir > 1))
-		goto invalid;
-	f = &t->flows[flow];
-	if (unlikely(!(f->flags & CT_F_USED)))
-		goto invalid;
-	if (unlikely(p->meta->fragment == 2)) {
-		count_packet(f, dir, p->len);	/* follows its first fragment */
-		return 1;
-	}
-	/* An ICMP error is RELATED: counted, but it neither advances the TCP
-	 * state nor keeps the flow alive. */
-	if (unlikely(is_icmp(pk->proto, pk->family) && icmp_is_error(pk->family, pk->icmp_type))) {
+	/* A fragment follows its first; an ICMP error is RELATED: both
+	 * counted, but neither advances the TCP state nor keeps the flow
+	 * alive. */
+	if (unlikely(p->meta->fragment == 2 ||
+		     (is_icmp(pk->proto, pk->family) && icmp_is_error(pk->family, pk->icmp_type)))) {
 		count_packet(f, dir, p->len);
 		return 1;
 	}
-	if (f->proto == IPP_TCP && !ct_tcp_track(f, dir, p))
-		goto invalid;
+	if (f->proto == IPP_TCP && !ct_tcp_track(f, dir, p)) {
+		t->st.invalid++;
+		return 0;
+	}
 	if (dir == CT_DIR_REPLY)
 		f->flags |= CT_F_REPLY_SEEN;
 	count_packet(f, dir, p->len);
 	refresh(t, flow, now);
 	return 1;
-invalid:
-	t->st.invalid++;
-	return 0;
+}
+
+int ct_update(struct ct_table *t, uint32_t flow, unsigned dir, const struct ct_pkt *p,
+	      uint32_t now)
+{
+	if (unlikely(flow >= t->max_flows || dir > 1 || !(t->flows[flow].flags & CT_F_USED))) {
+		t->st.invalid++;
+		return 0;
+	}
+	return account(t, flow, dir, p, now);
 }
 
 void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
@@ -1079,55 +1082,16 @@ static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now
 
 /* ---- lookup ---- */
 
-/* hits: the tag hits of the key's home bucket, found when its flow was
- * prefetched; usually one, the flow itself, so the bucket is not scanned
- * again. */
-static void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct ct_key *k,
-		       enum key_kind kind, uint64_t h, uint32_t hits, uint32_t now,
-		       struct ct_result *r)
+/* ICMP errors, non-first fragments, packets conntrack cannot key: out
+ * of line, so the per-packet path below stays small enough to inline. */
+static __attribute__((noinline)) void lookup_other(struct ct_table *t, const struct ct_pkt *p,
+						   enum key_kind kind, uint32_t now,
+						   struct ct_result *r)
 {
-	unsigned dir = 0;
-	uint32_t idx;
-
-	r->flow = CT_NONE;
-	r->rule = 0;
-	r->dir = CT_DIR_ORIG;
-	r->reserved = 0;
-	switch (kind) {
-	case KEY_START:
-	case KEY_NOSTART:
-		idx = CT_NONE;
-		if (likely(hits)) {	/* the first hit, inline: nearly always the flow */
-			uint32_t s = t->buckets[bucket_of(t, h)].slot[__builtin_ctz(hits)];
-			uint32_t c = (s & t->idx_mask) - 1;
-
-			dir = (s >> t->idx_bits) & 1;
-			if (likely(flow_match(t, &t->flows[c], dir, k)))
-				idx = c;
-			else
-				idx = index_walk(t, k, bucket_of(t, h), tag_of(t, h),
-						 hits & (hits - 1), &dir);
-		} else if (t->buckets[bucket_of(t, h)].overflow) {
-			idx = index_walk(t, k, bucket_of(t, h), tag_of(t, h), 0, &dir);
-		}
-		if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now) &&
-		    !(dir == CT_DIR_ORIG && tcp_reusable(&t->flows[idx], k, kind))) {
-			r->kind = CT_FOUND;
-			r->flow = idx;
-			r->dir = (uint8_t)dir;
-			r->rule = t->flows[idx].rule;
-			r->state = RFW_STATE_ESTABLISHED;
-			return;
-		}
-		if (kind == KEY_START) {
-			r->kind = CT_NEW;
-			r->state = RFW_STATE_NEW;
-			return;
-		}
-		break;
-	case KEY_ICMP_ERR: {
+	if (kind == KEY_ICMP_ERR) {
 		struct ct_key ik;
-		uint32_t seq = 0;
+		uint32_t seq = 0, idx;
+		unsigned dir = 0;
 
 		memset(&ik, 0, sizeof(ik));
 		if (key_of_icmp_error(p, &ik, &seq)) {
@@ -1147,21 +1111,65 @@ static void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct 
 				return;
 			}
 		}
-		break;
-	}
-	case KEY_FRAG:
+	} else if (kind == KEY_FRAG) {
 		frag_lookup(t, p, now, r);
 		return;
-	case KEY_BAD:
-		break;
 	}
 	r->kind = CT_INVALID;
 	r->state = RFW_STATE_INVALID;
 	t->st.invalid++;
 }
 
-void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, uint32_t now,
-		     struct ct_result *out)
+/* hits: the tag hits of the key's home bucket, found when its flow was
+ * prefetched; usually one, the flow itself, so the bucket is not scanned
+ * again. */
+static inline void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct ct_key *k,
+			      enum key_kind kind, uint64_t h, uint32_t hits, uint32_t now,
+			      struct ct_result *r)
+{
+	unsigned dir = 0;
+	uint32_t idx = CT_NONE;
+
+	r->flow = CT_NONE;
+	r->rule = 0;
+	r->dir = CT_DIR_ORIG;
+	r->flags = 0;
+	if (unlikely(kind != KEY_START && kind != KEY_NOSTART)) {
+		lookup_other(t, p, kind, now, r);
+		return;
+	}
+	if (likely(hits)) {	/* the first hit, inline: nearly always the flow */
+		uint32_t s = t->buckets[bucket_of(t, h)].slot[__builtin_ctz(hits)];
+		uint32_t c = (s & t->idx_mask) - 1;
+
+		dir = (s >> t->idx_bits) & 1;
+		if (likely(flow_match(t, &t->flows[c], dir, k)))
+			idx = c;
+		else
+			idx = index_walk(t, k, bucket_of(t, h), tag_of(t, h), hits & (hits - 1),
+					 &dir);
+	} else if (t->buckets[bucket_of(t, h)].overflow) {
+		idx = index_walk(t, k, bucket_of(t, h), tag_of(t, h), 0, &dir);
+	}
+	if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now) &&
+	    !(dir == CT_DIR_ORIG && tcp_reusable(&t->flows[idx], k, kind))) {
+		r->kind = CT_FOUND;
+		r->flow = idx;
+		r->dir = (uint8_t)dir;
+		r->rule = t->flows[idx].rule;
+		r->state = RFW_STATE_ESTABLISHED;
+	} else if (kind == KEY_START) {
+		r->kind = CT_NEW;
+		r->state = RFW_STATE_NEW;
+	} else {
+		lookup_other(t, p, KEY_BAD, now, r);
+	}
+}
+
+/* track: also ct_update each packet of a flow right after finding it
+ * (a constant in each caller, so each gets its own copy). */
+static inline void lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n,
+				uint32_t now, struct ct_result *out, int track)
 {
 	struct ct_key keys[BATCH];
 	uint64_t hash[BATCH];
@@ -1198,11 +1206,32 @@ void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, 
 				__builtin_prefetch(fp + sizeof(struct ct_flow) - 1);
 			}
 		}
-		/* Pass 3: compare and decide. */
-		for (uint32_t i = 0; i < m; i++)
+		/* Pass 3: compare and decide (and account). */
+		for (uint32_t i = 0; i < m; i++) {
+			struct ct_result *r = &out[base + i];
+
 			lookup_one(t, &pkts[base + i], &keys[i], (enum key_kind)kind[i], hash[i],
-				   hits[i], now, &out[base + i]);
+				   hits[i], now, r);
+			if (track && r->flow != CT_NONE) {	/* FOUND, RELATED or FRAG */
+				if (!account(t, r->flow, r->dir, &pkts[base + i], now))
+					r->flags = CT_RF_INVALID;
+				else if (t->flows[r->flow].flags & CT_F_NAT)
+					r->flags = CT_RF_NAT;
+			}
+		}
 	}
+}
+
+void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, uint32_t now,
+		     struct ct_result *out)
+{
+	lookup_batch(t, pkts, n, now, out, 0);
+}
+
+void ct_track_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, uint32_t now,
+		    struct ct_result *out)
+{
+	lookup_batch(t, pkts, n, now, out, 1);
 }
 
 /* ---- listing ---- */

@@ -75,7 +75,12 @@ struct ct_result {
 	uint8_t dir;		/* enum ct_dir of this packet */
 	uint8_t state;		/* enum rfw_state bit for pkt_key.ct_state */
 	uint8_t kind;		/* enum ct_kind */
-	uint8_t reserved;
+	uint8_t flags;		/* enum ct_result_flags; 0 from ct_lookup_batch */
+};
+
+enum ct_result_flags {	/* set by ct_track_batch */
+	CT_RF_INVALID = 1u << 0,	/* ct_update refused the packet: flow untouched */
+	CT_RF_NAT = 1u << 1,		/* ct_flow_nat(flow): the flow translates */
 };
 
 /* Find the flow of each packet (hash buckets prefetched for the whole
@@ -85,6 +90,16 @@ struct ct_result {
  * invalid packets and orphan fragments. */
 void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n,
 		     uint32_t now, struct ct_result *out);
+
+/* ct_lookup_batch, then ct_update of every packet that found a flow
+ * (FOUND, RELATED, FRAG with a flow), each right after its lookup while
+ * its entry is in cache, and flags instead of separate ct_update and
+ * ct_flow_nat calls. One difference from those calls in sequence: a
+ * packet sees the updates of the packets before it in the batch, as it
+ * would one packet at a time (an RST followed by a SYN of the same
+ * tuple: the SYN is NEW, the port being reused). */
+void ct_track_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n,
+		    uint32_t now, struct ct_result *out);
 
 enum ct_create_status {
 	CT_CREATED = 0,		/* *flow is the new flow */

@@ -965,6 +965,72 @@ static void test_key_ports_cleared(void **state)
 	ct_destroy(t);
 }
 
+/* ct_track_batch does what ct_lookup_batch and then ct_update of each
+ * found packet do, and says which flows translate. */
+static void test_track_batch(void **state)
+{
+	struct ct_table *t = table(64);
+	struct pk x[6];
+	struct ct_pkt p[6];
+	struct ct_result r[6];
+	struct pkt_key rk;
+	struct ct_flow_info fi;
+	struct ct_stats s0, s1;
+	uint32_t plain, nat, tflow;
+
+	(void)state;
+	flow_pkt(&x[0], 1, 0);
+	assert_int_equal(ct_create_flow(t, &x[0].p, NULL, 3, 10, &plain), CT_CREATED);
+	flow_pkt(&x[1], 2, 0);
+	memset(&rk, 0, sizeof(rk));
+	memcpy(rk.src, B4, 4);
+	memcpy(rk.dst, N4, 4);
+	rk.family = 4;
+	rk.proto = UDP;
+	rk.sport = 53;
+	rk.dport = 40000;
+	assert_int_equal(ct_create_flow(t, &x[1].p, &rk, 4, 10, &nat), CT_CREATED);
+	tflow = handshake(t, 4, A4, B4, -1, -1, 65535, 10);
+	/* plain orig, NAT reply, a new flow, an in-window and an
+	 * out-of-window segment of the TCP flow, a stray packet */
+	flow_pkt(&x[0], 1, 0);
+	udp(&x[1], 4, B4, N4, 53, 40000);
+	flow_pkt(&x[2], 3, 0);
+	tcp(&x[3], 4, A4, B4, 1234, 80, ACK, CISN + 1, SISN + 1, 100, -1, 0);
+	tcp(&x[4], 4, A4, B4, 1234, 80, ACK, CISN + 900000000u, SISN + 1, 100, -1, 0);
+	tcp(&x[5], 4, A4, R4, 1, 2, ACK, 5, 5, 100, -1, 0);
+	for (unsigned i = 0; i < 6; i++)
+		p[i] = x[i].p;
+	ct_get_stats(t, &s0);
+	ct_track_batch(t, p, 6, 11, r);
+	ct_get_stats(t, &s1);
+	assert_int_equal(r[0].kind, CT_FOUND);
+	assert_int_equal(r[0].flow, plain);
+	assert_int_equal(r[0].rule, 3);
+	assert_int_equal(r[0].flags, 0);
+	assert_int_equal(r[1].kind, CT_FOUND);
+	assert_int_equal(r[1].flow, nat);
+	assert_int_equal(r[1].dir, CT_DIR_REPLY);
+	assert_int_equal(r[1].flags, CT_RF_NAT);
+	assert_int_equal(r[2].kind, CT_NEW);
+	assert_int_equal(r[2].flags, 0);
+	assert_int_equal(r[3].kind, CT_FOUND);
+	assert_int_equal(r[3].flow, tflow);
+	assert_int_equal(r[3].flags, 0);
+	assert_int_equal(r[4].kind, CT_FOUND);
+	assert_int_equal(r[4].flags, CT_RF_INVALID);
+	assert_int_equal(r[5].kind, CT_INVALID);
+	assert_int_equal(s1.invalid - s0.invalid, 2);	/* the out-of-window and the stray */
+	/* accounted as ct_update would: counters, reply seen, timeouts */
+	assert_int_equal(ct_flow_get(t, plain, &fi), 0);
+	assert_int_equal(fi.packets[CT_DIR_ORIG], 2);
+	assert_int_equal(ct_flow_get(t, nat, &fi), 0);
+	assert_int_equal(fi.packets[CT_DIR_REPLY], 1);
+	assert_true(fi.reply_seen);
+	assert_int_equal(fi.expire, 11 + 180);	/* udp_stream once answered */
+	ct_destroy(t);
+}
+
 static void test_million_flows(void **state)
 {
 	const uint32_t n = 1000000;
@@ -1099,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(test_foreach_and_other),
 		cmocka_unit_test(test_batch_lookup),
 		cmocka_unit_test(test_index_churn),
+		cmocka_unit_test(test_track_batch),
 		cmocka_unit_test(test_key_ports_cleared),
 		cmocka_unit_test(test_million_flows),
 		cmocka_unit_test(test_on_remove),
