@@ -499,10 +499,12 @@ static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 		return node;
 	}
 	/* A wide cut saves levels (one node read instead of several) where
-	 * it divides the rules well within the space factor. */
+	 * it divides the rules well within the space factor; at the root any
+	 * cut that beats the binary split is taken, since every packet pays
+	 * for the root's levels. */
 	if (best_cut(b, rules, n, reg, bounds, depth ? CUT_MAX_BITS : ROOT_CUT_BITS,
 		     depth ? CUT_SPACE_FACTOR : ROOT_SPACE_FACTOR, &cut) &&
-	    (uint64_t)cut.fullest * CUT_GAIN <= n && cut.fullest < best_max)
+	    (!depth || (uint64_t)cut.fullest * CUT_GAIN <= n) && cut.fullest < best_max)
 		return build_cut(b, node, rules, n, reg, depth, &cut);
 	t = best_t;
 
