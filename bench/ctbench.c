@@ -1,11 +1,9 @@
-/* ctbench: conntrack cost per packet, in memory: N UDP flows, batches of
- * 64 packets of random flows (half replies) through ct_lookup_batch +
- * ct_update as the pipeline runs them, then expiry of them all. */
-
-/* Not in bench/CMakeLists.txt yet; build by hand:
- *   cc -O3 -march=native -Iinclude -Iruntime bench/ctbench.c \
- *      runtime/ct.c runtime/ct_tcp.c runtime/pkt.c -o ctbench
- * Usage: ctbench [flows] (default 1000000). */
+/* ctbench: conntrack cost per packet, in memory: N UDP flows created
+ * (half with a NAT reply tuple, in batches of 64, with and without
+ * ct_create_prefetch), batches of 64 packets of random flows (half
+ * replies) through ct_lookup_batch + ct_update and through
+ * ct_track_batch, then expiry of them all.
+ * Usage: ctbench [flows] (default 1000000); built as build/bench/ctbench. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +34,28 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-/* Ethernet + IPv4 + UDP of flow i, original or reply direction. */
+/* The SNAT tuple of odd flow i: 10.254.x.y:port, spread over the index. */
+static void nat_addr(uint32_t i, uint8_t a[4], uint16_t *port)
+{
+	uint32_t h = i * 2654435761u;
+
+	a[0] = 10;
+	a[1] = 254;
+	a[2] = (uint8_t)(h >> 24);
+	a[3] = (uint8_t)(h >> 16);
+	*port = (uint16_t)(1024 + h % 60000);
+}
+
+/* Ethernet + IPv4 + UDP of flow i, original or reply direction (odd
+ * flows' replies come to their SNAT tuple). */
 static void frame(uint8_t *b, uint32_t i, int reply)
 {
 	uint8_t a[4] = {10, (uint8_t)(i >> 16), (uint8_t)(i >> 8), (uint8_t)i};
 	uint8_t s[4] = {10, 255, 0, 1};
 	uint16_t sp = (uint16_t)(1024 + i % 60000), dp = 53;
+
+	if (reply && (i & 1))
+		nat_addr(i, a, &sp);
 
 	memset(b, 0, FRAME);
 	b[12] = 0x08;
@@ -64,6 +78,17 @@ static void frame(uint8_t *b, uint32_t i, int reply)
 	b[39] = 8;
 }
 
+/* The reply key of flow i as NAT hands it to ct_create_flow. */
+static void nat_reply(struct pkt_key *k, uint32_t i, const uint8_t *f)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->src, f + 30, 4);	/* the server */
+	nat_addr(i, k->dst, &k->dport);
+	k->sport = 53;
+	k->family = 4;
+	k->proto = 17;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 1000000u;
@@ -75,9 +100,7 @@ int main(int argc, char **argv)
 	struct ct_pkt *pk = malloc((size_t)npk * sizeof(*pk));
 	struct ct_result res[BATCH];
 	struct ct_stats st;
-	uint8_t one[FRAME];
-	struct pkt_meta m1;
-	struct ct_pkt p1 = {&m1, one, FRAME};
+	struct pkt_key rk[BATCH];
 	uint32_t flow, valid = 0, expired = 0;
 	double t0, t1;
 
@@ -90,15 +113,37 @@ int main(int argc, char **argv)
 		perror("ctbench");
 		return 1;
 	}
-	t0 = now_ns();
-	for (uint32_t i = 0; i < n; i++) {
-		frame(one, i, 0);
-		pkt_parse(one, FRAME, &m1);
-		ct_create_flow(t, &p1, NULL, 1, 100, &flow);
+	/* Creates in batches as the pipeline makes them: packets parsed
+	 * first (not timed), odd flows SNATed to a random port of 10.254/16
+	 * (a reply bucket nothing has touched); timed: the creates, every
+	 * other batch with ct_create_prefetch for the batch before them. */
+	{
+		double ns[2] = {0, 0};
+
+		for (uint32_t b = 0; b < n; b += BATCH) {
+			uint32_t m = n - b < BATCH ? n - b : BATCH, pf = (b / BATCH) & 1;
+
+			for (uint32_t j = 0; j < m; j++) {
+				uint8_t *f = frames + (size_t)j * FRAME;
+				uint32_t i = b + j;
+
+				frame(f, i, 0);
+				pkt_parse(f, FRAME, &meta[j]);
+				pk[j] = (struct ct_pkt){&meta[j], f, FRAME};
+				nat_reply(&rk[j], i, f);
+			}
+			t0 = now_ns();
+			if (pf)
+				for (uint32_t j = 0; j < m; j++)
+					ct_create_prefetch(t, &pk[j], (b + j) & 1 ? &rk[j] : NULL);
+			for (uint32_t j = 0; j < m; j++)
+				ct_create_flow(t, &pk[j], (b + j) & 1 ? &rk[j] : NULL, 1, 100, &flow);
+			ns[pf] += now_ns() - t0;
+		}
+		printf("create, half SNAT: %.1f ns/flow, %.1f with ct_create_prefetch first\n",
+		       ns[0] / (n / 2), ns[1] / (n / 2));
 	}
-	t1 = now_ns();
-	printf("flows %u, %.1f bytes/flow, create (parse included) %.1f ns/flow\n", n,
-	       ct_bytes_per_flow(t), (t1 - t0) / n);
+	printf("flows %u, %.1f bytes/flow\n", n, ct_bytes_per_flow(t));
 
 	for (uint32_t i = 0; i < npk; i++) {
 		uint8_t *b = frames + (size_t)i * FRAME;
@@ -118,6 +163,17 @@ int main(int argc, char **argv)
 		}
 	t1 = now_ns();
 	printf("lookup+update, random flows: %.1f ns/packet (%u valid of %u)\n",
+	       (t1 - t0) / ((double)npk * rounds), valid, npk * rounds);
+	valid = 0;
+	t0 = now_ns();
+	for (uint32_t r = 0; r < rounds; r++)
+		for (uint32_t i = 0; i < npk; i += BATCH) {
+			ct_track_batch(t, pk + i, BATCH, 101, res);
+			for (uint32_t j = 0; j < BATCH; j++)
+				valid += res[j].kind == CT_FOUND && !(res[j].flags & CT_RF_INVALID);
+		}
+	t1 = now_ns();
+	printf("track_batch, random flows: %.1f ns/packet (%u valid of %u)\n",
 	       (t1 - t0) / ((double)npk * rounds), valid, npk * rounds);
 
 	t0 = now_ns();
