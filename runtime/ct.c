@@ -349,12 +349,12 @@ static void flow_key(const struct ct_table *t, const struct ct_flow *f, unsigned
 		memcpy(k->dst, f->addr + 8 * dir + 4, 4);
 	} else if (dir == CT_DIR_ORIG) {
 		memcpy(k->src, f->addr, 16);
-		memcpy(k->dst, f->addr + 16, 16);
+		memcpy(k->dst, f->addr6_dst, 16);
 	} else if (f->flags & CT_F_NAT6) {
 		memcpy(k->src, t->flows[f->aux].addr, 16);
-		memcpy(k->dst, t->flows[f->aux].addr + 16, 16);
+		memcpy(k->dst, t->flows[f->aux].addr6_dst, 16);
 	} else {
-		memcpy(k->src, f->addr + 16, 16);
+		memcpy(k->src, f->addr6_dst, 16);
 		memcpy(k->dst, f->addr, 16);
 	}
 }
@@ -372,12 +372,12 @@ static inline int flow_match(const struct ct_table *t, const struct ct_flow *f,
 		       memcmp(f->addr + 8 * dir + 4, k->dst, 4) == 0;
 	if (dir == CT_DIR_ORIG) {
 		s = f->addr;
-		d = f->addr + 16;
+		d = f->addr6_dst;
 	} else if (unlikely(f->flags & CT_F_NAT6)) {
 		s = t->flows[f->aux].addr;
-		d = t->flows[f->aux].addr + 16;
+		d = t->flows[f->aux].addr6_dst;
 	} else {
-		s = f->addr + 16;
+		s = f->addr6_dst;
 		d = f->addr;
 	}
 	return memcmp(s, k->src, 16) == 0 && memcmp(d, k->dst, 16) == 0;
@@ -874,7 +874,7 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 		memcpy(nf.addr + 12, rk.dst, 4);
 	} else {
 		memcpy(nf.addr, ok.src, 16);
-		memcpy(nf.addr + 16, ok.dst, 16);
+		memcpy(nf.addr6_dst, ok.dst, 16);
 		if (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16)) {
 			nf.flags |= CT_F_NAT6;
 			need = 2;
@@ -899,7 +899,7 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 		memset(&t->flows[aux], 0, sizeof(struct ct_flow));
 		t->flows[aux].flags = CT_F_AUX;
 		memcpy(t->flows[aux].addr, rk.src, 16);
-		memcpy(t->flows[aux].addr + 16, rk.dst, 16);
+		memcpy(t->flows[aux].addr6_dst, rk.dst, 16);
 		nf.aux = aux;
 	}
 	count_packet(&nf, CT_DIR_ORIG, p->len);
@@ -1190,9 +1190,10 @@ static inline void lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, u
 			__builtin_prefetch(&t->buckets[bucket_of(t, hash[i])]);
 		}
 		/* Pass 2: the tag hits of each bucket, kept for pass 3 (so no
-		 * bucket is scanned twice); prefetch the first hit's flow, all
-		 * of it: the entry may straddle three lines and ct_update
-		 * writes its TCP, timer and counter fields right after. */
+		 * bucket is scanned twice); prefetch the first hit's flow, the
+		 * part a packet touches (ct.h): the compared, timer, counter
+		 * and TCP fields that ct_update writes right after, and for
+		 * IPv6 the rest of the addresses. */
 		for (uint32_t i = 0; i < m; i++) {
 			const struct ct_bucket *bk = &t->buckets[bucket_of(t, hash[i])];
 
@@ -1202,8 +1203,12 @@ static inline void lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, u
 				const char *fp = (const char *)&t->flows[(s & t->idx_mask) - 1];
 
 				__builtin_prefetch(fp);
-				__builtin_prefetch(fp + 56);
-				__builtin_prefetch(fp + sizeof(struct ct_flow) - 1);
+				if (keys[i].proto == IPP_TCP)
+					__builtin_prefetch(fp + offsetof(struct ct_flow, next) - 1);
+				else
+					__builtin_prefetch(fp + offsetof(struct ct_flow, seqlo) - 1);
+				if (unlikely(keys[i].family == 6))
+					__builtin_prefetch(fp + sizeof(struct ct_flow) - 1);
 			}
 		}
 		/* Pass 3: compare and decide (and account). */
