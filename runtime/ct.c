@@ -363,13 +363,20 @@ static inline int flow_match(const struct ct_table *t, const struct ct_flow *f,
 			     unsigned dir, const struct ct_key *k)
 {
 	const uint8_t *s, *d;
+	uint32_t fw, kw, fs, fd, ks, kd;
 
-	if (f->proto != k->proto || f->family != k->family ||
-	    f->port[2 * dir] != k->sport || f->port[2 * dir + 1] != k->dport)
+	/* both ports in one compare: adjacent in the entry and the key */
+	memcpy(&fw, &f->port[2 * dir], 4);
+	memcpy(&kw, &k->sport, 4);
+	if (fw != kw || f->proto != k->proto || f->family != k->family)
 		return 0;
-	if (f->family == 4)
-		return memcmp(f->addr + 8 * dir, k->src, 4) == 0 &&
-		       memcmp(f->addr + 8 * dir + 4, k->dst, 4) == 0;
+	if (f->family == 4) {
+		memcpy(&fs, f->addr + 8 * dir, 4);
+		memcpy(&fd, f->addr + 8 * dir + 4, 4);
+		memcpy(&ks, k->src, 4);
+		memcpy(&kd, k->dst, 4);
+		return ((fs ^ ks) | (fd ^ kd)) == 0;
+	}
 	if (dir == CT_DIR_ORIG) {
 		s = f->addr;
 		d = f->addr6_dst;
@@ -1124,8 +1131,8 @@ static __attribute__((noinline)) void lookup_other(struct ct_table *t, const str
  * prefetched; usually one, the flow itself, so the bucket is not scanned
  * again. */
 static inline void lookup_one(struct ct_table *t, const struct ct_pkt *p, const struct ct_key *k,
-			      enum key_kind kind, uint64_t h, uint32_t hits, uint32_t now,
-			      struct ct_result *r)
+			      enum key_kind kind, uint32_t b, uint32_t tag, uint32_t hits,
+			      uint32_t now, struct ct_result *r)
 {
 	unsigned dir = 0;
 	uint32_t idx = CT_NONE;
@@ -1139,17 +1146,16 @@ static inline void lookup_one(struct ct_table *t, const struct ct_pkt *p, const 
 		return;
 	}
 	if (likely(hits)) {	/* the first hit, inline: nearly always the flow */
-		uint32_t s = t->buckets[bucket_of(t, h)].slot[__builtin_ctz(hits)];
+		uint32_t s = t->buckets[b].slot[__builtin_ctz(hits)];
 		uint32_t c = (s & t->idx_mask) - 1;
 
 		dir = (s >> t->idx_bits) & 1;
 		if (likely(flow_match(t, &t->flows[c], dir, k)))
 			idx = c;
 		else
-			idx = index_walk(t, k, bucket_of(t, h), tag_of(t, h), hits & (hits - 1),
-					 &dir);
-	} else if (t->buckets[bucket_of(t, h)].overflow) {
-		idx = index_walk(t, k, bucket_of(t, h), tag_of(t, h), 0, &dir);
+			idx = index_walk(t, k, b, tag, hits & (hits - 1), &dir);
+	} else if (t->buckets[b].overflow) {
+		idx = index_walk(t, k, b, tag, 0, &dir);
 	}
 	if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now) &&
 	    !(dir == CT_DIR_ORIG && tcp_reusable(&t->flows[idx], k, kind))) {
@@ -1172,8 +1178,7 @@ static inline void lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, u
 				uint32_t now, struct ct_result *out, int track)
 {
 	struct ct_key keys[BATCH];
-	uint64_t hash[BATCH];
-	uint32_t hits[BATCH];
+	uint32_t bkt[BATCH], tag[BATCH], hits[BATCH];
 	uint8_t kind[BATCH];
 
 	/* Three passes over the batch rather than one software pipeline
@@ -1185,9 +1190,13 @@ static inline void lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, u
 
 		/* Pass 1: keys and hashes, prefetch every home bucket. */
 		for (uint32_t i = 0; i < m; i++) {
+			uint64_t h;
+
 			kind[i] = (uint8_t)key_of(&pkts[base + i], &keys[i]);
-			hash[i] = ct_hash(t, &keys[i]);
-			__builtin_prefetch(&t->buckets[bucket_of(t, hash[i])]);
+			h = ct_hash(t, &keys[i]);
+			bkt[i] = bucket_of(t, h);
+			tag[i] = tag_of(t, h);
+			__builtin_prefetch(&t->buckets[bkt[i]]);
 		}
 		/* Pass 2: the tag hits of each bucket, kept for pass 3 (so no
 		 * bucket is scanned twice); prefetch the first hit's flow, the
@@ -1195,9 +1204,9 @@ static inline void lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, u
 		 * and TCP fields that ct_update writes right after, and for
 		 * IPv6 the rest of the addresses. */
 		for (uint32_t i = 0; i < m; i++) {
-			const struct ct_bucket *bk = &t->buckets[bucket_of(t, hash[i])];
+			const struct ct_bucket *bk = &t->buckets[bkt[i]];
 
-			hits[i] = bucket_match(bk, t->tag_mask, tag_of(t, hash[i]));
+			hits[i] = bucket_match(bk, t->tag_mask, tag[i]);
 			if (hits[i]) {
 				uint32_t s = bk->slot[__builtin_ctz(hits[i])];
 				const char *fp = (const char *)&t->flows[(s & t->idx_mask) - 1];
@@ -1215,8 +1224,8 @@ static inline void lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, u
 		for (uint32_t i = 0; i < m; i++) {
 			struct ct_result *r = &out[base + i];
 
-			lookup_one(t, &pkts[base + i], &keys[i], (enum key_kind)kind[i], hash[i],
-				   hits[i], now, r);
+			lookup_one(t, &pkts[base + i], &keys[i], (enum key_kind)kind[i], bkt[i],
+				   tag[i], hits[i], now, r);
 			if (track && r->flow != CT_NONE) {	/* FOUND, RELATED or FRAG */
 				if (!account(t, r->flow, r->dir, &pkts[base + i], now))
 					r->flags = CT_RF_INVALID;
