@@ -179,13 +179,14 @@ static int make_pools(struct pipe_worker *w)
 	if (!w->snat_pool || !w->masq_pool || !w->pools)
 		return -1;
 	for (uint32_t r = 0; r <= n; r++) {
-		const struct rfw_nat_rule *nr = &v->nat_rules[r];
+		const struct rfw_nat_rule *nr;
 
 		w->snat_pool[r] = -1;
 		for (uint32_t p = 0; p < w->nports; p++)
 			w->masq_pool[r * w->nports + p] = -1;
 		if (r == 0)
-			continue;
+			continue;	/* record 0 is unused (and absent without NAT) */
+		nr = &v->nat_rules[r];
 		if (nr->kind == RFW_NAT_SNAT) {
 			w->snat_pool[r] = add_pool(w, r, NULL, PIPE_NO_PORT);
 			if (w->snat_pool[r] < 0)
