@@ -7,28 +7,28 @@
 
 #include <string.h>
 
-struct port_sum {
-	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
-	uint64_t dropped, non_ip, malformed;
-};
+void counters_port_add(struct counters_port *s, const struct pipe_port_stats *ps,
+		       const struct worker_port_stats *ws)
+{
+	s->rx_packets += ps->rx_packets;
+	s->rx_bytes += ps->rx_bytes;
+	/* the pipeline counts a frame as sent when it decides to; the
+	 * backend may still have had no room for it */
+	s->tx_packets += ps->tx_packets - ws->tx_lost_packets;
+	s->tx_bytes += ps->tx_bytes - ws->tx_lost_bytes;
+	s->dropped += ps->dropped + ws->tx_full;
+	s->non_ip += ws->non_ip;
+	s->malformed += ws->malformed;
+	s->tx_full += ws->tx_full;
+}
 
-static void sum_port(const struct counters_src *src, uint32_t port, struct port_sum *s)
+static void sum_port(const struct counters_src *src, uint32_t port, struct counters_port *s)
 {
 	memset(s, 0, sizeof(*s));
 	for (uint32_t k = 0; k < src->nworkers; k++) {
 		const struct worker *w = src->workers[k];
-		const struct pipe_port_stats *ps = &pipe_stats(w->pipe)->port[port];
-		const struct worker_port_stats *ws = &w->port[port];
 
-		s->rx_packets += ps->rx_packets;
-		s->rx_bytes += ps->rx_bytes;
-		/* the pipeline counts a frame as sent when it decides to;
-		 * the backend may still have had no room for it */
-		s->tx_packets += ps->tx_packets - ws->tx_lost_packets;
-		s->tx_bytes += ps->tx_bytes - ws->tx_lost_bytes;
-		s->dropped += ps->dropped + ws->tx_full;
-		s->non_ip += ws->non_ip;
-		s->malformed += ws->malformed;
+		counters_port_add(s, &pipe_stats(w->pipe)->port[port], &w->port[port]);
 	}
 }
 
@@ -62,7 +62,7 @@ void counters_print(FILE *out, const struct counters_src *src)
 	print_rule(out, src, 0);
 	fprintf(out, "interface name rx_packets rx_bytes tx_packets tx_bytes dropped non_ip malformed\n");
 	for (uint32_t i = 0; i < src->nports; i++) {
-		struct port_sum s;
+		struct counters_port s;
 
 		sum_port(src, i, &s);
 		fprintf(out, "interface %s %llu %llu %llu %llu %llu %llu %llu\n", src->ifnames[i],

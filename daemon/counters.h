@@ -19,6 +19,15 @@ struct counters_src {
 	const int *cpus;	/* per worker, the CPU it is pinned to; NULL: none */
 };
 
+/* One port's numbers as the counters block (and rampartctl) show them. */
+struct counters_port {
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
+	uint64_t dropped, non_ip, malformed, tx_full;
+};
+/* Add one worker's counters of a port to s. */
+void counters_port_add(struct counters_port *s, const struct pipe_port_stats *ps,
+		       const struct worker_port_stats *ws);
+
 /* Reads while workers write: see counters.c for why that is fine. */
 void counters_print(FILE *out, const struct counters_src *src);
 void counters_print_runtime(FILE *out, const struct counters_src *src);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control.h"
 #include "port.h"
 
 static void usage(FILE *out)
@@ -51,6 +52,8 @@ static void usage(FILE *out)
 		"  --foreground        rampartd always runs in the foreground for now\n"
 		"  --xdp-object PATH   BPF object to attach (default $RAMPART_XDP_OBJ,\n"
 		"                      else the one built with rampartd)\n"
+		"  --control PATH      control socket for rampartctl (default\n"
+		"                      " CONTROL_DEFAULT_PATH ", mode 0600)\n"
 		"  -v                  report set-up details and libxdp messages\n"
 		"\n"
 		"Signals: SIGUSR1 prints counters; SIGINT/SIGTERM stop and print them.\n",
@@ -343,6 +346,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 {
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
+		OPT_CONTROL,
 		OPT_QUEUES, OPT_CORES, OPT_FAIL,
 	};
 	static const struct option longopts[] = {
@@ -356,6 +360,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "pcap-out", required_argument, NULL, OPT_PCAP_OUT },
 		{ "port-addr", required_argument, NULL, OPT_PORT_ADDR },
 		{ "neighbor", required_argument, NULL, OPT_NEIGH },
+		{ "control", required_argument, NULL, OPT_CONTROL },
 		{ "queues", required_argument, NULL, OPT_QUEUES },
 		{ "cores", required_argument, NULL, OPT_CORES },
 		{ "fail", required_argument, NULL, OPT_FAIL },
@@ -406,6 +411,9 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		case OPT_NEIGH:
 			r = add_neigh(o, optarg);
 			break;
+		case OPT_CONTROL:
+			o->control = optarg;
+			break;
 		case OPT_QUEUES:
 			r = parse_count(optarg, OPT_MAX_QUEUES, &o->queues);
 			if (r < 0)
@@ -443,5 +451,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	}
 	if (!o->xdp_object)
 		o->xdp_object = xsk_prog_default_path();
+	if (!o->control)
+		o->control = CONTROL_DEFAULT_PATH;
 	return 0;
 }

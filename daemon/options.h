@@ -44,6 +44,7 @@ struct rampartd_opts {
 	enum pipe_mode mode;
 	enum opt_backend backend;
 	const char *xdp_object;
+	const char *control;	/* --control PATH (control.h has the default) */
 	int verbose;
 	struct opt_file pcap_in[OPT_MAX_PCAP_IN];
 	uint32_t npcap_in;

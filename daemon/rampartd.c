@@ -15,6 +15,8 @@
 #include "artifact.h"
 #include "backend_pcap.h"
 #include "backend_xsk.h"
+#include "control.h"
+#include "control_src.h"
 #include "counters.h"
 #include "ifaddr.h"
 #include "netlink.h"
@@ -336,6 +338,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	struct xsk_port *ports[PIPE_MAX_PORTS];
 	struct counters_src src = { view, wp, 0, o->ifnames, o->nifs, worker_cpu };
 	struct nl_neigh_sync nl, *nlp = NULL;
+	struct control *ctl;
+	struct control_src csrc;
 	struct pipe_config cfg;
 	int ifindex[PIPE_MAX_PORTS];
 	uint32_t opened = 0, nq = 0, started = 0;
@@ -343,6 +347,12 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	char err[256];
 	int rc = EXIT_SETUP;
 
+	/* First: a second rampartd must stop before touching the interfaces. */
+	ctl = control_open(o->control, err, sizeof(err));
+	if (!ctl) {
+		fprintf(stderr, "rampartd: %s\n", err);
+		return EXIT_SETUP;
+	}
 	/* Block before the workers exist so they inherit the mask. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -389,6 +399,12 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 			goto out;
 		}
 	}
+	control_src_xsk(&csrc, o, view, wp, nq, xports, cfg.max_flows);
+	errno = control_start(ctl, &csrc);
+	if (errno) {
+		fprintf(stderr, "rampartd: control socket: %s\n", strerror(errno));
+		goto out;
+	}
 	announce(o, view);
 	if (o->verbose)
 		for (uint32_t k = 0; k < nq; k++)
@@ -397,8 +413,10 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	wait_signals(&set, &src, nlp);
 	rc = 0;
 out:
+	control_stop(ctl);
 	while (started)
 		worker_stop(&workers[--started]);
+	control_free(ctl);	/* a timed-out request's buffers: workers gone now */
 	if (!rc && o->verbose) {
 		report_frames(o->nifs);
 		if (nlp)

@@ -145,6 +145,7 @@ lab_summary() {
 lab_rampart_bins() {
 	local b=${RAMPART_BUILD_DIR:-./build}
 	RAMPARTD=$b/daemon/rampartd
+	RAMPARTCTL=$b/daemon/rampartctl
 	RULEC=$b/rulec/rulec
 	[ -x "$RAMPARTD" ] || { echo "no rampartd at $RAMPARTD (set RAMPART_BUILD_DIR)" >&2; return 1; }
 }
@@ -183,12 +184,14 @@ lab_bridge_setup() {
 
 # lab_rampartd_start RFW [ARGS...]: run rampartd in fw bridging the two
 # ports; stdout in $LAB_TMP/rampartd.out, stderr in .err. Waits until it
-# reports it is bridging; RAMPARTD_PID is its pid.
+# reports it is bridging; RAMPARTD_PID is its pid. Its control socket is
+# $LAB_CONTROL (default $LAB_TMP/rampartd.sock): never the host's.
 lab_rampartd_start() {
 	local rfw=$1; shift
+	LAB_CONTROL=${LAB_CONTROL:-$LAB_TMP/rampartd.sock}
 	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$rfw" \
 		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode bridge \
-		--backend xsk --foreground "$@" \
+		--backend xsk --foreground --control "$LAB_CONTROL" "$@" \
 		>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
 	RAMPARTD_PID=$!
 	LAB_PIDS+=("$RAMPARTD_PID")

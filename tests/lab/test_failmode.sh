@@ -117,7 +117,7 @@ start_rampartd() {	# FAIL
 	rm -f "$LAB_TMP/rampartd.out" "$LAB_TMP/rampartd.err"
 	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/fw.rfw" \
 		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode router --fail "$1" \
-		--foreground -v \
+		--foreground -v --control "$LAB_TMP/rampartd.sock" \
 		>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
 	RAMPARTD_PID=$!
 	LAB_PIDS+=("$RAMPARTD_PID")

@@ -101,7 +101,7 @@ check "router mode without routes in the policy: exit 1" \
 
 # ip netns exec directly (not lab_in, a function): $! must be rampartd
 ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/router.rfw" --interface "$FW_IF_C" \
-	--interface "$FW_IF_S" --mode router --foreground -v \
+	--interface "$FW_IF_S" --mode router --foreground -v --control "$LAB_TMP/rampartd.sock" \
 	>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
 RAMPARTD_PID=$!
 LAB_PIDS+=("$RAMPARTD_PID")

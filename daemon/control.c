@@ -1,0 +1,601 @@
+/* The control socket and its thread.
+ *
+ * Protocol, version 1: the client connects, sends one line
+ *     COMMAND [--json] [OPTIONS]\n          (at most CONTROL_MAX_REQUEST bytes)
+ * e.g. "status --json", "stats --rules", "flows --limit 20 --filter proto=tcp"
+ * (--filter takes the rest of the line), and reads until EOF an answer
+ * whose first line is "rampart-control 1 ok" or "rampart-control 1
+ * error", followed by the document (text or JSON; JSON documents carry
+ * "version": 1 too) or by the error message. One request per connection. */
+#define _GNU_SOURCE	/* SO_PEERCRED, struct ucred, pthread_getaffinity_np */
+#include "control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_buf.h"
+#include "ctl_filter.h"
+#include "ctl_flows.h"
+#include "ctl_job.h"
+#include "ctl_stats.h"
+
+#define CONTROL_MAX_REQUEST 4096
+#define CONTROL_WORKER_TIMEOUT_MS 2000	/* then "worker N did not answer" */
+#define CONTROL_IO_TIMEOUT_S 2		/* a client that neither sends nor reads */
+#define CONTROL_MAX_LIMIT 1000000u	/* flows one answer may carry */
+
+struct control {
+	int fd;
+	int stop_pipe[2];	/* written by control_stop to wake the thread */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pthread_t thread;
+	int running;
+	const struct control_src *src;
+	struct timespec started;
+	struct ctl_job *jobs;	/* one per worker */
+	struct ctl_flow *flows;	/* limit x nworkers, gathered */
+	uint32_t flows_room;
+	const char **names;	/* rule names by number */
+	struct ctl_rule_names rule_names;
+	char (*cpus)[64];
+};
+
+/* ---- socket ---- */
+
+static int make_dir(const char *path, char *err, size_t errlen)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		snprintf(err, errlen, "control socket %s: cannot create %s: %s", path, dir,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Is a daemon answering at addr? (connect succeeds: yes) */
+static int socket_alive(const struct sockaddr_un *addr)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int alive;
+
+	if (fd < 0)
+		return 0;
+	alive = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0;
+	close(fd);
+	return alive;
+}
+
+static int bind_socket(struct control *c, char *err, size_t errlen)
+{
+	struct sockaddr_un addr;
+	mode_t old;
+	int r;
+
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	memcpy(addr.sun_path, c->path, sizeof(addr.sun_path));
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		snprintf(err, errlen, "control socket: %s", strerror(errno));
+		return -1;
+	}
+	/* 0600 from the start (no window in which others could connect);
+	 * still single-threaded here, so the process umask may be borrowed */
+	old = umask(0177);
+	r = bind(c->fd, (struct sockaddr *)&addr, sizeof(addr));
+	if (r && errno == EADDRINUSE) {
+		if (socket_alive(&addr)) {
+			umask(old);
+			snprintf(err, errlen, "control socket %s: another rampartd owns it (it "
+				 "answers there); stop it or use --control", c->path);
+			return -1;
+		}
+		/* a dead daemon's socket file */
+		unlink(c->path);
+		r = bind(c->fd, (struct sockaddr *)&addr, sizeof(addr));
+	}
+	umask(old);
+	if (r || chmod(c->path, 0600) || listen(c->fd, 16)) {
+		snprintf(err, errlen, "control socket %s: %s", c->path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct control *control_open(const char *path, char *err, size_t errlen)
+{
+	struct control *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		snprintf(err, errlen, "control socket: %s", strerror(errno));
+		return NULL;
+	}
+	c->fd = c->stop_pipe[0] = c->stop_pipe[1] = -1;
+	if (strlen(path) >= sizeof(c->path)) {
+		snprintf(err, errlen, "control socket %s: path longer than %zu bytes", path,
+			 sizeof(c->path) - 1);
+		goto fail;
+	}
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	if (make_dir(path, err, errlen))
+		goto fail;
+	if (bind_socket(c, err, errlen)) {
+		if (c->fd >= 0)
+			close(c->fd);
+		goto fail;
+	}
+	if (pipe2(c->stop_pipe, O_CLOEXEC)) {
+		snprintf(err, errlen, "control socket: %s", strerror(errno));
+		close(c->fd);
+		unlink(c->path);
+		goto fail;
+	}
+	return c;
+fail:
+	free(c);
+	return NULL;
+}
+
+/* ---- asking the workers ---- */
+
+static uint64_t ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - t0->tv_sec) * 1000u +
+	       (uint64_t)((now.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* Post a job to every worker, wait for all. 0, or -1 with err. */
+static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter *filter,
+		       uint32_t limit, char *err, size_t errlen)
+{
+	const struct control_src *src = c->src;
+	const struct timespec nap = { 0, 1000000 };
+	struct timespec t0;
+
+	for (uint32_t k = 0; k < src->nworkers; k++)
+		if (ctl_job_busy(src->workers[k])) {
+			snprintf(err, errlen, "worker %u did not answer (an earlier request is "
+				 "still pending)", k);
+			return -1;
+		}
+	if (kind == CTL_JOB_FLOWS && (uint64_t)limit * src->nworkers > c->flows_room) {
+		struct ctl_flow *f = realloc(c->flows, (size_t)limit * src->nworkers * sizeof(*f));
+
+		if (!f) {
+			snprintf(err, errlen, "out of memory for %u flows", limit);
+			return -1;
+		}
+		c->flows = f;
+		c->flows_room = limit * src->nworkers;
+	}
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		struct ctl_job *j = &c->jobs[k];
+
+		j->kind = kind;
+		j->max_flows = src->max_flows;
+		if (filter)
+			j->filter = *filter;
+		j->limit = kind == CTL_JOB_FLOWS ? limit : 0;
+		j->flows = c->flows + (size_t)k * limit;
+		if (ctl_job_post(src->workers[k], j)) {
+			snprintf(err, errlen, "worker %u did not answer", k);
+			return -1;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint32_t k = 0; k < src->nworkers; k++)
+		while (!atomic_load_explicit(&c->jobs[k].done, memory_order_acquire)) {
+			if (ms_since(&t0) >= CONTROL_WORKER_TIMEOUT_MS) {
+				snprintf(err, errlen, "worker %u did not answer within %d ms", k,
+					 CONTROL_WORKER_TIMEOUT_MS);
+				return -1;
+			}
+			nanosleep(&nap, NULL);
+		}
+	return 0;
+}
+
+/* "0-3,6": the CPUs a worker thread may run on. */
+static void cpu_list(pthread_t t, char *out, size_t len)
+{
+	cpu_set_t set;
+	size_t used = 0;
+	int first = -1;
+
+	snprintf(out, len, "?");
+	if (pthread_getaffinity_np(t, sizeof(set), &set))
+		return;
+	out[0] = '\0';
+	for (int cpu = 0; cpu <= CPU_SETSIZE; cpu++) {
+		int in = cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
+
+		if (in && first < 0)
+			first = cpu;
+		if (in || first < 0 || used + 1 >= len)
+			continue;
+		if (first == cpu - 1)
+			used += (size_t)snprintf(out + used, len - used, "%s%d", used ? "," : "", first);
+		else
+			used += (size_t)snprintf(out + used, len - used, "%s%d-%d", used ? "," : "",
+						 first, cpu - 1);
+		first = -1;
+		if (used >= len)
+			used = len - 1;
+	}
+}
+
+static void report(struct control *c, struct ctl_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->src = c->src;
+	r->jobs = c->jobs;
+	r->names = &c->rule_names;
+	r->cpus = (const char (*)[64])c->cpus;
+	r->pid = (long)getpid();
+	r->uptime_s = ms_since(&c->started) / 1000u;
+	/* asked each time: a worker's affinity may be changed from outside */
+	for (uint32_t k = 0; k < c->src->nworkers; k++)
+		cpu_list(c->src->workers[k]->thread, c->cpus[k], sizeof(c->cpus[k]));
+}
+
+/* ---- requests ---- */
+
+struct request {
+	const char *cmd;
+	int json;
+	unsigned sections;	/* stats */
+	uint32_t limit;		/* flows */
+	int limit_set;
+	const char *filter;	/* flows: the rest of the line */
+	const char *file;	/* reload */
+};
+
+/* Split line (modified in place) into a request. 0, or -1 with err. */
+static int parse_request(char *line, struct request *rq, char *err, size_t errlen)
+{
+	char *save = NULL, *w;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->limit = 100;
+	rq->cmd = strtok_r(line, " ", &save);
+	if (!rq->cmd) {
+		snprintf(err, errlen, "empty request");
+		return -1;
+	}
+	while ((w = strtok_r(NULL, " ", &save)) != NULL) {
+		if (!strcmp(w, "--json"))
+			rq->json = 1;
+		else if (!strcmp(w, "--rules"))
+			rq->sections |= CTL_S_RULES;
+		else if (!strcmp(w, "--interfaces"))
+			rq->sections |= CTL_S_INTERFACES;
+		else if (!strcmp(w, "--workers"))
+			rq->sections |= CTL_S_WORKERS;
+		else if (!strcmp(w, "--stages"))
+			rq->sections |= CTL_S_STAGES;
+		else if (!strcmp(w, "--limit")) {
+			char *v = strtok_r(NULL, " ", &save), *end;
+			unsigned long n;
+
+			errno = 0;
+			n = v ? strtoul(v, &end, 10) : 0;
+			if (!v || *end || errno || !n || n > CONTROL_MAX_LIMIT || *v == '-') {
+				snprintf(err, errlen, "--limit takes a number of flows, 1..%u",
+					 CONTROL_MAX_LIMIT);
+				return -1;
+			}
+			rq->limit = (uint32_t)n;
+			rq->limit_set = 1;
+		} else if (!strcmp(w, "--filter")) {
+			rq->filter = save ? save : "";
+			break;
+		} else if (w[0] != '-' && !rq->file) {
+			rq->file = w;
+		} else {
+			snprintf(err, errlen, "%s: unknown option '%s'", rq->cmd, w);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Options that belong to another command are refused, not ignored. */
+static int check_options(const struct request *rq, char *err, size_t errlen)
+{
+	int stats = !strcmp(rq->cmd, "stats"), flows = !strcmp(rq->cmd, "flows");
+
+	if (rq->sections && !stats)
+		snprintf(err, errlen, "%s: --rules/--interfaces/--workers/--stages belong to stats",
+			 rq->cmd);
+	else if ((rq->filter || rq->limit_set) && !flows)
+		snprintf(err, errlen, "%s: --filter and --limit belong to flows", rq->cmd);
+	else if (rq->file && strcmp(rq->cmd, "reload"))
+		snprintf(err, errlen, "%s: unexpected argument '%s'", rq->cmd, rq->file);
+	else
+		return 0;
+	return -1;
+}
+
+static int do_flows(struct control *c, const struct request *rq, struct ctl_buf *out,
+		    char *err, size_t errlen)
+{
+	const struct control_src *src = c->src;
+	struct ctl_filter f;
+	uint64_t matched = 0;
+	uint32_t n = 0;
+
+	if (ctl_filter_parse(&f, rq->filter ? rq->filter : "", err, errlen) ||
+	    ctl_filter_resolve(&f, src->view, err, errlen) ||
+	    ask_workers(c, CTL_JOB_FLOWS, &f, rq->limit, err, errlen))
+		return -1;
+	/* gather the workers' copies, up to the limit in all */
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		const struct ctl_job *j = &c->jobs[k];
+
+		/* j->flows starts at k * limit >= n: a move towards the front */
+		for (uint32_t i = 0; i < j->nflows && n < rq->limit; i++, n++)
+			memmove(&c->flows[n], &j->flows[i], sizeof(c->flows[n]));
+		matched += j->matched;
+	}
+	if (rq->json)
+		ctl_flows_json(out, c->flows, n, matched, &c->rule_names);
+	else
+		ctl_flows_text(out, c->flows, n, matched, &c->rule_names);
+	return 0;
+}
+
+/* 0 with the document in out, or -1 with the message in err. */
+static int dispatch(struct control *c, const struct request *rq, struct ctl_buf *out,
+		    char *err, size_t errlen)
+{
+	struct ctl_report r;
+
+	if (check_options(rq, err, errlen))
+		return -1;
+	if (!strcmp(rq->cmd, "reload")) {
+		snprintf(err, errlen, "reload is not implemented yet; restart rampartd to change "
+			 "the policy");
+		return -1;
+	}
+	if (!strcmp(rq->cmd, "flows"))
+		return do_flows(c, rq, out, err, errlen);
+	if (strcmp(rq->cmd, "status") && strcmp(rq->cmd, "stats")) {
+		snprintf(err, errlen, "unknown command '%s' (status, stats, flows, reload)",
+			 rq->cmd);
+		return -1;
+	}
+	if (ask_workers(c, CTL_JOB_STATS, NULL, 0, err, errlen))
+		return -1;
+	report(c, &r);
+	if (!strcmp(rq->cmd, "status"))
+		ctl_status(out, &r, rq->json);
+	else
+		ctl_stats(out, &r, rq->sections ? rq->sections : CTL_S_ALL, rq->json);
+	return 0;
+}
+
+/* ---- connections ---- */
+
+static void send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w <= 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;	/* the client went away: nothing to tell it */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void send_answer(int fd, int ok, const char *body, size_t len)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "%s %d %s\n", CONTROL_MAGIC, CONTROL_PROTO_VERSION,
+			 ok ? "ok" : "error");
+
+	send_all(fd, head, (size_t)n);
+	send_all(fd, body, len);
+}
+
+static void send_error(int fd, const char *msg)
+{
+	char line[600];
+	int n = snprintf(line, sizeof(line), "%s\n", msg);
+
+	send_answer(fd, 0, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* Read one line; 0, or -1 with err. */
+static int read_line(int fd, char *line, size_t room, char *err, size_t errlen)
+{
+	size_t len = 0;
+
+	while (len + 1 < room) {
+		ssize_t r = recv(fd, line + len, room - 1 - len, 0);
+		char *nl;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			snprintf(err, errlen, "no request line (connection closed or timed out)");
+			return -1;
+		}
+		len += (size_t)r;
+		line[len] = '\0';
+		nl = memchr(line, '\n', len);
+		if (nl) {
+			*nl = '\0';
+			if (nl > line && nl[-1] == '\r')
+				nl[-1] = '\0';
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "request longer than %d bytes", CONTROL_MAX_REQUEST);
+	return -1;
+}
+
+static void serve(struct control *c, int fd)
+{
+	const struct timeval tv = { CONTROL_IO_TIMEOUT_S, 0 };
+	char line[CONTROL_MAX_REQUEST], err[512];
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct request rq;
+	struct ctl_buf out;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* The request is read first even from a peer about to be refused:
+	 * closing with its line unread would reset the connection, and the
+	 * peer would never see why. */
+	if (read_line(fd, line, sizeof(line), err, sizeof(err))) {
+		send_error(fd, err);
+		return;
+	}
+	/* The socket file is 0600 already; this also holds when someone
+	 * loosened its mode or directory. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    (cred.uid != geteuid() && cred.uid != 0)) {
+		snprintf(err, sizeof(err), "permission denied: uid %ld may not use rampartd's "
+			 "control socket (only uid %ld and root)",
+			 (long)(len == sizeof(cred) ? cred.uid : (uid_t)-1), (long)geteuid());
+		send_error(fd, err);
+		return;
+	}
+	if (parse_request(line, &rq, err, sizeof(err))) {
+		send_error(fd, err);
+		return;
+	}
+	ctl_buf_init(&out);
+	if (dispatch(c, &rq, &out, err, sizeof(err)))
+		send_error(fd, err);
+	else if (out.oom)
+		send_error(fd, "out of memory while writing the answer");
+	else
+		send_answer(fd, 1, out.p ? out.p : "", out.len);
+	ctl_buf_free(&out);
+}
+
+static void *control_main(void *arg)
+{
+	struct control *c = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = c->fd, .events = POLLIN },
+		{ .fd = c->stop_pipe[0], .events = POLLIN },
+	};
+
+	for (;;) {
+		int fd;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve(c, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+int control_start(struct control *c, const struct control_src *src)
+{
+	uint32_t nrules = src->view->policy->rule_count + 1;
+	int r;
+
+	c->src = src;
+	clock_gettime(CLOCK_MONOTONIC, &c->started);
+	c->jobs = calloc(src->nworkers ? src->nworkers : 1, sizeof(*c->jobs));
+	c->names = calloc(nrules, sizeof(*c->names));
+	c->cpus = calloc(src->nworkers ? src->nworkers : 1, sizeof(*c->cpus));
+	if (!c->jobs || !c->names || !c->cpus)
+		return ENOMEM;
+	for (uint32_t n = 0; n < nrules; n++)
+		c->names[n] = rfw_rule_name(src->view, n);
+	c->rule_names.name = c->names;
+	c->rule_names.count = nrules;
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		struct ctl_job *j = &c->jobs[k];
+
+		j->worker = k;
+		j->nrules = nrules;
+		j->rules = calloc(nrules, sizeof(*j->rules));
+		j->limited = calloc(nrules, sizeof(*j->limited));
+		if (!j->rules || !j->limited)
+			return ENOMEM;
+		atomic_init(&j->done, 0);
+	}
+	r = pthread_create(&c->thread, NULL, control_main, c);
+	c->running = !r;
+	return r;
+}
+
+void control_stop(struct control *c)
+{
+	if (!c)
+		return;
+	if (c->running) {
+		ssize_t w;
+
+		do
+			w = write(c->stop_pipe[1], "x", 1);
+		while (w < 0 && errno == EINTR);
+		pthread_join(c->thread, NULL);
+		c->running = 0;
+	}
+	if (c->fd >= 0) {
+		close(c->fd);
+		unlink(c->path);
+		c->fd = -1;
+	}
+}
+
+void control_free(struct control *c)
+{
+	if (!c)
+		return;
+	control_stop(c);
+	for (int i = 0; i < 2; i++)
+		if (c->stop_pipe[i] >= 0)
+			close(c->stop_pipe[i]);
+	if (c->jobs && c->src)
+		for (uint32_t k = 0; k < c->src->nworkers; k++) {
+			free(c->jobs[k].rules);
+			free(c->jobs[k].limited);
+		}
+	free(c->jobs);
+	free(c->flows);
+	free(c->names);
+	free(c->cpus);
+	free(c);
+}

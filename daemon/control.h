@@ -1,0 +1,54 @@
+/* rampartd's control socket: a Unix stream socket (mode 0600, refused to
+ * other users) served by a thread of its own, one request line per
+ * connection answered with one document (control.c has the protocol).
+ * Answers come from the workers through their mailboxes (ctl_job.h). */
+#ifndef RAMPART_DAEMON_CONTROL_H
+#define RAMPART_DAEMON_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "artifact.h"
+#include "pipeline.h"
+#include "worker.h"
+
+#define CONTROL_DEFAULT_PATH "/run/rampart/rampartd.sock"
+#define CONTROL_PROTO_VERSION 1
+/* First line of every answer: "rampart-control 1 ok" or "... error". */
+#define CONTROL_MAGIC "rampart-control"
+
+struct control_iface {
+	char name[16];
+	char xdp_mode[16];	/* "native", "skb", ... */
+	char xsk_mode[16];	/* "zero-copy" or "copy" */
+	uint32_t queues;
+};
+
+/* What the control thread may show; fixed while it runs. */
+struct control_src {
+	const struct rfw_view *view;
+	const char *policy_path;
+	const char *mode;	/* "bridge" or "router" */
+	const char *backend;
+	struct worker *const *workers;
+	uint32_t nworkers;
+	uint32_t nports;
+	struct control_iface iface[PIPE_MAX_PORTS];
+	uint32_t max_flows;	/* conntrack slots per worker (0: stateless) */
+};
+
+struct control;
+
+/* Create the socket at path (its directory 0700 when missing), before any
+ * interface is touched. A stale socket (nobody answers) is replaced.
+ * NULL with err: another rampartd answers there, or the socket cannot be
+ * made. */
+struct control *control_open(const char *path, char *err, size_t errlen);
+/* Serve requests on a thread; src must outlive control_stop. 0 or errno. */
+int control_start(struct control *c, const struct control_src *src);
+/* Stop serving (join the thread), close and remove the socket. */
+void control_stop(struct control *c);
+/* Free what the workers may still hold (a request that timed out): only
+ * once the workers are stopped. */
+void control_free(struct control *c);
+
+#endif

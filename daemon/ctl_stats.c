@@ -1,0 +1,435 @@
+/* Renders `rampartctl status` and `rampartctl stats`. Interface numbers
+ * follow the counters block printed on SIGUSR1 (counters.c): sent means
+ * handed to the NIC, and frames the backend had no room for count as
+ * dropped on the port they came in on. */
+#include "ctl_stats.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "counters.h"
+#include "ctl_table.h"
+
+static void sum_port(const struct ctl_report *r, uint32_t port, struct counters_port *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (uint32_t k = 0; k < r->src->nworkers; k++)
+		counters_port_add(s, &r->jobs[k].stats.port[port], &r->jobs[k].port[port]);
+}
+
+/* One worker's totals over its ports. */
+static void sum_worker(const struct ctl_report *r, uint32_t k, struct counters_port *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (uint32_t p = 0; p < r->src->nports; p++)
+		counters_port_add(s, &r->jobs[k].stats.port[p], &r->jobs[k].port[p]);
+}
+
+static uint8_t rule_action(const struct rfw_view *view, uint32_t n)
+{
+	return n ? view->rules[n].action : view->policy->default_action;
+}
+
+static const char *rule_name(const struct ctl_report *r, uint32_t n)
+{
+	const char *name = n < r->names->count ? r->names->name[n] : NULL;
+
+	return name && *name ? name : n ? "?" : "default";
+}
+
+/* "no-neighbour" -> "no_neighbour": JSON keys are snake_case. */
+static void json_key(struct ctl_buf *out, const char *name)
+{
+	char k[64];
+	size_t i = 0;
+
+	for (; name[i] && i + 1 < sizeof(k); i++)
+		k[i] = name[i] == '-' ? '_' : name[i];
+	k[i] = '\0';
+	ctl_json_str(out, k);
+}
+
+/* ---- status ---- */
+
+static void conntrack_use(const struct ctl_report *r, uint64_t *in_use, uint64_t *max)
+{
+	*in_use = 0;
+	*max = 0;
+	for (uint32_t k = 0; k < r->src->nworkers; k++)
+		if (r->jobs[k].has_ct) {
+			*in_use += r->jobs[k].ct.in_use;
+			*max += r->src->max_flows;
+		}
+}
+
+/* Pool i over the workers (each owns a share of its ports). */
+static void pool_use(const struct ctl_report *r, uint32_t i, uint64_t *in_use, uint64_t *cap,
+		     uint64_t *failures)
+{
+	*in_use = *cap = *failures = 0;
+	for (uint32_t k = 0; k < r->src->nworkers; k++)
+		if (i < r->jobs[k].npools) {
+			*in_use += r->jobs[k].pool[i].in_use;
+			*cap += r->jobs[k].pool_capacity[i];
+			*failures += r->jobs[k].pool[i].failures;
+		}
+}
+
+static void status_text(struct ctl_buf *out, const struct ctl_report *r)
+{
+	const struct control_src *src = r->src;
+	static const char *const ihead[] = { "INTERFACE", "XDP", "AF_XDP", "QUEUES" };
+	static const char *const whead[] = { "WORKER", "QUEUE", "CPUS" };
+	static const char *const phead[] = { "NAT POOL", "IN USE", "CAPACITY", "FAILURES" };
+	uint64_t in_use, max, up = r->uptime_s;
+	uint32_t npools = src->nworkers ? r->jobs[0].npools : 0;
+	struct ctl_table t;
+
+	ctl_printf(out, "rampartd %s, pid %ld, up %llud %02llu:%02llu:%02llu\n", RAMPART_VERSION,
+		   r->pid, (unsigned long long)(up / 86400), (unsigned long long)(up / 3600 % 24),
+		   (unsigned long long)(up / 60 % 60), (unsigned long long)(up % 60));
+	ctl_printf(out, "mode:      %s\n", src->mode);
+	ctl_printf(out, "backend:   %s\n", src->backend);
+	ctl_printf(out, "policy:    %s (%u rules, checksum %08x)\n", src->policy_path,
+		   src->view->policy->rule_count, src->view->hdr->checksum);
+	conntrack_use(r, &in_use, &max);
+	if (max)
+		ctl_printf(out, "conntrack: %llu / %llu flows\n", (unsigned long long)in_use,
+			   (unsigned long long)max);
+	else
+		ctl_printf(out, "conntrack: off (stateless policy)\n");
+	ctl_puts(out, "\n");
+	ctl_table_init(&t, ihead, 4, 0x8u);
+	for (uint32_t i = 0; i < src->nports; i++) {
+		ctl_table_addf(&t, "%s", src->iface[i].name);
+		ctl_table_addf(&t, "%s", src->iface[i].xdp_mode);
+		ctl_table_addf(&t, "%s", src->iface[i].xsk_mode);
+		ctl_table_addu(&t, src->iface[i].queues);
+	}
+	ctl_table_print(&t, out, 0);
+	ctl_puts(out, "\n");
+	ctl_table_init(&t, whead, 3, 0x3u);
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		ctl_table_addu(&t, k);
+		ctl_table_addu(&t, src->workers[k]->queue);
+		ctl_table_addf(&t, "%s", r->cpus[k]);
+	}
+	ctl_table_print(&t, out, 0);
+	if (!npools)
+		return;
+	ctl_puts(out, "\n");
+	ctl_table_init(&t, phead, 4, 0xeu);
+	for (uint32_t i = 0; i < npools; i++) {
+		uint64_t use, cap, fail;
+
+		pool_use(r, i, &use, &cap, &fail);
+		ctl_table_addu(&t, i + 1);
+		ctl_table_addu(&t, use);
+		ctl_table_addu(&t, cap);
+		ctl_table_addu(&t, fail);
+	}
+	ctl_table_print(&t, out, 0);
+}
+
+static void status_json(struct ctl_buf *out, const struct ctl_report *r)
+{
+	const struct control_src *src = r->src;
+	uint32_t npools = src->nworkers ? r->jobs[0].npools : 0;
+	uint64_t in_use, max;
+
+	ctl_printf(out, "{\"version\": 1, \"rampartd\": {\"version\": \"%s\", \"pid\": %ld, "
+			"\"uptime_s\": %llu},\n", RAMPART_VERSION, r->pid,
+		   (unsigned long long)r->uptime_s);
+	ctl_printf(out, " \"mode\": \"%s\", \"backend\": \"%s\",\n", src->mode, src->backend);
+	ctl_puts(out, " \"policy\": {\"path\": ");
+	ctl_json_str(out, src->policy_path);
+	ctl_printf(out, ", \"rules\": %u, \"checksum\": \"%08x\"},\n",
+		   src->view->policy->rule_count, src->view->hdr->checksum);
+	ctl_puts(out, " \"interfaces\": [");
+	for (uint32_t i = 0; i < src->nports; i++) {
+		ctl_puts(out, i ? ", {\"name\": " : "{\"name\": ");
+		ctl_json_str(out, src->iface[i].name);
+		ctl_printf(out, ", \"xdp_mode\": \"%s\", \"xsk_mode\": \"%s\", \"queues\": %u}",
+			   src->iface[i].xdp_mode, src->iface[i].xsk_mode, src->iface[i].queues);
+	}
+	ctl_puts(out, "],\n \"workers\": [");
+	for (uint32_t k = 0; k < src->nworkers; k++)
+		ctl_printf(out, "%s{\"worker\": %u, \"queue\": %u, \"cpus\": \"%s\"}", k ? ", " : "",
+			   k, src->workers[k]->queue, r->cpus[k]);
+	conntrack_use(r, &in_use, &max);
+	ctl_printf(out, "],\n \"conntrack\": {\"in_use\": %llu, \"max\": %llu},\n \"nat_pools\": [",
+		   (unsigned long long)in_use, (unsigned long long)max);
+	for (uint32_t i = 0; i < npools; i++) {
+		uint64_t use, cap, fail;
+
+		pool_use(r, i, &use, &cap, &fail);
+		ctl_printf(out, "%s{\"pool\": %u, \"in_use\": %llu, \"capacity\": %llu, "
+				"\"failures\": %llu}", i ? ", " : "", i + 1,
+			   (unsigned long long)use, (unsigned long long)cap,
+			   (unsigned long long)fail);
+	}
+	ctl_puts(out, "]}\n");
+}
+
+void ctl_status(struct ctl_buf *out, const struct ctl_report *r, int json)
+{
+	if (json)
+		status_json(out, r);
+	else
+		status_text(out, r);
+}
+
+/* ---- stats ---- */
+
+struct rule_sum {
+	uint64_t packets, bytes, limited;
+};
+
+static void sum_rule(const struct ctl_report *r, uint32_t n, struct rule_sum *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (uint32_t k = 0; k < r->src->nworkers; k++) {
+		s->packets += r->jobs[k].rules[n].packets;
+		s->bytes += r->jobs[k].rules[n].bytes;
+		s->limited += r->jobs[k].limited[n];
+	}
+}
+
+/* Rules in policy order, the default last (as the counters block). */
+static uint32_t rule_at(const struct ctl_report *r, uint32_t i)
+{
+	return i < r->src->view->policy->rule_count ? i + 1 : 0;
+}
+
+static void rules_text(struct ctl_buf *out, const struct ctl_report *r)
+{
+	static const char *const head[] = { "RULE", "NAME", "ACTION", "PACKETS", "BYTES", "LIMITED" };
+	uint32_t nrules = r->src->view->policy->rule_count;
+	struct ctl_table t;
+
+	ctl_table_init(&t, head, 6, 0x39u);
+	for (uint32_t i = 0; i <= nrules; i++) {
+		uint32_t n = rule_at(r, i);
+		struct rule_sum s;
+
+		sum_rule(r, n, &s);
+		ctl_table_addu(&t, n);
+		ctl_table_addf(&t, "%s", rule_name(r, n));
+		ctl_table_addf(&t, "%s", rfw_action_name(rule_action(r->src->view, n)));
+		ctl_table_addu(&t, s.packets);
+		ctl_table_addu(&t, s.bytes);
+		ctl_table_addu(&t, s.limited);
+	}
+	ctl_table_print(&t, out, 0);
+}
+
+static void rules_json(struct ctl_buf *out, const struct ctl_report *r)
+{
+	uint32_t nrules = r->src->view->policy->rule_count;
+
+	ctl_puts(out, "\"rules\": [");
+	for (uint32_t i = 0; i <= nrules; i++) {
+		uint32_t n = rule_at(r, i);
+		struct rule_sum s;
+
+		sum_rule(r, n, &s);
+		ctl_printf(out, "%s\n  {\"number\": %u, \"name\": ", i ? "," : "", n);
+		ctl_json_str(out, rule_name(r, n));
+		ctl_printf(out, ", \"action\": \"%s\", \"packets\": %llu, \"bytes\": %llu, "
+				"\"limited\": %llu}", rfw_action_name(rule_action(r->src->view, n)),
+			   (unsigned long long)s.packets, (unsigned long long)s.bytes,
+			   (unsigned long long)s.limited);
+	}
+	ctl_puts(out, "]");
+}
+
+static void interfaces_text(struct ctl_buf *out, const struct ctl_report *r)
+{
+	static const char *const head[] = {
+		"INTERFACE", "RX_PACKETS", "RX_BYTES", "TX_PACKETS", "TX_BYTES", "DROPPED",
+		"NON_IP", "MALFORMED", "TX_FULL",
+	};
+	struct ctl_table t;
+
+	ctl_table_init(&t, head, 9, 0x1feu);
+	for (uint32_t i = 0; i < r->src->nports; i++) {
+		struct counters_port s;
+
+		sum_port(r, i, &s);
+		ctl_table_addf(&t, "%s", r->src->iface[i].name);
+		ctl_table_addu(&t, s.rx_packets);
+		ctl_table_addu(&t, s.rx_bytes);
+		ctl_table_addu(&t, s.tx_packets);
+		ctl_table_addu(&t, s.tx_bytes);
+		ctl_table_addu(&t, s.dropped);
+		ctl_table_addu(&t, s.non_ip);
+		ctl_table_addu(&t, s.malformed);
+		ctl_table_addu(&t, s.tx_full);
+	}
+	ctl_table_print(&t, out, 0);
+}
+
+static void interfaces_json(struct ctl_buf *out, const struct ctl_report *r)
+{
+	ctl_puts(out, "\"interfaces\": [");
+	for (uint32_t i = 0; i < r->src->nports; i++) {
+		struct counters_port s;
+
+		sum_port(r, i, &s);
+		ctl_puts(out, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+		ctl_json_str(out, r->src->iface[i].name);
+		ctl_printf(out, ", \"rx_packets\": %llu, \"rx_bytes\": %llu, \"tx_packets\": %llu, "
+				"\"tx_bytes\": %llu, \"dropped\": %llu, \"non_ip\": %llu, "
+				"\"malformed\": %llu, \"tx_full\": %llu}",
+			   (unsigned long long)s.rx_packets, (unsigned long long)s.rx_bytes,
+			   (unsigned long long)s.tx_packets, (unsigned long long)s.tx_bytes,
+			   (unsigned long long)s.dropped, (unsigned long long)s.non_ip,
+			   (unsigned long long)s.malformed, (unsigned long long)s.tx_full);
+	}
+	ctl_puts(out, "]");
+}
+
+static void workers_text(struct ctl_buf *out, const struct ctl_report *r)
+{
+	static const char *const head[] = { "WORKER", "QUEUE", "RX", "TX", "DROPS", "FLOWS" };
+	struct ctl_table t;
+
+	ctl_table_init(&t, head, 6, 0x3fu);
+	for (uint32_t k = 0; k < r->src->nworkers; k++) {
+		struct counters_port s;
+
+		sum_worker(r, k, &s);
+		ctl_table_addu(&t, k);
+		ctl_table_addu(&t, r->src->workers[k]->queue);
+		ctl_table_addu(&t, s.rx_packets);
+		ctl_table_addu(&t, s.tx_packets);
+		ctl_table_addu(&t, s.dropped);
+		ctl_table_addu(&t, r->jobs[k].ct.in_use);
+	}
+	ctl_table_print(&t, out, 0);
+}
+
+static void workers_json(struct ctl_buf *out, const struct ctl_report *r)
+{
+	ctl_puts(out, "\"workers\": [");
+	for (uint32_t k = 0; k < r->src->nworkers; k++) {
+		struct counters_port s;
+
+		sum_worker(r, k, &s);
+		ctl_printf(out, "%s\n  {\"worker\": %u, \"queue\": %u, \"rx\": %llu, \"tx\": %llu, "
+				"\"drops\": %llu, \"flows\": %llu}", k ? "," : "", k,
+			   r->src->workers[k]->queue, (unsigned long long)s.rx_packets,
+			   (unsigned long long)s.tx_packets, (unsigned long long)s.dropped,
+			   (unsigned long long)r->jobs[k].ct.in_use);
+	}
+	ctl_puts(out, "]");
+}
+
+/* Stage and drop totals over the workers; tx-full is the backend's. */
+static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint64_t *tx_full)
+{
+	memset(sum, 0, sizeof(*sum));
+	*tx_full = 0;
+	for (uint32_t k = 0; k < r->src->nworkers; k++) {
+		const struct pipe_stats *st = &r->jobs[k].stats;
+
+		for (unsigned s = 0; s < PIPE_ST_COUNT; s++) {
+			sum->stage[s].packets += st->stage[s].packets;
+			sum->stage[s].cycles += st->stage[s].cycles;
+		}
+		for (unsigned d = 0; d < PIPE_DROP_COUNT; d++)
+			sum->drop[d] += st->drop[d];
+		for (uint32_t p = 0; p < r->src->nports; p++)
+			*tx_full += r->jobs[k].port[p].tx_full;
+	}
+}
+
+static double per_packet(const struct pipe_stage_stats *st)
+{
+	return st->packets ? (double)st->cycles / (double)st->packets : 0.0;
+}
+
+static void stages_text(struct ctl_buf *out, const struct ctl_report *r)
+{
+	static const char *const head[] = { "STAGE", "PACKETS", "CYCLES", "CYCLES/PACKET" };
+	static const char *const dhead[] = { "DROP REASON", "PACKETS" };
+	struct pipe_stats sum;
+	struct ctl_table t;
+	uint64_t tx_full;
+
+	sum_runtime(r, &sum, &tx_full);
+	ctl_table_init(&t, head, 4, 0xeu);
+	for (unsigned s = 0; s < PIPE_ST_COUNT; s++) {
+		ctl_table_addf(&t, "%s", pipe_stage_name(s));
+		ctl_table_addu(&t, sum.stage[s].packets);
+		ctl_table_addu(&t, sum.stage[s].cycles);
+		ctl_table_addf(&t, "%.1f", per_packet(&sum.stage[s]));
+	}
+	ctl_table_print(&t, out, 0);
+	ctl_puts(out, "\n");
+	ctl_table_init(&t, dhead, 2, 0x2u);
+	for (unsigned d = 1; d < PIPE_DROP_COUNT; d++) {
+		ctl_table_addf(&t, "%s", pipe_drop_name(d));
+		ctl_table_addu(&t, sum.drop[d]);
+	}
+	ctl_table_addf(&t, "tx-full");
+	ctl_table_addu(&t, tx_full);
+	ctl_table_print(&t, out, 0);
+}
+
+static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
+{
+	struct pipe_stats sum;
+	uint64_t tx_full;
+
+	sum_runtime(r, &sum, &tx_full);
+	ctl_puts(out, "\"stages\": [");
+	for (unsigned s = 0; s < PIPE_ST_COUNT; s++) {
+		ctl_printf(out, "%s\n  {\"name\": ", s ? "," : "");
+		json_key(out, pipe_stage_name(s));
+		ctl_printf(out, ", \"packets\": %llu, \"cycles\": %llu, \"cycles_per_packet\": %.1f}",
+			   (unsigned long long)sum.stage[s].packets,
+			   (unsigned long long)sum.stage[s].cycles, per_packet(&sum.stage[s]));
+	}
+	ctl_puts(out, "],\n \"drops\": {");
+	for (unsigned d = 1; d < PIPE_DROP_COUNT; d++) {
+		json_key(out, pipe_drop_name(d));
+		ctl_printf(out, ": %llu, ", (unsigned long long)sum.drop[d]);
+	}
+	ctl_printf(out, "\"tx_full\": %llu}", (unsigned long long)tx_full);
+}
+
+void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json)
+{
+	static const struct {
+		unsigned bit;
+		const char *title;
+		void (*text)(struct ctl_buf *, const struct ctl_report *);
+		void (*json)(struct ctl_buf *, const struct ctl_report *);
+	} parts[] = {
+		{ CTL_S_RULES, "rules", rules_text, rules_json },
+		{ CTL_S_INTERFACES, "interfaces", interfaces_text, interfaces_json },
+		{ CTL_S_WORKERS, "workers", workers_text, workers_json },
+		{ CTL_S_STAGES, "stages", stages_text, stages_json },
+	};
+	int first = 1;
+
+	if (json)
+		ctl_puts(out, "{\"version\": 1");
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		if (!(sections & parts[i].bit))
+			continue;
+		if (json) {
+			ctl_puts(out, ",\n ");
+			parts[i].json(out, r);
+		} else {
+			/* a title only when several sections are shown */
+			if (sections != parts[i].bit)
+				ctl_printf(out, "%s%s:\n", first ? "" : "\n", parts[i].title);
+			parts[i].text(out, r);
+		}
+		first = 0;
+	}
+	if (json)
+		ctl_puts(out, "}\n");
+}

@@ -1,0 +1,33 @@
+/* `status` and `stats` answers of the control socket, rendered from the
+ * workers' answers (ctl_job) summed over the workers: aligned columns for
+ * people, or one JSON object with the same numbers. */
+#ifndef RAMPART_DAEMON_CTL_STATS_H
+#define RAMPART_DAEMON_CTL_STATS_H
+
+#include <stdint.h>
+#include "control.h"
+#include "ctl_buf.h"
+#include "ctl_flows.h"
+#include "ctl_job.h"
+
+enum ctl_stats_section {
+	CTL_S_RULES = 1u << 0,
+	CTL_S_INTERFACES = 1u << 1,
+	CTL_S_WORKERS = 1u << 2,
+	CTL_S_STAGES = 1u << 3,
+	CTL_S_ALL = 0xfu,
+};
+
+struct ctl_report {
+	const struct control_src *src;
+	const struct ctl_job *jobs;	/* one per worker, all done */
+	const struct ctl_rule_names *names;
+	const char (*cpus)[64];		/* per worker: CPUs it may run on */
+	long pid;
+	uint64_t uptime_s;
+};
+
+void ctl_status(struct ctl_buf *out, const struct ctl_report *r, int json);
+void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json);
+
+#endif

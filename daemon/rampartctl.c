@@ -1,0 +1,284 @@
+/* rampartctl: asks a running rampartd over its control socket (control.c
+ * has the protocol) and prints the answer. The daemon renders both the
+ * table and the JSON form, so this program only builds the request line
+ * and maps the answer to an exit status: 0 ok, 1 the daemon refused the
+ * request (its message on stderr), 2 the daemon could not be reached. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "control.h"
+
+#define EXIT_CMD 1
+#define EXIT_UNREACHABLE 2
+#define ANSWER_TIMEOUT_S 30
+
+static const char *const usage_main =
+	"usage: rampartctl [--control PATH] [--json] COMMAND [OPTIONS]\n"
+	"\n"
+	"  status                 version, uptime, policy, interfaces, workers,\n"
+	"                         conntrack and NAT pool use\n"
+	"  stats [--rules|--interfaces|--workers|--stages]\n"
+	"                         counters (every section when none is named)\n"
+	"  flows [--filter EXPR] [--limit N]\n"
+	"                         the conntrack table (at most N flows, default 100)\n"
+	"  reload [FILE.rfw]      load a new policy (not implemented yet)\n"
+	"\n"
+	"  --control PATH         rampartd's control socket (default " CONTROL_DEFAULT_PATH ")\n"
+	"  --json                 one JSON object instead of aligned columns\n"
+	"  COMMAND --help         help for one command\n"
+	"\n"
+	"Exit status: 0 done, 1 the request failed (the daemon says why),\n"
+	"2 rampartd could not be reached.\n";
+
+static const char *const usage_status =
+	"usage: rampartctl [--control PATH] [--json] status\n"
+	"\n"
+	"rampartd's version, pid and uptime; mode and backend; the policy file, its\n"
+	"rule count and artifact checksum; each interface's XDP attach mode, AF_XDP\n"
+	"mode and queues; each worker's queue and CPUs; conntrack flows in use of\n"
+	"the maximum; NAT pool ports in use.\n";
+
+static const char *const usage_stats =
+	"usage: rampartctl [--control PATH] [--json] stats [--rules] [--interfaces]\n"
+	"                  [--workers] [--stages]\n"
+	"\n"
+	"  --rules        per rule: number, name, action, packets, bytes, packets\n"
+	"                 over its rate limit\n"
+	"  --interfaces   per interface: rx/tx packets and bytes, dropped, non-IP,\n"
+	"                 malformed, lost for lack of TX room\n"
+	"  --workers      per worker: queue, rx, tx, drops, flows\n"
+	"  --stages       per pipeline stage: packets, cycles, cycles/packet; drops\n"
+	"                 by reason\n"
+	"Without an option every section is shown. Numbers are summed over the\n"
+	"workers.\n";
+
+static const char *const usage_flows =
+	"usage: rampartctl [--control PATH] [--json] flows [--filter EXPR] [--limit N]\n"
+	"\n"
+	"Lists conntrack flows: protocol, original tuple, the reply tuple when NAT\n"
+	"translates it, TCP state, the rule that accepted the flow, packets and\n"
+	"bytes each way (> original direction, < reply), seconds until it expires.\n"
+	"\n"
+	"  --limit N      at most N flows (default 100); the count of all matching\n"
+	"                 flows is printed after them\n"
+	"  --filter EXPR  space-separated key=value terms, all of which must match\n"
+	"                 the flow's original direction:\n"
+	"                   proto=tcp|udp|icmp|icmpv6|sctp|NUMBER\n"
+	"                   src=ADDR[/LEN]   dst=ADDR[/LEN]   (IPv4 or IPv6)\n"
+	"                   sport=N          dport=N          (TCP, UDP, SCTP)\n"
+	"                   rule=NAME        (the rule that accepted the flow)\n"
+	"                   state=syn_sent|syn_recv|established|fin_wait|closing|\n"
+	"                         time_wait|closed   (TCP only)\n"
+	"                 e.g. --filter 'proto=tcp dst=10.1.0.0/16 state=established'\n"
+	"                 A bad filter is an error (exit 1).\n";
+
+static const char *const usage_reload =
+	"usage: rampartctl [--control PATH] reload [FILE.rfw]\n"
+	"\n"
+	"Load FILE.rfw (default: the file rampartd was started with). Exits 0 only\n"
+	"when the new policy is in force. Not implemented yet: it exits 1 and the\n"
+	"running policy stays; restart rampartd to change the policy.\n";
+
+static const char *command_usage(const char *cmd)
+{
+	if (!strcmp(cmd, "status"))
+		return usage_status;
+	if (!strcmp(cmd, "stats"))
+		return usage_stats;
+	if (!strcmp(cmd, "flows"))
+		return usage_flows;
+	if (!strcmp(cmd, "reload"))
+		return usage_reload;
+	return NULL;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "rampartctl: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nsee rampartctl %s--help\n", cmd ? cmd : "");
+	return EXIT_CMD;
+}
+
+struct line {
+	char text[4096];
+	size_t len;
+	int overflow;
+};
+
+static void append(struct line *l, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (l->len + n + 2 >= sizeof(l->text)) {
+		l->overflow = 1;
+		return;
+	}
+	if (l->len)
+		l->text[l->len++] = ' ';
+	memcpy(l->text + l->len, s, n + 1);
+	l->len += n;
+}
+
+/* One request line from argv; the command's options are checked here so
+ * that mistakes are reported without a daemon, and again by the daemon. */
+static int build_request(int argc, char **argv, const char **control, struct line *req)
+{
+	const char *cmd = NULL, *filter = NULL, *file = NULL;
+	int json = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(cmd ? command_usage(cmd) : usage_main, stdout);
+			exit(0);
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--control")) {
+			if (++i == argc)
+				return usage_error(cmd, "--control needs a PATH%s", "");
+			*control = argv[i];
+		} else if (!cmd) {
+			if (!command_usage(a))
+				return usage_error(NULL, "unknown command '%s' (status, stats, flows, "
+						   "reload)", a);
+			cmd = a;
+			append(req, cmd);
+		} else if (!strcmp(cmd, "stats") &&
+			   (!strcmp(a, "--rules") || !strcmp(a, "--interfaces") ||
+			    !strcmp(a, "--workers") || !strcmp(a, "--stages"))) {
+			append(req, a);
+		} else if (!strcmp(cmd, "flows") && !strcmp(a, "--limit")) {
+			char *end;
+
+			if (++i == argc || strtoul(argv[i], &end, 10) == 0 || *end || argv[i][0] == '-')
+				return usage_error(cmd, "--limit takes a number of flows%s", "");
+			append(req, a);
+			append(req, argv[i]);
+		} else if (!strcmp(cmd, "flows") && !strcmp(a, "--filter")) {
+			if (++i == argc)
+				return usage_error(cmd, "--filter needs an expression%s", "");
+			filter = argv[i];
+		} else if (!strcmp(cmd, "reload") && a[0] != '-' && !file) {
+			file = a;
+			append(req, a);
+		} else {
+			return usage_error(cmd, "unexpected argument '%s'", a);
+		}
+	}
+	if (!cmd) {
+		fputs(usage_main, stderr);
+		return EXIT_CMD;
+	}
+	if (json)
+		append(req, "--json");
+	if (filter) {
+		if (strchr(filter, '\n'))
+			return usage_error(cmd, "--filter: no newlines in an expression%s", "");
+		/* last: the daemon takes the rest of the line as the filter */
+		append(req, "--filter");
+		append(req, filter);
+	}
+	if (req->overflow)
+		return usage_error(cmd, "request too long%s", "");
+	req->text[req->len++] = '\n';
+	return 0;
+}
+
+static int unreachable(const char *path, const char *what)
+{
+	fprintf(stderr, "rampartctl: cannot reach rampartd at %s: %s: %s\n", path, what,
+		strerror(errno));
+	return EXIT_UNREACHABLE;
+}
+
+/* Read the whole answer (the daemon closes after it). NULL on error. */
+static char *read_answer(int fd, size_t *len)
+{
+	size_t cap = 65536;
+	char *buf = malloc(cap);
+
+	*len = 0;
+	while (buf) {
+		ssize_t r;
+
+		if (*len + 1 == cap) {
+			char *b = realloc(buf, cap * 2);
+
+			if (!b)
+				break;
+			buf = b;
+			cap *= 2;
+		}
+		r = recv(fd, buf + *len, cap - 1 - *len, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (r == 0) {
+			buf[*len] = '\0';
+			return buf;
+		}
+		*len += (size_t)r;
+	}
+	free(buf);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = CONTROL_DEFAULT_PATH;
+	const struct timeval tv = { ANSWER_TIMEOUT_S, 0 };
+	struct sockaddr_un addr;
+	struct line req = { .len = 0 };
+	char head[64], *ans, *body;
+	size_t len;
+	int fd, rc, ok;
+
+	rc = build_request(argc, argv, &path, &req);
+	if (rc)
+		return rc;
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		errno = ENAMETOOLONG;
+		return unreachable(path, "socket path");
+	}
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return unreachable(path, "socket");
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
+		return unreachable(path, "connect");
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send(fd, req.text, req.len, MSG_NOSIGNAL) != (ssize_t)req.len)
+		return unreachable(path, "send");
+	shutdown(fd, SHUT_WR);
+	ans = read_answer(fd, &len);
+	close(fd);
+	if (!ans)
+		return unreachable(path, "reading the answer");
+	snprintf(head, sizeof(head), "%s %d ", CONTROL_MAGIC, CONTROL_PROTO_VERSION);
+	body = strchr(ans, '\n');
+	if (strncmp(ans, head, strlen(head)) || !body) {
+		fprintf(stderr, "rampartctl: %s does not speak control protocol %d (answer starts "
+			"'%.40s')\n", path, CONTROL_PROTO_VERSION, ans);
+		free(ans);
+		return EXIT_UNREACHABLE;
+	}
+	*body++ = '\0';
+	ok = !strcmp(ans + strlen(head), "ok");
+	if (ok)
+		fputs(body, stdout);
+	else
+		fprintf(stderr, "rampartctl: %s", body);
+	free(ans);
+	return ok ? 0 : EXIT_CMD;
+}

@@ -1,0 +1,215 @@
+#!/bin/bash
+# Lab test of rampartctl against rampartd's control socket: rampartd bridges
+# a client and a server with a small stateful policy; after pings, a TCP
+# connection held open, an HTTP fetch and UDP echoes, checks status, rule
+# counters (table and JSON agree, exact for the pings), the flow listing and
+# its filter, the socket's mode and owner checks, and the exit statuses.
+# Usage: RAMPART_BUILD_DIR=build tests/lab/test_ctl.sh
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+
+PINGS=5
+PING_FRAME=98		# 14 + 20 + 8 + 56 (ping's default payload)
+
+write_policy() {
+	cat >"$1" <<'YAML'
+version: 1
+networks:
+  client: [10.10.0.1, "fd00:10::1"]
+  server: [10.10.0.2, "fd00:10::2"]
+rules:
+  - name: ping-in
+    proto: icmp
+    icmp_type: echo-request
+    from: {network: client}
+    to: {network: server}
+    action: accept
+  - name: web-in
+    proto: tcp
+    from: {network: client}
+    to: {network: server, port: 8080}
+    action: accept
+  - name: udp-echo
+    proto: udp
+    from: {network: client}
+    to: {network: server, port: 7000}
+    action: accept
+  - name: nd
+    proto: icmpv6
+    action: accept
+defaults: {action: drop, stateful: true}
+YAML
+}
+
+ctl() { "$RAMPARTCTL" --control "$LAB_CONTROL" "$@"; }
+# exit_code WANT CMD...: CMD exits with status WANT.
+exit_code() { local want=$1; shift; quiet "$@"; [ $? -eq "$want" ]; }
+json_ok() { "$LAB_PY" -c 'import json,sys; json.load(sys.stdin)'; }
+# json_get EXPR: evaluate EXPR with d = the JSON document on stdin.
+json_get() { "$LAB_PY" -c "import json,sys; d = json.load(sys.stdin); print($1)"; }
+# table_col FILE NAME COL: column COL of the row whose second column is NAME.
+table_col() { awk -v n="$2" -v c="$3" '$2 == n { print $c }' "$1"; }
+
+lab_init rpc
+lab_rampart_bins || { not_ok "rampartd built"; lab_summary; exit 1; }
+[ -x "$RAMPARTCTL" ] || { not_ok "rampartctl built"; lab_summary; exit 1; }
+lab_write_udp_tool
+write_policy "$LAB_TMP/ctl.yaml"
+RAMPART_TEST_RFW='' lab_compile "$LAB_TMP/ctl.yaml" "$LAB_TMP/ctl.rfw" ||
+	{ not_ok "policy compiles"; lab_summary; exit 1; }
+lab_bridge_setup || { not_ok "lab set up"; lab_summary; exit 1; }
+lab_start_servers || { not_ok "servers listen"; lab_summary; exit 1; }
+
+# A missing directory for the socket is created 0700 (before the
+# interfaces are opened: this start fails at the unknown interface).
+lab_in fw "$RAMPARTD" --policy "$LAB_TMP/ctl.rfw" --interface "$FW_IF_C" --interface nosuch0 \
+	--control "$LAB_TMP/newdir/rampartd.sock" >/dev/null 2>&1
+check_eq "the socket's missing directory is created 0700" "$(stat -c %a "$LAB_TMP/newdir")" 700
+check_not "  ... and the socket removed when set-up fails" test -e "$LAB_TMP/newdir/rampartd.sock"
+
+# A dead daemon's socket file where the new one goes is replaced.
+LAB_CONTROL=$LAB_TMP/run/rampartd.sock
+mkdir -m 0700 "$LAB_TMP/run"
+"$LAB_PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$LAB_CONTROL"
+[ -S "$LAB_CONTROL" ] || not_ok "stale socket file made"
+
+check "rampartctl against a missing socket: exit 2" \
+	exit_code 2 "$RAMPARTCTL" --control "$LAB_TMP/nosuch.sock" status
+msg=$("$RAMPARTCTL" --control "$LAB_TMP/nosuch.sock" status 2>&1)
+check "  ... naming the socket and the reason" \
+	bash -c "grep -q '$LAB_TMP/nosuch.sock' <<<'$msg' && grep -q 'No such file' <<<'$msg'"
+
+if ! lab_rampartd_start "$LAB_TMP/ctl.rfw" -v; then
+	not_ok "rampartd starts over a stale socket"; cat "$LAB_TMP/rampartd.err" >&2
+	lab_summary; exit 1
+fi
+ok "rampartd starts over a stale socket"
+check_eq "control socket is mode 0600" "$(stat -c %a "$LAB_CONTROL")" 600
+check_eq "control socket is owned by rampartd's user" "$(stat -c %U "$LAB_CONTROL")" "$(id -un)"
+
+lab_in fw "$RAMPARTD" --policy "$LAB_TMP/ctl.rfw" --interface "$FW_IF_C" \
+	--interface "$FW_IF_S" --control "$LAB_CONTROL" >"$LAB_TMP/second.out" 2>&1
+rc=$?
+check_eq "a second rampartd on a live socket exits 2" "$rc" 2
+check "  ... saying another rampartd owns it" grep -q 'another rampartd' "$LAB_TMP/second.out"
+check "  ... and the first one still answers" quiet ctl status
+
+# --- traffic ---
+check "ping 10.10.0.2 ($PINGS) succeeds" \
+	quiet lab_in cli ping -q -n -c "$PINGS" -i 0.2 -W 2 10.10.0.2
+echo hello >"$LAB_TMP/index.txt"
+check "HTTP to 10.10.0.2:8080 completes" \
+	bash -c "ip netns exec $(lab_nsname cli) curl -s --max-time 5 http://10.10.0.2:8080/index.txt | grep -q hello"
+# a connection held open (the server waits for a request that never comes)
+lab_bg cli "$LAB_TMP/hold.log" "$LAB_PY" -c \
+	'import socket,time; s=socket.create_connection(("10.10.0.2", 8080), 5); s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 0); print("up", flush=True); time.sleep(120)'
+lab_wait_for 5 grep -q up "$LAB_TMP/hold.log" || not_ok "held TCP connection is up"
+got=$(lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.10.0.2 7000 3 100)
+check_eq "UDP echo on 7000: 3 of 3 answered" "$got" 3
+
+# --- status ---
+ctl status >"$LAB_TMP/status.txt" 2>&1
+check "status exits 0" [ $? -eq 0 ]
+check "status names the policy file and its rule count" \
+	grep -q "policy: .*$LAB_TMP/ctl.rfw (4 rules, checksum [0-9a-f]\{8\})" "$LAB_TMP/status.txt"
+check "status lists both interfaces with their XDP and AF_XDP modes" \
+	bash -c "grep -Eq '^$FW_IF_C +[a-z]+ +(copy|zero-copy) +[0-9]+$' '$LAB_TMP/status.txt' &&
+		 grep -Eq '^$FW_IF_S +[a-z]+ +(copy|zero-copy) +[0-9]+$' '$LAB_TMP/status.txt'"
+check "status shows conntrack use" grep -Eq '^conntrack: [0-9]+ / [0-9]+ flows' "$LAB_TMP/status.txt"
+check "status --json parses" bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+	ctl --json status | '$LAB_PY' -c 'import json,sys; json.load(sys.stdin)'"
+check_eq "status --json: mode, rules and interfaces" \
+	"$(ctl --json status | json_get 'd["mode"], d["policy"]["rules"], [i["name"] for i in d["interfaces"]], d["rampartd"]["pid"]')" \
+	"bridge 4 ['$FW_IF_C', '$FW_IF_S'] $RAMPARTD_PID"
+
+# --- stats ---
+ctl stats --rules >"$LAB_TMP/rules.txt"
+ctl --json stats --rules >"$LAB_TMP/rules.json"
+check "stats --rules --json parses" json_ok <"$LAB_TMP/rules.json"
+# stateful: the echo replies are the flow's, counted under the rule too
+check_eq "ping-in: $((2 * PINGS)) packets (table)" "$(table_col "$LAB_TMP/rules.txt" ping-in 4)" $((2 * PINGS))
+check_eq "ping-in: $((2 * PINGS * PING_FRAME)) bytes (table)" \
+	"$(table_col "$LAB_TMP/rules.txt" ping-in 5)" $((2 * PINGS * PING_FRAME))
+for r in ping-in web-in udp-echo; do
+	want=$(awk -v n=$r '$2 == n { print $4, $5, $6 }' "$LAB_TMP/rules.txt")
+	got=$(json_get "' '.join(str(x[k]) for x in d['rules'] if x['name'] == '$r' for k in ('packets', 'bytes', 'limited'))" <"$LAB_TMP/rules.json")
+	check_eq "$r: JSON numbers equal the table's ($want)" "$got" "$want"
+done
+check "web-in and udp-echo counted packets" \
+	bash -c "[ $(table_col "$LAB_TMP/rules.txt" web-in 4) -gt 0 ] && [ $(table_col "$LAB_TMP/rules.txt" udp-echo 4) -eq 6 ]"
+
+ctl stats >"$LAB_TMP/stats.txt"
+check "stats shows every section" \
+	bash -c "grep -q '^rules:' '$LAB_TMP/stats.txt' && grep -q '^interfaces:' '$LAB_TMP/stats.txt' &&
+		 grep -q '^workers:' '$LAB_TMP/stats.txt' && grep -q '^stages:' '$LAB_TMP/stats.txt'"
+check "stats --stages shows cycles/packet per stage" \
+	bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+		 ctl stats --stages | grep -Eq '^parse +[0-9]+ +[0-9]+ +[0-9.]+$'"
+ctl --json stats >"$LAB_TMP/stats.json"
+check "stats --json parses with every section" \
+	bash -c "'$LAB_PY' -c 'import json,sys; d = json.load(sys.stdin); assert d[\"version\"] == 1; [d[k] for k in (\"rules\", \"interfaces\", \"workers\", \"stages\", \"drops\")]' <'$LAB_TMP/stats.json'"
+ctl stats --interfaces >"$LAB_TMP/if.txt"
+ctl --json stats --interfaces >"$LAB_TMP/if.json"
+want=$(awk -v n="$FW_IF_C" '$1 == n { print $2, $3 }' "$LAB_TMP/if.txt")
+got=$(json_get "' '.join(str(x[k]) for x in d['interfaces'] if x['name'] == '$FW_IF_C' for k in ('rx_packets', 'rx_bytes'))" <"$LAB_TMP/if.json")
+# only ND could arrive in between; both reads are after the traffic
+check_eq "interface rx numbers: JSON equals the table" "$got" "$want"
+
+# --- flows ---
+ctl flows >"$LAB_TMP/flows.txt"
+check "flows lists the held TCP connection as established" \
+	grep -Eq '^tcp +10\.10\.0\.1:[0-9]+ -> 10\.10\.0\.2:8080 +- +established +web-in ' "$LAB_TMP/flows.txt"
+check "flows lists the ping flow under ping-in" \
+	grep -Eq '^icmp +10\.10\.0\.1 -> 10\.10\.0\.2 .* ping-in ' "$LAB_TMP/flows.txt"
+ctl flows --filter proto=udp >"$LAB_TMP/udp.txt"
+check "--filter proto=udp lists only UDP" \
+	bash -c "[ \$(grep -c '^udp ' '$LAB_TMP/udp.txt') -eq 1 ] && ! grep -Eq '^(tcp|icmp) ' '$LAB_TMP/udp.txt'"
+check "--filter 'proto=tcp state=established dport=8080' finds the held connection" \
+	bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+		 [ \$(ctl flows --filter 'proto=tcp state=established dport=8080' | grep -c '^tcp ') -eq 1 ]"
+check "--filter rule=ping-in src=10.10.0.0/24 lists the ping flow only" \
+	bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+		 out=\$(ctl flows --filter 'rule=ping-in src=10.10.0.0/24'); grep -q '^icmp ' <<<\"\$out\" &&
+		 ! grep -Eq '^(tcp|udp) ' <<<\"\$out\""
+check "--limit 1 shows one flow and says how many match" \
+	bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+		 ctl flows --limit 1 | grep -Eq '^1 of [0-9]+ flows shown'"
+check "flows --json parses" bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+	ctl --json flows | '$LAB_PY' -c 'import json,sys; d = json.load(sys.stdin); assert any(f[\"state\"] == \"established\" and f[\"dport\"] == 8080 for f in d[\"flows\"])'"
+check "a bad filter key: exit 1" exit_code 1 ctl flows --filter 'colour=blue'
+check "a bad filter value: exit 1" exit_code 1 ctl flows --filter 'src=10.0.0.300'
+check "a filter naming no rule of the policy: exit 1" exit_code 1 ctl flows --filter 'rule=nosuch'
+msg=$(ctl flows --filter 'state=sleepy' 2>&1)
+check "  ... with the daemon's message" grep -q "bad value in filter term 'state=sleepy'" <<<"$msg"
+
+# --- reload, help, permissions ---
+msg=$(ctl reload 2>&1); rc=$?
+check_eq "reload exits 1 (not implemented)" "$rc" 1
+check "  ... saying so" grep -q 'reload is not implemented yet; restart rampartd' <<<"$msg"
+check "rampartctl --help and flows --help document the filter" \
+	bash -c "'$RAMPARTCTL' --help | grep -q 'flows \[--filter EXPR\]' && '$RAMPARTCTL' flows --help | grep -q 'state=syn_sent'"
+check "an unknown command: exit 1" exit_code 1 ctl frobnicate
+check "a user other than the daemon's cannot connect (0600, exit 2)" \
+	exit_code 2 setpriv --reuid=nobody --regid=nogroup --clear-groups "$RAMPARTCTL" --control "$LAB_CONTROL" status
+# with the file modes opened up, rampartd itself refuses the peer's uid
+chmod 0711 "$LAB_TMP"
+chmod 0777 "$(dirname "$LAB_CONTROL")" "$LAB_CONTROL"
+msg=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$RAMPARTCTL" --control "$LAB_CONTROL" status 2>&1); rc=$?
+check_eq "another uid on an opened-up socket: refused by rampartd (exit 1)" "$rc" 1
+[ "$rc" -eq 1 ] || echo "# $msg"
+check "  ... with a clear message" grep -q 'permission denied: uid [0-9]* may not use' <<<"$msg"
+chmod 0700 "$LAB_TMP" "$(dirname "$LAB_CONTROL")"; chmod 0600 "$LAB_CONTROL"
+
+# the SIGUSR1 counters block and rampartctl read the same workers
+if lab_counters "$LAB_TMP/counters.txt"; then
+	ctl stats --rules >"$LAB_TMP/rules2.txt"
+	check_eq "SIGUSR1 counters and rampartctl agree on ping-in" \
+		"$(lab_rule_counter "$LAB_TMP/counters.txt" ping-in packets)" "$(table_col "$LAB_TMP/rules2.txt" ping-in 4)"
+else
+	not_ok "SIGUSR1 prints counters"
+fi
+
+lab_rampartd_stop
+check_not "control socket removed at stop" test -e "$LAB_CONTROL"
+lab_summary
