@@ -90,7 +90,7 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		return fail(err, errlen, "artifact classifier has too many nodes");
 	v->cls_nodes = (const void *)(b + s->offset);
 	v->cls_node_count = (uint32_t)s->count;
-	if (need(tab, n, RFW_SEC_CLS_LEAVES, sizeof(struct rfw_cls_leaf), "classifier leaves",
+	if (need(tab, n, RFW_SEC_CLS_LEAVES, sizeof(struct rfw_cls_leaf_block), "classifier leaves",
 		 &s, err, errlen))
 		return -1;
 	if (s->count >= RFW_CLS_NONE)
@@ -132,7 +132,8 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 			/* the batch lookup steps leaves as splits (result unused):
 			 * a leaf marked as a cut would index the children */
 			if (node->kind != RFW_CLS_SPLIT ||
-			    (uint64_t)node->left + node->right > v->cls_leaf_count)
+			    (uint64_t)node->left + ((uint64_t)node->right + RFW_CLS_LANES - 1) / RFW_CLS_LANES >
+			    v->cls_leaf_count)
 				return fail(err, errlen, "artifact classifier leaf %u is out of range", i);
 		} else if (node->dim >= RFW_CLS_DIMS || node->kind > RFW_CLS_CUT) {
 			return fail(err, errlen, "artifact classifier node %u is malformed", i);
@@ -151,15 +152,22 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 			return fail(err, errlen, "artifact classifier node %u is malformed", i);
 		}
 	}
-	/* The view keeps the leaves as a uint32_t pointer; they are records
-	 * (struct rfw_cls_leaf) since format 1.2. */
+	/* The view keeps the leaves as a uint32_t pointer; they are blocks
+	 * (struct rfw_cls_leaf_block) since format 1.2. A lane's entry is read
+	 * only when it is in range; a lane without one must not ask for it. */
 	for (uint32_t i = 0; i < v->cls_leaf_count; i++) {
-		const struct rfw_cls_leaf *l = (const struct rfw_cls_leaf *)(const void *)v->cls_leaves + i;
+		const struct rfw_cls_leaf_block *l =
+			(const struct rfw_cls_leaf_block *)(const void *)v->cls_leaves + i;
 
-		if (l->entry >= v->acl_count)
-			return fail(err, errlen, "artifact classifier leaf entry %u is out of range", i);
-		if ((l->flags & ~RFW_CLS_LEAF_FLAGS_KNOWN) || l->reserved)
-			return fail(err, errlen, "artifact classifier leaf entry %u is malformed", i);
+		for (unsigned j = 0; j < RFW_CLS_LANES; j++) {
+			uint32_t flags = l->proto[j] >> 16;
+
+			if (l->entry[j] >= v->acl_count && l->entry[j] != RFW_CLS_NONE)
+				return fail(err, errlen, "artifact classifier leaf entry %u is out of range", i);
+			if ((flags & ~RFW_CLS_LEAF_FLAGS_KNOWN) ||
+			    (l->entry[j] == RFW_CLS_NONE && flags))
+				return fail(err, errlen, "artifact classifier leaf entry %u is malformed", i);
+		}
 	}
 	return 0;
 }

@@ -73,7 +73,7 @@ void cls_table_init(struct cls_table *t, const struct rfw_view *v)
 		t->hs = (struct cls_hs){
 			.nodes = v->cls_nodes,
 			/* records since format 1.2; the view types them as words */
-			.leaves = (const struct rfw_cls_leaf *)(const void *)v->cls_leaves,
+			.leaves = (const struct rfw_cls_leaf_block *)(const void *)v->cls_leaves,
 			.entries = v->acl,
 			.sets = t->sets,
 			.trees = *v->cls_trees,

@@ -30,44 +30,73 @@ static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_HS_FIELDS]
 		f[d] = 0;
 }
 
-/* Does leaf record r admit the packet? All conditions folded into one
- * word with no branch: leaf entries match unpredictably, and a branch
- * per condition cost more in mispredictions than the work itself. */
-static inline int rec_admits(const struct rfw_cls_leaf *r, const uint32_t *f,
-			     uint32_t noports)
-{
-	uint32_t miss = ((f[CLS_DIM_SRC0] ^ r->src) & r->src_mask) |
-			((f[CLS_DIM_DST0] ^ r->dst) & r->dst_mask) |
-			((f[CLS_DIM_PROTO] ^ r->proto) & r->proto_mask) |
-			(r->flags & noports);
+/* RFW_CLS_LANES lanes of 32 bits (4: one SSE register in any x86-64
+ * build) with GCC vector extensions, no intrinsics to keep in step. */
+typedef uint32_t lanes __attribute__((vector_size(4 * RFW_CLS_LANES)));
+/* Blocks are 64-byte aligned in an artifact but only malloc-aligned
+ * straight from the builder: load them unaligned (as fast when aligned). */
+typedef uint32_t lanes_u __attribute__((vector_size(4 * RFW_CLS_LANES), aligned(4)));
 
-	miss |= (uint32_t)(f[CLS_DIM_SPORT] - r->sport_lo) > (uint32_t)(r->sport_hi - r->sport_lo);
-	miss |= (uint32_t)(f[CLS_DIM_DPORT] - r->dport_lo) > (uint32_t)(r->dport_hi - r->dport_lo);
-	return miss == 0;
+/* A macro, not a function: were the lanes widened to 8, a 32-byte
+ * vector return is an ABI question in a build without AVX. */
+#define LANES_MIN(a, b) (((a) & (lanes)((a) < (b))) | ((b) & ~(lanes)((a) < (b))))
+
+/* Smallest entry index among the block's lanes that admit the packet (a
+ * lane's entry index, RFW_CLS_NONE in unused lanes, keeps rule order),
+ * or RFW_CLS_NONE. All conditions are folded into one mask per lane, with
+ * no branch: which entries match is unpredictable, and a branch per
+ * condition cost more in mispredictions than the work. */
+static inline uint32_t block_first(const struct cls_hs *t, const struct rfw_cls_leaf_block *l,
+				   const struct pkt_key *k, const uint32_t *f, uint32_t noports)
+{
+	const lanes_u *v = (const lanes_u *)(const void *)l;
+	lanes proto = v[9], miss, cand, sh;
+
+	miss = ((f[CLS_DIM_SRC0] ^ v[1]) & v[2]) | ((f[CLS_DIM_DST0] ^ v[3]) & v[4]) |
+	       ((f[CLS_DIM_PROTO] ^ proto) & (proto >> 8) & 0xff) | ((proto >> 16) & noports);
+	miss |= (lanes)((f[CLS_DIM_SPORT] - v[5]) > v[6]);
+	miss |= (lanes)((f[CLS_DIM_DPORT] - v[7]) > v[8]);
+	cand = v[0] | (lanes)(miss != 0);	/* a miss is RFW_CLS_NONE */
+	{	/* lanes that admit the packet but ask for the full entry (rare) */
+		lanes full = (proto >> 17) & 1 & ~(lanes)(miss != 0);
+		uint32_t any = 0;
+
+		for (unsigned j = 0; j < RFW_CLS_LANES; j++)
+			any |= full[j];
+		if (__builtin_expect(any, 0))
+			for (unsigned j = 0; j < RFW_CLS_LANES; j++)
+				if (full[j] &&
+				    !cls_entry_matches_inline(&t->sets, &t->entries[l->entry[j]], k))
+					cand[j] = RFW_CLS_NONE;
+	}
+#if RFW_CLS_LANES == 8
+	sh = __builtin_shuffle(cand, (lanes){4, 5, 6, 7, 0, 1, 2, 3});
+	cand = LANES_MIN(cand, sh);
+	sh = __builtin_shuffle(cand, (lanes){2, 3, 0, 1, 6, 7, 4, 5});
+	cand = LANES_MIN(cand, sh);
+	sh = __builtin_shuffle(cand, (lanes){1, 0, 3, 2, 5, 4, 7, 6});
+	cand = LANES_MIN(cand, sh);
+#else
+	sh = __builtin_shuffle(cand, (lanes){2, 3, 0, 1});
+	cand = LANES_MIN(cand, sh);
+	sh = __builtin_shuffle(cand, (lanes){1, 0, 3, 2});
+	cand = LANES_MIN(cand, sh);
+#endif
+	return cand[0];
 }
 
-/* First entry of the leaf that matches, among those that could still
- * beat `best` (leaf records are in rule order, so stop at the first that
- * cannot). */
+/* Rule of the leaf's first matching entry, or CLS_HS_NONE. */
 static inline uint32_t leaf_match(const struct cls_hs *t, const struct rfw_cls_node *n,
-				  const struct pkt_key *k, const uint32_t *f, uint32_t best)
+				  const struct pkt_key *k, const uint32_t *f)
 {
-	const struct rfw_cls_leaf *l = t->leaves + n->left;
-	uint32_t noports = k->has_ports ? 0 : RFW_CLS_LEAF_PORTS;
+	const struct rfw_cls_leaf_block *l = t->leaves + n->left;
+	uint32_t noports = k->has_ports ? 0 : RFW_CLS_LEAF_PORTS, found = CLS_HS_NONE;
+	uint32_t nb = (n->right + RFW_CLS_LANES - 1) / RFW_CLS_LANES;
 
-	for (uint32_t i = 0; i < n->right; i++) {
-		const struct rfw_cls_leaf *r = &l[i];
-		const struct rfw_acl_entry *e;
-
-		if (!rec_admits(r, f, noports))
-			continue;
-		e = &t->entries[r->entry];
-		if (e->rule >= best)
-			break;
-		if (!(r->flags & RFW_CLS_LEAF_FULL) || cls_entry_matches_inline(&t->sets, e, k))
-			return e->rule;
-	}
-	return 0;
+	/* blocks are in rule order: the first that finds a match wins */
+	for (uint32_t j = 0; j < nb && found == CLS_HS_NONE; j++)
+		found = block_first(t, &l[j], k, f, noports);
+	return found == CLS_HS_NONE ? CLS_HS_NONE : t->entries[found].rule;
 }
 
 /* One step down: a split compares, a cut indexes its children. The clamp
@@ -103,9 +132,8 @@ uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 
 		while (n->dim != CLS_HS_LEAF)
 			n = &t->nodes[hs_next(t, n, f)];
-		r = leaf_match(t, n, k, f, best);
-		if (r && r < best)
-			best = r;
+		r = leaf_match(t, n, k, f);
+		best = r < best ? r : best;
 	}
 	return best == CLS_HS_NONE ? 0 : best;
 }
@@ -173,10 +201,9 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 		}
 		for (uint32_t j = 0; j < w; j++) {
 			uint32_t i = walked[j];
-			uint32_t r = leaf_match(t, &t->nodes[node[i]], keys[i], f[i], best[i]);
+			uint32_t r = leaf_match(t, &t->nodes[node[i]], keys[i], f[i]);
 
-			if (r && r < best[i])
-				best[i] = r;
+			best[i] = r < best[i] ? r : best[i];
 		}
 	}
 	for (uint32_t i = 0; i < n; i++)

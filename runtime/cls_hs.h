@@ -4,8 +4,9 @@
  * compares one packet field with a threshold; each leaf holds at most a
  * few entries (in rule order) that are checked in full, so the tree only
  * has to be a correct filter and the first match stays exact. Leaf
- * entries are compact records (struct rfw_cls_leaf) checked without
- * branches; only entries with rarer conditions read the full ACL entry.
+ * entries are compact blocks (struct rfw_cls_leaf_block) checked four
+ * at a time with SIMD; only entries with rarer conditions read the full
+ * ACL entry.
  * Where one field divides the rules well, a node cuts it into up to 256
  * equal children at once (HiCuts) instead of splitting in two, so a walk
  * reads fewer nodes.
@@ -47,13 +48,13 @@ _Static_assert(CLS_DIM_COUNT == RFW_CLS_DIMS, "artifact and classifier agree on 
 
 struct cls_hs {
 	const struct rfw_cls_node *nodes;
-	const struct rfw_cls_leaf *leaves;	/* leaf records, rule order */
+	const struct rfw_cls_leaf_block *leaves;	/* leaf entries, rule order */
 	const struct rfw_acl_entry *entries;
 	struct cls_sets sets;		/* for entries that name address sets */
 	/* [0] IPv4, [1] IPv6; each family's trees by ascending first_rule. */
 	struct rfw_cls_trees trees;
 	uint32_t node_count;
-	uint32_t leaf_entry_count;
+	uint32_t leaf_entry_count;	/* blocks in leaves */
 	const uint32_t *children;	/* of RFW_CLS_CUT nodes */
 	uint32_t child_count;
 };
@@ -68,7 +69,7 @@ struct cls_hs_params {
 struct cls_hs_built {
 	struct cls_hs table;
 	struct rfw_cls_node *nodes;
-	struct rfw_cls_leaf *leaves;
+	struct rfw_cls_leaf_block *leaves;
 	uint32_t *children;
 	uint32_t max_depth_seen;
 	uint32_t max_leaf_seen;

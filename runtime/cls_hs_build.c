@@ -42,7 +42,7 @@ struct builder {
 	struct box *boxes;		/* one per entry */
 	struct rfw_cls_node *nodes;
 	uint32_t node_count, node_cap;
-	struct rfw_cls_leaf *leaves;
+	struct rfw_cls_leaf_block *leaves;
 	uint32_t leaf_count, leaf_cap;
 	uint32_t *children;		/* cut nodes' child indices */
 	uint32_t child_count, child_cap;
@@ -127,42 +127,43 @@ static uint32_t new_node(struct builder *b)
 	return b->node_count++;
 }
 
-/* The leaf record of entry i: word 0 of each address under its prefix
- * mask, ports, protocol; anything it cannot express asks for the full
- * entry (RFW_CLS_LEAF_FULL), and the record stays a necessary condition. */
-static struct rfw_cls_leaf leaf_record(const struct builder *b, uint32_t i)
+/* Lane `lane` of a leaf block for entry i: word 0 of each address under
+ * its prefix mask, ports, protocol; anything the lane cannot express asks
+ * for the full entry (RFW_CLS_LEAF_FULL), and the lane stays a necessary
+ * condition. */
+static void leaf_lane(const struct builder *b, uint32_t i, struct rfw_cls_leaf_block *l,
+		      unsigned lane)
 {
 	const struct rfw_acl_entry *e = &b->entries[i];
 	const struct box *x = &b->boxes[i];
-	struct rfw_cls_leaf l = {
-		.entry = i,
-		.src = x->d[CLS_DIM_SRC0].lo,
-		.src_mask = ~(x->d[CLS_DIM_SRC0].hi - x->d[CLS_DIM_SRC0].lo),
-		.dst = x->d[CLS_DIM_DST0].lo,
-		.dst_mask = ~(x->d[CLS_DIM_DST0].hi - x->d[CLS_DIM_DST0].lo),
-		.sport_lo = (uint16_t)x->d[CLS_DIM_SPORT].lo,
-		.sport_hi = (uint16_t)x->d[CLS_DIM_SPORT].hi,
-		.dport_lo = (uint16_t)x->d[CLS_DIM_DPORT].lo,
-		.dport_hi = (uint16_t)x->d[CLS_DIM_DPORT].hi,
-		.proto = e->proto,
-		.proto_mask = (e->flags & RFW_ACL_PROTO) ? 0xff : 0,
-	};
+	uint32_t flags = 0;
 
 	if (e->flags & RFW_ACL_PORTS)
-		l.flags |= RFW_CLS_LEAF_PORTS;
+		flags |= RFW_CLS_LEAF_PORTS;
 	if (e->src_len > 32 || e->dst_len > 32 || (e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS)))
-		l.flags |= RFW_CLS_LEAF_FULL;
-	return l;
+		flags |= RFW_CLS_LEAF_FULL;
+	l->entry[lane] = i;
+	l->src[lane] = x->d[CLS_DIM_SRC0].lo;
+	l->src_mask[lane] = ~(x->d[CLS_DIM_SRC0].hi - x->d[CLS_DIM_SRC0].lo);
+	l->dst[lane] = x->d[CLS_DIM_DST0].lo;
+	l->dst_mask[lane] = ~(x->d[CLS_DIM_DST0].hi - x->d[CLS_DIM_DST0].lo);
+	l->sport_lo[lane] = x->d[CLS_DIM_SPORT].lo;
+	l->sport_span[lane] = x->d[CLS_DIM_SPORT].hi - x->d[CLS_DIM_SPORT].lo;
+	l->dport_lo[lane] = x->d[CLS_DIM_DPORT].lo;
+	l->dport_span[lane] = x->d[CLS_DIM_DPORT].hi - x->d[CLS_DIM_DPORT].lo;
+	l->proto[lane] = e->proto | ((e->flags & RFW_ACL_PROTO) ? 0xffu << 8 : 0) | flags << 16;
 }
 
 static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
 		      uint32_t n)
 {
-	if (b->leaf_count + n > b->leaf_cap) {
-		uint32_t cap = b->leaf_cap ? b->leaf_cap : 1024;
-		struct rfw_cls_leaf *l;
+	uint32_t nb = (n + RFW_CLS_LANES - 1) / RFW_CLS_LANES;
 
-		while (cap < b->leaf_count + n)
+	if (b->leaf_count + nb > b->leaf_cap) {
+		uint32_t cap = b->leaf_cap ? b->leaf_cap : 256;
+		struct rfw_cls_leaf_block *l;
+
+		while (cap < b->leaf_count + nb)
 			cap *= 2;
 		l = realloc(b->leaves, cap * sizeof(*l));
 		if (!l) {
@@ -172,12 +173,18 @@ static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
 		b->leaves = l;
 		b->leaf_cap = cap;
 	}
+	if (nb)
+		memset(b->leaves + b->leaf_count, 0, nb * sizeof(*b->leaves));
+	for (uint32_t j = 0; j < nb; j++)
+		for (unsigned lane = 0; lane < RFW_CLS_LANES; lane++)
+			b->leaves[b->leaf_count + j].entry[lane] = CLS_HS_NONE;
 	for (uint32_t i = 0; i < n; i++)
-		b->leaves[b->leaf_count + i] = leaf_record(b, rules[i]);
+		leaf_lane(b, rules[i], &b->leaves[b->leaf_count + i / RFW_CLS_LANES],
+			  i % RFW_CLS_LANES);
 	b->nodes[node].dim = CLS_HS_LEAF;
 	b->nodes[node].left = b->leaf_count;
 	b->nodes[node].right = n;
-	b->leaf_count += n;
+	b->leaf_count += nb;
 	if (n > b->leaf_seen)
 		b->leaf_seen = n;
 }
@@ -646,7 +653,7 @@ void cls_hs_free(struct cls_hs_built *b)
 size_t cls_hs_bytes(const struct cls_hs *t)
 {
 	return (size_t)t->node_count * sizeof(struct rfw_cls_node) +
-	       (size_t)t->leaf_entry_count * sizeof(struct rfw_cls_leaf) +
+	       (size_t)t->leaf_entry_count * sizeof(struct rfw_cls_leaf_block) +
 	       (size_t)t->child_count * sizeof(uint32_t);
 }
 
@@ -659,9 +666,9 @@ void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[CLS
 	out[1] = (struct rfw_section_in){RFW_SEC_CLS_NODES, sizeof(struct rfw_cls_node),
 					 t->nodes, (uint64_t)t->node_count * sizeof(struct rfw_cls_node),
 					 t->node_count};
-	out[2] = (struct rfw_section_in){RFW_SEC_CLS_LEAVES, sizeof(struct rfw_cls_leaf),
+	out[2] = (struct rfw_section_in){RFW_SEC_CLS_LEAVES, sizeof(struct rfw_cls_leaf_block),
 					 t->leaves,
-					 (uint64_t)t->leaf_entry_count * sizeof(struct rfw_cls_leaf),
+					 (uint64_t)t->leaf_entry_count * sizeof(struct rfw_cls_leaf_block),
 					 t->leaf_entry_count};
 	out[3] = (struct rfw_section_in){RFW_SEC_CLS_CHILDREN, sizeof(uint32_t), t->children,
 					 (uint64_t)t->child_count * sizeof(uint32_t),

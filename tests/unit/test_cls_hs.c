@@ -393,7 +393,7 @@ static void test_artifact_trees(void **s)
 	/* a leaf record with flags this reader does not know */
 	buf = pack(e, n, &built, &len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
-	((struct rfw_cls_leaf *)(uintptr_t)v.cls_leaves)[1].flags |= 0x80;
+	((struct rfw_cls_leaf_block *)(uintptr_t)v.cls_leaves)[0].proto[1] |= 0x80u << 16;
 	reseal(buf, len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "malformed"));
