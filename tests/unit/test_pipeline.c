@@ -359,6 +359,39 @@ static void test_long_burst(void **state)
 	free(p);
 }
 
+/* A stateful bridge without NAT: the reply needs no rule of its own, it
+ * follows the flow the request opened; an unsolicited packet the other
+ * way is dropped. */
+static void test_stateful_bridge(void **state)
+{
+	static const char policy[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+		"defaults: {action: drop}\n";
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = v4spec(17, 5000, 53), r;
+	(void)state;
+
+	lab_open(&l, policy, &bridge_cfg);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	r = s;					/* the answer, port b -> a */
+	memcpy(r.src, s.dst, 4);
+	memcpy(r.dst, s.src, 4);
+	r.sport = s.dport;
+	r.dport = s.sport;
+	frame_build(&f, &r);
+	assert_int_equal(run1(&l, &f, 1).verdict, PIPE_FORWARD);
+	r.sport = 54;				/* not an answer: no flow, no rule */
+	frame_build(&f, &r);
+	assert_int_equal(run1(&l, &f, 1).drop, PIPE_DROP_POLICY);
+	assert_int_equal(pipe_rule_stats(l.w)[1].packets, 2);
+	assert_int_equal(pipe_stats(l.w)->flows_hit, 1);
+	lab_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_reject_replies),
 		cmocka_unit_test(test_router),
 		cmocka_unit_test(test_long_burst),
+		cmocka_unit_test(test_stateful_bridge),
 	};
 	return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
 }
