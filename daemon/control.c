@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,12 +27,13 @@
 #include "ctl_filter.h"
 #include "ctl_flows.h"
 #include "ctl_job.h"
+#include "ctl_request.h"
+#include "ctl_socket.h"
 #include "ctl_stats.h"
 
 #define CONTROL_MAX_REQUEST 4096
 #define CONTROL_WORKER_TIMEOUT_MS 2000	/* then "worker N did not answer" */
 #define CONTROL_IO_TIMEOUT_S 2		/* a client that neither sends nor reads */
-#define CONTROL_MAX_LIMIT 1000000u	/* flows one answer may carry */
 
 struct control {
 	int fd;
@@ -51,76 +51,6 @@ struct control {
 	char (*cpus)[64];
 };
 
-/* ---- socket ---- */
-
-static int make_dir(const char *path, char *err, size_t errlen)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "control socket %s: cannot create %s: %s", path, dir,
-			 strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-/* Is a daemon answering at addr? (connect succeeds: yes) */
-static int socket_alive(const struct sockaddr_un *addr)
-{
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int alive;
-
-	if (fd < 0)
-		return 0;
-	alive = connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0;
-	close(fd);
-	return alive;
-}
-
-static int bind_socket(struct control *c, char *err, size_t errlen)
-{
-	struct sockaddr_un addr;
-	mode_t old;
-	int r;
-
-	memset(&addr, 0, sizeof(addr));
-	addr.sun_family = AF_UNIX;
-	memcpy(addr.sun_path, c->path, sizeof(addr.sun_path));
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0) {
-		snprintf(err, errlen, "control socket: %s", strerror(errno));
-		return -1;
-	}
-	/* 0600 from the start (no window in which others could connect);
-	 * still single-threaded here, so the process umask may be borrowed */
-	old = umask(0177);
-	r = bind(c->fd, (struct sockaddr *)&addr, sizeof(addr));
-	if (r && errno == EADDRINUSE) {
-		if (socket_alive(&addr)) {
-			umask(old);
-			snprintf(err, errlen, "control socket %s: another rampartd owns it (it "
-				 "answers there); stop it or use --control", c->path);
-			return -1;
-		}
-		/* a dead daemon's socket file */
-		unlink(c->path);
-		r = bind(c->fd, (struct sockaddr *)&addr, sizeof(addr));
-	}
-	umask(old);
-	if (r || chmod(c->path, 0600) || listen(c->fd, 16)) {
-		snprintf(err, errlen, "control socket %s: %s", c->path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 struct control *control_open(const char *path, char *err, size_t errlen)
 {
 	struct control *c = calloc(1, sizeof(*c));
@@ -129,30 +59,21 @@ struct control *control_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "control socket: %s", strerror(errno));
 		return NULL;
 	}
-	c->fd = c->stop_pipe[0] = c->stop_pipe[1] = -1;
-	if (strlen(path) >= sizeof(c->path)) {
-		snprintf(err, errlen, "control socket %s: path longer than %zu bytes", path,
-			 sizeof(c->path) - 1);
-		goto fail;
-	}
+	c->stop_pipe[0] = c->stop_pipe[1] = -1;
 	snprintf(c->path, sizeof(c->path), "%s", path);
-	if (make_dir(path, err, errlen))
-		goto fail;
-	if (bind_socket(c, err, errlen)) {
-		if (c->fd >= 0)
-			close(c->fd);
-		goto fail;
+	c->fd = ctl_socket_listen(path, err, errlen);
+	if (c->fd < 0) {
+		free(c);
+		return NULL;
 	}
 	if (pipe2(c->stop_pipe, O_CLOEXEC)) {
 		snprintf(err, errlen, "control socket: %s", strerror(errno));
 		close(c->fd);
 		unlink(c->path);
-		goto fail;
+		free(c);
+		return NULL;
 	}
 	return c;
-fail:
-	free(c);
-	return NULL;
 }
 
 /* ---- asking the workers ---- */
@@ -262,83 +183,7 @@ static void report(struct control *c, struct ctl_report *r)
 
 /* ---- requests ---- */
 
-struct request {
-	const char *cmd;
-	int json;
-	unsigned sections;	/* stats */
-	uint32_t limit;		/* flows */
-	int limit_set;
-	const char *filter;	/* flows: the rest of the line */
-	const char *file;	/* reload */
-};
-
-/* Split line (modified in place) into a request. 0, or -1 with err. */
-static int parse_request(char *line, struct request *rq, char *err, size_t errlen)
-{
-	char *save = NULL, *w;
-
-	memset(rq, 0, sizeof(*rq));
-	rq->limit = 100;
-	rq->cmd = strtok_r(line, " ", &save);
-	if (!rq->cmd) {
-		snprintf(err, errlen, "empty request");
-		return -1;
-	}
-	while ((w = strtok_r(NULL, " ", &save)) != NULL) {
-		if (!strcmp(w, "--json"))
-			rq->json = 1;
-		else if (!strcmp(w, "--rules"))
-			rq->sections |= CTL_S_RULES;
-		else if (!strcmp(w, "--interfaces"))
-			rq->sections |= CTL_S_INTERFACES;
-		else if (!strcmp(w, "--workers"))
-			rq->sections |= CTL_S_WORKERS;
-		else if (!strcmp(w, "--stages"))
-			rq->sections |= CTL_S_STAGES;
-		else if (!strcmp(w, "--limit")) {
-			char *v = strtok_r(NULL, " ", &save), *end;
-			unsigned long n;
-
-			errno = 0;
-			n = v ? strtoul(v, &end, 10) : 0;
-			if (!v || *end || errno || !n || n > CONTROL_MAX_LIMIT || *v == '-') {
-				snprintf(err, errlen, "--limit takes a number of flows, 1..%u",
-					 CONTROL_MAX_LIMIT);
-				return -1;
-			}
-			rq->limit = (uint32_t)n;
-			rq->limit_set = 1;
-		} else if (!strcmp(w, "--filter")) {
-			rq->filter = save ? save : "";
-			break;
-		} else if (w[0] != '-' && !rq->file) {
-			rq->file = w;
-		} else {
-			snprintf(err, errlen, "%s: unknown option '%s'", rq->cmd, w);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Options that belong to another command are refused, not ignored. */
-static int check_options(const struct request *rq, char *err, size_t errlen)
-{
-	int stats = !strcmp(rq->cmd, "stats"), flows = !strcmp(rq->cmd, "flows");
-
-	if (rq->sections && !stats)
-		snprintf(err, errlen, "%s: --rules/--interfaces/--workers/--stages belong to stats",
-			 rq->cmd);
-	else if ((rq->filter || rq->limit_set) && !flows)
-		snprintf(err, errlen, "%s: --filter and --limit belong to flows", rq->cmd);
-	else if (rq->file && strcmp(rq->cmd, "reload"))
-		snprintf(err, errlen, "%s: unexpected argument '%s'", rq->cmd, rq->file);
-	else
-		return 0;
-	return -1;
-}
-
-static int do_flows(struct control *c, const struct request *rq, struct ctl_buf *out,
+static int do_flows(struct control *c, const struct ctl_request *rq, struct ctl_buf *out,
 		    char *err, size_t errlen)
 {
 	const struct control_src *src = c->src;
@@ -367,12 +212,12 @@ static int do_flows(struct control *c, const struct request *rq, struct ctl_buf 
 }
 
 /* 0 with the document in out, or -1 with the message in err. */
-static int dispatch(struct control *c, const struct request *rq, struct ctl_buf *out,
+static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_buf *out,
 		    char *err, size_t errlen)
 {
 	struct ctl_report r;
 
-	if (check_options(rq, err, errlen))
+	if (ctl_request_check(rq, err, errlen))
 		return -1;
 	if (!strcmp(rq->cmd, "reload")) {
 		snprintf(err, errlen, "reload is not implemented yet; restart rampartd to change "
@@ -465,7 +310,7 @@ static void serve(struct control *c, int fd)
 	char line[CONTROL_MAX_REQUEST], err[512];
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct request rq;
+	struct ctl_request rq;
 	struct ctl_buf out;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -487,7 +332,7 @@ static void serve(struct control *c, int fd)
 		send_error(fd, err);
 		return;
 	}
-	if (parse_request(line, &rq, err, sizeof(err))) {
+	if (ctl_request_parse(line, &rq, err, sizeof(err))) {
 		send_error(fd, err);
 		return;
 	}

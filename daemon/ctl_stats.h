@@ -9,14 +9,7 @@
 #include "ctl_buf.h"
 #include "ctl_flows.h"
 #include "ctl_job.h"
-
-enum ctl_stats_section {
-	CTL_S_RULES = 1u << 0,
-	CTL_S_INTERFACES = 1u << 1,
-	CTL_S_WORKERS = 1u << 2,
-	CTL_S_STAGES = 1u << 3,
-	CTL_S_ALL = 0xfu,
-};
+#include "ctl_request.h"
 
 struct ctl_report {
 	const struct control_src *src;

@@ -1,0 +1,37 @@
+/* A control-socket request line, "COMMAND [--json] [OPTIONS]", split into
+ * its command and options (control.c has the protocol). Parsing is apart
+ * from serving so that it is unit-tested without a daemon. */
+#ifndef RAMPART_DAEMON_CTL_REQUEST_H
+#define RAMPART_DAEMON_CTL_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTL_DEFAULT_LIMIT 100u	/* flows listed without --limit */
+#define CTL_MAX_LIMIT 1000000u	/* flows one answer may carry */
+
+/* stats sections (--rules, ...); none named: all */
+enum ctl_stats_section {
+	CTL_S_RULES = 1u << 0,
+	CTL_S_INTERFACES = 1u << 1,
+	CTL_S_WORKERS = 1u << 2,
+	CTL_S_STAGES = 1u << 3,
+	CTL_S_ALL = 0xfu,
+};
+
+struct ctl_request {
+	const char *cmd;
+	int json;
+	unsigned sections;	/* stats */
+	uint32_t limit;		/* flows */
+	int limit_set;		/* --limit given */
+	const char *filter;	/* flows: the rest of the line */
+	const char *file;	/* reload */
+};
+
+/* Split line (modified in place; rq points into it). 0, or -1 with err. */
+int ctl_request_parse(char *line, struct ctl_request *rq, char *err, size_t errlen);
+/* Options of another command (stats --limit) are errors. 0, or -1. */
+int ctl_request_check(const struct ctl_request *rq, char *err, size_t errlen);
+
+#endif
