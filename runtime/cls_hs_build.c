@@ -28,6 +28,11 @@
  * wide cut replicates little; the space factor still bounds it. */
 #define ROOT_CUT_BITS 16
 #define ROOT_SPACE_FACTOR 4
+/* A family's rules get a single tree when it needs at most this many
+ * nodes per rule; else CutSplit's partition (see cls_hs_build). */
+#ifndef MERGED_NODES
+#define MERGED_NODES 2
+#endif
 
 struct range {
 	uint32_t lo, hi;
@@ -48,6 +53,8 @@ struct builder {
 	uint32_t child_count, child_cap;
 	uint32_t leaf_size, max_depth;
 	uint32_t depth_seen, leaf_seen;
+	uint32_t trial_cap;		/* node count a trial build may reach */
+	int over;			/* ... and did exceed */
 	uint32_t *scratch;		/* boundary points, 2 per rule */
 	uint32_t *weights;		/* per segment */
 	int nomem;
@@ -472,7 +479,9 @@ static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 	}
 	n = kept;
 
-	if (n <= b->leaf_size || depth >= b->max_depth || b->node_count > NODE_BUDGET) {
+	if (b->node_count > b->trial_cap)
+		b->over = 1;
+	if (n <= b->leaf_size || depth >= b->max_depth || b->node_count > NODE_BUDGET || b->over) {
 		make_leaf(b, node, rules, n);
 		return node;
 	}
@@ -565,6 +574,7 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 		.entries = entries,
 		.leaf_size = params && params->leaf_size ? params->leaf_size : DEFAULT_LEAF_SIZE,
 		.max_depth = params && params->max_depth ? params->max_depth : DEFAULT_MAX_DEPTH,
+		.trial_cap = UINT32_MAX,
 	};
 	uint32_t *family_rules = malloc(((size_t)count + 1) * sizeof(uint32_t));
 	struct box reg;
@@ -582,11 +592,40 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 	for (int v6 = 0; v6 <= 1; v6++) {
 		struct rfw_cls_tree *trees = out->table.trees.tree[v6];
 		unsigned small = v6 ? 64 : 16;	/* a "small" field: prefix this long */
-		unsigned used = 0;
+		unsigned used = 0, part = 0;
+		uint32_t n = 0, root;
 
-		for (unsigned part = 0; part < CLS_HS_PARTS; part++) {
-			uint32_t n = 0, root;
+		/* One tree for the whole family when it stays small (ClassBench
+		 * acl1: one walk instead of two or three); the trial stops as soon
+		 * as it passes MERGED_NODES per rule and its nodes are dropped. */
+		for (uint32_t i = 0; i < count; i++)
+			if (entries[i].family == 0 || entries[i].family == (v6 ? 6 : 4))
+				family_rules[n++] = i;
+		if (n) {
+			uint32_t nodes0 = b.node_count, leaves0 = b.leaf_count;
+			uint32_t children0 = b.child_count;
 
+			b.trial_cap = nodes0 + MERGED_NODES * n;
+			full_region(&reg, v6);
+			root = build_node(&b, family_rules, n, &reg, 0);
+			b.trial_cap = UINT32_MAX;
+			if (b.nomem || root == UINT32_MAX)
+				goto out;
+			if (!b.over) {
+				trees[used].root = root;
+				trees[used].first_rule = entries[family_rules[0]].rule;
+				used++;
+				part = CLS_HS_PARTS;	/* done */
+			}
+			b.over = 0;
+			if (!used) {
+				b.node_count = nodes0;
+				b.leaf_count = leaves0;
+				b.child_count = children0;
+			}
+		}
+		for (; part < CLS_HS_PARTS; part++) {
+			n = 0;
 			for (uint32_t i = 0; i < count; i++) {
 				const struct rfw_acl_entry *e = &entries[i];
 				unsigned p = (e->src_len >= small) | (e->dst_len >= small) << 1;
