@@ -28,8 +28,8 @@
  * wide cut replicates little; the space factor still bounds it. */
 #define ROOT_CUT_BITS 16
 #define ROOT_SPACE_FACTOR 4
-/* A family's rules get a single tree when it needs at most this many
- * nodes per rule; else CutSplit's partition (see cls_hs_build). */
+/* Partitions share a tree when it needs at most this many nodes per rule
+ * (see cls_hs_build). */
 #ifndef MERGED_NODES
 #define MERGED_NODES 2
 #endif
@@ -556,6 +556,59 @@ static uint32_t build_node(struct builder *b, uint32_t *rules, uint32_t n,
 	return b->nomem ? UINT32_MAX : node;
 }
 
+/* CutSplit's partition: which address fields are "small" (a prefix of
+ * at least `small` bits). */
+static unsigned part_of(const struct rfw_acl_entry *e, unsigned small)
+{
+	return (e->src_len >= small) | (e->dst_len >= small) << 1;
+}
+
+/* The family's entries whose partition is in group g (g == CLS_HS_PARTS:
+ * all of them), in rule order, into out; returns how many. */
+static uint32_t gather(const struct rfw_acl_entry *entries, uint32_t count, int v6,
+		       unsigned small, const unsigned *group, unsigned g, uint32_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		const struct rfw_acl_entry *e = &entries[i];
+
+		if ((e->family == 0 || e->family == (v6 ? 6 : 4)) &&
+		    (g == CLS_HS_PARTS || group[part_of(e, small)] == g))
+			out[n++] = i;
+	}
+	return n;
+}
+
+static void full_region(struct box *reg, int ipv6);
+
+/* Would one tree over rules[0..n) need at most MERGED_NODES per rule?
+ * Builds it with a node cap (stopping early past it) and drops it.
+ * 1 yes, 0 no, -1 out of memory. */
+static int fits(struct builder *b, uint32_t *rules, uint32_t n, int v6)
+{
+	uint32_t nodes0 = b->node_count, leaves0 = b->leaf_count, children0 = b->child_count;
+	uint32_t depth0 = b->depth_seen, leaf0 = b->leaf_seen;
+	struct box reg;
+	int ok;
+
+	if (n == 0)
+		return 0;
+	b->trial_cap = nodes0 + MERGED_NODES * n;
+	full_region(&reg, v6);
+	if (build_node(b, rules, n, &reg, 0) == UINT32_MAX || b->nomem)
+		return -1;
+	ok = !b->over;
+	b->trial_cap = UINT32_MAX;
+	b->over = 0;
+	b->node_count = nodes0;
+	b->leaf_count = leaves0;
+	b->child_count = children0;
+	b->depth_seen = depth0;
+	b->leaf_seen = leaf0;
+	return ok;
+}
+
 static void full_region(struct box *reg, int ipv6)
 {
 	for (unsigned d = 0; d < CLS_DIM_COUNT; d++)
@@ -592,47 +645,58 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 	for (int v6 = 0; v6 <= 1; v6++) {
 		struct rfw_cls_tree *trees = out->table.trees.tree[v6];
 		unsigned small = v6 ? 64 : 16;	/* a "small" field: prefix this long */
-		unsigned used = 0, part = 0;
-		uint32_t n = 0, root;
+		unsigned used = 0, group[CLS_HS_PARTS], order[CLS_HS_PARTS];
+		uint32_t size[CLS_HS_PARTS] = {0}, n, root;
 
-		/* One tree for the whole family when it stays small (ClassBench
-		 * acl1: one walk instead of two or three); the trial stops as soon
-		 * as it passes MERGED_NODES per rule and its nodes are dropped. */
+		/* CutSplit's partition, then merge groups while the merged tree
+		 * stays within MERGED_NODES per rule (a trial build, dropped):
+		 * every packet walks each tree whose first rule can still win, so
+		 * fewer trees are fewer walks (ClassBench acl1: one tree, not
+		 * three). Smallest groups are tried first. */
 		for (uint32_t i = 0; i < count; i++)
 			if (entries[i].family == 0 || entries[i].family == (v6 ? 6 : 4))
-				family_rules[n++] = i;
-		if (n) {
-			uint32_t nodes0 = b.node_count, leaves0 = b.leaf_count;
-			uint32_t children0 = b.child_count;
+				size[part_of(&entries[i], small)]++;
+		for (unsigned p = 0; p < CLS_HS_PARTS; p++)
+			group[p] = order[p] = p;
+		for (unsigned i = 1; i < CLS_HS_PARTS; i++)
+			for (unsigned j = i; j > 0 && size[order[j]] < size[order[j - 1]]; j--) {
+				unsigned tmp = order[j];
 
-			b.trial_cap = nodes0 + MERGED_NODES * n;
-			full_region(&reg, v6);
-			root = build_node(&b, family_rules, n, &reg, 0);
-			b.trial_cap = UINT32_MAX;
-			if (b.nomem || root == UINT32_MAX)
-				goto out;
-			if (!b.over) {
-				trees[used].root = root;
-				trees[used].first_rule = entries[family_rules[0]].rule;
-				used++;
-				part = CLS_HS_PARTS;	/* done */
+				order[j] = order[j - 1];
+				order[j - 1] = tmp;
 			}
-			b.over = 0;
-			if (!used) {
-				b.node_count = nodes0;
-				b.leaf_count = leaves0;
-				b.child_count = children0;
+		n = gather(entries, count, v6, small, group, CLS_HS_PARTS, family_rules);
+		if (n && fits(&b, family_rules, n, v6) > 0) {
+			for (unsigned p = 0; p < CLS_HS_PARTS; p++)
+				group[p] = 0;
+		} else {
+			for (unsigned i = 0; i < CLS_HS_PARTS; i++) {
+				unsigned a = order[i];
+
+				if (!size[a] || group[a] != a)
+					continue;
+				for (unsigned j = i + 1; j < CLS_HS_PARTS; j++) {
+					unsigned c = order[j];
+					unsigned try[CLS_HS_PARTS];
+					int r;
+
+					if (!size[c] || group[c] != c)
+						continue;
+					for (unsigned p = 0; p < CLS_HS_PARTS; p++)
+						try[p] = group[p] == a ? c : group[p];
+					n = gather(entries, count, v6, small, try, c, family_rules);
+					r = fits(&b, family_rules, n, v6);
+					if (r < 0)
+						goto out;
+					if (r) {
+						memcpy(group, try, sizeof(group));
+						break;
+					}
+				}
 			}
 		}
-		for (; part < CLS_HS_PARTS; part++) {
-			n = 0;
-			for (uint32_t i = 0; i < count; i++) {
-				const struct rfw_acl_entry *e = &entries[i];
-				unsigned p = (e->src_len >= small) | (e->dst_len >= small) << 1;
-
-				if ((e->family == 0 || e->family == (v6 ? 6 : 4)) && p == part)
-					family_rules[n++] = i;
-			}
+		for (unsigned g = 0; g < CLS_HS_PARTS; g++) {
+			n = gather(entries, count, v6, small, group, g, family_rules);
 			if (n == 0)
 				continue;
 			full_region(&reg, v6);

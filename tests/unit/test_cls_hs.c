@@ -352,13 +352,29 @@ static void test_artifact_trees(void **s)
 		assert_int_equal(cls_lookup(&compiled, &k), cls_lookup(&linear, &k));
 	}
 
-	{	/* an inner node pointing back at itself: a lookup would loop */
+	{	/* a split pointing back at itself: a lookup would loop */
 		struct rfw_cls_node *nodes = (struct rfw_cls_node *)(uintptr_t)v.cls_nodes;
 		uint32_t inner = 0;
 
-		while (nodes[inner].dim == RFW_CLS_LEAF)
+		while (nodes[inner].dim == RFW_CLS_LEAF || nodes[inner].kind != RFW_CLS_SPLIT)
 			inner++;
 		nodes[inner].right = inner;
+		reseal(buf, len);
+		assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "classifier node"));
+	}
+	free(buf);
+
+	buf = pack(e, n, &built, &len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	{	/* a cut whose last child is the cut itself */
+		struct rfw_cls_node *nodes = (struct rfw_cls_node *)(uintptr_t)v.cls_nodes;
+		uint32_t *children = (uint32_t *)(uintptr_t)v.cls_children;
+		uint32_t cut = 0;
+
+		while (nodes[cut].dim == RFW_CLS_LEAF || nodes[cut].kind != RFW_CLS_CUT)
+			cut++;
+		children[nodes[cut].left + nodes[cut].right] = cut;
 		reseal(buf, len);
 		assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
 		assert_non_null(strstr(err, "classifier node"));
