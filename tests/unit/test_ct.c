@@ -861,6 +861,18 @@ static void test_batch_lookup(void **state)
 	ct_destroy(t);
 }
 
+/* The reply tuple of a flow to B4:53 SNATed to N4:port. */
+static void snat_reply(struct pkt_key *rk, uint16_t port)
+{
+	memset(rk, 0, sizeof(*rk));
+	memcpy(rk->src, B4, 4);
+	memcpy(rk->dst, N4, 4);
+	rk->family = 4;
+	rk->proto = UDP;
+	rk->sport = 53;
+	rk->dport = port;
+}
+
 /* Flow id i's packet in one direction; odd ids are SNATed to N4:2000+i,
  * so their replies come to that tuple. */
 static void churn_pkt(struct pk *x, uint32_t i, int reply)
@@ -908,13 +920,7 @@ static void test_index_churn(void **state)
 		} else if (live < N) {
 			struct pkt_key rk;
 
-			memset(&rk, 0, sizeof(rk));
-			memcpy(rk.src, B4, 4);
-			memcpy(rk.dst, N4, 4);
-			rk.family = 4;
-			rk.proto = UDP;
-			rk.sport = 53;
-			rk.dport = (uint16_t)(2000 + i);
+			snat_reply(&rk, (uint16_t)(2000 + i));
 			ct_create_prefetch(t, &x[2 * i].p, (i & 1) ? &rk : NULL);
 			assert_int_equal(ct_create_flow(t, &x[2 * i].p, (i & 1) ? &rk : NULL, 1, 10,
 							&flow), CT_CREATED);
@@ -982,13 +988,7 @@ static void test_track_batch(void **state)
 	flow_pkt(&x[0], 1, 0);
 	assert_int_equal(ct_create_flow(t, &x[0].p, NULL, 3, 10, &plain), CT_CREATED);
 	flow_pkt(&x[1], 2, 0);
-	memset(&rk, 0, sizeof(rk));
-	memcpy(rk.src, B4, 4);
-	memcpy(rk.dst, N4, 4);
-	rk.family = 4;
-	rk.proto = UDP;
-	rk.sport = 53;
-	rk.dport = 40000;
+	snat_reply(&rk, 40000);
 	assert_int_equal(ct_create_flow(t, &x[1].p, &rk, 4, 10, &nat), CT_CREATED);
 	tflow = handshake(t, 4, A4, B4, -1, -1, 65535, 10);
 	/* plain orig, NAT reply, a new flow, an in-window and an
