@@ -52,6 +52,10 @@ struct pipe_burst {
 	uint32_t rules[PIPE_BURST];
 	struct ct_pkt cpl[PIPE_BURST];		/* ct_lookup_batch input */
 	struct ct_result resl[PIPE_BURST];
+	/* stage_ct: a new flow's SNAT choice between its two passes */
+	struct nat_pool *snat_pool[PIPE_BURST];
+	struct nat_result snat[PIPE_BURST];
+	uint8_t creating[PIPE_BURST];
 };
 
 struct pipe_nat_pool {
@@ -483,7 +487,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
 		b->cpl[k] = b->cp[i];
 	}
-	ct_lookup_batch(w->ct, b->cpl, nnew, now, b->resl);
+	ct_track_batch(w->ct, b->cpl, nnew, now, b->resl);
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k];
 		struct ct_result *r = &b->res[i];
@@ -494,7 +498,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		case CT_FOUND:
 		case CT_RELATED:
 		case CT_FRAG:
-			if (r->flow != CT_NONE && !ct_update(w->ct, r->flow, r->dir, &b->cp[i], now)) {
+			if (r->flags & CT_RF_INVALID) {
 				kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 				break;
 			}
@@ -506,7 +510,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 			b->rule[i] = r->rule;
 			b->wire[i] = *key;
 			b->nat[i] = 0;
-			if (r->flow == CT_NONE || !ct_flow_nat(w->ct, r->flow)) {
+			if (!(r->flags & CT_RF_NAT)) {
 				b->path[i] = b->path[i] == PATH_RELATED ? PATH_FLOW : b->path[i];
 			} else if (b->path[i] == PATH_RELATED) {
 				if (ct_flow_get(w->ct, r->flow, &b->flow[i]) == 0)
@@ -684,18 +688,22 @@ static struct nat_pool *snat_pool_for(struct pipe_worker *w, uint32_t r, uint8_t
 static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew, uint32_t now)
 {
 	struct pipe_burst *b = &w->burst;
-	uint32_t kept = 0;
+	uint32_t kept = 0, mid = 0;
 
+	/* Pass 1: SNAT choices, and the index buckets both tuples of each
+	 * new flow go into prefetched while the rest of the burst is
+	 * translated (the reply tuple's bucket is otherwise a memory miss
+	 * inside every create). */
 	for (uint32_t k = 0; k < nnew; k++) {
-		uint32_t i = b->l_new[k], flow = CT_NONE, r;
+		uint32_t i = b->l_new[k], r;
 		struct pkt_meta *m = &b->meta[i];
 		struct nat_pool *pool = NULL;
 		struct nat_result nr = {.slot = NAT_SLOT_NONE};
-		int st;
 
 		b->wire[i] = b->akey[i];
+		b->creating[i] = 0;
 		if (m->key.ct_state != RFW_STATE_NEW) {	/* invalid, accepted statelessly */
-			b->l_new[kept++] = i;
+			b->l_new[mid++] = i;
 			continue;
 		}
 		r = w->view->policy->nat_count ? nat_match(w, &b->akey[i], 0) : 0;
@@ -711,6 +719,24 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 		}
 		if (b->nat[i])	/* replies come back to the translated tuple */
 			nat_reply_key(&b->wire[i], &b->reply[i]);
+		ct_create_prefetch(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL);
+		b->snat_pool[i] = pool;
+		b->snat[i] = nr;
+		b->creating[i] = 1;
+		b->l_new[mid++] = i;
+	}
+	/* Pass 2: the flows. */
+	for (uint32_t k = 0; k < mid; k++) {
+		uint32_t i = b->l_new[k], flow = CT_NONE;
+		struct pkt_meta *m = &b->meta[i];
+		struct nat_pool *pool = b->snat_pool[i];
+		struct nat_result nr = b->snat[i];
+		int st;
+
+		if (!b->creating[i]) {
+			b->l_new[kept++] = i;
+			continue;
+		}
 		st = ct_create_flow(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL, b->rule[i],
 				    now, &flow);
 		if (st == CT_REFUSED_FULL || st == CT_REFUSED_INVALID) {
