@@ -59,11 +59,12 @@ static inline uint32_t block_first(const struct cls_hs *t, const struct rfw_cls_
 	cand = v[0] | (lanes)(miss != 0);	/* a miss is RFW_CLS_NONE */
 	{	/* lanes that admit the packet but ask for the full entry (rare) */
 		lanes full = (proto >> 17) & 1 & ~(lanes)(miss != 0);
-		uint32_t any = 0;
+		uint64_t w[sizeof(full) / 8], any = 0;
 
-		for (unsigned j = 0; j < RFW_CLS_LANES; j++)
-			any |= full[j];
-		if (__builtin_expect(any, 0))
+		memcpy(w, &full, sizeof(full));	/* OR the lanes as words, not one by one */
+		for (unsigned j = 0; j < sizeof(full) / 8; j++)
+			any |= w[j];
+		if (__builtin_expect(!!any, 0))
 			for (unsigned j = 0; j < RFW_CLS_LANES; j++)
 				if (full[j] &&
 				    !cls_entry_matches_inline(&t->sets, &t->entries[l->entry[j]], k))
