@@ -119,7 +119,8 @@ static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter 
 		if (filter)
 			j->filter = *filter;
 		j->limit = kind == CTL_JOB_FLOWS ? limit : 0;
-		j->flows = c->flows + (size_t)k * limit;
+		/* no arithmetic on a NULL c->flows: stats jobs never had one */
+		j->flows = kind == CTL_JOB_FLOWS ? c->flows + (size_t)k * limit : NULL;
 		if (ctl_job_post(src->workers[k], j)) {
 			snprintf(err, errlen, "worker %u did not answer", k);
 			return -1;
