@@ -9,11 +9,12 @@
  * ACL entry.
  * Where one field divides the rules well, a node cuts it into up to 256
  * equal children at once (HiCuts) instead of splitting in two, so a walk
- * reads fewer nodes.
+ * reads fewer nodes; a root may cut up to 2^16 ways.
  * Wildcard-heavy sets (ClassBench fw1) replicate rules badly in one tree,
  * so, as CutSplit (Li et al., INFOCOM 2018) does, rules are first split by
- * which address fields are "small" (long prefixes) and each group gets its
- * own tree; lookup walks the trees and keeps the lowest rule number,
+ * which address fields are "small" (long prefixes); groups are merged
+ * again while a merged tree stays small, and each group gets its own
+ * tree; lookup walks the trees and keeps the lowest rule number,
  * skipping a tree whose first rule cannot beat the match in hand.
  * Flat arrays, indices only: the same bytes can live in the artifact. */
 #ifndef RAMPART_CLS_HS_H
