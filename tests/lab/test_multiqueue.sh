@@ -157,6 +157,21 @@ lab_bg srv "$LAB_TMP/sink.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.50.2.2 9001
 lab_wait_for 10 lab_port_listening srv tcp 8080 && lab_wait_for 10 lab_port_listening srv udp 9000 &&
 	lab_wait_for 10 lab_port_listening srv tcp 5201 || not_ok "servers listen"
 
+# option errors: 1 for usage, 2 for what the interfaces refuse
+rd_rc() {	# ARGS...: rampartd's exit status with the lab's ports
+	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/mq.rfw" \
+		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode router "$@" >/dev/null 2>&1
+	echo $?
+}
+check_eq "--queues 0 is a usage error" "$(rd_rc --queues 0)" 1
+check_eq "--cores 1- is a usage error" "$(rd_rc --cores 1-)" 1
+check_eq "--cores 3-1 is a usage error" "$(rd_rc --cores 3-1)" 1
+check_eq "--fail maybe is a usage error" "$(rd_rc --fail maybe)" 1
+check_eq "--queues 5 on 4-queue ports cannot be set up" "$(rd_rc --queues 5)" 2
+check_eq "--cores 1023 (no such CPU) cannot be set up" "$(rd_rc --queues 1 --cores 1023)" 2
+check_not "nothing left attached by the refused starts" \
+	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
+
 if ! start_rampartd; then
 	not_ok "rampartd --queues $NQ starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
 fi
