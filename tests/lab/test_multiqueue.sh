@@ -112,7 +112,7 @@ start_rampartd() {
 	rm -f "$LAB_TMP/rampartd.out" "$LAB_TMP/rampartd.err"
 	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/mq.rfw" \
 		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode router \
-		--queues $NQ --cores 0,1,0,1 --foreground -v "$@" \
+		--queues $NQ --cores 0,1,0,1 --foreground -v --control "$LAB_TMP/rampartd.sock" "$@" \
 		>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
 	RAMPARTD_PID=$!
 	LAB_PIDS+=("$RAMPARTD_PID")
@@ -160,7 +160,8 @@ lab_wait_for 10 lab_port_listening srv tcp 8080 && lab_wait_for 10 lab_port_list
 # option errors: 1 for usage, 2 for what the interfaces refuse
 rd_rc() {	# ARGS...: rampartd's exit status with the lab's ports
 	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/mq.rfw" \
-		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode router "$@" >/dev/null 2>&1
+		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode router \
+		--control "$LAB_TMP/rampartd.sock" "$@" >/dev/null 2>&1
 	echo $?
 }
 check_eq "--queues 0 is a usage error" "$(rd_rc --queues 0)" 1
