@@ -1,6 +1,6 @@
-/* Brings an interface up as an AF_XDP port and takes it down again, in
- * the order the kernel needs: program before sockets (the sockets go into
- * its map), sockets before the UMEM, program detached last. */
+/* Brings an interface up as an AF_XDP port and takes it down again:
+ * sockets bound, then the program attached and configured, then the
+ * sockets put into its map; down: sockets before the UMEM, program last. */
 #include "port.h"
 
 #include <dirent.h>
@@ -30,22 +30,23 @@ int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
 		snprintf(err, errlen, "interface %s: %s", ifname, strerror(errno));
 		return e;
 	}
-	e = xsk_prog_attach(&p->prog, obj_path, p->ifindex, cfg, err, errlen);
-	if (e)
-		return e;
+	/* Sockets first: binding fails (EBUSY) on a queue a running rampartd
+	 * holds, before we touch the program it depends on (attaching ours
+	 * replaces one a dead rampartd left, see xdp_prog.c). */
 	for (uint32_t i = 0; i < nqueues; i++) {
-		char why[256];
-
-		e = xsk_queue_open(&p->queues[i], ifname, i, p->prog.xskmap_fd,
-				   why, sizeof(why));
+		e = xsk_queue_open(&p->queues[i], ifname, i, err, errlen);
 		if (e) {
-			snprintf(err, errlen, "%s", why);
 			xsk_port_close(p);
 			return e;
 		}
 		p->nqueues = i + 1;
 	}
-	return 0;
+	e = xsk_prog_attach(&p->prog, obj_path, p->ifindex, cfg, err, errlen);
+	for (uint32_t i = 0; !e && i < nqueues; i++)
+		e = xsk_queue_join(&p->queues[i], ifname, p->prog.xskmap_fd, err, errlen);
+	if (e)
+		xsk_port_close(p);
+	return e;
 }
 
 void xsk_port_close(struct xsk_port *p)

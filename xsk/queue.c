@@ -29,7 +29,7 @@ static int xsk_queue_bind(struct xsk_queue *q, const char *ifname,
 }
 
 int xsk_queue_open(struct xsk_queue *q, const char *ifname, uint32_t queue_id,
-		   int xskmap_fd, char *err, size_t errlen)
+		   char *err, size_t errlen)
 {
 	int e;
 
@@ -48,21 +48,26 @@ int xsk_queue_open(struct xsk_queue *q, const char *ifname, uint32_t queue_id,
 		e = xsk_queue_bind(q, ifname, XDP_COPY);
 	}
 	if (e) {
-		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u: %s",
-			 ifname, queue_id, strerror(-e));
+		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u: %s%s",
+			 ifname, queue_id, strerror(-e),
+			 e == -EBUSY ? " (another AF_XDP user, e.g. a running rampartd, has it)" : "");
 		xsk_queue_close(q);
 		return e;
 	}
 	q->fd = xsk_socket__fd(q->sock);
-	e = xsk_socket__update_xskmap(q->sock, xskmap_fd);
-	if (e) {
-		snprintf(err, errlen, "cannot insert AF_XDP socket into XSKMAP of %s: %s",
-			 ifname, strerror(-e));
-		xsk_queue_close(q);
-		return e;
-	}
 	xsk_pool_refill(&q->pool);
 	return 0;
+}
+
+int xsk_queue_join(struct xsk_queue *q, const char *ifname, int xskmap_fd, char *err,
+		   size_t errlen)
+{
+	int e = xsk_socket__update_xskmap(q->sock, xskmap_fd);
+
+	if (e)
+		snprintf(err, errlen, "cannot insert AF_XDP socket of %s queue %u into the XSKMAP: %s",
+			 ifname, q->queue_id, strerror(-e));
+	return e;
 }
 
 void xsk_queue_close(struct xsk_queue *q)

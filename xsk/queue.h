@@ -23,10 +23,14 @@ struct xsk_queue {
 };
 
 /* Create UMEM and socket on ifname/queue_id (zero-copy if the driver can,
- * else copy mode), put the socket in xskmap_fd and give the kernel frames
- * to receive into. 0 or negative errno, message in err. */
+ * else copy mode) and give the kernel frames to receive into. 0 or
+ * negative errno (-EBUSY: the queue has an AF_XDP socket already),
+ * message in err. No frame arrives before xsk_queue_join. */
 int xsk_queue_open(struct xsk_queue *q, const char *ifname, uint32_t queue_id,
-		   int xskmap_fd, char *err, size_t errlen);
+		   char *err, size_t errlen);
+/* Put the socket into the program's XSKMAP: frames start to arrive. */
+int xsk_queue_join(struct xsk_queue *q, const char *ifname, int xskmap_fd, char *err,
+		   size_t errlen);
 /* Close socket then UMEM. Safe on a zeroed or half-opened queue. */
 void xsk_queue_close(struct xsk_queue *q);
 

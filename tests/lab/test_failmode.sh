@@ -166,6 +166,13 @@ check "pass tcp/22: the kernel answers on another of its addresses (10.40.2.1:22
 	quiet lab_in cli "$LAB_PY" -c 'import socket; socket.create_connection(("10.40.2.1", 22), timeout=2)'
 check_not "no pass entry for tcp/23: not the kernel's (10.40.2.1:23)" \
 	quiet lab_in cli "$LAB_PY" -c 'import socket; socket.create_connection(("10.40.2.1", 23), timeout=2)'
+ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/fw.rfw" --interface "$FW_IF_C" \
+	--interface "$FW_IF_S" --mode router --control "$LAB_TMP/second.sock" \
+	>/dev/null 2>"$LAB_TMP/second.err" </dev/null
+check_eq "a second rampartd (own control socket) finds the queues taken: exit 2" "$?" 2
+check "it names the reason (EBUSY)" grep -q 'Device or resource busy' "$LAB_TMP/second.err"
+check "the first rampartd still filters: transit ping" ping4
+check_not "the first rampartd still filters: 9090 dropped" http 9090
 kill -KILL "$RAMPARTD_PID"
 lab_wait_gone "$RAMPARTD_PID" 5
 check "after kill -9 the XDP program stays attached" xdp_attached
