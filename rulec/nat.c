@@ -222,6 +222,7 @@ static void parse_nat(struct policy *pol, yaml_node_t *n, size_t num)
 	}
 	nd.match.bad |= nd.bad;
 	VEC_PUSH(pol->nats, nd);
+	rules_name_commit(pol, (uint32_t)pol->nats.n - 1, 1);
 }
 
 void nat_parse(struct policy *pol, yaml_node_t *section)

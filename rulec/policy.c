@@ -414,6 +414,8 @@ void policy_free(struct policy *pol)
 	free(pol->ifaces.v);
 	free(pol->rules.v);
 	free(pol->nats.v);
+	free(pol->rule_names.slot);
+	free(pol->nat_names.slot);
 	free(pol->routes.v);
 	free(pol->host_addrs.v);
 	free(pol->host_pass.v);

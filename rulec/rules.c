@@ -197,29 +197,96 @@ static void parse_name(struct policy *pol, struct rule *r, yaml_node_t *n, size_
 	snprintf(r->name, sizeof(r->name), "%s", s);
 }
 
-/* Shared by rules and NAT rules: the name, unique in its list. */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+static const char *entry_name(const struct policy *pol, int nat, uint32_t i)
+{
+	return nat ? pol->nats.v[i].match.name : pol->rules.v[i].name;
+}
+
+/* Index of an earlier rule (or NAT rule) called name, or -1. */
+static long name_find(const struct policy *pol, const struct name_index *x, int nat,
+		      const char *name)
+{
+	if (!x->cap)
+		return -1;
+	for (size_t i = name_hash(name) & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
+		if (!x->slot[i])
+			return -1;
+		if (!strcmp(entry_name(pol, nat, x->slot[i] - 1), name))
+			return (long)x->slot[i] - 1;
+	}
+}
+
+/* Remember rule `idx` by its name; the table stays at most half full.
+ * Out of memory only loses the duplicate check (and is reported). */
+static void name_add(struct policy *pol, struct name_index *x, int nat, uint32_t idx)
+{
+	if (2 * (x->used + 1) > x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 64;
+		uint32_t *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot) {
+			diag_error(pol->d, 0, 0, "out of memory indexing rule names");
+			return;
+		}
+		for (size_t i = 0; i < x->cap; i++)
+			if (x->slot[i]) {
+				size_t j = name_hash(entry_name(pol, nat, x->slot[i] - 1)) & (cap - 1);
+
+				while (slot[j])
+					j = (j + 1) & (cap - 1);
+				slot[j] = x->slot[i];
+			}
+		free(x->slot);
+		x->slot = slot;
+		x->cap = cap;
+	}
+	for (size_t i = name_hash(entry_name(pol, nat, idx)) & (x->cap - 1);;
+	     i = (i + 1) & (x->cap - 1))
+		if (!x->slot[i]) {
+			x->slot[i] = idx + 1;
+			x->used++;
+			return;
+		}
+}
+
+/* Shared by rules and NAT rules: the name, unique in its list. The rule
+ * is stored (by the caller) at index `n` of its list right after this,
+ * and named there by rules_name_commit. */
 void rules_name(struct policy *pol, struct rule *r, yaml_node_t *map, size_t num, int nat)
 {
 	yaml_node_t *v = ytree_get(pol->yt, map, "name", NULL);
-	size_t n = nat ? pol->nats.n : pol->rules.n;
+	long i;
 
 	parse_name(pol, r, v, num, nat ? "nat" : "rule");
-	for (size_t i = 0; i < n; i++) {
+	i = name_find(pol, nat ? &pol->nat_names : &pol->rule_names, nat, r->name);
+	if (i >= 0) {
 		const struct rule *o = nat ? &pol->nats.v[i].match : &pol->rules.v[i];
 		char where[256];
 
-		if (strcmp(o->name, r->name) != 0)
-			continue;
 		if (pol->files.v[o->file].diag_file == pol->d->cur)
 			snprintf(where, sizeof(where), "line %u", ytree_line(o->node));
 		else
 			snprintf(where, sizeof(where), "%s:%u",
 				 policy_short_path(pol, pol->files.v[o->file].path), ytree_line(o->node));
-		ytree_error(pol->d, v ? v : map, "duplicate %s name '%s' (%s %zu at %s)",
+		ytree_error(pol->d, v ? v : map, "duplicate %s name '%s' (%s %ld at %s)",
 			    nat ? "NAT rule" : "rule", r->name, nat ? "NAT rule" : "rule", i + 1, where);
 		r->bad = 1;
-		break;
 	}
+}
+
+/* Index the rule just appended at position idx of its list. */
+void rules_name_commit(struct policy *pol, uint32_t idx, int nat)
+{
+	name_add(pol, nat ? &pol->nat_names : &pol->rule_names, nat, idx);
 }
 
 static void parse_rule(struct policy *pol, yaml_node_t *n, size_t num)
@@ -235,6 +302,7 @@ static void parse_rule(struct policy *pol, yaml_node_t *n, size_t num)
 		r.bad = 1;
 		snprintf(r.name, sizeof(r.name), "rule-%zu", num);
 		VEC_PUSH(pol->rules, r);
+		rules_name_commit(pol, (uint32_t)pol->rules.n - 1, 0);
 		return;
 	}
 	unsigned key_errors = ytree_check_keys(pol->yt, n, pol->d, "rule", rule_keys,
@@ -289,6 +357,7 @@ static void parse_rule(struct policy *pol, yaml_node_t *n, size_t num)
 		r.bad = 1;
 	}
 	VEC_PUSH(pol->rules, r);
+	rules_name_commit(pol, (uint32_t)pol->rules.n - 1, 0);
 }
 
 void rules_parse(struct policy *pol, yaml_node_t *n)
