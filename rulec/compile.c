@@ -13,11 +13,6 @@
 #include "expand.h"
 #include "lint.h"
 
-/* cls_hs_sections fills this many sections (3 in format 1.1). */
-#ifndef CLS_HS_SECTIONS
-#define CLS_HS_SECTIONS 3
-#endif
-
 struct out {
 	struct expand_ctx x;
 	acl_list acl, nat_acl;
