@@ -8,7 +8,7 @@ PACKAGES=(
   clang llvm libclang-rt-14-dev libbpf-dev libxdp-dev bpftool xdp-tools
   libyaml-dev libcmocka-dev libpcap-dev libmnl-dev
   iproute2 ethtool iputils-ping curl iperf3 python3 procps kmod
-  python3-scapy python3-jsonschema python3-yaml tshark
+  python3-scapy python3-jsonschema python3-yaml tshark netsniff-ng
 )
 
 missing=()
