@@ -9,32 +9,11 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
-#   cli: <p>c 10.40.1.2/24 fd00:40:1::2/64, routes to the server subnet via fw
-#   fw:  <p>fc 10.40.1.1/24 fd00:40:1::1/64 | <p>fs 10.40.2.1/24 fd00:40:2::1/64
-#   srv: <p>s 10.40.2.2/24 fd00:40:2::2/64, routes to the client subnet via fw
 setup() {
-	lab_ns cli && lab_ns fw && lab_ns srv || return 1
-	lab_veth cli c fw fc && lab_veth fw fs srv s || return 1
-	CLI_IF=$(lab_ifname c); SRV_IF=$(lab_ifname s)
-	FW_IF_C=$(lab_ifname fc); FW_IF_S=$(lab_ifname fs)
-	lab_in cli ip addr add 10.40.1.2/24 dev "$CLI_IF"
-	lab_in cli ip addr add fd00:40:1::2/64 dev "$CLI_IF" nodad
-	lab_in cli ip route add 10.40.2.0/24 via 10.40.1.1
-	lab_in cli ip route add fd00:40:2::/64 via fd00:40:1::1
-	lab_in fw ip addr add 10.40.1.1/24 dev "$FW_IF_C"
-	lab_in fw ip addr add fd00:40:1::1/64 dev "$FW_IF_C" nodad
-	lab_in fw ip addr add 10.40.2.1/24 dev "$FW_IF_S"
-	lab_in fw ip addr add fd00:40:2::1/64 dev "$FW_IF_S" nodad
-	lab_in srv ip addr add 10.40.2.2/24 dev "$SRV_IF"
-	lab_in srv ip addr add fd00:40:2::2/64 dev "$SRV_IF" nodad
-	lab_in srv ip route add 10.40.1.0/24 via 10.40.2.1
-	lab_in srv ip route add fd00:40:1::/64 via fd00:40:2::1
+	lab_router_setup 40 || return 1
 	# the kernel routes too: that is what --fail open falls back to
 	lab_in fw sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 >/dev/null
-	lab_in cli ethtool -K "$CLI_IF" tx off >/dev/null
-	lab_in srv ethtool -K "$SRV_IF" tx off >/dev/null
-	lab_in fw ping -q -c 1 -W 2 10.40.1.2 && lab_in fw ping -q -c 1 -W 2 10.40.2.2 &&
-		lab_in fw ping -q -c 1 -W 2 fd00:40:1::2 && lab_in fw ping -q -c 1 -W 2 fd00:40:2::2
+	lab_router_neighbours 40
 }
 
 write_policy() {

@@ -10,29 +10,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 
 PINGS=4
-#   cli: <p>c 10.20.1.2/24 fd00:20:1::2/64, routes to the server subnet via fw
-#   fw:  <p>fc 10.20.1.1/24 fd00:20:1::1/64 | <p>fs 10.20.2.1/24 fd00:20:2::1/64
-#   srv: <p>s 10.20.2.2/24 fd00:20:2::2/64, routes to the client subnet via fw
 router_setup() {
-	lab_ns cli && lab_ns fw && lab_ns srv || return 1
-	lab_veth cli c fw fc && lab_veth fw fs srv s || return 1
-	CLI_IF=$(lab_ifname c); SRV_IF=$(lab_ifname s)
-	FW_IF_C=$(lab_ifname fc); FW_IF_S=$(lab_ifname fs)
-	lab_in cli ip addr add 10.20.1.2/24 dev "$CLI_IF"
-	lab_in cli ip addr add fd00:20:1::2/64 dev "$CLI_IF" nodad
-	lab_in cli ip route add 10.20.2.0/24 via 10.20.1.1
-	lab_in cli ip route add fd00:20:2::/64 via fd00:20:1::1
-	lab_in fw ip addr add 10.20.1.1/24 dev "$FW_IF_C"
-	lab_in fw ip addr add fd00:20:1::1/64 dev "$FW_IF_C" nodad
-	lab_in fw ip addr add 10.20.2.1/24 dev "$FW_IF_S"
-	lab_in fw ip addr add fd00:20:2::1/64 dev "$FW_IF_S" nodad
-	lab_in srv ip addr add 10.20.2.2/24 dev "$SRV_IF"
-	lab_in srv ip addr add fd00:20:2::2/64 dev "$SRV_IF" nodad
-	lab_in srv ip route add 10.20.1.0/24 via 10.20.2.1
-	lab_in srv ip route add fd00:20:1::/64 via fd00:20:2::1
-	# unfinished L4 checksums would be forwarded as they are (ARCHITECTURE.md)
-	lab_in cli ethtool -K "$CLI_IF" tx off >/dev/null
-	lab_in srv ethtool -K "$SRV_IF" tx off >/dev/null
+	lab_router_setup 20 || return 1
 }
 
 # The kernel resolves a neighbour when it talks to it; rampartd only reads
@@ -40,8 +19,7 @@ router_setup() {
 # hosts so their entries exist (ARP and ND go on reaching the kernel:
 # the XDP program passes them in router mode).
 router_neighbours() {
-	lab_in fw ping -q -c 1 -W 2 10.20.1.2 && lab_in fw ping -q -c 1 -W 2 10.20.2.2 &&
-		lab_in fw ping -q -c 1 -W 2 fd00:20:1::2 && lab_in fw ping -q -c 1 -W 2 fd00:20:2::2
+	lab_router_neighbours 20
 }
 
 write_policy() {	# FILE [with-routes]
