@@ -724,6 +724,42 @@ void ct_remove(struct ct_table *t, uint32_t flow)
 	t->st.removed++;
 }
 
+void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT])
+{
+	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
+		t->timeout[i] = timeout[i] ? timeout[i] : 1;
+}
+
+void ct_flow_set_rule(struct ct_table *t, uint32_t flow, uint32_t rule)
+{
+	if (flow < t->max_flows && (t->flows[flow].flags & (CT_F_USED | CT_F_AUX)) == CT_F_USED)
+		t->flows[flow].rule = rule;
+}
+
+/* Slots [0, max_flows) are flows, the fragment entries follow. */
+int ct_rewrite_rules(struct ct_table *t, uint32_t *cursor, uint32_t budget,
+		     uint32_t (*fn)(void *ctx, uint32_t rule), void *ctx)
+{
+	uint64_t nfrag = (uint64_t)t->frag_sets * FRAG_WAYS, end = t->max_flows + nfrag;
+	uint64_t i = *cursor, stop = i + budget < end ? i + budget : end;
+
+	for (; i < stop; i++) {
+		if (i < t->max_flows) {
+			struct ct_flow *f = &t->flows[i];
+
+			if ((f->flags & (CT_F_USED | CT_F_AUX)) == CT_F_USED)
+				f->rule = fn(ctx, f->rule);
+		} else {
+			struct ct_frag *g = &t->frags[i - t->max_flows];
+
+			if (g->used)
+				g->rule = fn(ctx, g->rule);
+		}
+	}
+	*cursor = (uint32_t)i;
+	return i < end;
+}
+
 static inline int flow_live(const struct ct_flow *f, uint32_t now)
 {
 	return (int32_t)(now - f->expire) < 0;
