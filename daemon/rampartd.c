@@ -22,6 +22,7 @@
 #include "netlink.h"
 #include "options.h"
 #include "port.h"
+#include "reload.h"
 #include "worker.h"
 #include "xdp_cfg.h"
 
@@ -34,6 +35,7 @@ static struct backend_pcap bp;
 static struct worker workers[XSK_MAX_QUEUES];
 static struct pipe_worker *pipes[XSK_MAX_QUEUES];
 static int worker_cpu[XSK_MAX_QUEUES];
+static struct reloader reloader;
 
 /* Router mode forwards by routes only; without them it would drop all. */
 static int policy_fits(const struct rampartd_opts *o, const struct rfw_view *view)
@@ -116,7 +118,9 @@ static void print_all(const struct counters_src *src)
 static int run_pcap(const struct rampartd_opts *o, const struct rfw_view *view)
 {
 	struct worker *wp[1] = { &workers[0] };
-	struct counters_src src = { view, wp, 1, o->ifnames, o->nifs, NULL };
+	struct counters_src src = {
+		.view = view, .workers = wp, .nworkers = 1, .ifnames = o->ifnames, .nports = o->nifs,
+	};
 	struct pipe_config cfg;
 	struct pipe_worker *pipe;
 	char err[512];
@@ -304,6 +308,25 @@ static void announce(const struct rampartd_opts *o, const struct rfw_view *view)
 	fprintf(stderr, ")\n");
 }
 
+/* SIGHUP: the policy file again (CLI.md), as `rampartctl reload` does. */
+static void sighup_reload(void)
+{
+	struct reload_timing t;
+	char err[640];
+
+	reload_lock(&reloader);
+	if (reload_run(&reloader, NULL, reloader.flows, &t, err, sizeof(err)))
+		fprintf(stderr, "rampartd: SIGHUP: reload refused, the running policy stays: %s\n",
+			err);
+	else
+		fprintf(stderr, "rampartd: SIGHUP: reloaded %s (%u rules, generation %llu): "
+				"published %llu us, released %llu us after the signal\n",
+			reloader.path, reloader.view->policy->rule_count,
+			(unsigned long long)reloader.seq, (unsigned long long)t.published,
+			(unsigned long long)t.released);
+	reload_unlock(&reloader);
+}
+
 /* Signals are blocked in every thread and taken here with sigtimedwait:
  * nothing runs in signal context, so printing is safe. A router wakes
  * every NEIGH_REFRESH_S to read the kernel's neighbours. */
@@ -322,12 +345,15 @@ static void wait_signals(const sigset_t *set, const struct counters_src *src,
 				fprintf(stderr, "rampartd: neighbours: %s\n", err);
 			continue;
 		}
-		if (sig == SIGUSR1)
+		if (sig == SIGUSR1) {
+			reload_lock(&reloader);
 			print_all(src);
-		else if (sig == SIGHUP)
-			fprintf(stderr, "rampartd: SIGHUP: reload is not implemented yet; policy unchanged\n");
-		else
+			reload_unlock(&reloader);
+		} else if (sig == SIGHUP) {
+			sighup_reload();
+		} else {
 			return;
+		}
 	}
 }
 
@@ -336,7 +362,10 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 {
 	struct worker *wp[XSK_MAX_QUEUES];
 	struct xsk_port *ports[PIPE_MAX_PORTS];
-	struct counters_src src = { view, wp, 0, o->ifnames, o->nifs, worker_cpu };
+	struct counters_src src = {
+		.view = view, .workers = wp, .ifnames = o->ifnames, .nports = o->nifs,
+		.cpus = worker_cpu,
+	};
 	struct nl_neigh_sync nl, *nlp = NULL;
 	struct control *ctl;
 	struct control_src csrc;
@@ -379,6 +408,9 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (make_pipes(o, view, nq, &cfg))
 		goto out;
 	src.nworkers = nq;
+	reload_init(&reloader, view, o->policy, wp, nq, o->ifnames, o->nifs, o->reload_flows);
+	reload_track_view(&reloader, &src.view);
+	src.reload = &reloader;
 	if (o->mode == PIPE_ROUTER) {
 		if (nl_neigh_open(&nl, ifindex, o->nifs, wp, nq, err, sizeof(err)) ||
 		    nl_neigh_refresh(&nl, err, sizeof(err)) < 0) {
@@ -400,6 +432,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		}
 	}
 	control_src_xsk(&csrc, o, view, wp, nq, xports, cfg.max_flows);
+	csrc.reload = &reloader;
+	reload_track_view(&reloader, &csrc.view);
 	errno = control_start(ctl, &csrc);
 	if (errno) {
 		fprintf(stderr, "rampartd: control socket: %s\n", strerror(errno));
@@ -432,6 +466,8 @@ out:
 		print_all(&src);
 	for (uint32_t k = 0; k < nq; k++)
 		pipe_destroy(pipes[k]);
+	if (src.reload)
+		reload_free(&reloader);	/* after the pipes: they point into its view */
 	return rc;
 }
 

@@ -132,7 +132,6 @@ void pipe_destroy(struct pipe_worker *w)
 		free(w->pools[i]);
 	}
 	free(w->pools);
-	pipe_policy_free(w->prev);
 	pipe_policy_free(w->pol);
 	free(w);
 }
@@ -145,6 +144,11 @@ const struct pipe_stats *pipe_stats(const struct pipe_worker *w)
 const struct pipe_rule_stats *pipe_rule_stats(const struct pipe_worker *w)
 {
 	return w->pol->rules;
+}
+
+uint32_t pipe_rule_count(const struct pipe_worker *w)
+{
+	return w->pol->rule_count;
 }
 
 uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule)

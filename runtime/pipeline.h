@@ -136,6 +136,8 @@ const struct pipe_stats *pipe_stats(const struct pipe_worker *w);
 /* Per rule of the current policy, index = rule number (0 = default),
  * rule_count + 1 entries; since its adopt (see pipe_adopt). */
 const struct pipe_rule_stats *pipe_rule_stats(const struct pipe_worker *w);
+/* The current policy's rule count (pipe_rule_stats has one more). */
+uint32_t pipe_rule_count(const struct pipe_worker *w);
 /* The policy's interface index of a port, or PIPE_NO_PORT. */
 uint8_t pipe_port_policy_if(const struct pipe_worker *w, uint32_t port);
 

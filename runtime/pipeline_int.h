@@ -107,8 +107,7 @@ struct pipe_worker {
 	struct pipe_nat_pool **pools;	/* every pool made, PIPE_MAX_POOLS room */
 	uint32_t npools;
 	struct pipe_burst burst;
-	/* reload */
-	struct pipe_policy *prev;	/* generation being swept out */
+	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;
 	/* cold */
