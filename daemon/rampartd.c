@@ -408,7 +408,12 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (make_pipes(o, view, nq, &cfg))
 		goto out;
 	src.nworkers = nq;
-	reload_init(&reloader, view, o->policy, wp, nq, o->ifnames, o->nifs, o->reload_flows);
+	if (reload_init(&reloader, view, o->policy, wp, nq, o->ifnames, o->nifs,
+			o->reload_flows)) {
+		fprintf(stderr, "rampartd: out of memory indexing the policy's rule names\n");
+		reload_free(&reloader);
+		goto out;
+	}
 	reload_track_view(&reloader, &src.view);
 	src.reload = &reloader;
 	if (o->mode == PIPE_ROUTER) {

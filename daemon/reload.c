@@ -42,7 +42,7 @@ int reload_init(struct reloader *r, const struct rfw_view *view, const char *pat
 	atomic_init(&r->published, NULL);
 	for (uint32_t k = 0; k < nworkers; k++)
 		worker_follow(workers[k], &r->published);
-	return 0;
+	return rule_index_build(&r->names, view);
 }
 
 void reload_track_view(struct reloader *r, const struct rfw_view **slot)
@@ -67,6 +67,7 @@ void reload_free(struct reloader *r)
 	free(r->gen);	/* its policies are the workers' (pipe_destroy) */
 	free(r->carried);
 	free(r->carried_limited);
+	rule_index_free(&r->names);
 	if (r->owned) {
 		rfw_close(r->owned);
 		free(r->owned);
@@ -162,6 +163,7 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	struct rfw_view *nv;
 	struct reload_gen *g = NULL;
 	uint32_t *map = NULL;
+	struct rule_index ix = {0};
 	char why[512];
 
 	memset(t, 0, sizeof(*t));
@@ -181,10 +183,16 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 		free(nv);
 		goto refused;
 	}
+	/* The name index belongs to loading: it depends on this artifact
+	 * alone (rule_map.h). */
+	if (rule_index_build(&ix, nv) < 0) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto bad;
+	}
 	t->mapped = now_us() - t0;
 	if (check_interfaces(r, nv, why, sizeof(why)))
 		goto bad;
-	map = rule_map_build(r->view, nv);
+	map = rule_map_build(r->view, &r->names, nv, &ix);
 	g = calloc(1, sizeof(*g) + r->nworkers * sizeof(g->pol[0]));
 	if (!map || !g) {
 		snprintf(why, sizeof(why), "out of memory");
@@ -208,6 +216,8 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 		/* Published but not taken by every worker: the old tables may
 		 * still be in use, so they are left allocated. */
 		r->stuck = 1;
+		free(map);
+		rule_index_free(&ix);
 		snprintf(err, errlen, "published, but a worker did not pass a quiescent point "
 			 "within %d s; old tables kept, restart rampartd", RELOAD_WAIT_S);
 		return -1;
@@ -234,6 +244,8 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 		*r->view_slots[s] = nv;
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	free(map);
+	rule_index_free(&r->names);
+	r->names = ix;
 	r->reloads++;
 	t->released = now_us() - t0;
 	r->last = *t;
@@ -243,6 +255,7 @@ bad:
 	if (g)
 		free_built(g);
 	free(map);
+	rule_index_free(&ix);
 	rfw_close(nv);
 	free(nv);
 refused:

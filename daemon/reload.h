@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include "artifact.h"
 #include "pipeline.h"
+#include "rule_map.h"
 
 struct worker;
 
@@ -57,6 +58,7 @@ struct reloader {
 	char path[4096];		/* the file in force */
 	const struct rfw_view *view;	/* current policy */
 	struct rfw_view *owned;		/* view, when a reload opened it (not main's) */
+	struct rule_index names;	/* of view */
 	struct reload_gen *gen;		/* current generation (NULL: the first) */
 	uint64_t seq;
 	struct pipe_rule_stats *carried;	/* per rule of view */
@@ -69,7 +71,7 @@ struct reloader {
 };
 
 /* Take over view (opened from path by main) and the workers (not yet
- * started). 0 or ENOMEM. */
+ * started). 0 or -1 (out of memory). */
 int reload_init(struct reloader *r, const struct rfw_view *view, const char *path,
 		struct worker *const *workers, uint32_t nworkers, const char *const *ifnames,
 		uint32_t nifs, enum pipe_flow_policy flows);

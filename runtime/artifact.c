@@ -296,6 +296,10 @@ static int verify_v11(struct rfw_view *v, const struct rfw_section *tab, uint32_
 	for (uint32_t r = 0; r <= v->policy->rule_count; r++)
 		if (v->rules[r].limit > v->limit_count)
 			return fail(err, errlen, "artifact rule %u names a missing limit", r);
+	/* read once here, so that building a worker's view (reload) need not */
+	for (uint32_t i = 0; i < v->acl_count; i++)
+		if ((v->acl[i].flags & RFW_ACL_STATE) && (v->acl[i].state_mask & RFW_STATE_INVALID))
+			v->rules_see_invalid = 1;
 	if (verify_entries(v, v->acl, v->acl_count, v->policy->rule_count, "acl", err, errlen))
 		return -1;
 

@@ -134,7 +134,7 @@ static int make_remap(const struct pipe_worker *w, struct pipe_policy *p, const 
 	p->remap_count = from->policy->rule_count + 1;
 	p->remap = malloc((size_t)p->remap_count * sizeof(*p->remap));
 	if (!map)
-		map = own = rule_map_build(from, p->view);
+		map = own = rule_map_build(from, NULL, p->view, NULL);
 	if (!p->remap || !map) {
 		free(own);
 		return -1;
@@ -142,7 +142,7 @@ static int make_remap(const struct pipe_worker *w, struct pipe_policy *p, const 
 	/* a flow of a rule that is gone counts under the default's row */
 	for (uint32_t r = 0; r < p->remap_count; r++)
 		p->remap[r] = map[r] == RULE_MAP_GONE ? 0 : map[r];
-	if (w->pol->have_rl && p->have_rl)
+	if (w->pol->have_rl && p->have_rl)	/* both have limits: carry buckets */
 		p->limit_fwd = rule_map_limits(from, p->view, map);
 	free(own);
 	return w->pol->have_rl && p->have_rl && !p->limit_fwd ? -1 : 0;
@@ -201,10 +201,7 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 	if (!p->rules || !p->limited)
 		goto nomem;
 	cls_table_init(&p->acl, view);
-	for (uint32_t e = 0; e < view->acl_count; e++)
-		if ((view->acl[e].flags & RFW_ACL_STATE) &&
-		    (view->acl[e].state_mask & RFW_STATE_INVALID))
-			p->rules_see_invalid = 1;
+	p->rules_see_invalid = view->rules_see_invalid;
 	if (view->route_table) {
 		p->have_route4 = lpm_from_ref(&p->route4, view, &view->route_table->v4, 4);
 		p->have_route6 = lpm_from_ref(&p->route6, view, &view->route_table->v6, 16);

@@ -136,23 +136,81 @@ static void test_rule_map(void **state)
 	compile(&a, pol_a);
 	compile(&b, pol_b);
 	compile(&c, pol_c);
-	m = rule_map_build(&a.view, &a.view);	/* same order: identity */
+	m = rule_map_build(&a.view, NULL, &a.view, NULL);	/* same order: identity */
 	assert_non_null(m);
 	assert_int_equal(m[0], 0);
 	assert_int_equal(m[1], 1);
 	assert_int_equal(m[2], 2);
 	free(m);
-	m = rule_map_build(&a.view, &b.view);	/* reordered: by name */
+	m = rule_map_build(&a.view, NULL, &b.view, NULL);	/* reordered: by name */
 	assert_int_equal(m[rule_no(&a.view, "out")], rule_no(&b.view, "out"));
 	assert_int_equal(m[rule_no(&a.view, "dns")], rule_no(&b.view, "dns"));
 	free(m);
-	m = rule_map_build(&a.view, &c.view);	/* removed */
+	m = rule_map_build(&a.view, NULL, &c.view, NULL);	/* removed */
 	assert_int_equal(m[rule_no(&a.view, "out")], RULE_MAP_GONE);
 	assert_int_equal(m[rule_no(&a.view, "dns")], rule_no(&c.view, "dns"));
 	free(m);
 	free(a.buf);
 	free(b.buf);
 	free(c.buf);
+}
+
+/* A policy of rules named by `names` (space-separated). */
+static void compile_names(struct compiled *c, const char *names)
+{
+	char yaml[8192], *p = yaml, list[1024], *save = NULL;
+	uint32_t port = 1000;
+
+	snprintf(list, sizeof(list), "%s", names);
+	p += sprintf(p, "version: 1\nrules:\n");
+	for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save))
+		p += sprintf(p, "  - {name: %s, proto: udp, to: {port: %u}, action: accept}\n", n,
+			     port++);
+	sprintf(p, "defaults: {action: drop}\n");
+	compile(c, yaml);
+}
+
+/* Every rule of `from` maps to the rule of `to` with its name, or GONE. */
+static void check_map(const char *from_names, const char *to_names)
+{
+	struct compiled a, b;
+	uint32_t *m;
+
+	compile_names(&a, from_names);
+	compile_names(&b, to_names);
+	m = rule_map_build(&a.view, NULL, &b.view, NULL);
+	assert_non_null(m);
+	for (uint32_t r = 1; r <= a.view.policy->rule_count; r++) {
+		const char *name = rfw_rule_name(&a.view, r);
+		uint32_t want = RULE_MAP_GONE;
+
+		for (uint32_t q = 1; q <= b.view.policy->rule_count; q++)
+			if (!strcmp(rfw_rule_name(&b.view, q), name))
+				want = q;
+		if (m[r] != want)
+			fail_msg("%s -> %s: rule %s maps to %u, not %u", from_names, to_names, name,
+				 m[r], want);
+	}
+	free(m);
+	free(a.buf);
+	free(b.buf);
+}
+
+/* The in-order pass and its re-alignment, and the index behind them. */
+static void test_rule_map_edits(void **state)
+{
+	static const char base[] = "a b c d e f g h i j k l m n o p q r s t";
+	(void)state;
+
+	check_map(base, base);
+	check_map(base, "a b c x y z d e f g h i j k l m n o p q r s t");	/* inserted */
+	check_map(base, "a b c g h i j k l m n o p q r s t");		/* removed */
+	check_map(base, "a b c D e f g h i j k l m n o p q r s t");	/* changed in place */
+	check_map(base, "b c d e f g h i j k l m n o p q r s t a");	/* moved far */
+	check_map(base, "t s r q p o n m l k j i h g f e d c b a");	/* reversed */
+	check_map(base, "x1 x2 x3 x4 x5 x6 x7 x8 x9 x10 x11 a b c d e f g h i j k l m n o p q r s t");
+	check_map(base, "a b c d e f g h i j");				/* cut short */
+	check_map("a", "b");
 }
 
 /* A flow made under A goes on under B, counted under B's number of its
@@ -415,6 +473,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule_map),
+		cmocka_unit_test(test_rule_map_edits),
 		cmocka_unit_test(test_flows_follow_rule_names),
 		cmocka_unit_test(test_packet_before_sweep),
 		cmocka_unit_test(test_keep_or_recheck),
