@@ -163,10 +163,11 @@ out:
 	return rc;
 }
 
-static int open_port(struct xsk_port *p, const char *ifname, const struct rampartd_opts *o,
-		     const struct rfw_view *view, uint32_t nqueues)
+/* What the XDP program is told: the options' flags, the policy's host
+ * section. */
+static struct xsk_prog_cfg prog_cfg(const struct rampartd_opts *o, const struct rfw_view *view)
 {
-	struct xsk_prog_cfg cfg = {
+	return (struct xsk_prog_cfg){
 		.flags = (o->mode == PIPE_ROUTER ? RAMPART_XDP_PASS_NEIGH : 0) |
 			 (o->fail_closed ? RAMPART_XDP_FAIL_CLOSED : 0),
 		.host_addrs = view->host_addrs,
@@ -174,6 +175,40 @@ static int open_port(struct xsk_port *p, const char *ifname, const struct rampar
 		.host_pass = view->host_pass,
 		.host_pass_count = view->host_pass_count,
 	};
+}
+
+/* Reload hook: the new policy's host section into every port's program,
+ * after checking it fits (so no port is half updated by a refusal). */
+static int reload_host_section(void *ctx, const struct rfw_view *view, char *err, size_t errlen)
+{
+	const struct rampartd_opts *o = ctx;
+	struct xsk_prog_cfg cfg = prog_cfg(o, view);
+	uint32_t n4 = 0, n6 = 0;
+
+	for (uint32_t i = 0; i < view->host_addr_count; i++)
+		view->host_addrs[i].family == 6 ? n6++ : n4++;
+	if (n4 > RAMPART_XDP_MAX_HOST || n6 > RAMPART_XDP_MAX_HOST ||
+	    view->host_pass_count > RAMPART_XDP_MAX_PASS) {
+		snprintf(err, errlen, "host section too large for the XDP program (at most %d "
+			 "addresses of a family and %d pass entries)", RAMPART_XDP_MAX_HOST,
+			 RAMPART_XDP_MAX_PASS);
+		return -1;
+	}
+	for (uint32_t i = 0; i < o->nifs; i++) {
+		char why[256];
+
+		if (xsk_prog_update_host(&xports[i].prog, &cfg, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: %s", o->ifnames[i], why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int open_port(struct xsk_port *p, const char *ifname, const struct rampartd_opts *o,
+		     const struct rfw_view *view, uint32_t nqueues)
+{
+	struct xsk_prog_cfg cfg = prog_cfg(o, view);
 	char err[512];
 
 	if (xsk_port_open(p, ifname, o->xdp_object, &cfg, nqueues, err, sizeof(err))) {
@@ -414,6 +449,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		reload_free(&reloader);
 		goto out;
 	}
+	reloader.hook = reload_host_section;
+	reloader.hook_ctx = (void *)o;
 	reload_track_view(&reloader, &src.view);
 	src.reload = &reloader;
 	if (o->mode == PIPE_ROUTER) {

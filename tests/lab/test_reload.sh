@@ -253,6 +253,26 @@ done
 check "a new flow to 7000 is refused under c" \
 	test "$(lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.10.0.2 7000 2 32)" -eq 0
 
+# The policy's host section reaches the XDP program of both ports on
+# reload, and leaves it on the next.
+host_entries() {	# how many rampart_host4 maps hold 10.10.0.77
+	bpftool -j map dump name rampart_host4 2>/dev/null | "$LAB_PY" -c '
+import json, sys
+try:
+    maps = json.load(sys.stdin)
+except ValueError:
+    maps = []
+print(sum(1 for m in maps for e in m.get("elements", [])
+          if [int(x, 16) for x in e.get("key", [])] == [10, 10, 0, 77]))'
+}
+policy h "" true
+printf 'host: {addresses: [10.10.0.77], pass: [tcp/22]}\n' >>"$LAB_TMP/h.yaml"
+lab_compile "$LAB_TMP/h.yaml" "$LAB_TMP/h.rfw" >/dev/null
+ctl reload "$LAB_TMP/h.rfw" >/dev/null || not_ok "reload h"
+check_eq "a reload's host address is in both ports' XDP programs" "$(host_entries)" 2
+ctl reload "$LAB_TMP/a.rfw" >/dev/null || not_ok "reload a after h"
+check_eq "and gone after reloading a policy without it" "$(host_entries)" 0
+
 # ---- 2. verdict flips, stateless ----
 # Both policies hold both rules, in the other order: first match wins, and
 # both rules' counters carry over every reload.
