@@ -211,6 +211,7 @@ static void wire_ports(const struct pkt_meta *m, const uint8_t *frame, uint16_t 
 static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n)
 {
 	struct pipe_burst *b = &w->burst;
+	const uint8_t *port_if = w->pol->port_if;
 	uint32_t nkeys = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -225,9 +226,9 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
 		switch (pkt_parse(p->data, p->len, m)) {
 		case PKT_IP:
-			m->key.in_if = w->pol->port_if[p->in_port];
+			m->key.in_if = port_if[p->in_port];
 			m->key.out_if = p->out_port == PIPE_NO_PORT ? PIPE_NO_PORT
-								    : w->pol->port_if[p->out_port];
+								    : port_if[p->out_port];
 			m->key.ct_state = RFW_STATE_NEW;
 			b->path[i] = PATH_NEW;
 			b->nat[i] = 0;
@@ -406,6 +407,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 			   uint32_t now, uint32_t *nknown)
 {
 	struct pipe_burst *b = &w->burst;
+	const uint32_t tag = w->pol->tag;
 	uint32_t kept = 0, known = 0;
 
 	for (uint32_t k = 0; k < nnew; k++) {
@@ -429,7 +431,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 				kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 				break;
 			}
-			if (__builtin_expect(r->rule >> PIPE_RULE_BITS != w->pol->tag, 0) &&
+			if (__builtin_expect(r->rule >> PIPE_RULE_BITS != tag, 0) &&
 			    restamp(w, &pkts[i], &b->meta[i], r))
 				break;		/* refused by the re-check */
 			b->path[i] = r->kind == CT_RELATED ? PATH_RELATED
@@ -547,6 +549,7 @@ static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 {
 	struct pipe_burst *b = &w->burst;
 	const struct rfw_rule *rules = w->pol->view->rules;
+	struct pipe_rule_stats *counts = w->pol->rules;
 	uint32_t kept = 0;
 
 	for (uint32_t k = 0; k < nnew; k++)
@@ -560,8 +563,8 @@ static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		uint32_t len;
 
 		b->rule[i] = r;
-		w->pol->rules[r].packets++;
-		w->pol->rules[r].bytes += p->len;
+		counts[r].packets++;
+		counts[r].bytes += p->len;
 		if (action == RFW_ACTION_ACCEPT) {
 			b->l_new[kept++] = i;
 			continue;
@@ -825,16 +828,19 @@ static void count_known(struct pipe_worker *w, struct pipe_pkt *pkts, const uint
 			uint32_t n)
 {
 	struct pipe_burst *b = &w->burst;
+	/* locals: the counter stores could alias the policy's fields */
+	struct pipe_rule_stats *rules = w->pol->rules;
+	uint32_t nrules = w->pol->rule_count;
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = list[k], r = b->rule[i];
 
-		if (r > w->pol->view->policy->rule_count)
+		if (r > nrules)
 			r = 0;
-		w->pol->rules[r].packets++;
-		w->pol->rules[r].bytes += pkts[i].len;
-		w->stats.flows_hit++;
+		rules[r].packets++;
+		rules[r].bytes += pkts[i].len;
 	}
+	w->stats.flows_hit += n;
 }
 
 #define STAGE(id, count, call)                                  \
