@@ -42,6 +42,9 @@ int reload_init(struct reloader *r, const struct rfw_view *view, const char *pat
 	atomic_init(&r->published, NULL);
 	for (uint32_t k = 0; k < nworkers; k++)
 		worker_follow(workers[k], &r->published);
+	r->spare = calloc(nworkers ? nworkers : 1, sizeof(*r->spare));
+	if (!r->spare)
+		return -1;
 	return rule_index_build(&r->names, view);
 }
 
@@ -62,9 +65,21 @@ void reload_unlock(struct reloader *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
+static void free_gen(struct reload_gen *g)
+{
+	if (g)
+		free(g->map);
+	free(g);
+}
+
 void reload_free(struct reloader *r)
 {
-	free(r->gen);	/* its policies are the workers' (pipe_destroy) */
+	/* after pipe_destroy: its policies were the workers', and borrowed
+	 * its map */
+	free_gen(r->gen);
+	for (uint32_t k = 0; r->spare && k < r->nworkers; k++)
+		pipe_counters_free(r->spare[k]);
+	free(r->spare);
 	free(r->carried);
 	free(r->carried_limited);
 	rule_index_free(&r->names);
@@ -153,7 +168,7 @@ static void free_built(struct reload_gen *g)
 {
 	for (uint32_t k = 0; k < g->n; k++)
 		pipe_policy_free(g->pol[k]);
-	free(g);
+	free_gen(g);
 }
 
 int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows,
@@ -200,8 +215,11 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	}
 	g->seq = r->seq + 1;
 	g->n = r->nworkers;
+	g->map = map;		/* the generation owns it from here */
+	map = NULL;
 	for (uint32_t k = 0; k < r->nworkers; k++) {
-		g->pol[k] = pipe_policy_build(r->workers[k]->pipe, nv, map, flows, why, sizeof(why));
+		g->pol[k] = pipe_policy_build(r->workers[k]->pipe, nv, g->map, flows, &r->spare[k],
+					      why, sizeof(why));
 		if (!g->pol[k])
 			goto bad;
 	}
@@ -216,24 +234,29 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 		/* Published but not taken by every worker: the old tables may
 		 * still be in use, so they are left allocated. */
 		r->stuck = 1;
-		free(map);
 		rule_index_free(&ix);
 		snprintf(err, errlen, "published, but a worker did not pass a quiescent point "
 			 "within %d s; old tables kept, restart rampartd", RELOAD_WAIT_S);
 		return -1;
 	}
-	if (fold_counters(r, nv, map) < 0) {
+	if (fold_counters(r, nv, g->map) < 0) {
 		/* keep going: the new policy is in force; only history is lost */
 		free(r->carried);
 		free(r->carried_limited);
 		r->carried = NULL;
 		r->carried_limited = NULL;
 	}
+	/* The old generation's counters, read, become the next build's
+	 * spares (cleared here, after the publish, not before the next). */
 	for (uint32_t k = 0; k < r->nworkers; k++) {
+		struct pipe_counters *c = pipe_counters_take(r->workers[k]->retired);
+
+		pipe_counters_free(r->spare[k]);
+		r->spare[k] = c;
 		pipe_policy_free(r->workers[k]->retired);
 		r->workers[k]->retired = NULL;
 	}
-	free(r->gen);	/* the policies in it are the retired ones just freed */
+	free_gen(r->gen);	/* its policies were the retired ones just freed */
 	r->gen = g;
 	if (r->owned) {
 		rfw_close(r->owned);
@@ -243,7 +266,6 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	for (uint32_t s = 0; s < r->nslots; s++)
 		*r->view_slots[s] = nv;
 	snprintf(r->path, sizeof(r->path), "%s", path);
-	free(map);
 	rule_index_free(&r->names);
 	r->names = ix;
 	r->reloads++;

@@ -25,6 +25,7 @@ struct worker;
 struct reload_gen {
 	uint64_t seq;
 	uint32_t n;
+	uint32_t *map;		/* previous policy's rules -> this one's; the policies borrow it */
 	struct pipe_policy *pol[];
 };
 
@@ -61,6 +62,7 @@ struct reloader {
 	struct rule_index names;	/* of view */
 	struct reload_gen *gen;		/* current generation (NULL: the first) */
 	uint64_t seq;
+	struct pipe_counters **spare;	/* per worker: zeroed counters for the next build */
 	struct pipe_rule_stats *carried;	/* per rule of view */
 	uint64_t *carried_limited;
 	uint64_t reloads, refused;

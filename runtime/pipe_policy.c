@@ -128,24 +128,57 @@ static int make_pools(const struct pipe_worker *w, struct pipe_policy *p)
 static int make_remap(const struct pipe_worker *w, struct pipe_policy *p, const uint32_t *map)
 {
 	const struct rfw_view *from = w->pol->view;
-	uint32_t *own = NULL;
 
 	p->prev_tag = w->pol->tag;
 	p->remap_count = from->policy->rule_count + 1;
-	p->remap = malloc((size_t)p->remap_count * sizeof(*p->remap));
 	if (!map)
-		map = own = rule_map_build(from, NULL, p->view, NULL);
-	if (!p->remap || !map) {
-		free(own);
+		map = p->own_remap = rule_map_build(from, NULL, p->view, NULL);
+	if (!map)
 		return -1;
-	}
-	/* a flow of a rule that is gone counts under the default's row */
-	for (uint32_t r = 0; r < p->remap_count; r++)
-		p->remap[r] = map[r] == RULE_MAP_GONE ? 0 : map[r];
-	if (w->pol->have_rl && p->have_rl)	/* both have limits: carry buckets */
+	p->remap = map;
+	if (w->pol->have_rl && p->have_rl) {	/* both have limits: carry buckets */
 		p->limit_fwd = rule_map_limits(from, p->view, map);
-	free(own);
-	return w->pol->have_rl && p->have_rl && !p->limit_fwd ? -1 : 0;
+		if (!p->limit_fwd)
+			return -1;
+	}
+	return 0;
+}
+
+void pipe_counters_free(struct pipe_counters *c)
+{
+	free(c);
+}
+
+static struct pipe_counters *counters_new(uint32_t n, struct pipe_counters **spare)
+{
+	struct pipe_counters *c;
+
+	if (spare && *spare && (*spare)->cap >= n) {
+		c = *spare;
+		*spare = NULL;
+		return c;
+	}
+	c = calloc(1, sizeof(*c) + (size_t)n * (sizeof(*c->rules) + sizeof(*c->limited)));
+	if (!c)
+		return NULL;
+	c->cap = n;
+	c->rules = (struct pipe_rule_stats *)(c + 1);
+	c->limited = (uint64_t *)(c->rules + n);
+	return c;
+}
+
+struct pipe_counters *pipe_counters_take(struct pipe_policy *p)
+{
+	struct pipe_counters *c = p->counters;
+
+	if (!c)
+		return NULL;
+	p->counters = NULL;
+	p->rules = NULL;
+	p->limited = NULL;
+	memset(c->rules, 0, (size_t)c->cap * sizeof(*c->rules));
+	memset(c->limited, 0, (size_t)c->cap * sizeof(*c->limited));
+	return c;
 }
 
 static void map_ports(const struct pipe_worker *w, struct pipe_policy *p)
@@ -166,7 +199,7 @@ static void map_ports(const struct pipe_worker *w, struct pipe_policy *p)
 
 struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct rfw_view *view,
 				      const uint32_t *map, enum pipe_flow_policy flows,
-				      char *err, size_t errlen)
+				      struct pipe_counters **spare, char *err, size_t errlen)
 {
 	struct pipe_policy *p;
 
@@ -196,10 +229,11 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 	p->recheck = flows == PIPE_FLOWS_RECHECK;
 	p->tag = w->pol ? (w->pol->tag + 1) & PIPE_TAG_GEN : 0;
 	p->prev_tag = p->tag;
-	p->rules = calloc((size_t)p->rule_count + 1, sizeof(*p->rules));
-	p->limited = calloc((size_t)p->rule_count + 1, sizeof(*p->limited));
-	if (!p->rules || !p->limited)
+	p->counters = counters_new(p->rule_count + 1, spare);
+	if (!p->counters)
 		goto nomem;
+	p->rules = p->counters->rules;
+	p->limited = p->counters->limited;
 	cls_table_init(&p->acl, view);
 	p->rules_see_invalid = view->rules_see_invalid;
 	if (view->route_table) {
@@ -244,9 +278,8 @@ void pipe_policy_free(struct pipe_policy *p)
 	free(p->add_pools);
 	free(p->snat_pool);
 	free(p->masq_pool);
-	free(p->rules);
-	free(p->limited);
-	free(p->remap);
+	pipe_counters_free(p->counters);
+	free(p->own_remap);
 	free(p->limit_fwd);
 	free(p);
 }
@@ -265,9 +298,10 @@ static uint32_t current_rule(const struct pipe_policy *p, uint32_t stored, int *
 	*recheck = p->recheck;
 	/* Only the generation before can be left (the sweep sees to it),
 	 * but a fragment entry may be older: its rule is unknown, 0. */
-	if ((tag & PIPE_TAG_GEN) == p->prev_tag && p->remap && rule < p->remap_count)
+	if ((tag & PIPE_TAG_GEN) == p->prev_tag && p->remap && rule < p->remap_count &&
+	    p->remap[rule] != RULE_MAP_GONE)
 		return p->remap[rule];
-	return 0;
+	return 0;	/* its rule is gone: the default's row */
 }
 
 int pipe_flow_restamp_rule(const struct pipe_policy *p, uint32_t stored, uint32_t *rule)

@@ -108,7 +108,7 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 		if (!w->ct)
 			goto fail;
 	}
-	p = pipe_policy_build(w, view, NULL, PIPE_FLOWS_KEEP, NULL, 0);
+	p = pipe_policy_build(w, view, NULL, PIPE_FLOWS_KEEP, NULL, NULL, 0);
 	if (!p)
 		goto fail;
 	pipe_adopt(w, p);

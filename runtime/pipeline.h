@@ -177,13 +177,15 @@ struct pipe_policy;
 /* Build w's view of `view` (verified, to outlive the result). Runs on
  * any thread while w's thread runs: reads only what the worker never
  * changes, and no other build or adopt for w may run meanwhile. map: the
- * current policy's rule -> view's rule (rule_map_build), or NULL to work
- * it out here. NULL with a reason in err when the policy cannot replace
+ * current policy's rule -> view's rule (rule_map_build; borrowed: it must
+ * outlive the result), or NULL to work it out here. spare: zeroed
+ * counters to use when big enough (taken: *spare set to NULL), or NULL. NULL with a reason in err when the policy cannot replace
  * the running one here (stateful on/off, router without routes, too
  * many rules or NAT pools) or on allocation failure. */
+struct pipe_counters;
 struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct rfw_view *view,
 				      const uint32_t *map, enum pipe_flow_policy flows,
-				      char *err, size_t errlen);
+				      struct pipe_counters **spare, char *err, size_t errlen);
 /* w's thread, between bursts: make p current (w owns it from now).
  * Returns the policy it replaces: keep it (its counters are final) until
  * pipe_sweep returns 0, then pipe_policy_free it. */
@@ -193,6 +195,10 @@ struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p);
  * policy any more. */
 int pipe_sweep(struct pipe_worker *w);
 void pipe_policy_free(struct pipe_policy *p);
+/* Take a retired policy's counters (once read), zeroed, for a later
+ * build's spare; NULL when it has none. */
+struct pipe_counters *pipe_counters_take(struct pipe_policy *p);
+void pipe_counters_free(struct pipe_counters *c);
 const struct rfw_view *pipe_policy_view(const struct pipe_policy *p);
 const struct pipe_rule_stats *pipe_policy_rule_stats(const struct pipe_policy *p);
 const uint64_t *pipe_policy_limited(const struct pipe_policy *p);

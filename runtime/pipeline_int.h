@@ -83,17 +83,28 @@ struct pipe_policy {
 	int have_route4, have_route6;
 	uint8_t port_if[PIPE_MAX_PORTS];		/* port -> policy interface */
 	uint8_t if_port[RFW_MAX_INTERFACES];		/* policy interface -> port */
-	struct pipe_rule_stats *rules;			/* per rule */
-	uint64_t *limited;				/* per rule */
+	struct pipe_counters *counters;
+	struct pipe_rule_stats *rules;			/* per rule (in counters) */
+	uint64_t *limited;				/* per rule (in counters) */
 	int32_t *snat_pool;		/* per NAT rule: worker pool index or -1 */
 	int32_t *masq_pool;		/* per NAT rule x port: pool index or -1 */
 	struct pipe_nat_pool **add_pools;	/* made by the build, the worker's at adopt */
 	uint32_t nadd;
 	struct rl_table rl;
 	int have_rl;
-	uint32_t *remap;		/* previous generation's rule -> ours (0: gone) */
+	const uint32_t *remap;		/* previous generation's rule -> ours, or GONE */
 	uint32_t remap_count;
+	uint32_t *own_remap;		/* remap, when the build made it */
 	uint32_t *limit_fwd;		/* previous generation's limit -> ours */
+};
+
+/* A policy's per-rule counters, one allocation; reused zeroed by a
+ * later build (pipe_counters_take) so that a reload need not clear them
+ * before it publishes. */
+struct pipe_counters {
+	uint32_t cap;			/* rules + 1 they have room for */
+	struct pipe_rule_stats *rules;
+	uint64_t *limited;
 };
 
 struct pipe_worker {

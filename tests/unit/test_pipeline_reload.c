@@ -85,7 +85,7 @@ static struct pipe_policy *swap_to(struct pipe_worker *w, const struct rfw_view 
 				   enum pipe_flow_policy flows)
 {
 	char err[256] = "";
-	struct pipe_policy *p = pipe_policy_build(w, v, NULL, flows, err, sizeof(err));
+	struct pipe_policy *p = pipe_policy_build(w, v, NULL, flows, NULL, err, sizeof(err));
 
 	if (!p)
 		fail_msg("build refused: %s", err);
@@ -260,7 +260,7 @@ static void test_packet_before_sweep(void **state)
 	compile(&b, pol_b);
 	w = pipe_create(&bridge_cfg, &a.view);
 	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
-	old = pipe_adopt(w, pipe_policy_build(w, &b.view, NULL, PIPE_FLOWS_KEEP, err,
+	old = pipe_adopt(w, pipe_policy_build(w, &b.view, NULL, PIPE_FLOWS_KEEP, NULL, err,
 					      sizeof(err)));
 	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
 	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "out")].packets, 1);
@@ -434,7 +434,7 @@ static void test_refused(void **state)
 	compile(&a, pol_a);
 	compile(&b, stateless);
 	w = pipe_create(&bridge_cfg, &a.view);
-	assert_null(pipe_policy_build(w, &b.view, NULL, PIPE_FLOWS_KEEP, err, sizeof(err)));
+	assert_null(pipe_policy_build(w, &b.view, NULL, PIPE_FLOWS_KEEP, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "stateful"));
 	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
 	assert_int_equal(pipe_rule_stats(w)[1].packets, 1);
