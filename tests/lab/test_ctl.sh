@@ -185,8 +185,13 @@ check "  ... with the daemon's message" grep -q "bad value in filter term 'state
 
 # --- reload, help, permissions ---
 msg=$(ctl reload 2>&1); rc=$?
-check_eq "reload exits 1 (not implemented)" "$rc" 1
-check "  ... saying so" grep -q 'reload is not implemented yet; restart rampartd' <<<"$msg"
+check_eq "reload (the --policy file again) exits 0" "$rc" 0
+check "  ... and says what is in force" grep -q '^reloaded .*generation 1' <<<"$msg"
+msg=$(ctl reload "$LAB_TMP/nosuch.rfw" 2>&1); rc=$?
+check_eq "reload of a missing file exits 1" "$rc" 1
+check "  ... naming the file" grep -q 'nosuch.rfw' <<<"$msg"
+check "reload --json parses" bash -c "'$RAMPARTCTL' --control '$LAB_CONTROL' --json reload |
+	'$LAB_PY' -c 'import json,sys; d = json.load(sys.stdin)[\"reloaded\"]; assert d[\"generation\"] == 2 and d[\"published_us\"] >= d[\"mapped_us\"]'"
 check "rampartctl --help and flows --help document the filter" \
 	bash -c "'$RAMPARTCTL' --help | grep -q 'flows \[--filter EXPR\]' && '$RAMPARTCTL' flows --help | grep -q 'state=syn_sent'"
 check "an unknown command: exit 1" exit_code 1 ctl frobnicate
