@@ -17,10 +17,11 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: rampartd --policy FILE.rfw --interface IF [--interface IF ...]\n"
-		"                [--mode bridge|router] [--backend xsk|pcap] [--foreground] [-v]\n"
+		"                [--mode bridge|router] [--backend xsk|pcap|dpdk] [--foreground] [-v]\n"
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
+		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
 		"\n"
 		"  --policy FILE.rfw   compiled policy (rulec compile)\n"
 		"  --interface IF      a port (at most %d); the policy's interfaces and zones\n"
@@ -31,6 +32,11 @@ static void usage(FILE *out)
 		"  --backend xsk       AF_XDP sockets on the interfaces (default)\n"
 		"  --backend pcap      replay: read --pcap-in captures, write what each port\n"
 		"                      sends to its --pcap-out capture, print counters, exit\n"
+		"  --backend dpdk      DPDK ports: each --interface is an EAL device name (a PCI\n"
+		"                      address, net_af_xdp0, ...); EAL arguments follow --;\n"
+		"                      one worker per RX queue, each on an EAL worker lcore\n"
+		"  --dpdk-isolate      DPDK: rte_flow_isolate every port (mlx5: the kernel keeps\n"
+		"                      what rampartd's flow rules do not take; docs/dpdk.md)\n"
 		"  --pcap-in IF=FILE   frames received on IF, in the file's timestamp order\n"
 		"                      (several files are merged by timestamp)\n"
 		"  --pcap-out IF=FILE  frames sent out of IF (forwarded to it, or replies to\n"
@@ -333,6 +339,21 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 		fprintf(stderr, "rampartd: --pcap-in/--pcap-out need --backend pcap\n");
 		return -1;
 	}
+	if (o->backend == OPT_BACKEND_DPDK) {
+#ifndef RAMPART_HAVE_DPDK
+		fprintf(stderr, "rampartd: --backend dpdk is not built in (DPDK, pkg-config libdpdk, "
+				"was not found when rampartd was built; see docs/dpdk.md)\n");
+		return -1;
+#endif
+		if (o->ncores) {
+			fprintf(stderr, "rampartd: --backend dpdk: EAL's -l/--lcores place the "
+					"workers, not --cores\n");
+			return -1;
+		}
+	} else if (o->eal_argc || o->dpdk_isolate) {
+		fprintf(stderr, "rampartd: EAL arguments and --dpdk-isolate need --backend dpdk\n");
+		return -1;
+	}
 	for (uint32_t i = 0; i < o->nport_addr; i++)
 		if (need_port(o, "port-addr", o->port_addr[i].ifname))
 			return -1;
@@ -347,7 +368,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_DPDK_ISOLATE,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -364,11 +385,14 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "queues", required_argument, NULL, OPT_QUEUES },
 		{ "cores", required_argument, NULL, OPT_CORES },
 		{ "fail", required_argument, NULL, OPT_FAIL },
+		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const modes[] = { "bridge", "router", NULL };
-	static const char *const backends[] = { "xsk", "pcap", NULL };
+	static const char *const backends[] = { "xsk", "pcap", "dpdk", NULL };
+	static const enum opt_backend backend_of[] = { OPT_BACKEND_XSK, OPT_BACKEND_PCAP,
+						       OPT_BACKEND_DPDK };
 	static const char *const fails[] = { "open", "closed", NULL };
 	int c, mode_set = 0, r = 0;
 
@@ -392,7 +416,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case 'b':
 			r = check_choice("backend", optarg, backends, "xsk|dpdk|pcap");
-			o->backend = r == 1 ? OPT_BACKEND_PCAP : OPT_BACKEND_XSK;
+			o->backend = backend_of[r < 0 ? 0 : r];
 			break;
 		case 'f':
 			break;
@@ -427,6 +451,9 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			r = check_choice("fail", optarg, fails, "open|closed");
 			o->fail_closed = r == 1;
 			break;
+		case OPT_DPDK_ISOLATE:
+			o->dpdk_isolate = 1;
+			break;
 		case 'v':
 			o->verbose = 1;
 			break;
@@ -440,7 +467,12 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		if (r < 0)
 			return EXIT_USAGE;
 	}
-	if (optind < argc) {
+	/* Whatever follows "--" is EAL's; "--" itself becomes its argv[0]. */
+	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
+		o->eal_argc = argc - optind + 1;
+		o->eal_argv = argv + optind - 1;
+		o->eal_argv[0] = argv[0];
+	} else if (optind < argc) {
 		fprintf(stderr, "rampartd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return EXIT_USAGE;
