@@ -26,7 +26,7 @@
  * (dst, src) alike, so both directions of a flow reach the same queue
  * (Woo and Park, "Scalable TCP Session Monitoring with Symmetric
  * Receive-side Scaling", 2012). */
-static void symmetric_key(uint8_t *key, size_t len)
+void dp_rss_key(uint8_t *key, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		key[i] = i % 2 ? 0x5a : 0x6d;
@@ -156,7 +156,7 @@ static int setup_port(struct dp_ports *d, uint32_t i, const struct dp_open_cfg *
 
 		if (klen > sizeof(key))
 			klen = sizeof(key);
-		symmetric_key(key, klen);
+		dp_rss_key(key, klen);
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_key = key;
 		conf.rx_adv_conf.rss_conf.rss_key_len = (uint8_t)klen;

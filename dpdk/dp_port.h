@@ -37,6 +37,8 @@ struct dp_open_cfg {
 	char **eal_argv;		/* argv[0] is the program name */
 };
 
+/* The symmetric RSS key every port gets (0x6d5a repeated), len bytes. */
+void dp_rss_key(uint8_t *key, size_t len);
 /* rte_eal_init, then every port configured and started. 0, or -1 with
  * err (the caller still calls dp_close). */
 int dp_open(struct dp_ports *d, const struct dp_open_cfg *cfg, char *err, size_t errlen);
