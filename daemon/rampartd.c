@@ -478,7 +478,7 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 	ctl = open_control(o, &set);	/* before EAL makes its lcore threads */
 	if (!ctl)
 		return EXIT_SETUP;
-	if (dp_daemon_open(&dports, o) || port_config(o, &cfg, 0))
+	if (dp_daemon_open(&dports, o, view) || port_config(o, &cfg, 0))
 		goto out;
 	dp_daemon_macs(&dports, o, &cfg);
 	backend_dpdk_init(&bd, &dports);

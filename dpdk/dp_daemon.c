@@ -10,7 +10,8 @@
 
 #include "control_src.h"
 
-int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o)
+int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o,
+		   const struct rfw_view *view)
 {
 	char *argv0[2] = { (char *)"rampartd", NULL };
 	struct dp_open_cfg cfg = {
@@ -18,6 +19,9 @@ int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o)
 		.nports = o->nifs,
 		.queues = o->queues,
 		.isolate = o->dpdk_isolate,
+		/* router: the routed prefixes; bridge: every IP frame */
+		.routes = o->mode == PIPE_ROUTER ? view->routes : NULL,
+		.nroutes = o->mode == PIPE_ROUTER ? view->policy->route_count : 0,
 		.eal_argc = o->eal_argc ? o->eal_argc : 1,
 		.eal_argv = o->eal_argc ? o->eal_argv : argv0,
 	};

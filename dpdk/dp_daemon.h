@@ -9,9 +9,11 @@
 #include "dp_port.h"
 #include "options.h"
 
-/* dp_open with --interface names, --queues, --dpdk-isolate and the EAL
- * arguments; prints why on failure (the caller still calls dp_close). */
-int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o);
+/* dp_open with --interface names, --queues, --dpdk-isolate (router mode:
+ * the policy's routes are what rampartd takes) and the EAL arguments;
+ * prints why on failure (the caller still calls dp_close). */
+int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o,
+		   const struct rfw_view *view);
 /* Port MACs from the devices, for ports without --port-addr. */
 void dp_daemon_macs(const struct dp_ports *d, const struct rampartd_opts *o,
 		    struct pipe_config *cfg);

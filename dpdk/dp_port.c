@@ -17,6 +17,8 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "dp_flow.h"
+
 #define DP_RX_DESC 1024
 #define DP_TX_DESC 1024
 #define DP_POOL_CACHE 256
@@ -146,6 +148,7 @@ static int setup_port(struct dp_ports *d, uint32_t i, const struct dp_open_cfg *
 				 ferr.message ? ferr.message : "not supported by this PMD");
 			return -1;
 		}
+		d->isolated[i] = 1;
 	}
 	e = rte_eth_dev_info_get(id, &info);
 	if (e)
@@ -186,6 +189,12 @@ static int setup_port(struct dp_ports *d, uint32_t i, const struct dp_open_cfg *
 	if (e)
 		return fail(err, errlen, "%s: cannot start: %s", name, e);
 	d->started[i] = 1;
+	if (d->isolated[i] &&
+	    dp_flow_take(id, d->nqueues, cfg->routes, cfg->nroutes, err, errlen)) {
+		fprintf(stderr, "rampartd: %s: %s\n", name, err);
+		snprintf(err, errlen, "%s: cannot take transit traffic by rte_flow", name);
+		return -1;
+	}
 	return 0;
 }
 
@@ -246,6 +255,8 @@ void dp_close(struct dp_ports *d)
 	if (!d->eal_up)
 		return;
 	for (uint32_t i = 0; i < d->nports; i++) {
+		if (d->isolated[i])
+			(void)rte_flow_flush(d->port_id[i], NULL);
 		if (d->started[i])
 			(void)rte_eth_dev_stop(d->port_id[i]);
 		/* close flushes what PMDs buffer (net_pcap's output file) */

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "artifact.h"
 #include "pipeline.h"
 
 #define DP_MAX_QUEUES 64	/* = OPT_MAX_QUEUES */
@@ -22,6 +23,7 @@ struct dp_ports {
 	int socket[PIPE_MAX_PORTS];	/* NUMA socket of each port */
 	uint8_t rss[PIPE_MAX_PORTS];	/* RSS configured (the PMD offers it) */
 	uint8_t started[PIPE_MAX_PORTS];
+	uint8_t isolated[PIPE_MAX_PORTS];
 	char driver[PIPE_MAX_PORTS][16];	/* "net_af_xdp", "mlx5_pci", ... */
 	unsigned lcore[DP_MAX_QUEUES];	/* worker k's lcore */
 	struct rte_mempool *pool[DP_MAX_SOCKETS];
@@ -32,7 +34,9 @@ struct dp_open_cfg {
 	const char *const *names;	/* EAL device names, in rampart port order */
 	uint32_t nports;
 	uint32_t queues;		/* 0: as many as lcores and ports allow */
-	int isolate;			/* rte_flow_isolate before configuring */
+	int isolate;			/* rte_flow_isolate before configuring, */
+	const struct rfw_route *routes;	/* then take these prefixes (dp_flow.h) */
+	uint32_t nroutes;
 	int eal_argc;
 	char **eal_argv;		/* argv[0] is the program name */
 };

@@ -157,15 +157,34 @@ while read -r line; do
 done < <(/usr/bin/python3 "$SRC/tests/golden/golden_dpdk.py" --build "$RAMPART_BUILD_DIR" \
 	--eal "-l 0,1 $EAL_MEM $EAL_COMMON" 2>&1)
 
-# ---- 3. net_null, two queues, two worker lcores: a smoke run ----
-# Bounded: 2 s of whatever the cores give; nothing about speed asserted.
-NULL_OUT=$LAB_TMP/null.out; NULL_ERR=$LAB_TMP/null.err
+# ---- 3. net_null: set-up errors (CLI.md exit codes), then two queues ----
+null_exit() {	# WANT TEXT ARGS...: rampartd ARGS exits WANT, saying TEXT
+	local want=$1 text=$2 rc; shift 2
+	"$RAMPARTD" --policy "$LAB_TMP/null.rfw" --interface net_null0 --interface net_null1 \
+		--control "$LAB_TMP/null.sock" "$@" >"$LAB_TMP/null-err.out" 2>&1 </dev/null
+	rc=$?
+	[ "$rc" -eq "$want" ] && grep -q -- "$text" "$LAB_TMP/null-err.out"
+}
 cat >"$LAB_TMP/null.yaml" <<YAML
 version: 1
 rules:
   - {name: any, action: accept}
 YAML
 RAMPART_TEST_RFW='' lab_compile "$LAB_TMP/null.yaml" "$LAB_TMP/null.rfw" || not_ok "null policy compiles"
+NULL_EAL="--no-huge -m 256 --no-shconf $EAL_COMMON"
+check "EAL arguments without --backend dpdk: exit 1" \
+	null_exit 1 "need --backend dpdk" -- -l 0,1
+check "a port EAL does not have: exit 2, named" \
+	null_exit 2 "net_null1: no such DPDK port" --backend dpdk -- -l 0,1 $NULL_EAL --vdev net_null0
+check "--dpdk-isolate on a PMD without flow isolation: exit 2, said" \
+	null_exit 2 "flow isolation refused" --backend dpdk --dpdk-isolate -- -l 0,1 $NULL_EAL \
+	--vdev net_null0 --vdev net_null1
+check "no worker lcore: exit 2, said" \
+	null_exit 2 "no worker lcore" --backend dpdk -- -l 0 $NULL_EAL --vdev net_null0 --vdev net_null1
+
+# ---- net_null, two queues, two worker lcores: a smoke run ----
+# Bounded: 2 s of whatever the cores give; nothing about speed asserted.
+NULL_OUT=$LAB_TMP/null.out; NULL_ERR=$LAB_TMP/null.err
 "$RAMPARTD" --policy "$LAB_TMP/null.rfw" --interface net_null0 --interface net_null1 \
 	--backend dpdk -v --control "$LAB_TMP/null.sock" \
 	-- --lcores '0@0,1@1,2@0' --no-huge -m 256 --no-shconf $EAL_COMMON \
