@@ -341,8 +341,8 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 	}
 	if (o->backend == OPT_BACKEND_DPDK) {
 #ifndef RAMPART_HAVE_DPDK
-		fprintf(stderr, "rampartd: --backend dpdk is not built in (DPDK, pkg-config libdpdk, "
-				"was not found when rampartd was built; see docs/dpdk.md)\n");
+		fprintf(stderr, "rampartd: --backend dpdk is not built in (rampartd was built without "
+				"DPDK: no pkg-config libdpdk, or RAMPART_DPDK=OFF; see docs/dpdk.md)\n");
 		return -1;
 #endif
 		if (o->ncores) {
