@@ -23,9 +23,14 @@ P0=net_af_xdp0; P1=net_af_xdp1	# the ports' EAL names, which the policy uses
 
 lab_init rpd
 lab_rampart_bins || { not_ok "rampartd built"; lab_summary; exit 1; }
-if ! "$RAMPARTD" --help | grep -q 'backend dpdk'; then
-	not_ok "rampartd built with the DPDK backend (DPDK missing at build time?)"
-	lab_summary; exit 1
+if "$RAMPARTD" --policy none --interface a --interface b --backend dpdk 2>&1 |
+   grep -q 'not built in'; then
+	if pkg-config --exists libdpdk; then
+		not_ok "rampartd built with the DPDK backend (DPDK is installed)"
+	else
+		echo "# skip: DPDK (pkg-config libdpdk) not installed, rampartd built without it"
+	fi
+	lab_summary; exit
 fi
 lab_write_udp_tool
 
