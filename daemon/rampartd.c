@@ -505,6 +505,8 @@ out:
 	while (started)
 		dp_daemon_stop(&dports, &workers[--started]);
 	control_free(ctl);
+	if (!rc && o->verbose)
+		dp_daemon_final(&dports, o, &bd);
 	dp_close(&dports);
 	if (!rc)
 		print_all(&src);

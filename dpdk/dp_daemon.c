@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_ethdev.h>
+
 #include "control_src.h"
 
 int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o,
@@ -108,4 +110,26 @@ void dp_daemon_stop(const struct dp_ports *d, struct worker *w)
 {
 	atomic_store(&w->stop, 1);
 	dp_wait(d, w->queue);
+}
+
+void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,
+		     const struct backend_dpdk *b)
+{
+	uint64_t multiseg = 0;
+
+	for (uint32_t i = 0; i < d->nports; i++) {
+		struct rte_eth_stats st;
+
+		if (!d->started[i] || rte_eth_stats_get(d->port_id[i], &st))
+			continue;
+		fprintf(stderr, "rampartd: %s: PMD counted %llu in, %llu out, %llu missed, %llu "
+				"without mbuf, %llu TX errors\n", o->ifnames[i],
+			(unsigned long long)st.ipackets, (unsigned long long)st.opackets,
+			(unsigned long long)st.imissed, (unsigned long long)st.rx_nombuf,
+			(unsigned long long)st.oerrors);
+	}
+	for (uint32_t k = 0; k < d->nqueues; k++)
+		multiseg += b->q[k].multiseg;
+	fprintf(stderr, "rampartd: DPDK: %llu chained (multi-mbuf) frames dropped\n",
+		(unsigned long long)multiseg);
 }

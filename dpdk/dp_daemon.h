@@ -27,5 +27,9 @@ int dp_daemon_launch(const struct dp_ports *d, struct worker *w);
 void dp_daemon_stop(const struct dp_ports *d, struct worker *w);
 /* -v: where each worker runs, what each port got. */
 void dp_daemon_report(const struct dp_ports *d, const struct rampartd_opts *o);
+/* -v at stop, before dp_close: each port's PMD counters (missed, no
+ * mbuf, TX errors) and the chained frames the backend dropped. */
+void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,
+		     const struct backend_dpdk *b);
 
 #endif

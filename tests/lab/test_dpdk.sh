@@ -146,6 +146,9 @@ check "rampartctl flows lists the UDP flow" \
 	bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock flows | grep -q ':7000'"
 
 lab_rampartd_term 15
+check "-v: each port's PMD counters at stop, nothing chained dropped" \
+	bash -c "[ \$(grep -c ': PMD counted [1-9][0-9]* in' '$LAB_TMP/rampartd.err') = 2 ] &&
+		 grep -q ' 0 chained (multi-mbuf) frames dropped' '$LAB_TMP/rampartd.err'"
 check_not "no XDP program left on the firewall's ports" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
 if [ "$LAB_FAILED" -ne 0 ]; then
