@@ -30,6 +30,7 @@
 #include "ctl_request.h"
 #include "ctl_socket.h"
 #include "ctl_stats.h"
+#include "reload.h"
 
 #define CONTROL_MAX_REQUEST 4096
 #define CONTROL_WORKER_TIMEOUT_MS 2000	/* then "worker N did not answer" */
@@ -47,6 +48,7 @@ struct control {
 	struct ctl_flow *flows;	/* limit x nworkers, gathered */
 	uint32_t flows_room;
 	const char **names;	/* rule names by number */
+	const struct rfw_view *names_view;	/* the policy names[] and jobs are sized for */
 	struct ctl_rule_names rule_names;
 	char (*cpus)[64];
 };
@@ -74,6 +76,51 @@ struct control *control_open(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	return c;
+}
+
+/* Name table and the jobs' per-rule arrays for the current policy (a
+ * reload changes the rule count). 0, or -1 with err. */
+static int rules_sync(struct control *c, char *err, size_t errlen)
+{
+	const struct control_src *src = c->src;
+	uint32_t nrules = src->view->policy->rule_count + 1;
+	const char **names;
+
+	if (c->names_view == src->view)
+		return 0;
+	for (uint32_t k = 0; k < src->nworkers; k++)
+		if (ctl_job_busy(src->workers[k])) {
+			snprintf(err, errlen, "worker %u did not answer (an earlier request is "
+				 "still pending)", k);
+			return -1;
+		}
+	names = realloc(c->names, nrules * sizeof(*names));
+	if (!names)
+		goto nomem;
+	c->names = names;
+	for (uint32_t n = 0; n < nrules; n++)
+		c->names[n] = rfw_rule_name(src->view, n);
+	c->rule_names.name = c->names;
+	c->rule_names.count = nrules;
+	for (uint32_t k = 0; k < src->nworkers; k++) {
+		struct ctl_job *j = &c->jobs[k];
+		struct pipe_rule_stats *rules = realloc(j->rules, nrules * sizeof(*j->rules));
+		uint64_t *limited;
+
+		if (rules)
+			j->rules = rules;
+		limited = rules ? realloc(j->limited, nrules * sizeof(*j->limited)) : NULL;
+		if (!limited)
+			goto nomem;
+		j->limited = limited;
+		j->nrules = nrules;
+	}
+	c->names_view = src->view;
+	return 0;
+nomem:
+	c->names_view = NULL;
+	snprintf(err, errlen, "out of memory for %u rules", nrules);
+	return -1;
 }
 
 /* ---- asking the workers ---- */
@@ -212,6 +259,25 @@ static int do_flows(struct control *c, const struct ctl_request *rq, struct ctl_
 	return 0;
 }
 
+static int do_reload(struct control *c, const struct ctl_request *rq, struct ctl_buf *out,
+		     char *err, size_t errlen)
+{
+	struct reloader *rl = c->src->reload;
+	struct reload_timing t;
+	enum pipe_flow_policy flows;
+
+	if (!rl) {
+		snprintf(err, errlen, "this rampartd cannot reload (capture replay)");
+		return -1;
+	}
+	flows = !rq->flows ? rl->flows
+		: !strcmp(rq->flows, "recheck") ? PIPE_FLOWS_RECHECK : PIPE_FLOWS_KEEP;
+	if (reload_run(rl, rq->file, flows, &t, err, errlen))
+		return -1;
+	ctl_reload_answer(out, rl, &t, flows, rq->json);
+	return 0;
+}
+
 /* 0 with the document in out, or -1 with the message in err. */
 static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_buf *out,
 		    char *err, size_t errlen)
@@ -220,11 +286,10 @@ static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_
 
 	if (ctl_request_check(rq, err, errlen))
 		return -1;
-	if (!strcmp(rq->cmd, "reload")) {
-		snprintf(err, errlen, "reload is not implemented yet; restart rampartd to change "
-			 "the policy");
+	if (!strcmp(rq->cmd, "reload"))
+		return do_reload(c, rq, out, err, errlen);
+	if (rules_sync(c, err, errlen))
 		return -1;
-	}
 	if (!strcmp(rq->cmd, "flows"))
 		return do_flows(c, rq, out, err, errlen);
 	if (strcmp(rq->cmd, "status") && strcmp(rq->cmd, "stats")) {
@@ -313,6 +378,7 @@ static void serve(struct control *c, int fd)
 	socklen_t len = sizeof(cred);
 	struct ctl_request rq;
 	struct ctl_buf out;
+	int rc;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -338,7 +404,12 @@ static void serve(struct control *c, int fd)
 		return;
 	}
 	ctl_buf_init(&out);
-	if (dispatch(c, &rq, &out, err, sizeof(err)))
+	if (c->src->reload)
+		reload_lock(c->src->reload);
+	rc = dispatch(c, &rq, &out, err, sizeof(err));
+	if (c->src->reload)
+		reload_unlock(c->src->reload);
+	if (rc)
 		send_error(fd, err);
 	else if (out.oom)
 		send_error(fd, "out of memory while writing the answer");
@@ -376,31 +447,21 @@ static void *control_main(void *arg)
 
 int control_start(struct control *c, const struct control_src *src)
 {
-	uint32_t nrules = src->view->policy->rule_count + 1;
+	char err[128];
 	int r;
 
 	c->src = src;
 	clock_gettime(CLOCK_MONOTONIC, &c->started);
 	c->jobs = calloc(src->nworkers ? src->nworkers : 1, sizeof(*c->jobs));
-	c->names = calloc(nrules, sizeof(*c->names));
 	c->cpus = calloc(src->nworkers ? src->nworkers : 1, sizeof(*c->cpus));
-	if (!c->jobs || !c->names || !c->cpus)
+	if (!c->jobs || !c->cpus)
 		return ENOMEM;
-	for (uint32_t n = 0; n < nrules; n++)
-		c->names[n] = rfw_rule_name(src->view, n);
-	c->rule_names.name = c->names;
-	c->rule_names.count = nrules;
 	for (uint32_t k = 0; k < src->nworkers; k++) {
-		struct ctl_job *j = &c->jobs[k];
-
-		j->worker = k;
-		j->nrules = nrules;
-		j->rules = calloc(nrules, sizeof(*j->rules));
-		j->limited = calloc(nrules, sizeof(*j->limited));
-		if (!j->rules || !j->limited)
-			return ENOMEM;
-		atomic_init(&j->done, 0);
+		c->jobs[k].worker = k;
+		atomic_init(&c->jobs[k].done, 0);
 	}
+	if (rules_sync(c, err, sizeof(err)))
+		return ENOMEM;
 	r = pthread_create(&c->thread, NULL, control_main, c);
 	c->running = !r;
 	return r;

@@ -23,9 +23,14 @@ struct control_iface {
 	uint32_t queues;
 };
 
-/* What the control thread may show; fixed while it runs. */
+struct reloader;
+
+/* What the control thread may show; fixed while it runs, but for view,
+ * which a reload replaces (under the reloader's lock, which the control
+ * thread holds while it serves a request). */
 struct control_src {
 	const struct rfw_view *view;
+	struct reloader *reload;	/* NULL: reload is refused */
 	const char *policy_path;
 	const char *mode;	/* "bridge" or "router" */
 	const char *backend;

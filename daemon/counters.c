@@ -5,6 +5,8 @@
  * and the final print happens after the workers are joined: exact. */
 #include "counters.h"
 
+#include "reload.h"
+
 #include <string.h>
 
 void counters_port_add(struct counters_port *s, const struct pipe_port_stats *ps,
@@ -37,7 +39,8 @@ static void print_rule(FILE *out, const struct counters_src *src, uint32_t n)
 	const struct rfw_view *view = src->view;
 	uint8_t action = n ? view->rules[n].action : view->policy->default_action;
 	const char *name = rfw_rule_name(view, n);
-	uint64_t packets = 0, bytes = 0;
+	struct pipe_rule_stats c = reload_carried(src->reload, n);
+	uint64_t packets = c.packets, bytes = c.bytes;
 
 	for (uint32_t k = 0; k < src->nworkers; k++) {
 		const struct pipe_rule_stats *r = pipe_rule_stats(src->workers[k]->pipe);

@@ -10,8 +10,11 @@
 #include "artifact.h"
 #include "worker.h"
 
+struct reloader;
+
 struct counters_src {
 	const struct rfw_view *view;
+	struct reloader *reload;	/* counters of earlier generations; NULL: none */
 	struct worker *const *workers;
 	uint32_t nworkers;
 	const char *const *ifnames;	/* port order */

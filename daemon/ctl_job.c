@@ -30,7 +30,13 @@ static void copy_stats(struct worker *w, struct ctl_job *job)
 
 	job->stats = *pipe_stats(w->pipe);
 	memcpy(job->port, w->port, sizeof(job->port));
-	memcpy(job->rules, rules, job->nrules * sizeof(*rules));
+	/* the same policy as the control thread's, unless a reload is
+	 * half-way (a worker that never adopted it): never past either */
+	uint32_t n = pipe_rule_count(w->pipe) + 1 < job->nrules ? pipe_rule_count(w->pipe) + 1
+								 : job->nrules;
+
+	memcpy(job->rules, rules, n * sizeof(*rules));
+	memset(job->rules + n, 0, (job->nrules - n) * sizeof(*rules));
 	for (uint32_t r = 0; r < job->nrules; r++)
 		job->limited[r] = pipe_rule_limited(w->pipe, r);
 	job->has_ct = ct != NULL;

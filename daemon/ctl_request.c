@@ -42,6 +42,12 @@ int ctl_request_parse(char *line, struct ctl_request *rq, char *err, size_t errl
 			}
 			rq->limit = (uint32_t)n;
 			rq->limit_set = 1;
+		} else if (!strcmp(w, "--flows")) {
+			rq->flows = strtok_r(NULL, " ", &save);
+			if (!rq->flows || (strcmp(rq->flows, "keep") && strcmp(rq->flows, "recheck"))) {
+				snprintf(err, errlen, "--flows takes keep or recheck");
+				return -1;
+			}
 		} else if (!strcmp(w, "--filter")) {
 			rq->filter = save ? save : "";
 			break;
@@ -65,6 +71,8 @@ int ctl_request_check(const struct ctl_request *rq, char *err, size_t errlen)
 			 rq->cmd);
 	else if ((rq->filter || rq->limit_set) && !flows)
 		snprintf(err, errlen, "%s: --filter and --limit belong to flows", rq->cmd);
+	else if (rq->flows && strcmp(rq->cmd, "reload"))
+		snprintf(err, errlen, "%s: --flows belongs to reload", rq->cmd);
 	else if (rq->file && strcmp(rq->cmd, "reload"))
 		snprintf(err, errlen, "%s: unexpected argument '%s'", rq->cmd, rq->file);
 	else

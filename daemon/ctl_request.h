@@ -27,6 +27,7 @@ struct ctl_request {
 	int limit_set;		/* --limit given */
 	const char *filter;	/* flows: the rest of the line */
 	const char *file;	/* reload */
+	const char *flows;	/* reload --flows keep|recheck */
 };
 
 /* Split line (modified in place; rq points into it). 0, or -1 with err. */

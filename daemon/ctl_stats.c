@@ -4,6 +4,8 @@
  * dropped on the port they came in on. */
 #include "ctl_stats.h"
 
+#include "reload.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -75,6 +77,37 @@ static void pool_use(const struct ctl_report *r, uint32_t i, uint64_t *in_use, u
 		}
 }
 
+static const char *policy_path(const struct control_src *src)
+{
+	return src->reload ? src->reload->path : src->policy_path;
+}
+
+void ctl_reload_answer(struct ctl_buf *out, const struct reloader *rl,
+		       const struct reload_timing *t, enum pipe_flow_policy flows, int json)
+{
+	const struct rfw_view *v = rl->view;
+
+	if (json) {
+		ctl_puts(out, "{\"version\": 1, \"reloaded\": {\"path\": ");
+		ctl_json_str(out, rl->path);
+		ctl_printf(out, ", \"rules\": %u, \"checksum\": \"%08x\", \"flows\": \"%s\", "
+				"\"generation\": %llu, \"mapped_us\": %llu, \"built_us\": %llu, "
+				"\"published_us\": %llu, \"released_us\": %llu}}\n",
+			   v->policy->rule_count, v->hdr->checksum, reload_flows_name(flows),
+			   (unsigned long long)rl->seq, (unsigned long long)t->mapped,
+			   (unsigned long long)t->built, (unsigned long long)t->published,
+			   (unsigned long long)t->released);
+		return;
+	}
+	ctl_printf(out, "reloaded %s: %u rules, checksum %08x, generation %llu, established "
+			"flows: %s\n", rl->path, v->policy->rule_count, v->hdr->checksum,
+		   (unsigned long long)rl->seq, reload_flows_name(flows));
+	ctl_printf(out, "mapped %llu us, built %llu us, published %llu us, old tables released "
+			"%llu us after the request\n", (unsigned long long)t->mapped,
+		   (unsigned long long)t->built, (unsigned long long)t->published,
+		   (unsigned long long)t->released);
+}
+
 static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 {
 	const struct control_src *src = r->src;
@@ -90,8 +123,13 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		   (unsigned long long)(up / 60 % 60), (unsigned long long)(up % 60));
 	ctl_printf(out, "mode:      %s\n", src->mode);
 	ctl_printf(out, "backend:   %s\n", src->backend);
-	ctl_printf(out, "policy:    %s (%u rules, checksum %08x)\n", src->policy_path,
+	ctl_printf(out, "policy:    %s (%u rules, checksum %08x)\n", policy_path(src),
 		   src->view->policy->rule_count, src->view->hdr->checksum);
+	if (src->reload)
+		ctl_printf(out, "reloads:   %llu done, %llu refused; established flows: %s\n",
+			   (unsigned long long)src->reload->reloads,
+			   (unsigned long long)src->reload->refused,
+			   reload_flows_name(src->reload->flows));
 	conntrack_use(r, &in_use, &max);
 	if (max)
 		ctl_printf(out, "conntrack: %llu / %llu flows\n", (unsigned long long)in_use,
@@ -142,9 +180,14 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 		   (unsigned long long)r->uptime_s);
 	ctl_printf(out, " \"mode\": \"%s\", \"backend\": \"%s\",\n", src->mode, src->backend);
 	ctl_puts(out, " \"policy\": {\"path\": ");
-	ctl_json_str(out, src->policy_path);
+	ctl_json_str(out, policy_path(src));
 	ctl_printf(out, ", \"rules\": %u, \"checksum\": \"%08x\"},\n",
 		   src->view->policy->rule_count, src->view->hdr->checksum);
+	if (src->reload)
+		ctl_printf(out, " \"reloads\": {\"done\": %llu, \"refused\": %llu, "
+				"\"flows\": \"%s\"},\n", (unsigned long long)src->reload->reloads,
+			   (unsigned long long)src->reload->refused,
+			   reload_flows_name(src->reload->flows));
 	ctl_puts(out, " \"interfaces\": [");
 	for (uint32_t i = 0; i < src->nports; i++) {
 		ctl_puts(out, i ? ", {\"name\": " : "{\"name\": ");
@@ -187,7 +230,13 @@ struct rule_sum {
 
 static void sum_rule(const struct ctl_report *r, uint32_t n, struct rule_sum *s)
 {
+	struct pipe_rule_stats c = reload_carried(r->src->reload, n);
+
 	memset(s, 0, sizeof(*s));
+	/* what earlier generations counted under this rule's name */
+	s->packets = c.packets;
+	s->bytes = c.bytes;
+	s->limited = reload_carried_limited(r->src->reload, n);
 	for (uint32_t k = 0; k < r->src->nworkers; k++) {
 		s->packets += r->jobs[k].rules[n].packets;
 		s->bytes += r->jobs[k].rules[n].bytes;

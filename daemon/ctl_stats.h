@@ -20,6 +20,12 @@ struct ctl_report {
 	uint64_t uptime_s;
 };
 
+struct reloader;
+struct reload_timing;
+/* The answer to a reload that put the policy in force. */
+void ctl_reload_answer(struct ctl_buf *out, const struct reloader *rl,
+		       const struct reload_timing *t, enum pipe_flow_policy flows, int json);
+
 void ctl_status(struct ctl_buf *out, const struct ctl_report *r, int json);
 void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json);
 

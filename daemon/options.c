@@ -19,6 +19,7 @@ static void usage(FILE *out)
 		"usage: rampartd --policy FILE.rfw --interface IF [--interface IF ...]\n"
 		"                [--mode bridge|router] [--backend xsk|pcap|dpdk] [--foreground] [-v]\n"
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
+		"                [--reload-flows keep|recheck]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
 		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
@@ -55,6 +56,11 @@ static void usage(FILE *out)
 		"  --fail open         if rampartd dies, transit traffic goes to the kernel\n"
 		"                      (default); host traffic always does\n"
 		"  --fail closed       if rampartd dies, transit traffic is dropped\n"
+		"  --reload-flows keep     on reload, established flows the new policy would\n"
+		"                      refuse live on (default)\n"
+		"  --reload-flows recheck  their next packet meets the new rules as a new\n"
+		"                      connection; refused, the flow ends (rampartctl reload\n"
+		"                      --flows chooses per reload)\n"
 		"  --foreground        rampartd always runs in the foreground for now\n"
 		"  --xdp-object PATH   BPF object to attach (default $RAMPART_XDP_OBJ,\n"
 		"                      else the one built with rampartd)\n"
@@ -62,7 +68,8 @@ static void usage(FILE *out)
 		"                      " CONTROL_DEFAULT_PATH ", mode 0600)\n"
 		"  -v                  report set-up details and libxdp messages\n"
 		"\n"
-		"Signals: SIGUSR1 prints counters; SIGINT/SIGTERM stop and print them.\n",
+		"Signals: SIGHUP reloads the policy file; SIGUSR1 prints counters;\n"
+		"SIGINT/SIGTERM stop and print them.\n",
 		PIPE_MAX_PORTS);
 }
 
@@ -368,7 +375,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_DPDK_ISOLATE,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_DPDK_ISOLATE,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -385,6 +392,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "queues", required_argument, NULL, OPT_QUEUES },
 		{ "cores", required_argument, NULL, OPT_CORES },
 		{ "fail", required_argument, NULL, OPT_FAIL },
+		{ "reload-flows", required_argument, NULL, OPT_RELOAD_FLOWS },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -394,6 +402,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	static const enum opt_backend backend_of[] = { OPT_BACKEND_XSK, OPT_BACKEND_PCAP,
 						       OPT_BACKEND_DPDK };
 	static const char *const fails[] = { "open", "closed", NULL };
+	static const char *const flows[] = { "keep", "recheck", NULL };
 	int c, mode_set = 0, r = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -450,6 +459,10 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		case OPT_FAIL:
 			r = check_choice("fail", optarg, fails, "open|closed");
 			o->fail_closed = r == 1;
+			break;
+		case OPT_RELOAD_FLOWS:
+			r = check_choice("reload-flows", optarg, flows, "keep|recheck");
+			o->reload_flows = r == 1 ? PIPE_FLOWS_RECHECK : PIPE_FLOWS_KEEP;
 			break;
 		case OPT_DPDK_ISOLATE:
 			o->dpdk_isolate = 1;

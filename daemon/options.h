@@ -58,6 +58,7 @@ struct rampartd_opts {
 	uint16_t cores[OPT_MAX_QUEUES];	/* --cores, in worker order */
 	uint32_t ncores;	/* 0 = round-robin over the CPUs we may run on */
 	int fail_closed;	/* --fail closed */
+	enum pipe_flow_policy reload_flows;	/* --reload-flows keep|recheck */
 	int eal_argc;		/* --backend dpdk: what follows "--", after */
 	char **eal_argv;	/* argv[0] (docs/dpdk.md) */
 	int dpdk_isolate;	/* --dpdk-isolate: rte_flow_isolate the ports */

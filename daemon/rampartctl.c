@@ -4,6 +4,7 @@
  * and maps the answer to an exit status: 0 ok, 1 the daemon refused the
  * request (its message on stderr), 2 the daemon could not be reached. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@ static const char *const usage_main =
 	"                         counters (every section when none is named)\n"
 	"  flows [--filter EXPR] [--limit N]\n"
 	"                         the conntrack table (at most N flows, default 100)\n"
-	"  reload [FILE.rfw]      load a new policy (not implemented yet)\n"
+	"  reload [FILE.rfw] [--flows keep|recheck]\n"
+	"                         put a new policy in force without losing traffic\n"
 	"\n"
 	"  --control PATH         rampartd's control socket (default " CONTROL_DEFAULT_PATH ")\n"
 	"  --json                 one JSON object instead of aligned columns\n"
@@ -79,11 +81,22 @@ static const char *const usage_flows =
 	"                 A bad filter is an error (exit 1).\n";
 
 static const char *const usage_reload =
-	"usage: rampartctl [--control PATH] reload [FILE.rfw]\n"
+	"usage: rampartctl [--control PATH] [--json] reload [FILE.rfw] [--flows keep|recheck]\n"
 	"\n"
-	"Load FILE.rfw (default: the file rampartd was started with). Exits 0 only\n"
-	"when the new policy is in force. Not implemented yet: it exits 1 and the\n"
-	"running policy stays; restart rampartd to change the policy.\n";
+	"Load FILE.rfw (default: the file rampartd runs, read again) and put it in\n"
+	"force between two bursts of every worker: conntrack, NAT bindings, rate-limit\n"
+	"state and the counters of rules whose name survives carry over. Exits 0 only\n"
+	"when the new policy is in force; otherwise prints why (bad checksum or\n"
+	"version, an interface rampartd does not serve, ...) and exits 1, and the\n"
+	"running policy stays.\n"
+	"\n"
+	"  --flows keep     established flows the new policy would refuse live on\n"
+	"  --flows recheck  their next packet meets the new rules as a new connection;\n"
+	"                   refused, the flow ends\n"
+	"                   (default: rampartd's --reload-flows, itself keep by default)\n"
+	"\n"
+	"Prints how long mapping, building, publishing and releasing the old tables\n"
+	"took, in microseconds from the request.\n";
 
 static const char *command_usage(const char *cmd)
 {
@@ -131,6 +144,7 @@ static void append(struct line *l, const char *s)
 static int build_request(int argc, char **argv, const char **control, struct line *req)
 {
 	const char *cmd = NULL, *filter = NULL, *file = NULL;
+	static char abs[PATH_MAX];
 	int json = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -166,9 +180,20 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 			if (++i == argc)
 				return usage_error(cmd, "--filter needs an expression%s", "");
 			filter = argv[i];
-		} else if (!strcmp(cmd, "reload") && a[0] != '-' && !file) {
-			file = a;
+		} else if (!strcmp(cmd, "reload") && !strcmp(a, "--flows")) {
+			if (++i == argc || (strcmp(argv[i], "keep") && strcmp(argv[i], "recheck")))
+				return usage_error(cmd, "--flows takes keep or recheck%s", "");
 			append(req, a);
+			append(req, argv[i]);
+		} else if (!strcmp(cmd, "reload") && a[0] != '-' && !file) {
+			/* the daemon opens it: from its own working directory */
+			file = realpath(a, abs);
+			if (!file)
+				return usage_error(cmd, "cannot read '%s'", a);
+			if (strpbrk(file, " \t\n"))
+				return usage_error(cmd, "'%s': a path with blanks cannot be sent; "
+						   "rename or link it", file);
+			append(req, file);
 		} else {
 			return usage_error(cmd, "unexpected argument '%s'", a);
 		}

@@ -22,6 +22,7 @@
 #include "netlink.h"
 #include "options.h"
 #include "port.h"
+#include "reload.h"
 #include "worker.h"
 #include "xdp_cfg.h"
 #ifdef RAMPART_HAVE_DPDK
@@ -37,6 +38,7 @@ static struct backend_pcap bp;
 static struct worker workers[XSK_MAX_QUEUES];
 static struct pipe_worker *pipes[XSK_MAX_QUEUES];
 static int worker_cpu[XSK_MAX_QUEUES];
+static struct reloader reloader;
 
 /* Router mode forwards by routes only; without them it would drop all. */
 static int policy_fits(const struct rampartd_opts *o, const struct rfw_view *view)
@@ -119,7 +121,9 @@ static void print_all(const struct counters_src *src)
 static int run_pcap(const struct rampartd_opts *o, const struct rfw_view *view)
 {
 	struct worker *wp[1] = { &workers[0] };
-	struct counters_src src = { view, wp, 1, o->ifnames, o->nifs, NULL };
+	struct counters_src src = {
+		.view = view, .workers = wp, .nworkers = 1, .ifnames = o->ifnames, .nports = o->nifs,
+	};
 	struct pipe_config cfg;
 	struct pipe_worker *pipe;
 	char err[512];
@@ -162,10 +166,11 @@ out:
 	return rc;
 }
 
-static int open_port(struct xsk_port *p, const char *ifname, const struct rampartd_opts *o,
-		     const struct rfw_view *view, uint32_t nqueues)
+/* What the XDP program is told: the options' flags, the policy's host
+ * section. */
+static struct xsk_prog_cfg prog_cfg(const struct rampartd_opts *o, const struct rfw_view *view)
 {
-	struct xsk_prog_cfg cfg = {
+	return (struct xsk_prog_cfg){
 		.flags = (o->mode == PIPE_ROUTER ? RAMPART_XDP_PASS_NEIGH : 0) |
 			 (o->fail_closed ? RAMPART_XDP_FAIL_CLOSED : 0),
 		.host_addrs = view->host_addrs,
@@ -173,6 +178,40 @@ static int open_port(struct xsk_port *p, const char *ifname, const struct rampar
 		.host_pass = view->host_pass,
 		.host_pass_count = view->host_pass_count,
 	};
+}
+
+/* Reload hook: the new policy's host section into every port's program,
+ * after checking it fits (so no port is half updated by a refusal). */
+static int reload_host_section(void *ctx, const struct rfw_view *view, char *err, size_t errlen)
+{
+	const struct rampartd_opts *o = ctx;
+	struct xsk_prog_cfg cfg = prog_cfg(o, view);
+	uint32_t n4 = 0, n6 = 0;
+
+	for (uint32_t i = 0; i < view->host_addr_count; i++)
+		view->host_addrs[i].family == 6 ? n6++ : n4++;
+	if (n4 > RAMPART_XDP_MAX_HOST || n6 > RAMPART_XDP_MAX_HOST ||
+	    view->host_pass_count > RAMPART_XDP_MAX_PASS) {
+		snprintf(err, errlen, "host section too large for the XDP program (at most %d "
+			 "addresses of a family and %d pass entries)", RAMPART_XDP_MAX_HOST,
+			 RAMPART_XDP_MAX_PASS);
+		return -1;
+	}
+	for (uint32_t i = 0; i < o->nifs; i++) {
+		char why[256];
+
+		if (xsk_prog_update_host(&xports[i].prog, &cfg, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: %s", o->ifnames[i], why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int open_port(struct xsk_port *p, const char *ifname, const struct rampartd_opts *o,
+		     const struct rfw_view *view, uint32_t nqueues)
+{
+	struct xsk_prog_cfg cfg = prog_cfg(o, view);
 	char err[512];
 
 	if (xsk_port_open(p, ifname, o->xdp_object, &cfg, nqueues, err, sizeof(err))) {
@@ -327,11 +366,32 @@ static struct control *open_control(const struct rampartd_opts *o, sigset_t *set
 	return ctl;
 }
 
-/* The control socket serves, then the start is announced (scripts wait
- * for that line). */
-static int go_live(struct control *ctl, const struct control_src *csrc,
+/* Reload takes over the policy and the workers (not yet started); the
+ * counters follow its view. hook: checks and updates before a publish. */
+static int start_reload(const struct rampartd_opts *o, const struct rfw_view *view,
+			struct worker *const *wp, uint32_t n, struct counters_src *src,
+			reload_hook hook, void *hook_ctx)
+{
+	if (reload_init(&reloader, view, o->policy, wp, n, o->ifnames, o->nifs,
+			o->reload_flows)) {
+		fprintf(stderr, "rampartd: out of memory indexing the policy's rule names\n");
+		reload_free(&reloader);
+		return -1;
+	}
+	reloader.hook = hook;
+	reloader.hook_ctx = hook_ctx;
+	reload_track_view(&reloader, &src->view);
+	src->reload = &reloader;
+	return 0;
+}
+
+/* The control socket serves (reloads too, its view following them), then
+ * the start is announced (scripts wait for that line). */
+static int go_live(struct control *ctl, struct control_src *csrc,
 		   const struct rampartd_opts *o, const struct rfw_view *view)
 {
+	csrc->reload = &reloader;
+	reload_track_view(&reloader, &csrc->view);
 	errno = control_start(ctl, csrc);
 	if (errno) {
 		fprintf(stderr, "rampartd: control socket: %s\n", strerror(errno));
@@ -339,6 +399,25 @@ static int go_live(struct control *ctl, const struct control_src *csrc,
 	}
 	announce(o, view);
 	return 0;
+}
+
+/* SIGHUP: the policy file again (CLI.md), as `rampartctl reload` does. */
+static void sighup_reload(void)
+{
+	struct reload_timing t;
+	char err[640];
+
+	reload_lock(&reloader);
+	if (reload_run(&reloader, NULL, reloader.flows, &t, err, sizeof(err)))
+		fprintf(stderr, "rampartd: SIGHUP: reload refused, the running policy stays: %s\n",
+			err);
+	else
+		fprintf(stderr, "rampartd: SIGHUP: reloaded %s (%u rules, generation %llu): "
+				"published %llu us, released %llu us after the signal\n",
+			reloader.path, reloader.view->policy->rule_count,
+			(unsigned long long)reloader.seq, (unsigned long long)t.published,
+			(unsigned long long)t.released);
+	reload_unlock(&reloader);
 }
 
 /* Signals are blocked in every thread and taken here with sigtimedwait:
@@ -359,12 +438,15 @@ static void wait_signals(const sigset_t *set, const struct counters_src *src,
 				fprintf(stderr, "rampartd: neighbours: %s\n", err);
 			continue;
 		}
-		if (sig == SIGUSR1)
+		if (sig == SIGUSR1) {
+			reload_lock(&reloader);
 			print_all(src);
-		else if (sig == SIGHUP)
-			fprintf(stderr, "rampartd: SIGHUP: reload is not implemented yet; policy unchanged\n");
-		else
+			reload_unlock(&reloader);
+		} else if (sig == SIGHUP) {
+			sighup_reload();
+		} else {
 			return;
+		}
 	}
 }
 
@@ -373,7 +455,10 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 {
 	struct worker *wp[XSK_MAX_QUEUES];
 	struct xsk_port *ports[PIPE_MAX_PORTS];
-	struct counters_src src = { view, wp, 0, o->ifnames, o->nifs, worker_cpu };
+	struct counters_src src = {
+		.view = view, .workers = wp, .ifnames = o->ifnames, .nports = o->nifs,
+		.cpus = worker_cpu,
+	};
 	struct nl_neigh_sync nl, *nlp = NULL;
 	struct control *ctl;
 	struct control_src csrc;
@@ -406,6 +491,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (make_pipes(o, view, nq, &cfg, &bx.be))
 		goto out;
 	src.nworkers = nq;
+	if (start_reload(o, view, wp, nq, &src, reload_host_section, (void *)o))
+		goto out;
 	if (o->mode == PIPE_ROUTER) {
 		if (nl_neigh_open(&nl, ifindex, o->nifs, wp, nq, err, sizeof(err)) ||
 		    nl_neigh_refresh(&nl, err, sizeof(err)) < 0) {
@@ -455,6 +542,8 @@ out:
 		print_all(&src);
 	for (uint32_t k = 0; k < nq; k++)
 		pipe_destroy(pipes[k]);
+	if (src.reload)
+		reload_free(&reloader);	/* after the pipes: they point into its view */
 	return rc;
 }
 
@@ -467,7 +556,10 @@ static struct backend_dpdk bd;
 static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 {
 	struct worker *wp[DP_MAX_QUEUES];
-	struct counters_src src = { view, wp, 0, o->ifnames, o->nifs, worker_cpu };
+	struct counters_src src = {
+		.view = view, .workers = wp, .ifnames = o->ifnames, .nports = o->nifs,
+		.cpus = worker_cpu,
+	};
 	struct control_src csrc;
 	struct pipe_config cfg;
 	struct control *ctl;
@@ -490,6 +582,9 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (make_pipes(o, view, nq, &cfg, &bd.be))
 		goto out;
 	src.nworkers = nq;
+	if (start_reload(o, view, wp, nq, &src, dp_daemon_reload_check,
+			 dp_daemon_reload_ctx(o, view)))
+		goto out;
 	for (; started < nq; started++)
 		if (dp_daemon_launch(&dports, &workers[started]))
 			goto out;
@@ -512,6 +607,8 @@ out:
 		print_all(&src);
 	for (uint32_t k = 0; k < nq; k++)
 		pipe_destroy(pipes[k]);
+	if (src.reload)
+		reload_free(&reloader);	/* after the pipes: they point into its view */
 	return rc;
 }
 #endif

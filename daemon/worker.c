@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctl_job.h"
+#include "reload.h"
 
 #define WORKER_IDLE_MS 100	/* how long the stop flag may go unseen */
 
@@ -19,6 +20,36 @@ void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pi
 	atomic_init(&w->neigh_head, 0);
 	atomic_init(&w->neigh_tail, 0);
 	atomic_init(&w->ctl_job, NULL);
+	atomic_init(&w->quiesced, 0);
+}
+
+void worker_follow(struct worker *w, struct reload_gen *_Atomic *published)
+{
+	w->published = published;
+}
+
+/* Once per loop, between bursts: a new generation is adopted whole (so a
+ * burst sees one policy), then flows are swept over a slice per loop.
+ * Returns 1 while there is reload work, so the worker does not go idle. */
+static uint32_t reload_poll(struct worker *w)
+{
+	struct reload_gen *g;
+
+	if (!w->published)
+		return 0;
+	g = atomic_load_explicit(w->published, memory_order_acquire);
+	if (g != w->gen) {
+		w->retired = pipe_adopt(w->pipe, g->pol[w->queue]);
+		w->gen = g;
+		w->sweeping = 1;
+	}
+	if (!w->sweeping)
+		return 0;
+	if (pipe_sweep(w->pipe))
+		return 1;
+	w->sweeping = 0;
+	atomic_store_explicit(&w->quiesced, g->seq, memory_order_release);
+	return 1;
 }
 
 int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
@@ -133,7 +164,8 @@ void worker_run(struct worker *w)
 		uint32_t work;
 
 		drain_neigh(w);
-		work = worker_burst(w);
+		work = reload_poll(w);
+		work += worker_burst(w);
 		work += ops->service(w->be, w->queue);
 		work += ctl_job_poll(w);
 		if (work)

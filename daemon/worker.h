@@ -13,6 +13,8 @@
 #define WORKER_NEIGH_RING 1024	/* power of two */
 
 struct ctl_job;
+struct reload_gen;
+struct pipe_policy;
 
 /* What the interface counters need beyond pipe_stats: written by the
  * worker only, read by the main thread like pipe_stats (see counters.c). */
@@ -54,11 +56,23 @@ struct worker {
 	struct worker_neigh_cmd neigh[WORKER_NEIGH_RING];
 	/* Control-socket requests (ctl_job.h), checked once per loop. */
 	_Alignas(64) struct ctl_job *_Atomic ctl_job;
+	/* Reload (reload.h): the generation the reloader publishes, checked
+	 * once per loop; the worker adopts its policy between bursts, sweeps
+	 * its flows over, then reports the generation's seq in quiesced
+	 * (release), after which the reloader frees `retired`. */
+	struct reload_gen *_Atomic *published;	/* NULL: no reloads (pcap) */
+	struct reload_gen *gen;			/* adopted */
+	struct pipe_policy *retired;		/* replaced by the adopt */
+	int sweeping;
+	_Alignas(64) _Atomic uint64_t quiesced;
 	/* cold */
 	pthread_t thread;
 };
 
 void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pipe_worker *pipe);
+
+/* Before the thread starts: take reloads from *published. */
+void worker_follow(struct worker *w, struct reload_gen *_Atomic *published);
 
 /* Run bursts until stopped or the backend has no more input. */
 void worker_run(struct worker *w);

@@ -133,3 +133,31 @@ void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,
 	fprintf(stderr, "rampartd: DPDK: %llu chained (multi-mbuf) frames dropped\n",
 		(unsigned long long)multiseg);
 }
+
+struct dp_reload_ctx {
+	const struct rfw_view *started;
+	int isolated;
+};
+
+void *dp_daemon_reload_ctx(const struct rampartd_opts *o, const struct rfw_view *started)
+{
+	static struct dp_reload_ctx c;
+
+	c.started = started;
+	c.isolated = o->dpdk_isolate && o->mode == PIPE_ROUTER;
+	return &c;
+}
+
+int dp_daemon_reload_check(void *ctx, const struct rfw_view *view, char *err, size_t errlen)
+{
+	const struct dp_reload_ctx *c = ctx;
+	uint32_t n = view->policy->route_count;
+
+	if (!c->isolated || (n == c->started->policy->route_count &&
+			     (!n || !memcmp(view->routes, c->started->routes,
+					    n * sizeof(*view->routes)))))
+		return 0;
+	snprintf(err, errlen, "with --dpdk-isolate the ports' rte_flow rules follow the routes "
+			      "rampartd started with; restart it to change routes");
+	return -1;
+}

@@ -27,6 +27,12 @@ int dp_daemon_launch(const struct dp_ports *d, struct worker *w);
 void dp_daemon_stop(const struct dp_ports *d, struct worker *w);
 /* -v: where each worker runs, what each port got. */
 void dp_daemon_report(const struct dp_ports *d, const struct rampartd_opts *o);
+/* Reload (daemon/reload.h) with DPDK ports: the context for the check
+ * below, which refuses a policy whose routes differ from the starting
+ * one's while the ports are isolated (the rte_flow rules were made from
+ * those routes). */
+void *dp_daemon_reload_ctx(const struct rampartd_opts *o, const struct rfw_view *started);
+int dp_daemon_reload_check(void *ctx, const struct rfw_view *view, char *err, size_t errlen);
 /* -v at stop, before dp_close: each port's PMD counters (missed, no
  * mbuf, TX errors) and the chained frames the backend dropped. */
 void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,

@@ -296,6 +296,10 @@ static int verify_v11(struct rfw_view *v, const struct rfw_section *tab, uint32_
 	for (uint32_t r = 0; r <= v->policy->rule_count; r++)
 		if (v->rules[r].limit > v->limit_count)
 			return fail(err, errlen, "artifact rule %u names a missing limit", r);
+	/* read once here, so that building a worker's view (reload) need not */
+	for (uint32_t i = 0; i < v->acl_count; i++)
+		if ((v->acl[i].flags & RFW_ACL_STATE) && (v->acl[i].state_mask & RFW_STATE_INVALID))
+			v->rules_see_invalid = 1;
 	if (verify_entries(v, v->acl, v->acl_count, v->policy->rule_count, "acl", err, errlen))
 		return -1;
 
@@ -453,10 +457,16 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 	return 0;
 }
 
+/* The file is copied into private anonymous memory, not mapped: a mapped
+ * file that someone overwrites in place (cp over the running policy) would
+ * change the tables under the workers, and a truncation would fault them.
+ * The copy is made read-only, so a stray write faults instead of
+ * silently changing a verdict. */
 int rfw_open(struct rfw_view *v, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
-	void *map;
+	uint8_t *mem;
+	size_t size, got = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	memset(v, 0, sizeof(*v));
@@ -466,12 +476,35 @@ int rfw_open(struct rfw_view *v, const char *path, char *err, size_t errlen)
 		close(fd);
 		return fail(err, errlen, "%s: not a regular, non-empty file", path);
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	size = (size_t)st.st_size;
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		close(fd);
+		return fail(err, errlen, "%s: %zu bytes: %s", path, size, strerror(errno));
+	}
+	while (got < size) {
+		ssize_t r = read(fd, mem + got, size - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? errno : 0;
+
+			close(fd);
+			munmap(mem, size);
+			return fail(err, errlen, "%s: %s", path,
+				    e ? strerror(e) : "file shrank while being read");
+		}
+		got += (size_t)r;
+	}
 	close(fd);
-	if (map == MAP_FAILED)
-		return fail(err, errlen, "%s: mmap: %s", path, strerror(errno));
-	if (rfw_view_init(v, map, (size_t)st.st_size, err, errlen) < 0) {
-		munmap(map, (size_t)st.st_size);
+	if (mprotect(mem, size, PROT_READ) < 0) {
+		fail(err, errlen, "%s: mprotect: %s", path, strerror(errno));
+		munmap(mem, size);
+		return -1;
+	}
+	if (rfw_view_init(v, mem, size, err, errlen) < 0) {
+		munmap(mem, size);
 		return -1;
 	}
 	v->mapped = 1;

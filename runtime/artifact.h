@@ -50,6 +50,7 @@ struct rfw_view {
 	const struct rfw_host_pass *host_pass;
 	uint32_t host_pass_count;
 	const struct rfw_rule_source *rule_source;	/* NULL when absent */
+	int rules_see_invalid;		/* a rule names `state: invalid` */
 };
 
 /* Verify buf (magic, version, sizes, checksum, every section in bounds,

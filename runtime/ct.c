@@ -99,6 +99,7 @@ struct ct_table {
 	/* per new flow / per batch */
 	uint32_t free_head;
 	uint32_t free_count;
+	uint32_t high_water;	/* 1 + the highest entry ever handed out */
 	uint32_t max_flows;
 	uint32_t wheel_pos;	/* wheel time: seconds before it are reaped */
 	uint32_t *wheel;	/* WHEEL_SLOTS list heads */
@@ -681,6 +682,10 @@ static uint32_t entry_alloc(struct ct_table *t)
 
 	t->free_head = t->flows[idx].next;
 	t->free_count--;
+	/* the free list starts in index order: entries in use stay below
+	 * this mark, and scans (reload's sweep) stop at it */
+	if (idx >= t->high_water)
+		t->high_water = idx + 1;
 	/* The next create writes the new head: once the free list has been
 	 * shuffled by expiry it is anywhere in the array, a miss per create
 	 * that this hides behind the rest of this create and the next. */
@@ -722,6 +727,47 @@ void ct_remove(struct ct_table *t, uint32_t flow)
 	wheel_unlink(t, flow);
 	flow_free(t, flow);
 	t->st.removed++;
+}
+
+void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT])
+{
+	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
+		t->timeout[i] = timeout[i] ? timeout[i] : 1;
+}
+
+void ct_flow_set_rule(struct ct_table *t, uint32_t flow, uint32_t rule)
+{
+	if (flow < t->max_flows && (t->flows[flow].flags & (CT_F_USED | CT_F_AUX)) == CT_F_USED)
+		t->flows[flow].rule = rule;
+}
+
+/* Slots [0, max_flows) are flows, the fragment entries follow. */
+int ct_rewrite_rules(struct ct_table *t, uint32_t *cursor, uint32_t budget,
+		     uint32_t (*fn)(void *ctx, uint32_t rule), void *ctx)
+{
+	uint64_t nfrag = (uint64_t)t->frag_sets * FRAG_WAYS, end = t->max_flows + nfrag;
+	uint64_t i = *cursor, stop;
+
+	if (i < t->max_flows && i >= t->high_water)
+		i = t->max_flows;	/* no entry was ever used past the mark */
+	stop = i + budget < end ? i + budget : end;
+	if (i < t->high_water && stop > t->high_water)
+		stop = t->high_water;
+	for (; i < stop; i++) {
+		if (i < t->max_flows) {
+			struct ct_flow *f = &t->flows[i];
+
+			if ((f->flags & (CT_F_USED | CT_F_AUX)) == CT_F_USED)
+				f->rule = fn(ctx, f->rule);
+		} else {
+			struct ct_frag *g = &t->frags[i - t->max_flows];
+
+			if (g->used)
+				g->rule = fn(ctx, g->rule);
+		}
+	}
+	*cursor = (uint32_t)i;
+	return i < end;
 }
 
 static inline int flow_live(const struct ct_flow *f, uint32_t now)

@@ -143,6 +143,20 @@ uint32_t ct_expire(struct ct_table *t, uint32_t now, uint32_t budget);
 /* Remove one flow now (reload re-check, tests). */
 void ct_remove(struct ct_table *t, uint32_t flow);
 
+/* ---- Reload: the rule a flow (or fragment entry) stores is opaque to
+ * conntrack; the pipeline keeps a policy generation tag in it. ---- */
+
+/* New timeouts (seconds, 0 taken as 1) for packets from now on; flows
+ * keep the expiry they have until their next packet. */
+void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT]);
+/* Overwrite a live flow's rule. */
+void ct_flow_set_rule(struct ct_table *t, uint32_t flow, uint32_t rule);
+/* Rewrite the rule of live flows and fragment entries, rule = fn(ctx,
+ * rule), over at most `budget` slots from *cursor (start at 0). Returns
+ * 1 while slots remain, 0 once the whole table has been seen. */
+int ct_rewrite_rules(struct ct_table *t, uint32_t *cursor, uint32_t budget,
+		     uint32_t (*fn)(void *ctx, uint32_t rule), void *ctx);
+
 /* Fragments: after the caller accepted a first fragment (meta->fragment
  * == 1), remember its verdict so the non-first fragments with the same
  * (src, dst, proto, IP id) follow it for frag_timeout seconds. flow may

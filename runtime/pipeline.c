@@ -13,84 +13,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "cls.h"
 #include "csum.h"
-#include "ct.h"
-#include "lpm.h"
-#include "nat.h"
-#include "neigh.h"
-#include "ratelimit.h"
+#include "pipeline_int.h"
 #include "reply.h"
 
 #define EXPIRE_BUDGET 64	/* conntrack expiry work per burst */
-
-enum path {
-	PATH_NEW = 0,		/* through DNAT, rules, limits, CT */
-	PATH_FLOW,		/* a known flow: its verdict and translation */
-	PATH_RELATED,		/* an ICMP error about a known flow */
-	PATH_FRAG,		/* a non-first fragment following its first */
-};
-
-/* Per-burst scratch, indexed by the frame's place in the burst. */
-struct pipe_burst {
-	struct pkt_meta meta[PIPE_BURST];
-	struct ct_pkt cp[PIPE_BURST];
-	struct ct_result res[PIPE_BURST];
-	struct ct_flow_info flow[PIPE_BURST];	/* PATH_FLOW/RELATED with NAT */
-	struct pkt_key akey[PIPE_BURST];	/* what the rules see (after DNAT) */
-	struct pkt_key wire[PIPE_BURST];	/* how it leaves (after all NAT) */
-	struct pkt_key reply[PIPE_BURST];	/* a new flow's reply on the wire */
-	uint8_t nexthop[PIPE_BURST][16];
-	uint32_t rule[PIPE_BURST];
-	uint8_t path[PIPE_BURST];
-	uint8_t nat[PIPE_BURST];		/* wire differs from the frame */
-	uint8_t has_reply[PIPE_BURST];
-	/* lists of burst indexes */
-	uint32_t l_new[PIPE_BURST], l_known[PIPE_BURST], l_pass[PIPE_BURST];
-	const struct pkt_key *keys[PIPE_BURST];	/* classifier input */
-	uint32_t key_of[PIPE_BURST];
-	uint32_t rules[PIPE_BURST];
-	struct ct_pkt cpl[PIPE_BURST];		/* ct_lookup_batch input */
-	struct ct_result resl[PIPE_BURST];
-	/* stage_ct: a new flow's SNAT choice between its two passes */
-	struct nat_pool *snat_pool[PIPE_BURST];
-	struct nat_result snat[PIPE_BURST];
-	uint8_t creating[PIPE_BURST];
-};
-
-struct pipe_nat_pool {
-	struct nat_pool pool;
-	uint32_t rule;		/* NAT rule number */
-	uint8_t port;		/* masquerade: the egress port; else PIPE_NO_PORT */
-};
-
-struct pipe_worker {
-	/* hot: read every burst */
-	enum pipe_mode mode;
-	uint32_t nports;
-	const struct rfw_view *view;
-	int stateful;
-	int rules_see_invalid;		/* some rule names `state: invalid` */
-	struct cls_table acl;
-	struct ct_table *ct;
-	struct rl_table rl;
-	int have_rl;
-	struct lpm route4, route6;
-	int have_route4, have_route6;
-	uint8_t port_if[PIPE_MAX_PORTS];		/* port -> policy interface */
-	uint8_t if_port[RFW_MAX_INTERFACES];		/* policy interface -> port */
-	struct pipe_stats stats;
-	struct pipe_rule_stats *rules;
-	uint64_t *limited;				/* per rule */
-	struct pipe_nat_pool *pools;
-	uint32_t npools;
-	int32_t *snat_pool;		/* per NAT rule: pool index or -1 */
-	int32_t *masq_pool;		/* per NAT rule x port: pool index or -1 */
-	struct pipe_burst burst;
-	/* cold */
-	struct pipe_config cfg;
-	struct neigh_table neigh;
-};
 
 static inline uint64_t cycles(void)
 {
@@ -102,18 +29,6 @@ static inline uint64_t cycles(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif
-}
-
-static int lpm_from_ref(struct lpm *t, const struct rfw_view *v, const struct rfw_lpm_ref *r,
-			uint8_t bytes)
-{
-	if (!v->lpm_data || r->offset == RFW_LPM_NONE)
-		return 0;
-	t->root = v->lpm_data + r->offset;
-	t->groups = t->root + LPM_ROOT_SIZE;
-	t->group_count = r->group_count;
-	t->addr_bytes = bytes;
-	return 1;
 }
 
 static int addr_len(uint8_t family)
@@ -135,7 +50,7 @@ static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
 	    !memcmp(fi.reply.dst, fi.orig.src, 16))
 		return;			/* no SNAT on this flow */
 	for (uint32_t i = 0; i < w->npools; i++) {
-		struct nat_pool *p = &w->pools[i].pool;
+		struct nat_pool *p = &w->pools[i]->pool;
 		uint32_t slot;
 
 		if (p->family != fi.orig.family)
@@ -157,63 +72,10 @@ static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint
 	return pc->has_v6 ? pc->v6 : NULL;
 }
 
-static int add_pool(struct pipe_worker *w, uint32_t rule, const uint8_t *masq, uint8_t port)
-{
-	struct nat_pool_config c;
-	struct pipe_nat_pool *np = &w->pools[w->npools];
-	uint16_t count = w->cfg.worker_count ? w->cfg.worker_count : 1;
-
-	if (nat_pool_config_from_rule(&c, &w->view->nat_rules[rule], masq, w->cfg.worker_id,
-				      count) < 0 ||
-	    nat_pool_init(&np->pool, &c) < 0)
-		return -1;
-	np->rule = rule;
-	np->port = port;
-	return (int)w->npools++;
-}
-
-static int make_pools(struct pipe_worker *w)
-{
-	const struct rfw_view *v = w->view;
-	uint32_t n = v->policy->nat_count;
-
-	w->snat_pool = malloc((n + 1) * sizeof(*w->snat_pool));
-	w->masq_pool = malloc((n + 1) * w->nports * sizeof(*w->masq_pool));
-	w->pools = calloc((n + 1) * (w->nports + 1), sizeof(*w->pools));
-	if (!w->snat_pool || !w->masq_pool || !w->pools)
-		return -1;
-	for (uint32_t r = 0; r <= n; r++) {
-		const struct rfw_nat_rule *nr;
-
-		w->snat_pool[r] = -1;
-		for (uint32_t p = 0; p < w->nports; p++)
-			w->masq_pool[r * w->nports + p] = -1;
-		if (r == 0)
-			continue;	/* record 0 is unused (and absent without NAT) */
-		nr = &v->nat_rules[r];
-		if (nr->kind == RFW_NAT_SNAT) {
-			w->snat_pool[r] = add_pool(w, r, NULL, PIPE_NO_PORT);
-			if (w->snat_pool[r] < 0)
-				return -1;
-		} else if (nr->kind == RFW_NAT_MASQUERADE) {
-			for (uint32_t p = 0; p < w->nports; p++) {
-				const uint8_t *a = port_addr(&w->cfg, p, nr->family);
-
-				/* A port without an address of the family
-				 * cannot masquerade: such flows are refused
-				 * (counted as nat-failed). */
-				if (a && (w->masq_pool[r * w->nports + p] =
-						  add_pool(w, r, a, (uint8_t)p)) < 0)
-					return -1;
-			}
-		}
-	}
-	return 0;
-}
-
 struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_view *view)
 {
 	struct pipe_worker *w;
+	struct pipe_policy *p;
 	int saved;
 
 	if (cfg->nports == 0 || cfg->nports > PIPE_MAX_PORTS ||
@@ -229,31 +91,10 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 	w->cfg = *cfg;
 	w->mode = cfg->mode;
 	w->nports = cfg->nports;
-	w->view = view;
 	w->stateful = view->policy->stateful;
-	w->rules = calloc((size_t)view->policy->rule_count + 1, sizeof(*w->rules));
-	w->limited = calloc((size_t)view->policy->rule_count + 1, sizeof(*w->limited));
-	if (!w->rules || !w->limited)
+	w->pools = calloc(PIPE_MAX_POOLS, sizeof(*w->pools));
+	if (!w->pools)
 		goto fail;
-	cls_table_init(&w->acl, view);
-	for (uint32_t e = 0; e < view->acl_count; e++)
-		if ((view->acl[e].flags & RFW_ACL_STATE) &&
-		    (view->acl[e].state_mask & RFW_STATE_INVALID))
-			w->rules_see_invalid = 1;
-	if (view->route_table) {
-		w->have_route4 = lpm_from_ref(&w->route4, view, &view->route_table->v4, 4);
-		w->have_route6 = lpm_from_ref(&w->route6, view, &view->route_table->v6, 16);
-	}
-	memset(w->if_port, PIPE_NO_PORT, sizeof(w->if_port));
-	for (uint32_t p = 0; p < cfg->nports; p++) {
-		w->port_if[p] = PIPE_NO_PORT;
-		for (uint32_t i = 0; i < view->interface_count; i++)
-			if (!strncmp(view->interfaces[i].name, cfg->port[p].name,
-				     sizeof(view->interfaces[i].name))) {
-				w->port_if[p] = (uint8_t)i;
-				w->if_port[i] = (uint8_t)p;
-			}
-	}
 	if (w->stateful) {
 		struct ct_config cc;
 
@@ -264,16 +105,13 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 		cc.on_remove = release_nat;
 		cc.on_remove_ctx = w;
 		w->ct = ct_create(&cc);
-		if (!w->ct || make_pools(w) < 0)
+		if (!w->ct)
 			goto fail;
 	}
-	if (view->limit_count) {
-		struct rl_config rc = {.worker_count = cfg->worker_count, .seed = cfg->seed};
-
-		if (rl_table_init(&w->rl, view->limits, view->limit_count, &rc) < 0)
-			goto fail;
-		w->have_rl = 1;
-	}
+	p = pipe_policy_build(w, view, NULL, PIPE_FLOWS_KEEP, NULL, 0);
+	if (!p)
+		goto fail;
+	pipe_adopt(w, p);
 	neigh_init(&w->neigh);
 	return w;
 fail:
@@ -288,16 +126,13 @@ void pipe_destroy(struct pipe_worker *w)
 	if (!w)
 		return;
 	if (w->ct)
-		ct_destroy(w->ct);
-	for (uint32_t i = 0; i < w->npools; i++)
-		nat_pool_free(&w->pools[i].pool);
-	if (w->have_rl)
-		rl_table_free(&w->rl);
+		ct_destroy(w->ct);	/* calls release_nat: pools still here */
+	for (uint32_t i = 0; i < w->npools; i++) {
+		nat_pool_free(&w->pools[i]->pool);
+		free(w->pools[i]);
+	}
 	free(w->pools);
-	free(w->snat_pool);
-	free(w->masq_pool);
-	free(w->rules);
-	free(w->limited);
+	pipe_policy_free(w->pol);
 	free(w);
 }
 
@@ -308,12 +143,17 @@ const struct pipe_stats *pipe_stats(const struct pipe_worker *w)
 
 const struct pipe_rule_stats *pipe_rule_stats(const struct pipe_worker *w)
 {
-	return w->rules;
+	return w->pol->rules;
+}
+
+uint32_t pipe_rule_count(const struct pipe_worker *w)
+{
+	return w->pol->rule_count;
 }
 
 uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule)
 {
-	return rule <= w->view->policy->rule_count ? w->limited[rule] : 0;
+	return rule <= w->pol->rule_count ? w->pol->limited[rule] : 0;
 }
 
 const struct ct_table *pipe_conntrack(const struct pipe_worker *w)
@@ -328,12 +168,12 @@ uint32_t pipe_nat_pool_count(const struct pipe_worker *w)
 
 const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i)
 {
-	return i < w->npools ? &w->pools[i].pool : NULL;
+	return i < w->npools ? &w->pools[i]->pool : NULL;
 }
 
 uint8_t pipe_port_policy_if(const struct pipe_worker *w, uint32_t port)
 {
-	return port < w->nports ? w->port_if[port] : PIPE_NO_PORT;
+	return port < w->nports ? w->pol->port_if[port] : PIPE_NO_PORT;
 }
 
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
@@ -385,9 +225,9 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
 		switch (pkt_parse(p->data, p->len, m)) {
 		case PKT_IP:
-			m->key.in_if = w->port_if[p->in_port];
+			m->key.in_if = w->pol->port_if[p->in_port];
 			m->key.out_if = p->out_port == PIPE_NO_PORT ? PIPE_NO_PORT
-								    : w->port_if[p->out_port];
+								    : w->pol->port_if[p->out_port];
 			m->key.ct_state = RFW_STATE_NEW;
 			b->path[i] = PATH_NEW;
 			b->nat[i] = 0;
@@ -440,7 +280,7 @@ static uint32_t invalid(struct pipe_worker *w, struct pipe_pkt *p, struct pkt_ke
 			uint32_t *slot, uint32_t i)
 {
 	key->ct_state = RFW_STATE_INVALID;
-	if (!w->rules_see_invalid) {
+	if (!w->pol->rules_see_invalid) {
 		drop(w, p, PIPE_DROP_CT_INVALID);
 		return 0;
 	}
@@ -473,6 +313,93 @@ static void related_wire(struct pipe_burst *b, uint32_t i)
 	}
 }
 
+/* The policy interface toward addr by the routes, or PIPE_NO_PORT. */
+static uint8_t route_if(const struct pipe_policy *pol, uint8_t family, const uint8_t *addr)
+{
+	uint32_t v = 0;
+
+	if (family == 4 && pol->have_route4)
+		v = lpm_lookup(&pol->route4, addr);
+	else if (family == 6 && pol->have_route6)
+		v = lpm_lookup(&pol->route6, addr);
+	if (!v || v > pol->view->policy->route_count)
+		return PIPE_NO_PORT;
+	return (uint8_t)pol->view->routes[v - 1].interface;
+}
+
+/* Reload re-check: the rule the current policy gives the flow's first
+ * packet, as rules saw it (after DNAT, before SNAT), seen as a new
+ * connection (TCP: a SYN; ICMP: an echo request) on the interfaces the
+ * flow's original direction uses. */
+static uint32_t recheck_rule(const struct pipe_worker *w, const struct pipe_pkt *p,
+			     const struct ct_result *r)
+{
+	const struct pipe_policy *pol = w->pol;
+	struct ct_flow_info fi;
+	struct pkt_key k;
+	int orig = r->dir == CT_DIR_ORIG;
+
+	if (ct_flow_get(w->ct, r->flow, &fi) < 0)
+		return 0;
+	k = fi.orig;
+	memcpy(k.dst, fi.reply.src, 16);
+	k.has_ports = k.proto == 6 || k.proto == 17 || k.proto == 132;
+	if (k.has_ports) {
+		k.dport = fi.reply.sport;
+	} else {
+		k.sport = k.dport = 0;
+		k.icmp_type = k.proto == 1 ? 8 : k.proto == 58 ? 128 : 0;
+		k.icmp_code = 0;
+	}
+	k.tcp_flags = k.proto == 6 ? 0x02 : 0;
+	k.ct_state = RFW_STATE_NEW;
+	if (w->mode == PIPE_BRIDGE) {
+		uint32_t in = orig ? p->in_port : p->in_port ^ 1u;
+
+		k.in_if = pol->port_if[in];
+		k.out_if = pol->port_if[in ^ 1u];
+	} else {
+		k.in_if = orig ? pol->port_if[p->in_port] : route_if(pol, k.family, k.src);
+		k.out_if = orig ? route_if(pol, k.family, k.dst) : pol->port_if[p->in_port];
+	}
+	return cls_lookup(&pol->acl, &k);
+}
+
+/* A flow made under an earlier policy generation: move it to the rule
+ * that continues its own, or, when the reload asked for it, run it
+ * through the new rules. Returns 1 when the packet was dropped and the
+ * flow ended (the new policy refuses it). */
+static int restamp(struct pipe_worker *w, struct pipe_pkt *p, const struct pkt_meta *m,
+		   struct ct_result *r)
+{
+	const struct pipe_policy *pol = w->pol;
+	uint32_t rule;
+	int recheck = pipe_flow_restamp_rule(pol, r->rule, &rule);
+
+	if (r->kind == CT_FRAG || r->flow == CT_NONE) {
+		r->rule = rule;		/* fragment entries are short-lived: map only */
+		return 0;
+	}
+	if (recheck && r->kind == CT_FOUND) {
+		rule = recheck_rule(w, p, r);
+		if (pol->view->rules[rule].action != RFW_ACTION_ACCEPT) {
+			ct_remove(w->ct, r->flow);
+			pol->rules[rule].packets++;
+			pol->rules[rule].bytes += p->len;
+			w->stats.recheck_ended++;
+			drop(w, p, m->key.ct_state == RFW_STATE_INVALID ? PIPE_DROP_CT_INVALID
+									 : PIPE_DROP_POLICY);
+			return 1;
+		}
+		recheck = 0;
+	}
+	/* an ICMP error does not settle a pending re-check */
+	ct_flow_set_rule(w->ct, r->flow,
+			 pipe_flow_rule(pol->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule));
+	r->rule = rule;
+	return 0;
+}
+
 /* Conntrack: packets of known flows leave the new-flow path. Returns the
  * number of packets still on it (in l_new); known ones go to l_known. */
 static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
@@ -502,12 +429,15 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 				kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 				break;
 			}
+			if (__builtin_expect(r->rule >> PIPE_RULE_BITS != w->pol->tag, 0) &&
+			    restamp(w, &pkts[i], &b->meta[i], r))
+				break;		/* refused by the re-check */
 			b->path[i] = r->kind == CT_RELATED ? PATH_RELATED
 				   : r->kind == CT_FRAG ? PATH_FRAG : PATH_FLOW;
 			w->stats.related += r->kind == CT_RELATED;
 			key->ct_state = r->kind == CT_RELATED ? RFW_STATE_RELATED
 							      : RFW_STATE_ESTABLISHED;
-			b->rule[i] = r->rule;
+			b->rule[i] = r->rule & PIPE_RULE_MASK;
 			b->wire[i] = *key;
 			b->nat[i] = 0;
 			if (!(r->flags & CT_RF_NAT)) {
@@ -544,13 +474,13 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
  * short: a scan in rule order. */
 static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, int dnat)
 {
-	const struct rfw_view *v = w->view;
+	const struct rfw_view *v = w->pol->view;
 
 	for (uint32_t e = 0; e < v->nat_acl_count; e++) {
 		const struct rfw_acl_entry *x = &v->nat_acl[e];
 		int is_dnat = v->nat_rules[x->rule].kind == RFW_NAT_DNAT;
 
-		if (is_dnat == dnat && cls_entry_matches(&w->acl.sets, x, k))
+		if (is_dnat == dnat && cls_entry_matches(&w->pol->acl.sets, x, k))
 			return x->rule;
 	}
 	return 0;
@@ -560,7 +490,7 @@ static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, 
 static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
 {
 	struct pipe_burst *b = &w->burst;
-	int any = w->stateful && w->view->policy->nat_count;
+	int any = w->stateful && w->pol->view->policy->nat_count;
 
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k], r;
@@ -571,7 +501,7 @@ static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
 			continue;
 		r = nat_match(w, key, 1);
 		if (r) {
-			nat_dnat_key(&w->view->nat_rules[r], key, &b->akey[i]);
+			nat_dnat_key(&w->pol->view->nat_rules[r], key, &b->akey[i]);
 			b->nat[i] = 1;
 		}
 	}
@@ -590,20 +520,20 @@ static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		struct pkt_key *key = &keys[i];
 		const struct rfw_route *r;
 
-		if (key->family == 4 && w->have_route4)
-			v = lpm_lookup(&w->route4, key->dst);
-		else if (key->family == 6 && w->have_route6)
-			v = lpm_lookup(&w->route6, key->dst);
-		if (!v || v > w->view->policy->route_count) {
+		if (key->family == 4 && w->pol->have_route4)
+			v = lpm_lookup(&w->pol->route4, key->dst);
+		else if (key->family == 6 && w->pol->have_route6)
+			v = lpm_lookup(&w->pol->route6, key->dst);
+		if (!v || v > w->pol->view->policy->route_count) {
 			drop(w, &pkts[i], PIPE_DROP_NO_ROUTE);
 			continue;
 		}
-		r = &w->view->routes[v - 1];
-		if (w->if_port[r->interface] == PIPE_NO_PORT) {
+		r = &w->pol->view->routes[v - 1];
+		if (w->pol->if_port[r->interface] == PIPE_NO_PORT) {
 			drop(w, &pkts[i], PIPE_DROP_NO_PORT);
 			continue;
 		}
-		pkts[i].out_port = w->if_port[r->interface];
+		pkts[i].out_port = w->pol->if_port[r->interface];
 		key->out_if = (uint8_t)r->interface;
 		memcpy(b->nexthop[i], r->has_via ? r->via : key->dst, 16);
 		list[kept++] = i;
@@ -616,12 +546,12 @@ static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew)
 {
 	struct pipe_burst *b = &w->burst;
-	const struct rfw_rule *rules = w->view->rules;
+	const struct rfw_rule *rules = w->pol->view->rules;
 	uint32_t kept = 0;
 
 	for (uint32_t k = 0; k < nnew; k++)
 		b->keys[k] = &b->akey[b->l_new[k]];
-	cls_lookup_batch(&w->acl, b->keys, nnew, b->rules);
+	cls_lookup_batch(&w->pol->acl, b->keys, nnew, b->rules);
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k], r = b->rules[k];
 		struct pipe_pkt *p = &pkts[i];
@@ -630,8 +560,8 @@ static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		uint32_t len;
 
 		b->rule[i] = r;
-		w->rules[r].packets++;
-		w->rules[r].bytes += p->len;
+		w->pol->rules[r].packets++;
+		w->pol->rules[r].bytes += p->len;
 		if (action == RFW_ACTION_ACCEPT) {
 			b->l_new[kept++] = i;
 			continue;
@@ -659,14 +589,14 @@ static uint32_t stage_limit(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			    uint64_t now_ns)
 {
 	struct pipe_burst *b = &w->burst;
-	const struct rfw_rule *rules = w->view->rules;
+	const struct rfw_rule *rules = w->pol->view->rules;
 	uint32_t kept = 0;
 
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k], r = b->rule[i];
 
-		if (rules[r].limit && !rl_allow(&w->rl, rules[r].limit, &b->meta[i].key, now_ns)) {
-			w->limited[r]++;
+		if (rules[r].limit && !rl_allow(&w->pol->rl, rules[r].limit, &b->meta[i].key, now_ns)) {
+			w->pol->limited[r]++;
 			drop(w, &pkts[i], PIPE_DROP_RATE_LIMIT);
 			continue;
 		}
@@ -677,11 +607,11 @@ static uint32_t stage_limit(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 
 static struct nat_pool *snat_pool_for(struct pipe_worker *w, uint32_t r, uint8_t out_port)
 {
-	int32_t idx = w->snat_pool[r];
+	int32_t idx = w->pol->snat_pool[r];
 
-	if (w->view->nat_rules[r].kind == RFW_NAT_MASQUERADE)
-		idx = out_port < w->nports ? w->masq_pool[r * w->nports + out_port] : -1;
-	return idx < 0 ? NULL : &w->pools[idx].pool;
+	if (w->pol->view->nat_rules[r].kind == RFW_NAT_MASQUERADE)
+		idx = out_port < w->nports ? w->pol->masq_pool[r * w->nports + out_port] : -1;
+	return idx < 0 ? NULL : &w->pools[idx]->pool;
 }
 
 /* New accepted flows: SNAT choice and the conntrack entry. */
@@ -706,10 +636,10 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 			b->l_new[mid++] = i;
 			continue;
 		}
-		r = w->view->policy->nat_count ? nat_match(w, &b->akey[i], 0) : 0;
+		r = w->pol->view->policy->nat_count ? nat_match(w, &b->akey[i], 0) : 0;
 		if (r) {
 			pool = snat_pool_for(w, r, pkts[i].out_port);
-			if (!pool || nat_translate_key(pool, &w->view->nat_rules[r], &b->akey[i],
+			if (!pool || nat_translate_key(pool, &w->pol->view->nat_rules[r], &b->akey[i],
 						       &nr) < 0) {
 				drop(w, &pkts[i], PIPE_DROP_NAT_FAILED);
 				continue;
@@ -737,8 +667,8 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 			b->l_new[kept++] = i;
 			continue;
 		}
-		st = ct_create_flow(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL, b->rule[i],
-				    now, &flow);
+		st = ct_create_flow(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL,
+				    pipe_flow_rule(w->pol->tag, b->rule[i]), now, &flow);
 		if (st == CT_REFUSED_FULL || st == CT_REFUSED_INVALID) {
 			if (pool && nr.slot != NAT_SLOT_NONE)
 				nat_release(pool, nr.slot);
@@ -756,7 +686,8 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 			flow_wire(b, i, &pkts[i], &there);
 		}
 		if (m->fragment == 1)
-			ct_frag_accept(w->ct, &b->cp[i], flow, CT_DIR_ORIG, b->rule[i], now);
+			ct_frag_accept(w->ct, &b->cp[i], flow, CT_DIR_ORIG,
+				       pipe_flow_rule(w->pol->tag, b->rule[i]), now);
 		b->l_new[kept++] = i;
 	}
 	return kept;
@@ -898,10 +829,10 @@ static void count_known(struct pipe_worker *w, struct pipe_pkt *pkts, const uint
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = list[k], r = b->rule[i];
 
-		if (r > w->view->policy->rule_count)
+		if (r > w->pol->view->policy->rule_count)
 			r = 0;
-		w->rules[r].packets++;
-		w->rules[r].bytes += pkts[i].len;
+		w->pol->rules[r].packets++;
+		w->pol->rules[r].bytes += pkts[i].len;
 		w->stats.flows_hit++;
 	}
 }
@@ -925,7 +856,7 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n));
 	if (w->stateful && nnew)
 		STAGE(PIPE_ST_FLOW, nnew, nnew = stage_flow(w, pkts, nnew, now, &nknown));
-	if (nnew && w->stateful && w->view->policy->nat_count)
+	if (nnew && w->stateful && w->pol->view->policy->nat_count)
 		STAGE(PIPE_ST_DNAT, nnew, stage_dnat(w, nnew));
 	else
 		for (uint32_t k = 0; k < nnew; k++)
@@ -936,7 +867,7 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		       nknown = route_list(w, pkts, b->l_known, nknown, b->wire)));
 	if (nnew)
 		STAGE(PIPE_ST_ACL, nnew, nnew = stage_acl(w, pkts, nnew));
-	if (nnew && w->have_rl)
+	if (nnew && w->pol->have_rl)
 		STAGE(PIPE_ST_LIMIT, nnew, nnew = stage_limit(w, pkts, nnew, now_ns));
 	if (nnew && w->stateful)
 		STAGE(PIPE_ST_CT, nnew, nnew = stage_ct(w, pkts, nnew, now));

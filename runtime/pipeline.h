@@ -117,6 +117,7 @@ struct pipe_stats {
 	uint64_t flows_hit;	/* packets of known flows (skipped the rules) */
 	uint64_t related;	/* ICMP errors passed for their flow */
 	uint64_t nat_rewrites;	/* frames translated */
+	uint64_t recheck_ended;	/* flows a reload's re-check refused (and ended) */
 	struct pipe_port_stats port[PIPE_MAX_PORTS];
 };
 
@@ -132,8 +133,11 @@ void pipe_destroy(struct pipe_worker *w);
 void pipe_process(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, uint64_t now_ns);
 
 const struct pipe_stats *pipe_stats(const struct pipe_worker *w);
-/* Per rule, index = rule number (0 = default), rule_count + 1 entries. */
+/* Per rule of the current policy, index = rule number (0 = default),
+ * rule_count + 1 entries; since its adopt (see pipe_adopt). */
 const struct pipe_rule_stats *pipe_rule_stats(const struct pipe_worker *w);
+/* The current policy's rule count (pipe_rule_stats has one more). */
+uint32_t pipe_rule_count(const struct pipe_worker *w);
 /* The policy's interface index of a port, or PIPE_NO_PORT. */
 uint8_t pipe_port_policy_if(const struct pipe_worker *w, uint32_t port);
 
@@ -153,6 +157,45 @@ const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i);
 /* Next-hop MAC for router mode; off the packet path. 0 or -1. */
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		   const uint8_t mac[6]);
+
+/* ---- Reload (docs/operations.md). A new policy is built for each
+ * worker off the packet path, made current by the worker itself between
+ * two bursts (so a burst sees one policy, whole), and the old one is
+ * freed after the worker has swept its flows over to the new. Conntrack,
+ * NAT bindings, rate-limit state and the rule of each flow carry over;
+ * rules continue by name (rule_map.h). ---- */
+
+/* What an established flow meets when the new policy would refuse it. */
+enum pipe_flow_policy {
+	PIPE_FLOWS_KEEP = 0,	/* it lives on (as in most firewalls) */
+	PIPE_FLOWS_RECHECK,	/* its next packet is run through the new rules
+				 * as a new connection; refused, the flow ends */
+};
+
+struct pipe_policy;
+
+/* Build w's view of `view` (verified, to outlive the result). Runs on
+ * any thread while w's thread runs: reads only what the worker never
+ * changes, and no other build or adopt for w may run meanwhile. map: the
+ * current policy's rule -> view's rule (rule_map_build), or NULL to work
+ * it out here. NULL with a reason in err when the policy cannot replace
+ * the running one here (stateful on/off, router without routes, too
+ * many rules or NAT pools) or on allocation failure. */
+struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct rfw_view *view,
+				      const uint32_t *map, enum pipe_flow_policy flows,
+				      char *err, size_t errlen);
+/* w's thread, between bursts: make p current (w owns it from now).
+ * Returns the policy it replaces: keep it (its counters are final) until
+ * pipe_sweep returns 0, then pipe_policy_free it. */
+struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p);
+/* w's thread, between bursts: move up to a slice of flows to the current
+ * generation. 1 while flows remain, 0 when none refer to the previous
+ * policy any more. */
+int pipe_sweep(struct pipe_worker *w);
+void pipe_policy_free(struct pipe_policy *p);
+const struct rfw_view *pipe_policy_view(const struct pipe_policy *p);
+const struct pipe_rule_stats *pipe_policy_rule_stats(const struct pipe_policy *p);
+const uint64_t *pipe_policy_limited(const struct pipe_policy *p);
 
 const char *pipe_drop_name(unsigned drop);
 const char *pipe_stage_name(unsigned stage);

@@ -176,6 +176,75 @@ static inline uint32_t src_hash(const struct rl_table *t, uint32_t limit,
 	return (uint32_t)(h ^ (h >> 32));
 }
 
+static int identity(const uint32_t *fwd, uint32_t n)
+{
+	for (uint32_t l = 1; l <= n; l++)
+		if (fwd[l] != l)
+			return 0;
+	return 1;
+}
+
+/* A bucket fuller than its (new) cap is cut to it. */
+static void cap_bucket(const struct rl_table *t, uint32_t limit, struct rl_bucket *b)
+{
+	if (b->credit > t->params[limit].cap)
+		b->credit = t->params[limit].cap;
+}
+
+/* Move an entry of the old table to its set in `to` under its new limit
+ * number: the set is chosen by (limit, source), so a renumbered limit
+ * moves. A full set keeps what it has (the moved source restarts full). */
+static void move_source(struct rl_table *to, const struct rl_source *e, uint32_t limit)
+{
+	struct rl_source *set = &to->src[(size_t)(src_hash(to, limit, e->src) & to->set_mask) *
+					 RL_WAYS];
+
+	for (unsigned w = 0; w < RL_WAYS; w++)
+		if (!set[w].limit) {
+			set[w] = *e;
+			set[w].limit = limit;
+			cap_bucket(to, limit, &set[w].b);
+			return;
+		}
+}
+
+void rl_table_carry(struct rl_table *to, struct rl_table *from, const uint32_t *fwd)
+{
+	uint32_t slots = (to->set_mask + 1) * RL_WAYS;
+
+	if (!fwd || !from->src || to->set_mask != from->set_mask)
+		return;
+	for (uint32_t l = 1; l <= from->limit_count; l++) {
+		uint32_t n = fwd[l];
+
+		if (!n || n > to->limit_count)
+			continue;
+		to->shared[n] = from->shared[l];
+		cap_bucket(to, n, &to->shared[n]);
+		to->lstats[n] = from->lstats[l];
+	}
+	to->seed = from->seed;
+	to->stats = from->stats;
+	if (from->limit_count == to->limit_count && identity(fwd, from->limit_count)) {
+		/* same numbers, same sets: take the array over whole */
+		struct rl_source *empty = to->src;
+
+		to->src = from->src;
+		from->src = empty;
+		for (uint32_t i = 0; i < slots; i++)
+			if (to->src[i].limit)
+				cap_bucket(to, to->src[i].limit, &to->src[i].b);
+		return;
+	}
+	for (uint32_t i = 0; i < slots; i++) {
+		const struct rl_source *e = &from->src[i];
+		uint32_t n = e->limit && e->limit <= from->limit_count ? fwd[e->limit] : 0;
+
+		if (n && n <= to->limit_count && to->params[n].per == RFW_LIMIT_PER_SOURCE)
+			move_source(to, e, n);
+	}
+}
+
 static int allow_source(struct rl_table *t, uint32_t limit,
 			const struct pkt_key *k, uint64_t now)
 {

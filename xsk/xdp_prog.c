@@ -104,27 +104,14 @@ static int xsk_prog_set_hosts(struct xsk_prog *p, const struct xsk_prog_cfg *c,
 	return 0;
 }
 
-/* Before any socket is in the XSKMAP, so no frame is handed over under
- * the wrong settings: the host maps first, then the cfg value whose
- * version turns them on. */
-static int xsk_prog_configure(struct xsk_prog *p, const char *obj_path,
-			      const struct xsk_prog_cfg *c, char *err, size_t errlen)
+/* The cfg value for c: flags and the pass list (the host addresses go
+ * into their maps separately). */
+static int build_cfg(const struct xsk_prog_cfg *c, struct rampart_xdp_cfg *v, char *err,
+		     size_t errlen)
 {
-	struct bpf_map *map = bpf_object__find_map_by_name(xdp_program__bpf_obj(p->prog),
-							   RAMPART_XDP_CFG_MAP);
-	struct rampart_xdp_cfg v;
-	__u32 key = 0;
-	int e;
-
-	if (!map || bpf_map__value_size(map) != sizeof(v)) {
-		snprintf(err, errlen, "XDP object %s: map %s %s (this rampartd writes layout "
-			 "version %d): use the object built with it", obj_path, RAMPART_XDP_CFG_MAP,
-			 map ? "has another layout" : "is missing", RAMPART_XDP_CFG_VERSION);
-		return -EPROTO;
-	}
-	memset(&v, 0, sizeof(v));
-	v.version = RAMPART_XDP_CFG_VERSION;
-	v.flags = c->flags;
+	memset(v, 0, sizeof(*v));
+	v->version = RAMPART_XDP_CFG_VERSION;
+	v->flags = c->flags;
 	if (c->host_pass_count > RAMPART_XDP_MAX_PASS) {
 		snprintf(err, errlen, "host.pass has %u entries; the XDP program takes %d",
 			 c->host_pass_count, RAMPART_XDP_MAX_PASS);
@@ -133,21 +120,105 @@ static int xsk_prog_configure(struct xsk_prog *p, const char *obj_path,
 	for (uint32_t i = 0; i < c->host_pass_count; i++) {
 		const struct rfw_host_pass *h = &c->host_pass[i];
 
-		v.pass[i] = (struct rampart_xdp_pass){ .kind = h->kind, .proto = h->proto,
-						      .port_lo = h->port_lo, .port_hi = h->port_hi };
+		v->pass[i] = (struct rampart_xdp_pass){ .kind = h->kind, .proto = h->proto,
+						       .port_lo = h->port_lo, .port_hi = h->port_hi };
 		if (h->kind < 32)
-			v.pass_kinds |= 1u << h->kind;
+			v->pass_kinds |= 1u << h->kind;
 	}
-	v.npass = c->host_pass_count;
-	e = xsk_prog_set_hosts(p, c, &v, err, errlen);
-	if (e)
-		return e;
-	if (bpf_map_update_elem(bpf_map__fd(map), &key, &v, BPF_ANY)) {
-		e = -errno;
+	v->npass = c->host_pass_count;
+	return 0;
+}
+
+static struct bpf_map *cfg_map(struct xsk_prog *p)
+{
+	return bpf_object__find_map_by_name(xdp_program__bpf_obj(p->prog), RAMPART_XDP_CFG_MAP);
+}
+
+static int write_cfg(struct xsk_prog *p, const struct rampart_xdp_cfg *v, char *err, size_t errlen)
+{
+	__u32 key = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(cfg_map(p)), &key, v, BPF_ANY)) {
+		int e = -errno;
+
 		snprintf(err, errlen, "cannot configure the XDP program: %s", strerror(errno));
 		return e;
 	}
 	return 0;
+}
+
+/* Before any socket is in the XSKMAP, so no frame is handed over under
+ * the wrong settings: the host maps first, then the cfg value whose
+ * version turns them on. */
+static int xsk_prog_configure(struct xsk_prog *p, const char *obj_path,
+			      const struct xsk_prog_cfg *c, char *err, size_t errlen)
+{
+	struct bpf_map *map = cfg_map(p);
+	struct rampart_xdp_cfg v;
+	int e;
+
+	if (!map || bpf_map__value_size(map) != sizeof(v)) {
+		snprintf(err, errlen, "XDP object %s: map %s %s (this rampartd writes layout "
+			 "version %d): use the object built with it", obj_path, RAMPART_XDP_CFG_MAP,
+			 map ? "has another layout" : "is missing", RAMPART_XDP_CFG_VERSION);
+		return -EPROTO;
+	}
+	e = build_cfg(c, &v, err, errlen);
+	if (!e)
+		e = xsk_prog_set_hosts(p, c, &v, err, errlen);
+	return e ? e : write_cfg(p, &v, err, errlen);
+}
+
+static int host_listed(const struct xsk_prog_cfg *c, uint8_t family, const uint8_t *addr)
+{
+	for (uint32_t i = 0; i < c->host_addr_count; i++)
+		if (c->host_addrs[i].family == family &&
+		    !memcmp(c->host_addrs[i].addr, addr, family == 6 ? 16 : 4))
+			return 1;
+	return 0;
+}
+
+/* Host addresses no longer in c leave the maps. */
+static void drop_stale_hosts(struct xsk_prog *p, const struct xsk_prog_cfg *c)
+{
+	static const struct { const char *map; uint8_t family; } fam[] = {
+		{ RAMPART_XDP_HOST4_MAP, 4 }, { RAMPART_XDP_HOST6_MAP, 6 },
+	};
+
+	for (unsigned f = 0; f < 2; f++) {
+		int fd = map_fd(p, fam[f].map);
+		uint8_t key[16], next[16];
+		void *prev = NULL;
+
+		if (fd < 0)
+			continue;
+		while (!bpf_map_get_next_key(fd, prev, next)) {
+			if (!host_listed(c, fam[f].family, next)) {
+				bpf_map_delete_elem(fd, next);
+				prev = NULL;	/* start over: the walk lost its place */
+				continue;
+			}
+			memcpy(key, next, sizeof(key));
+			prev = key;
+		}
+	}
+}
+
+int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *c, char *err,
+			 size_t errlen)
+{
+	struct rampart_xdp_cfg v;
+	int e = build_cfg(c, &v, err, errlen);
+
+	/* new addresses in, then the pass list, then the stale ones out:
+	 * host traffic never meets an empty list in between */
+	if (!e)
+		e = xsk_prog_set_hosts(p, c, &v, err, errlen);
+	if (!e)
+		e = write_cfg(p, &v, err, errlen);
+	if (!e)
+		drop_stale_hosts(p, c);
+	return e;
 }
 
 /* A rampart program already on the interface was left by a rampartd that

@@ -41,6 +41,11 @@ void xsk_prog_set_verbose(int verbose);
  * or a negative errno with a message (naming the kernel's reason) in err. */
 int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 		    const struct xsk_prog_cfg *cfg, char *err, size_t errlen);
+/* A reload's host section: cfg (the same flags as at attach) replaces
+ * the host addresses and pass list of an attached program. 0 or a
+ * negative errno with err. */
+int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *cfg, char *err,
+			 size_t errlen);
 /* Detach (if attached) and close. Safe on a zeroed or failed xsk_prog. */
 void xsk_prog_detach(struct xsk_prog *p);
 const char *xsk_prog_mode_name(const struct xsk_prog *p);

@@ -84,7 +84,11 @@ routes:
   - {prefix: "fd00:$N:1::/64", interface: $P0}
   - {prefix: "fd00:$N:2::/64", interface: $P1}
 YAML
-if ! RAMPART_TEST_RFW='' lab_compile "$LAB_TMP/dpdk.yaml" "$LAB_TMP/dpdk.rfw"; then
+# For the reload checks: the same policy with TCP 9090 let through.
+sed 's/{name: no-9090, proto: tcp, to: {port: 9090}, action: drop}/{name: no-9090, proto: tcp, to: {port: 9090}, action: accept}/' \
+	"$LAB_TMP/dpdk.yaml" >"$LAB_TMP/open9090.yaml"
+if ! RAMPART_TEST_RFW='' lab_compile "$LAB_TMP/dpdk.yaml" "$LAB_TMP/dpdk.rfw" ||
+   ! RAMPART_TEST_RFW='' lab_compile "$LAB_TMP/open9090.yaml" "$LAB_TMP/open9090.rfw"; then
 	not_ok "policy compiles"; lab_summary; exit 1
 fi
 
@@ -144,6 +148,19 @@ check "rampartctl status: backend dpdk, both ports" \
 		 grep -q '^$P0 ' <<<\"\$out\" && grep -q '^$P1 ' <<<\"\$out\""
 check "rampartctl flows lists the UDP flow" \
 	bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock flows | grep -q ':7000'"
+
+# Hot reload under DPDK: the same reloader and worker mailbox as AF_XDP.
+fw_ctl() { ip netns exec "$(lab_nsname fw)" "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" "$@"; }
+check "rampartctl reload open9090.rfw: in force" quiet fw_ctl reload "$LAB_TMP/open9090.rfw"
+check "after the reload TCP to 9090 connects" \
+	bash -c "ip netns exec $(lab_nsname cli) curl -s --max-time 5 -o /dev/null http://10.$N.2.2:9090/"
+got=$(lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.$N.2.2 7000 "$UDP_COUNT" 100)
+check_eq "UDP through masquerade still answered after the reload" "$got" "$UDP_COUNT"
+kill -HUP "$RAMPARTD_PID"
+check "SIGHUP reloads the file rampartd started with" \
+	lab_wait_for 10 grep -q 'SIGHUP: reloaded' "$LAB_TMP/rampartd.err"
+check_not "after SIGHUP TCP to 9090 is denied again" \
+	lab_in cli curl -s --max-time 3 -o /dev/null http://10.$N.2.2:9090/
 
 lab_rampartd_term 15
 check "-v: each port's PMD counters at stop, nothing chained dropped" \

@@ -1,0 +1,339 @@
+/* A worker's policy generations: building one off the packet path,
+ * adopting it between bursts, sweeping conntrack over to it. The first
+ * policy (pipe_create) goes through the same build and adopt. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline_int.h"
+#include "rule_map.h"
+
+static int lpm_from_ref(struct lpm *t, const struct rfw_view *v, const struct rfw_lpm_ref *r,
+			uint8_t bytes)
+{
+	if (!v->lpm_data || r->offset == RFW_LPM_NONE)
+		return 0;
+	t->root = v->lpm_data + r->offset;
+	t->groups = t->root + LPM_ROOT_SIZE;
+	t->group_count = r->group_count;
+	t->addr_bytes = bytes;
+	return 1;
+}
+
+static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint8_t family)
+{
+	const struct pipe_port_cfg *pc = &c->port[port];
+
+	if (family == 4)
+		return pc->has_v4 ? pc->v4 : NULL;
+	return pc->has_v6 ? pc->v6 : NULL;
+}
+
+static void fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- NAT pools: one per (SNAT rule), one per (masquerade rule, port
+ * with an address of the rule's family). A reload finds the running pool
+ * of the same addresses and ports and keeps it, bindings and all; a pool
+ * no rule uses any more stays for its flows (their ports go back to it
+ * on expiry) and is freed with the worker. ---- */
+
+static int same_pool(const struct nat_pool_config *a, const struct nat_pool_config *b)
+{
+	return a->family == b->family && a->strategy == b->strategy &&
+	       a->worker_id == b->worker_id && a->worker_count == b->worker_count &&
+	       a->port_lo == b->port_lo && a->port_hi == b->port_hi &&
+	       !memcmp(a->addr_lo, b->addr_lo, 16) && !memcmp(a->addr_hi, b->addr_hi, 16);
+}
+
+/* Index the pool will have in w->pools once p is adopted, or -1. */
+static int32_t pool_for(const struct pipe_worker *w, struct pipe_policy *p,
+			const struct rfw_nat_rule *rule, const uint8_t *masq)
+{
+	uint16_t count = w->cfg.worker_count ? w->cfg.worker_count : 1;
+	struct nat_pool_config c;
+	struct pipe_nat_pool *np;
+
+	if (nat_pool_config_from_rule(&c, rule, masq, w->cfg.worker_id, count) < 0)
+		return -1;
+	for (uint32_t i = 0; i < w->npools; i++)
+		if (same_pool(&w->pools[i]->cfg, &c))
+			return (int32_t)i;
+	for (uint32_t i = 0; i < p->nadd; i++)
+		if (same_pool(&p->add_pools[i]->cfg, &c))
+			return (int32_t)(w->npools + i);
+	if (w->npools + p->nadd >= PIPE_MAX_POOLS)
+		return -1;
+	np = calloc(1, sizeof(*np));
+	if (!np)
+		return -1;
+	if (nat_pool_init(&np->pool, &c) < 0) {
+		free(np);
+		return -1;
+	}
+	np->cfg = c;
+	p->add_pools[p->nadd] = np;
+	return (int32_t)(w->npools + p->nadd++);
+}
+
+static int make_pools(const struct pipe_worker *w, struct pipe_policy *p)
+{
+	const struct rfw_view *v = p->view;
+	uint32_t n = v->policy->nat_count, np = w->nports;
+
+	p->snat_pool = malloc((n + 1) * sizeof(*p->snat_pool));
+	p->masq_pool = malloc((n + 1) * np * sizeof(*p->masq_pool));
+	p->add_pools = calloc((n + 1) * (np + 1), sizeof(*p->add_pools));
+	if (!p->snat_pool || !p->masq_pool || !p->add_pools)
+		return -1;
+	for (uint32_t r = 0; r <= n; r++) {
+		const struct rfw_nat_rule *nr;
+
+		p->snat_pool[r] = -1;
+		for (uint32_t q = 0; q < np; q++)
+			p->masq_pool[r * np + q] = -1;
+		if (r == 0)
+			continue;	/* record 0 is unused (and absent without NAT) */
+		nr = &v->nat_rules[r];
+		if (nr->kind == RFW_NAT_SNAT) {
+			p->snat_pool[r] = pool_for(w, p, nr, NULL);
+			if (p->snat_pool[r] < 0)
+				return -1;
+		} else if (nr->kind == RFW_NAT_MASQUERADE) {
+			for (uint32_t q = 0; q < np; q++) {
+				const uint8_t *a = port_addr(&w->cfg, q, nr->family);
+
+				/* A port without an address of the family
+				 * cannot masquerade: such flows are refused
+				 * (counted as nat-failed). */
+				if (a && (p->masq_pool[r * np + q] = pool_for(w, p, nr, a)) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The previous generation's rule and limit numbers, mapped to ours. */
+static int make_remap(const struct pipe_worker *w, struct pipe_policy *p, const uint32_t *map)
+{
+	const struct rfw_view *from = w->pol->view;
+	uint32_t *own = NULL;
+
+	p->prev_tag = w->pol->tag;
+	p->remap_count = from->policy->rule_count + 1;
+	p->remap = malloc((size_t)p->remap_count * sizeof(*p->remap));
+	if (!map)
+		map = own = rule_map_build(from, NULL, p->view, NULL);
+	if (!p->remap || !map) {
+		free(own);
+		return -1;
+	}
+	/* a flow of a rule that is gone counts under the default's row */
+	for (uint32_t r = 0; r < p->remap_count; r++)
+		p->remap[r] = map[r] == RULE_MAP_GONE ? 0 : map[r];
+	if (w->pol->have_rl && p->have_rl)	/* both have limits: carry buckets */
+		p->limit_fwd = rule_map_limits(from, p->view, map);
+	free(own);
+	return w->pol->have_rl && p->have_rl && !p->limit_fwd ? -1 : 0;
+}
+
+static void map_ports(const struct pipe_worker *w, struct pipe_policy *p)
+{
+	const struct rfw_view *v = p->view;
+
+	memset(p->if_port, PIPE_NO_PORT, sizeof(p->if_port));
+	for (uint32_t q = 0; q < w->nports; q++) {
+		p->port_if[q] = PIPE_NO_PORT;
+		for (uint32_t i = 0; i < v->interface_count && i < RFW_MAX_INTERFACES; i++)
+			if (!strncmp(v->interfaces[i].name, w->cfg.port[q].name,
+				     sizeof(v->interfaces[i].name))) {
+				p->port_if[q] = (uint8_t)i;
+				p->if_port[i] = (uint8_t)q;
+			}
+	}
+}
+
+struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct rfw_view *view,
+				      const uint32_t *map, enum pipe_flow_policy flows,
+				      char *err, size_t errlen)
+{
+	struct pipe_policy *p;
+
+	if (!!view->policy->stateful != !!w->stateful) {
+		fail(err, errlen, "defaults.stateful is %s in the new policy and %s in the running "
+				  "one: conntrack is made at start, so restart rampartd to change it",
+		     view->policy->stateful ? "true" : "false", w->stateful ? "true" : "false");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (w->mode == PIPE_ROUTER && (!view->route_table || !view->policy->route_count)) {
+		fail(err, errlen, "the policy has no routes: router mode forwards by them");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (view->policy->rule_count > PIPE_RULE_MASK - 1) {
+		fail(err, errlen, "%u rules: a worker takes at most %u", view->policy->rule_count,
+		     PIPE_RULE_MASK - 1);
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		goto nomem;
+	p->view = view;
+	p->rule_count = view->policy->rule_count;
+	p->recheck = flows == PIPE_FLOWS_RECHECK;
+	p->tag = w->pol ? (w->pol->tag + 1) & PIPE_TAG_GEN : 0;
+	p->prev_tag = p->tag;
+	p->rules = calloc((size_t)p->rule_count + 1, sizeof(*p->rules));
+	p->limited = calloc((size_t)p->rule_count + 1, sizeof(*p->limited));
+	if (!p->rules || !p->limited)
+		goto nomem;
+	cls_table_init(&p->acl, view);
+	p->rules_see_invalid = view->rules_see_invalid;
+	if (view->route_table) {
+		p->have_route4 = lpm_from_ref(&p->route4, view, &view->route_table->v4, 4);
+		p->have_route6 = lpm_from_ref(&p->route6, view, &view->route_table->v6, 16);
+	}
+	map_ports(w, p);
+	if (view->limit_count) {
+		struct rl_config rc = {.worker_count = w->cfg.worker_count, .seed = w->cfg.seed};
+
+		if (rl_table_init(&p->rl, view->limits, view->limit_count, &rc) < 0)
+			goto nomem;
+		p->have_rl = 1;
+	}
+	if (w->stateful && make_pools(w, p) < 0) {
+		fail(err, errlen, "cannot make the NAT pools (out of memory, or over %u pools "
+				  "made since start: restart rampartd)", PIPE_MAX_POOLS);
+		pipe_policy_free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (w->pol && make_remap(w, p, map) < 0)
+		goto nomem;
+	return p;
+nomem:
+	fail(err, errlen, "out of memory building the worker's tables");
+	pipe_policy_free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void pipe_policy_free(struct pipe_policy *p)
+{
+	if (!p)
+		return;
+	for (uint32_t i = 0; i < p->nadd; i++) {	/* built, never adopted */
+		nat_pool_free(&p->add_pools[i]->pool);
+		free(p->add_pools[i]);
+	}
+	if (p->have_rl)
+		rl_table_free(&p->rl);
+	free(p->add_pools);
+	free(p->snat_pool);
+	free(p->masq_pool);
+	free(p->rules);
+	free(p->limited);
+	free(p->remap);
+	free(p->limit_fwd);
+	free(p);
+}
+
+/* A stored rule (tag and number) as the current generation sees it.
+ * Returns the rule number; *recheck is set when the flow is due a
+ * re-check against the current rules. */
+static uint32_t current_rule(const struct pipe_policy *p, uint32_t stored, int *recheck)
+{
+	uint32_t tag = stored >> PIPE_RULE_BITS, rule = stored & PIPE_RULE_MASK;
+
+	if ((tag & PIPE_TAG_GEN) == p->tag) {
+		*recheck = !!(tag & PIPE_TAG_RECHECK);
+		return rule;
+	}
+	*recheck = p->recheck;
+	/* Only the generation before can be left (the sweep sees to it),
+	 * but a fragment entry may be older: its rule is unknown, 0. */
+	if ((tag & PIPE_TAG_GEN) == p->prev_tag && p->remap && rule < p->remap_count)
+		return p->remap[rule];
+	return 0;
+}
+
+int pipe_flow_restamp_rule(const struct pipe_policy *p, uint32_t stored, uint32_t *rule)
+{
+	int recheck;
+
+	*rule = current_rule(p, stored, &recheck);
+	return recheck;
+}
+
+static uint32_t sweep_one(void *ctx, uint32_t stored)
+{
+	const struct pipe_policy *p = ctx;
+	int recheck;
+	uint32_t rule;
+
+	if ((stored >> PIPE_RULE_BITS & PIPE_TAG_GEN) == p->tag)
+		return stored;		/* restamped by a packet already */
+	rule = current_rule(p, stored, &recheck);
+	return pipe_flow_rule(p->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule);
+}
+
+int pipe_sweep(struct pipe_worker *w)
+{
+	if (!w->sweeping)
+		return 0;
+	if (ct_rewrite_rules(w->ct, &w->sweep_cursor, PIPE_SWEEP_PER_CALL, sweep_one, w->pol))
+		return 1;
+	w->sweeping = 0;
+	return 0;
+}
+
+struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p)
+{
+	struct pipe_policy *old = w->pol;
+
+	/* The invariant the tags rely on: no flow older than the previous
+	 * generation. A caller that adopts again mid-sweep finishes it. */
+	while (pipe_sweep(w))
+		;
+	for (uint32_t i = 0; i < p->nadd; i++)
+		w->pools[w->npools++] = p->add_pools[i];
+	p->nadd = 0;
+	if (old && old->have_rl && p->have_rl)
+		rl_table_carry(&p->rl, &old->rl, p->limit_fwd);
+	if (w->ct)
+		ct_set_timeouts(w->ct, p->view->policy->timeout);
+	w->pol = p;
+	if (old && w->ct) {
+		w->sweep_cursor = 0;
+		w->sweeping = 1;
+	}
+	return old;
+}
+
+const struct rfw_view *pipe_policy_view(const struct pipe_policy *p)
+{
+	return p->view;
+}
+
+const struct pipe_rule_stats *pipe_policy_rule_stats(const struct pipe_policy *p)
+{
+	return p->rules;
+}
+
+const uint64_t *pipe_policy_limited(const struct pipe_policy *p)
+{
+	return p->limited;
+}

@@ -1,0 +1,121 @@
+/* What pipeline.c (the stages) and pipe_policy.c (building, adopting and
+ * sweeping a policy on reload) share: a worker's durable state, and one
+ * generation of the policy as the worker sees it. Not an API. */
+#ifndef RAMPART_PIPELINE_INT_H
+#define RAMPART_PIPELINE_INT_H
+
+#include "cls.h"
+#include "ct.h"
+#include "lpm.h"
+#include "nat.h"
+#include "neigh.h"
+#include "pipeline.h"
+#include "ratelimit.h"
+
+/* The rule a flow stores in conntrack: the rule number in the low bits, a
+ * generation tag above, so a flow made before a reload is recognised on
+ * its next packet (or by the sweep) and moved to the rule that continues
+ * its own. */
+#define PIPE_RULE_BITS 24u
+#define PIPE_RULE_MASK ((1u << PIPE_RULE_BITS) - 1)
+#define PIPE_TAG_GEN 0x7fu		/* generation, modulo 128 */
+#define PIPE_TAG_RECHECK 0x80u		/* re-check against the rules on next packet */
+#define PIPE_MAX_POOLS 4096u		/* NAT pools a worker keeps over its life */
+#define PIPE_SWEEP_PER_CALL 4096u	/* conntrack slots re-tagged per pipe_sweep */
+
+static inline uint32_t pipe_flow_rule(uint32_t tag, uint32_t rule)
+{
+	return tag << PIPE_RULE_BITS | rule;
+}
+
+enum path {
+	PATH_NEW = 0,		/* through DNAT, rules, limits, CT */
+	PATH_FLOW,		/* a known flow: its verdict and translation */
+	PATH_RELATED,		/* an ICMP error about a known flow */
+	PATH_FRAG,		/* a non-first fragment following its first */
+};
+
+/* Per-burst scratch, indexed by the frame's place in the burst. */
+struct pipe_burst {
+	struct pkt_meta meta[PIPE_BURST];
+	struct ct_pkt cp[PIPE_BURST];
+	struct ct_result res[PIPE_BURST];
+	struct ct_flow_info flow[PIPE_BURST];	/* PATH_FLOW/RELATED with NAT */
+	struct pkt_key akey[PIPE_BURST];	/* what the rules see (after DNAT) */
+	struct pkt_key wire[PIPE_BURST];	/* how it leaves (after all NAT) */
+	struct pkt_key reply[PIPE_BURST];	/* a new flow's reply on the wire */
+	uint8_t nexthop[PIPE_BURST][16];
+	uint32_t rule[PIPE_BURST];
+	uint8_t path[PIPE_BURST];
+	uint8_t nat[PIPE_BURST];		/* wire differs from the frame */
+	uint8_t has_reply[PIPE_BURST];
+	/* lists of burst indexes */
+	uint32_t l_new[PIPE_BURST], l_known[PIPE_BURST], l_pass[PIPE_BURST];
+	const struct pkt_key *keys[PIPE_BURST];	/* classifier input */
+	uint32_t key_of[PIPE_BURST];
+	uint32_t rules[PIPE_BURST];
+	struct ct_pkt cpl[PIPE_BURST];		/* ct_lookup_batch input */
+	struct ct_result resl[PIPE_BURST];
+	/* stage_ct: a new flow's SNAT choice between its two passes */
+	struct nat_pool *snat_pool[PIPE_BURST];
+	struct nat_result snat[PIPE_BURST];
+	uint8_t creating[PIPE_BURST];
+};
+
+struct pipe_nat_pool {
+	struct nat_pool pool;
+	struct nat_pool_config cfg;	/* to find it again on reload */
+};
+
+/* One policy generation, for one worker: everything that comes from the
+ * artifact. Built off the packet path (pipe_policy_build), made current
+ * between two bursts (pipe_adopt), freed once no flow refers to the one
+ * before (the sweep). */
+struct pipe_policy {
+	const struct rfw_view *view;
+	uint32_t rule_count;
+	uint32_t tag;			/* generation & PIPE_TAG_GEN */
+	uint32_t prev_tag;		/* the generation it follows (remap's) */
+	uint8_t recheck;		/* enum pipe_flow_policy */
+	int rules_see_invalid;		/* some rule names `state: invalid` */
+	struct cls_table acl;
+	struct lpm route4, route6;
+	int have_route4, have_route6;
+	uint8_t port_if[PIPE_MAX_PORTS];		/* port -> policy interface */
+	uint8_t if_port[RFW_MAX_INTERFACES];		/* policy interface -> port */
+	struct pipe_rule_stats *rules;			/* per rule */
+	uint64_t *limited;				/* per rule */
+	int32_t *snat_pool;		/* per NAT rule: worker pool index or -1 */
+	int32_t *masq_pool;		/* per NAT rule x port: pool index or -1 */
+	struct pipe_nat_pool **add_pools;	/* made by the build, the worker's at adopt */
+	uint32_t nadd;
+	struct rl_table rl;
+	int have_rl;
+	uint32_t *remap;		/* previous generation's rule -> ours (0: gone) */
+	uint32_t remap_count;
+	uint32_t *limit_fwd;		/* previous generation's limit -> ours */
+};
+
+struct pipe_worker {
+	/* hot: read every burst */
+	enum pipe_mode mode;
+	uint32_t nports;
+	int stateful;			/* fixed for the worker's life */
+	struct pipe_policy *pol;	/* current generation */
+	struct ct_table *ct;
+	struct pipe_stats stats;
+	struct pipe_nat_pool **pools;	/* every pool made, PIPE_MAX_POOLS room */
+	uint32_t npools;
+	struct pipe_burst burst;
+	/* reload: flows still tagged with the generation before */
+	uint32_t sweep_cursor;
+	int sweeping;
+	/* cold */
+	struct pipe_config cfg;
+	struct neigh_table neigh;
+};
+
+/* pipe_policy.c */
+int pipe_flow_restamp_rule(const struct pipe_policy *p, uint32_t stored, uint32_t *rule);
+
+#endif

@@ -1,0 +1,486 @@
+/* Reload at the pipeline level: rules continue by name (rule_map), flows
+ * and their counters carry over to the renumbered rule, the flows a new
+ * policy refuses live on (keep) or end on their next packet (recheck),
+ * rate-limit buckets and NAT bindings survive, and a policy that cannot
+ * replace the running one is refused with the running one untouched. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "frames.h"
+#include "pipeline.h"
+#include "rule_map.h"
+#include "rulec.h"
+
+#define SEC 1000000000ull
+
+struct compiled {
+	void *buf;
+	size_t len;
+	struct rfw_view view;
+};
+
+static void compile(struct compiled *c, const char *yaml)
+{
+	char path[] = "/tmp/rampart-test-reload-XXXXXX";
+	int fd = mkstemp(path);
+	char err[256];
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+	close(fd);
+	assert_int_equal(rulec_compile(path, stderr, &c->buf, &c->len), 0);
+	unlink(path);
+	assert_int_equal(rfw_view_init(&c->view, c->buf, c->len, err, sizeof(err)), 0);
+}
+
+static const struct pipe_config bridge_cfg = {
+	.mode = PIPE_BRIDGE, .nports = 2, .port = {{.name = "a"}, {.name = "b"}},
+	.max_flows = 1024, .seed = 1,
+};
+
+static struct flow_spec udp(uint16_t sport, uint16_t dport)
+{
+	struct flow_spec s = {.family = 4, .proto = 17, .sport = sport, .dport = dport,
+			      .src = {10, 1, 0, 5}, .dst = {10, 2, 0, 9}, .payload = 10};
+	return s;
+}
+
+static struct flow_spec reverse(const struct flow_spec *s)
+{
+	struct flow_spec r = *s;
+
+	memcpy(r.src, s->dst, 16);
+	memcpy(r.dst, s->src, 16);
+	r.sport = s->dport;
+	r.dport = s->sport;
+	return r;
+}
+
+static struct pipe_pkt send1(struct pipe_worker *w, const struct flow_spec *s, uint8_t in_port,
+			     uint64_t now, struct frame *out)
+{
+	struct frame f;
+	struct pipe_pkt p;
+
+	frame_build(&f, s);
+	p = (struct pipe_pkt){.data = f.b, .len = f.len, .room = sizeof(f.b), .in_port = in_port};
+	pipe_process(w, &p, 1, now);
+	if (out) {
+		*out = f;
+		out->len = p.len;
+	}
+	return p;
+}
+
+/* Adopt p on w and sweep to the end, as the worker loop does; returns
+ * the policy replaced (freed by the caller). */
+static struct pipe_policy *swap_to(struct pipe_worker *w, const struct rfw_view *v,
+				   enum pipe_flow_policy flows)
+{
+	char err[256] = "";
+	struct pipe_policy *p = pipe_policy_build(w, v, NULL, flows, err, sizeof(err));
+
+	if (!p)
+		fail_msg("build refused: %s", err);
+	p = pipe_adopt(w, p);
+	while (pipe_sweep(w))
+		;
+	return p;
+}
+
+static uint32_t rule_no(const struct rfw_view *v, const char *name)
+{
+	for (uint32_t r = 0; r <= v->policy->rule_count; r++)
+		if (!strcmp(rfw_rule_name(v, r), name))
+			return r;
+	fail_msg("no rule %s", name);
+	return 0;
+}
+
+static const char pol_a[] =
+	"version: 1\n"
+	"rules:\n"
+	"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+	"  - {name: dns, proto: udp, to: {port: 53}, action: accept}\n"
+	"defaults: {action: drop}\n";
+
+/* B: a rule the traffic does not hit, put first, so every number moves */
+static const char pol_b[] =
+	"version: 1\n"
+	"rules:\n"
+	"  - {name: no-telnet, proto: tcp, to: {port: 23}, action: drop}\n"
+	"  - {name: dns, proto: udp, to: {port: 53}, action: accept}\n"
+	"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+	"defaults: {action: drop}\n";
+
+/* C: `out` is gone; the traffic's flows are no longer allowed */
+static const char pol_c[] =
+	"version: 1\n"
+	"rules:\n"
+	"  - {name: dns, proto: udp, to: {port: 53}, action: accept}\n"
+	"defaults: {action: drop}\n";
+
+static void test_rule_map(void **state)
+{
+	struct compiled a, b, c;
+	uint32_t *m;
+	(void)state;
+
+	compile(&a, pol_a);
+	compile(&b, pol_b);
+	compile(&c, pol_c);
+	m = rule_map_build(&a.view, NULL, &a.view, NULL);	/* same order: identity */
+	assert_non_null(m);
+	assert_int_equal(m[0], 0);
+	assert_int_equal(m[1], 1);
+	assert_int_equal(m[2], 2);
+	free(m);
+	m = rule_map_build(&a.view, NULL, &b.view, NULL);	/* reordered: by name */
+	assert_int_equal(m[rule_no(&a.view, "out")], rule_no(&b.view, "out"));
+	assert_int_equal(m[rule_no(&a.view, "dns")], rule_no(&b.view, "dns"));
+	free(m);
+	m = rule_map_build(&a.view, NULL, &c.view, NULL);	/* removed */
+	assert_int_equal(m[rule_no(&a.view, "out")], RULE_MAP_GONE);
+	assert_int_equal(m[rule_no(&a.view, "dns")], rule_no(&c.view, "dns"));
+	free(m);
+	free(a.buf);
+	free(b.buf);
+	free(c.buf);
+}
+
+/* A policy of rules named by `names` (space-separated). */
+static void compile_names(struct compiled *c, const char *names)
+{
+	char yaml[8192], *p = yaml, list[1024], *save = NULL;
+	uint32_t port = 1000;
+
+	snprintf(list, sizeof(list), "%s", names);
+	p += sprintf(p, "version: 1\nrules:\n");
+	for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save))
+		p += sprintf(p, "  - {name: %s, proto: udp, to: {port: %u}, action: accept}\n", n,
+			     port++);
+	sprintf(p, "defaults: {action: drop}\n");
+	compile(c, yaml);
+}
+
+/* Every rule of `from` maps to the rule of `to` with its name, or GONE. */
+static void check_map(const char *from_names, const char *to_names)
+{
+	struct compiled a, b;
+	uint32_t *m;
+
+	compile_names(&a, from_names);
+	compile_names(&b, to_names);
+	m = rule_map_build(&a.view, NULL, &b.view, NULL);
+	assert_non_null(m);
+	for (uint32_t r = 1; r <= a.view.policy->rule_count; r++) {
+		const char *name = rfw_rule_name(&a.view, r);
+		uint32_t want = RULE_MAP_GONE;
+
+		for (uint32_t q = 1; q <= b.view.policy->rule_count; q++)
+			if (!strcmp(rfw_rule_name(&b.view, q), name))
+				want = q;
+		if (m[r] != want)
+			fail_msg("%s -> %s: rule %s maps to %u, not %u", from_names, to_names, name,
+				 m[r], want);
+	}
+	free(m);
+	free(a.buf);
+	free(b.buf);
+}
+
+/* The in-order pass and its re-alignment, and the index behind them. */
+static void test_rule_map_edits(void **state)
+{
+	static const char base[] = "a b c d e f g h i j k l m n o p q r s t";
+	(void)state;
+
+	check_map(base, base);
+	check_map(base, "a b c x y z d e f g h i j k l m n o p q r s t");	/* inserted */
+	check_map(base, "a b c g h i j k l m n o p q r s t");		/* removed */
+	check_map(base, "a b c D e f g h i j k l m n o p q r s t");	/* changed in place */
+	check_map(base, "b c d e f g h i j k l m n o p q r s t a");	/* moved far */
+	check_map(base, "t s r q p o n m l k j i h g f e d c b a");	/* reversed */
+	check_map(base, "x1 x2 x3 x4 x5 x6 x7 x8 x9 x10 x11 a b c d e f g h i j k l m n o p q r s t");
+	check_map(base, "a b c d e f g h i j");				/* cut short */
+	check_map("a", "b");
+}
+
+/* A flow made under A goes on under B, counted under B's number of its
+ * rule, and back under A after a second reload; its reply still needs
+ * no rule. */
+static void test_flows_follow_rule_names(void **state)
+{
+	struct compiled a, b;
+	struct pipe_worker *w;
+	struct flow_spec s = udp(5000, 7000), r = reverse(&s);
+	(void)state;
+
+	compile(&a, pol_a);
+	compile(&b, pol_b);
+	w = pipe_create(&bridge_cfg, &a.view);
+	assert_non_null(w);
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(w)[1].packets, 1);
+
+	pipe_policy_free(swap_to(w, &b.view, PIPE_FLOWS_KEEP));
+	assert_int_equal(send1(w, &s, 0, 2 * SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(send1(w, &r, 1, 2 * SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "out")].packets, 2);
+	assert_int_equal(pipe_rule_stats(w)[0].packets, 0);
+	assert_int_equal(pipe_stats(w)->flows_hit, 2);
+
+	pipe_policy_free(swap_to(w, &a.view, PIPE_FLOWS_KEEP));
+	assert_int_equal(send1(w, &s, 0, 3 * SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(w)[rule_no(&a.view, "out")].packets, 1);
+	assert_int_equal(pipe_stats(w)->flows_hit, 3);
+	pipe_destroy(w);
+	free(a.buf);
+	free(b.buf);
+}
+
+/* The packet path restamps a flow before the sweep reaches it. */
+static void test_packet_before_sweep(void **state)
+{
+	struct compiled a, b;
+	struct pipe_worker *w;
+	struct pipe_policy *old;
+	struct flow_spec s = udp(5001, 7000);
+	char err[256];
+	(void)state;
+
+	compile(&a, pol_a);
+	compile(&b, pol_b);
+	w = pipe_create(&bridge_cfg, &a.view);
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	old = pipe_adopt(w, pipe_policy_build(w, &b.view, NULL, PIPE_FLOWS_KEEP, err,
+					      sizeof(err)));
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "out")].packets, 1);
+	while (pipe_sweep(w))
+		;
+	pipe_policy_free(old);
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "out")].packets, 2);
+	pipe_destroy(w);
+	free(a.buf);
+	free(b.buf);
+}
+
+/* keep: the flow C no longer allows lives on (its rule is gone: counted
+ * under the default's row); recheck: its next packet meets C's rules as
+ * a new connection, is dropped, and the flow ends (so its reply is
+ * unsolicited now). A flow C still allows passes the re-check. */
+static void test_keep_or_recheck(void **state)
+{
+	struct compiled a, c;
+	struct flow_spec s = udp(5002, 7000), r = reverse(&s), d = udp(5003, 53);
+	(void)state;
+
+	d.src[1] = 3;		/* 10.3.0.5: not `out`'s, so `dns` in both */
+	compile(&a, pol_a);
+	compile(&c, pol_c);
+	for (int recheck = 0; recheck <= 1; recheck++) {
+		struct pipe_worker *w = pipe_create(&bridge_cfg, &a.view);
+		struct pipe_pkt p;
+
+		assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+		assert_int_equal(send1(w, &d, 0, SEC, NULL).verdict, PIPE_FORWARD);
+		pipe_policy_free(swap_to(w, &c.view,
+					 recheck ? PIPE_FLOWS_RECHECK : PIPE_FLOWS_KEEP));
+		p = send1(w, &s, 0, 2 * SEC, NULL);
+		if (!recheck) {
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(send1(w, &r, 1, 2 * SEC, NULL).verdict, PIPE_FORWARD);
+			assert_int_equal(pipe_rule_stats(w)[0].packets, 2);
+			assert_int_equal(pipe_stats(w)->recheck_ended, 0);
+		} else {
+			assert_int_equal(p.verdict, PIPE_DROP);
+			assert_int_equal(p.drop, PIPE_DROP_POLICY);
+			assert_int_equal(pipe_stats(w)->recheck_ended, 1);
+			/* the flow is gone: the reply is a new, refused packet */
+			assert_int_equal(send1(w, &r, 1, 2 * SEC, NULL).drop, PIPE_DROP_POLICY);
+			assert_int_equal(pipe_rule_stats(w)[0].packets, 2);
+		}
+		/* the DNS flow passes either way, under C's `dns` */
+		assert_int_equal(send1(w, &d, 0, 2 * SEC, NULL).verdict, PIPE_FORWARD);
+		assert_int_equal(pipe_rule_stats(w)[rule_no(&c.view, "dns")].packets, 1);
+		pipe_destroy(w);
+	}
+	free(a.buf);
+	free(c.buf);
+}
+
+/* A per-rule bucket emptied under the old policy stays empty under the
+ * new one when the rule and its limit are the same; a changed limit
+ * starts full. */
+static void test_limit_state_carried(void **state)
+{
+	static const char lim_a[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: capped, proto: udp, to: {port: 9}, action: accept,\n"
+		"     limit: {rate: 1/m, burst: 2, per: rule}}\n"
+		"defaults: {action: drop, stateful: false}\n";
+	static const char lim_b[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: other, proto: tcp, to: {port: 23}, action: drop}\n"
+		"  - {name: capped, proto: udp, to: {port: 9}, action: accept,\n"
+		"     limit: {rate: 1/m, burst: 2, per: rule}}\n"
+		"defaults: {action: drop, stateful: false}\n";
+	static const char lim_c[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: capped, proto: udp, to: {port: 9}, action: accept,\n"
+		"     limit: {rate: 1/m, burst: 3, per: rule}}\n"
+		"defaults: {action: drop, stateful: false}\n";
+	struct compiled a, b, c;
+	struct pipe_worker *w;
+	struct flow_spec s = udp(6000, 9);
+	(void)state;
+
+	compile(&a, lim_a);
+	compile(&b, lim_b);
+	compile(&c, lim_c);
+	w = pipe_create(&bridge_cfg, &a.view);
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).drop, PIPE_DROP_RATE_LIMIT);
+	pipe_policy_free(swap_to(w, &b.view, PIPE_FLOWS_KEEP));
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).drop, PIPE_DROP_RATE_LIMIT);
+	pipe_policy_free(swap_to(w, &c.view, PIPE_FLOWS_KEEP));
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	pipe_destroy(w);
+	free(a.buf);
+	free(b.buf);
+	free(c.buf);
+}
+
+/* An SNAT binding made under the old policy still translates the reply
+ * after a reload that keeps the pool, and the pool is the same one. */
+static void test_nat_binding_survives(void **state)
+{
+	static const char nat_a[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+		"nat:\n"
+		"  - name: hide\n"
+		"    match: {from: {network: 10.1.0.0/16}}\n"
+		"    snat: {to: [10.9.0.1], ports: 30000-30010}\n"
+		"defaults: {action: drop}\n";
+	static const char nat_b[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: first, proto: tcp, to: {port: 23}, action: drop}\n"
+		"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+		"nat:\n"
+		"  - name: hide-renamed\n"
+		"    match: {from: {network: 10.1.0.0/16}}\n"
+		"    snat: {to: [10.9.0.1], ports: 30000-30010}\n"
+		"defaults: {action: drop}\n";
+	struct compiled a, b;
+	struct pipe_worker *w;
+	struct flow_spec s = udp(5004, 7000), r;
+	struct frame f;
+	uint16_t nat_port;
+	(void)state;
+
+	compile(&a, nat_a);
+	compile(&b, nat_b);
+	w = pipe_create(&bridge_cfg, &a.view);
+	assert_int_equal(send1(w, &s, 0, SEC, &f).verdict, PIPE_FORWARD);
+	nat_port = frame_get16(f.b + 14 + 20);
+	assert_int_equal(f.b[14 + 12], 10);
+	assert_int_equal(f.b[14 + 15], 1);		/* source now 10.9.0.1 */
+	assert_int_equal(pipe_nat_pool_count(w), 1);
+	pipe_policy_free(swap_to(w, &b.view, PIPE_FLOWS_KEEP));
+	assert_int_equal(pipe_nat_pool_count(w), 1);	/* the same pool, found again */
+	r = reverse(&s);
+	memcpy(r.dst, (uint8_t[]){10, 9, 0, 1}, 4);
+	r.dport = nat_port;
+	assert_int_equal(send1(w, &r, 1, 2 * SEC, &f).verdict, PIPE_FORWARD);
+	assert_int_equal(f.b[14 + 19], 5);		/* back to 10.1.0.5 */
+	assert_int_equal(frame_get16(f.b + 14 + 22), 5004);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	pipe_destroy(w);
+	free(a.buf);
+	free(b.buf);
+}
+
+/* A stateless policy cannot replace a stateful one (conntrack is made at
+ * start): refused with the reason, the running policy stays. */
+static void test_refused(void **state)
+{
+	static const char stateless[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: out, proto: udp, action: accept}\n"
+		"defaults: {action: drop, stateful: false}\n";
+	struct compiled a, b;
+	struct pipe_worker *w;
+	struct flow_spec s = udp(5005, 7000);
+	char err[256] = "";
+	(void)state;
+
+	compile(&a, pol_a);
+	compile(&b, stateless);
+	w = pipe_create(&bridge_cfg, &a.view);
+	assert_null(pipe_policy_build(w, &b.view, NULL, PIPE_FLOWS_KEEP, err, sizeof(err)));
+	assert_non_null(strstr(err, "stateful"));
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(w)[1].packets, 1);
+	pipe_destroy(w);
+	free(a.buf);
+	free(b.buf);
+}
+
+/* 300 reloads (past the 128 generations a tag can tell apart) with a
+ * flow alive throughout: it stays on its rule. */
+static void test_many_generations(void **state)
+{
+	struct compiled a, b;
+	struct pipe_worker *w;
+	struct flow_spec s = udp(5006, 7000);
+	(void)state;
+
+	compile(&a, pol_a);
+	compile(&b, pol_b);
+	w = pipe_create(&bridge_cfg, &a.view);
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	for (int i = 0; i < 300; i++) {
+		const struct rfw_view *v = i % 2 ? &a.view : &b.view;
+
+		pipe_policy_free(swap_to(w, v, PIPE_FLOWS_RECHECK));
+		assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+		assert_int_equal(pipe_rule_stats(w)[rule_no(v, "out")].packets, 1);
+	}
+	assert_int_equal(pipe_stats(w)->flows_hit, 300);
+	pipe_destroy(w);
+	free(a.buf);
+	free(b.buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rule_map),
+		cmocka_unit_test(test_rule_map_edits),
+		cmocka_unit_test(test_flows_follow_rule_names),
+		cmocka_unit_test(test_packet_before_sweep),
+		cmocka_unit_test(test_keep_or_recheck),
+		cmocka_unit_test(test_limit_state_carried),
+		cmocka_unit_test(test_nat_binding_survives),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_many_generations),
+	};
+	return cmocka_run_group_tests_name("pipeline_reload", tests, NULL, NULL);
+}
