@@ -1,22 +1,30 @@
-/* Fills the control socket's picture of a running AF_XDP rampartd. */
+/* Fills the control socket's picture of a running rampartd (the AF_XDP
+ * ports here; dpdk/dp_daemon.c adds DPDK's). */
 #include "control_src.h"
 
 #include <stdio.h>
 #include <string.h>
 
-void control_src_xsk(struct control_src *s, const struct rampartd_opts *o,
-		     const struct rfw_view *view, struct worker *const *workers,
-		     uint32_t nworkers, const struct xsk_port *ports, uint32_t max_flows)
+void control_src_init(struct control_src *s, const char *backend, const struct rampartd_opts *o,
+		      const struct rfw_view *view, struct worker *const *workers,
+		      uint32_t nworkers, uint32_t max_flows)
 {
 	memset(s, 0, sizeof(*s));
 	s->view = view;
 	s->policy_path = o->policy;
 	s->mode = o->mode == PIPE_ROUTER ? "router" : "bridge";
-	s->backend = "xsk";
+	s->backend = backend;
 	s->workers = workers;
 	s->nworkers = nworkers;
 	s->nports = o->nifs;
 	s->max_flows = max_flows ? max_flows : view->policy->max_flows;
+}
+
+void control_src_xsk(struct control_src *s, const struct rampartd_opts *o,
+		     const struct rfw_view *view, struct worker *const *workers,
+		     uint32_t nworkers, const struct xsk_port *ports, uint32_t max_flows)
+{
+	control_src_init(s, "xsk", o, view, workers, nworkers, max_flows);
 	for (uint32_t i = 0; i < o->nifs; i++) {
 		struct control_iface *f = &s->iface[i];
 		const struct xsk_port *p = &ports[i];

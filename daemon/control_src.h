@@ -8,7 +8,12 @@
 #include "options.h"
 #include "port.h"
 
-/* max_flows: the pipeline's conntrack size per worker (0: the policy's). */
+/* What every backend shares: options, policy, workers. max_flows: the
+ * pipeline's conntrack size per worker (0: the policy's). */
+void control_src_init(struct control_src *s, const char *backend, const struct rampartd_opts *o,
+		      const struct rfw_view *view, struct worker *const *workers,
+		      uint32_t nworkers, uint32_t max_flows);
+/* The same, and the AF_XDP ports. */
 void control_src_xsk(struct control_src *s, const struct rampartd_opts *o,
 		     const struct rfw_view *view, struct worker *const *workers,
 		     uint32_t nworkers, const struct xsk_port *ports, uint32_t max_flows);

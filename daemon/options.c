@@ -17,11 +17,12 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: rampartd --policy FILE.rfw --interface IF [--interface IF ...]\n"
-		"                [--mode bridge|router] [--backend xsk|pcap] [--foreground] [-v]\n"
+		"                [--mode bridge|router] [--backend xsk|pcap|dpdk] [--foreground] [-v]\n"
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--reload-flows keep|recheck]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
+		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
 		"\n"
 		"  --policy FILE.rfw   compiled policy (rulec compile)\n"
 		"  --interface IF      a port (at most %d); the policy's interfaces and zones\n"
@@ -32,6 +33,11 @@ static void usage(FILE *out)
 		"  --backend xsk       AF_XDP sockets on the interfaces (default)\n"
 		"  --backend pcap      replay: read --pcap-in captures, write what each port\n"
 		"                      sends to its --pcap-out capture, print counters, exit\n"
+		"  --backend dpdk      DPDK ports: each --interface is an EAL device name (a PCI\n"
+		"                      address, net_af_xdp0, ...); EAL arguments follow --;\n"
+		"                      one worker per RX queue, each on an EAL worker lcore\n"
+		"  --dpdk-isolate      DPDK: rte_flow_isolate every port (mlx5: the kernel keeps\n"
+		"                      what rampartd's flow rules do not take; docs/dpdk.md)\n"
 		"  --pcap-in IF=FILE   frames received on IF, in the file's timestamp order\n"
 		"                      (several files are merged by timestamp)\n"
 		"  --pcap-out IF=FILE  frames sent out of IF (forwarded to it, or replies to\n"
@@ -340,6 +346,21 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 		fprintf(stderr, "rampartd: --pcap-in/--pcap-out need --backend pcap\n");
 		return -1;
 	}
+	if (o->backend == OPT_BACKEND_DPDK) {
+#ifndef RAMPART_HAVE_DPDK
+		fprintf(stderr, "rampartd: --backend dpdk is not built in (rampartd was built without "
+				"DPDK: no pkg-config libdpdk, or RAMPART_DPDK=OFF; see docs/dpdk.md)\n");
+		return -1;
+#endif
+		if (o->ncores) {
+			fprintf(stderr, "rampartd: --backend dpdk: EAL's -l/--lcores place the "
+					"workers, not --cores\n");
+			return -1;
+		}
+	} else if (o->eal_argc || o->dpdk_isolate) {
+		fprintf(stderr, "rampartd: EAL arguments and --dpdk-isolate need --backend dpdk\n");
+		return -1;
+	}
 	for (uint32_t i = 0; i < o->nport_addr; i++)
 		if (need_port(o, "port-addr", o->port_addr[i].ifname))
 			return -1;
@@ -354,7 +375,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_DPDK_ISOLATE,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -372,11 +393,14 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "cores", required_argument, NULL, OPT_CORES },
 		{ "fail", required_argument, NULL, OPT_FAIL },
 		{ "reload-flows", required_argument, NULL, OPT_RELOAD_FLOWS },
+		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const modes[] = { "bridge", "router", NULL };
-	static const char *const backends[] = { "xsk", "pcap", NULL };
+	static const char *const backends[] = { "xsk", "pcap", "dpdk", NULL };
+	static const enum opt_backend backend_of[] = { OPT_BACKEND_XSK, OPT_BACKEND_PCAP,
+						       OPT_BACKEND_DPDK };
 	static const char *const fails[] = { "open", "closed", NULL };
 	static const char *const flows[] = { "keep", "recheck", NULL };
 	int c, mode_set = 0, r = 0;
@@ -401,7 +425,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case 'b':
 			r = check_choice("backend", optarg, backends, "xsk|dpdk|pcap");
-			o->backend = r == 1 ? OPT_BACKEND_PCAP : OPT_BACKEND_XSK;
+			o->backend = backend_of[r < 0 ? 0 : r];
 			break;
 		case 'f':
 			break;
@@ -440,6 +464,9 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			r = check_choice("reload-flows", optarg, flows, "keep|recheck");
 			o->reload_flows = r == 1 ? PIPE_FLOWS_RECHECK : PIPE_FLOWS_KEEP;
 			break;
+		case OPT_DPDK_ISOLATE:
+			o->dpdk_isolate = 1;
+			break;
 		case 'v':
 			o->verbose = 1;
 			break;
@@ -453,7 +480,12 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		if (r < 0)
 			return EXIT_USAGE;
 	}
-	if (optind < argc) {
+	/* Whatever follows "--" is EAL's; "--" itself becomes its argv[0]. */
+	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
+		o->eal_argc = argc - optind + 1;
+		o->eal_argv = argv + optind - 1;
+		o->eal_argv[0] = argv[0];
+	} else if (optind < argc) {
 		fprintf(stderr, "rampartd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return EXIT_USAGE;

@@ -13,7 +13,7 @@
 #define OPT_MAX_NEIGH 256
 #define OPT_MAX_QUEUES 64	/* = XSK_MAX_QUEUES */
 
-enum opt_backend { OPT_BACKEND_XSK, OPT_BACKEND_PCAP };
+enum opt_backend { OPT_BACKEND_XSK, OPT_BACKEND_PCAP, OPT_BACKEND_DPDK };
 
 struct opt_file {
 	const char *ifname;	/* points into argv (IF=FILE, '=' cut) */
@@ -59,6 +59,9 @@ struct rampartd_opts {
 	uint32_t ncores;	/* 0 = round-robin over the CPUs we may run on */
 	int fail_closed;	/* --fail closed */
 	enum pipe_flow_policy reload_flows;	/* --reload-flows keep|recheck */
+	int eal_argc;		/* --backend dpdk: what follows "--", after */
+	char **eal_argv;	/* argv[0] (docs/dpdk.md) */
+	int dpdk_isolate;	/* --dpdk-isolate: rte_flow_isolate the ports */
 };
 
 /* 0, or EXIT_USAGE after printing why. May exit(0) for --help. */

@@ -25,6 +25,9 @@
 #include "reload.h"
 #include "worker.h"
 #include "xdp_cfg.h"
+#ifdef RAMPART_HAVE_DPDK
+#include "dp_daemon.h"
+#endif
 
 #define NEIGH_REFRESH_S 1	/* how stale a next hop may be */
 
@@ -300,7 +303,7 @@ static int pin_worker(uint32_t k)
 /* One pipeline per worker: its own flows, NAT port share and limit share
  * (worker_id of worker_count); the policy's max_flows is the total. */
 static int make_pipes(const struct rampartd_opts *o, const struct rfw_view *view, uint32_t n,
-		      struct pipe_config *cfg)
+		      struct pipe_config *cfg, struct backend *be)
 {
 	cfg->worker_count = (uint16_t)n;
 	if (n > 1 && view->policy->max_flows)
@@ -310,7 +313,7 @@ static int make_pipes(const struct rampartd_opts *o, const struct rfw_view *view
 		pipes[k] = make_pipe(cfg, view);
 		if (!pipes[k])
 			return -1;
-		worker_init(&workers[k], &bx.be, k, pipes[k]);
+		worker_init(&workers[k], be, k, pipes[k]);
 		static_neighbours(o, pipes[k]);
 	}
 	return 0;
@@ -341,6 +344,61 @@ static void announce(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (o->mode == PIPE_ROUTER)
 		fprintf(stderr, ", %u routes", view->policy->route_count);
 	fprintf(stderr, ")\n");
+}
+
+/* First: a second rampartd must stop before touching the interfaces.
+ * Then block signals before the workers exist so they inherit the mask. */
+static struct control *open_control(const struct rampartd_opts *o, sigset_t *set)
+{
+	char err[256];
+	struct control *ctl = control_open(o->control, err, sizeof(err));
+
+	if (!ctl) {
+		fprintf(stderr, "rampartd: %s\n", err);
+		return NULL;
+	}
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	return ctl;
+}
+
+/* Reload takes over the policy and the workers (not yet started); the
+ * counters follow its view. hook: checks and updates before a publish. */
+static int start_reload(const struct rampartd_opts *o, const struct rfw_view *view,
+			struct worker *const *wp, uint32_t n, struct counters_src *src,
+			reload_hook hook, void *hook_ctx)
+{
+	if (reload_init(&reloader, view, o->policy, wp, n, o->ifnames, o->nifs,
+			o->reload_flows)) {
+		fprintf(stderr, "rampartd: out of memory indexing the policy's rule names\n");
+		reload_free(&reloader);
+		return -1;
+	}
+	reloader.hook = hook;
+	reloader.hook_ctx = hook_ctx;
+	reload_track_view(&reloader, &src->view);
+	src->reload = &reloader;
+	return 0;
+}
+
+/* The control socket serves (reloads too, its view following them), then
+ * the start is announced (scripts wait for that line). */
+static int go_live(struct control *ctl, struct control_src *csrc,
+		   const struct rampartd_opts *o, const struct rfw_view *view)
+{
+	csrc->reload = &reloader;
+	reload_track_view(&reloader, &csrc->view);
+	errno = control_start(ctl, csrc);
+	if (errno) {
+		fprintf(stderr, "rampartd: control socket: %s\n", strerror(errno));
+		return -1;
+	}
+	announce(o, view);
+	return 0;
 }
 
 /* SIGHUP: the policy file again (CLI.md), as `rampartctl reload` does. */
@@ -411,19 +469,9 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	char err[256];
 	int rc = EXIT_SETUP;
 
-	/* First: a second rampartd must stop before touching the interfaces. */
-	ctl = control_open(o->control, err, sizeof(err));
-	if (!ctl) {
-		fprintf(stderr, "rampartd: %s\n", err);
+	ctl = open_control(o, &set);
+	if (!ctl)
 		return EXIT_SETUP;
-	}
-	/* Block before the workers exist so they inherit the mask. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
 	xsk_prog_set_verbose(o->verbose);
 	if (pick_queues(o, &nq))
@@ -440,19 +488,11 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	backend_xsk_init(&bx, ports, o->nifs, nq);
 	for (uint32_t k = 0; k < nq; k++)
 		wp[k] = &workers[k];
-	if (make_pipes(o, view, nq, &cfg))
+	if (make_pipes(o, view, nq, &cfg, &bx.be))
 		goto out;
 	src.nworkers = nq;
-	if (reload_init(&reloader, view, o->policy, wp, nq, o->ifnames, o->nifs,
-			o->reload_flows)) {
-		fprintf(stderr, "rampartd: out of memory indexing the policy's rule names\n");
-		reload_free(&reloader);
+	if (start_reload(o, view, wp, nq, &src, reload_host_section, (void *)o))
 		goto out;
-	}
-	reloader.hook = reload_host_section;
-	reloader.hook_ctx = (void *)o;
-	reload_track_view(&reloader, &src.view);
-	src.reload = &reloader;
 	if (o->mode == PIPE_ROUTER) {
 		if (nl_neigh_open(&nl, ifindex, o->nifs, wp, nq, err, sizeof(err)) ||
 		    nl_neigh_refresh(&nl, err, sizeof(err)) < 0) {
@@ -474,14 +514,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		}
 	}
 	control_src_xsk(&csrc, o, view, wp, nq, xports, cfg.max_flows);
-	csrc.reload = &reloader;
-	reload_track_view(&reloader, &csrc.view);
-	errno = control_start(ctl, &csrc);
-	if (errno) {
-		fprintf(stderr, "rampartd: control socket: %s\n", strerror(errno));
+	if (go_live(ctl, &csrc, o, view))
 		goto out;
-	}
-	announce(o, view);
 	if (o->verbose)
 		for (uint32_t k = 0; k < nq; k++)
 			fprintf(stderr, "rampartd: worker %u: queue %u, CPU %d\n", k, k, worker_cpu[k]);
@@ -513,6 +547,72 @@ out:
 	return rc;
 }
 
+#ifdef RAMPART_HAVE_DPDK
+static struct dp_ports dports;
+static struct backend_dpdk bd;
+
+/* --backend dpdk: EAL and the ports (dpdk/), one worker per RX queue,
+ * each on an EAL worker lcore; this (main) lcore waits for signals. */
+static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
+{
+	struct worker *wp[DP_MAX_QUEUES];
+	struct counters_src src = {
+		.view = view, .workers = wp, .ifnames = o->ifnames, .nports = o->nifs,
+		.cpus = worker_cpu,
+	};
+	struct control_src csrc;
+	struct pipe_config cfg;
+	struct control *ctl;
+	uint32_t nq = 0, started = 0;
+	sigset_t set;
+	int rc = EXIT_SETUP;
+
+	ctl = open_control(o, &set);	/* before EAL makes its lcore threads */
+	if (!ctl)
+		return EXIT_SETUP;
+	if (dp_daemon_open(&dports, o, view) || port_config(o, &cfg, 0))
+		goto out;
+	dp_daemon_macs(&dports, o, &cfg);
+	backend_dpdk_init(&bd, &dports);
+	nq = dports.nqueues;
+	for (uint32_t k = 0; k < nq; k++) {
+		wp[k] = &workers[k];
+		worker_cpu[k] = dp_worker_cpu(&dports, k);
+	}
+	if (make_pipes(o, view, nq, &cfg, &bd.be))
+		goto out;
+	src.nworkers = nq;
+	if (start_reload(o, view, wp, nq, &src, dp_daemon_reload_check,
+			 dp_daemon_reload_ctx(o, view)))
+		goto out;
+	for (; started < nq; started++)
+		if (dp_daemon_launch(&dports, &workers[started]))
+			goto out;
+	control_src_dpdk(&csrc, o, view, wp, &dports, cfg.max_flows);
+	if (go_live(ctl, &csrc, o, view))
+		goto out;
+	if (o->verbose)
+		dp_daemon_report(&dports, o);
+	wait_signals(&set, &src, NULL);
+	rc = 0;
+out:
+	control_stop(ctl);
+	while (started)
+		dp_daemon_stop(&dports, &workers[--started]);
+	control_free(ctl);
+	if (!rc && o->verbose)
+		dp_daemon_final(&dports, o, &bd);
+	dp_close(&dports);
+	if (!rc)
+		print_all(&src);
+	for (uint32_t k = 0; k < nq; k++)
+		pipe_destroy(pipes[k]);
+	if (src.reload)
+		reload_free(&reloader);	/* after the pipes: they point into its view */
+	return rc;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct rampartd_opts o;
@@ -531,6 +631,10 @@ int main(int argc, char **argv)
 		rc = EXIT_USAGE;
 	else if (o.backend == OPT_BACKEND_PCAP)
 		rc = run_pcap(&o, &view);
+#ifdef RAMPART_HAVE_DPDK
+	else if (o.backend == OPT_BACKEND_DPDK)
+		rc = run_dpdk(&o, &view);
+#endif
 	else
 		rc = run_xsk(&o, &view);
 	rfw_close(&view);

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
   clang llvm libclang-rt-14-dev libbpf-dev libxdp-dev bpftool xdp-tools
-  libyaml-dev libcmocka-dev libpcap-dev libmnl-dev
+  libyaml-dev libcmocka-dev libpcap-dev libmnl-dev dpdk-dev
   iproute2 ethtool iputils-ping curl iperf3 python3 procps kmod
   python3-scapy python3-jsonschema python3-yaml tshark netsniff-ng
 )

@@ -146,16 +146,28 @@ def main():
             continue
         d = os.path.join(top, name)
         os.makedirs(d, exist_ok=True)
-        problems = run_case(CASES[name], a.build, d, a.regen)
-        if problems:
-            failed += 1
-            print("not ok - %s" % name)
-            for p in problems:
-                print("#   " + p)
-        else:
-            passed += 1
-            print("ok - %s%s" % (name, " (expected rewritten)" if a.regen else ""))
-    if not a.keep and not failed:
+        ok = report(name, " (expected rewritten)" if a.regen else "",
+                    run_case(CASES[name], a.build, d, a.regen))
+        passed += ok
+        failed += not ok
+    return finish(top, a.keep, passed, failed)
+
+
+def report(name, note, problems):
+    """Print one case's ok / not ok lines; True when it passed."""
+    if problems:
+        print("not ok - %s" % name)
+        for p in problems:
+            print("#   " + p)
+        return False
+    print("ok - %s%s" % (name, note))
+    return True
+
+
+def finish(top, keep, passed, failed):
+    """Remove the work directory unless asked to keep it (or a case
+    failed), print the summary line, return the exit status."""
+    if not keep and not failed:
         shutil.rmtree(top)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

@@ -224,13 +224,22 @@ lab_router_neighbours() {
 lab_rampartd_start() {
 	local rfw=$1; shift
 	LAB_CONTROL=${LAB_CONTROL:-$LAB_TMP/rampartd.sock}
-	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$rfw" \
+	lab_rampartd_run bridging --policy "$rfw" \
 		--interface "$FW_IF_C" --interface "$FW_IF_S" --mode bridge \
-		--backend xsk --foreground --control "$LAB_CONTROL" "$@" \
+		--backend xsk --foreground --control "$LAB_CONTROL" "$@"
+}
+
+# lab_rampartd_run WORD ARGS...: rampartd ARGS in fw, stdout and stderr in
+# $LAB_TMP/rampartd.out and .err; waits (20 s at most) until it says
+# "rampartd: WORD" (bridging, routing) and runs. RAMPARTD_PID is its pid.
+lab_rampartd_run() {
+	local word=$1; shift
+	# ip netns exec directly (not lab_in, a function): $! must be rampartd
+	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" "$@" \
 		>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
 	RAMPARTD_PID=$!
 	LAB_PIDS+=("$RAMPARTD_PID")
-	lab_wait_for 10 grep -q '^rampartd: bridging' "$LAB_TMP/rampartd.err" &&
+	lab_wait_for 20 grep -q "^rampartd: $word" "$LAB_TMP/rampartd.err" &&
 		kill -0 "$RAMPARTD_PID"
 }
 
@@ -238,19 +247,25 @@ lab_rampartd_start() {
 # check a clean stop: exit 0 within 10 s, final counters printed, every
 # UMEM frame of both ports accounted for, no XDP program left in fw.
 lab_rampartd_stop() {
-	local rc
-	kill -TERM "$RAMPARTD_PID"
-	if lab_wait_gone "$RAMPARTD_PID" 10; then
-		wait "$RAMPARTD_PID"; rc=$?
-		check_eq "rampartd exits 0 on SIGTERM" "$rc" 0
-	else
-		not_ok "rampartd exits within 10 s of SIGTERM"
-	fi
-	check "final counters printed at exit" lab_counter_blocks_over 1
+	lab_rampartd_term 10
 	check_eq "every UMEM frame accounted for at stop" \
 		"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" 2
 	check_not "XDP program detached from both ports" \
 		bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
+}
+
+# lab_rampartd_term SECONDS: SIGTERM rampartd ($RAMPARTD_PID); checks it
+# exits 0 within SECONDS and printed its final counters.
+lab_rampartd_term() {
+	local rc
+	kill -TERM "$RAMPARTD_PID"
+	if lab_wait_gone "$RAMPARTD_PID" "$1"; then
+		wait "$RAMPARTD_PID"; rc=$?
+		check_eq "rampartd exits 0 on SIGTERM" "$rc" 0
+	else
+		not_ok "rampartd exits within $1 s of SIGTERM"
+	fi
+	check "final counters printed at exit" lab_counter_blocks_over 1
 }
 
 # lab_counter_blocks: how many counter blocks rampartd has printed.

@@ -47,7 +47,15 @@ exits 1 "router mode, policy without routes" "${P[@]}" --mode router --interface
 exits 1 "bridge mode with three interfaces" "${P[@]}" --mode bridge --interface a --interface b --interface c --pcap-in "a=$T/in.pcap"
 exits 1 "--neighbor without a MAC" "${P[@]}" --interface a --interface b --pcap-in "a=$T/in.pcap" --pcap-out "b=$T/o.pcap" --neighbor a=10.0.0.1
 exits 1 "--port-addr with a bad MAC" "${P[@]}" --interface a --interface b --pcap-in "a=$T/in.pcap" --pcap-out "b=$T/o.pcap" --port-addr a=zz:00:00:00:00:01
-exits 1 "--backend dpdk (planned)" --policy "$T/p.rfw" --backend dpdk --interface a --interface b
+# --backend dpdk: a usage error where rampartd was built without DPDK, else
+# EAL starts (no PCI scan, no hugepages) and finds no port named a.
+D=(--policy "$T/p.rfw" --backend dpdk --interface a --interface b --control "$T/ctl.sock")
+if "$RAMPARTD" --policy none --backend dpdk --interface a 2>&1 | grep -q 'not built in'; then
+	exits 1 "--backend dpdk (not built in)" "${D[@]}"
+else
+	exits 2 "--backend dpdk, a port EAL does not have" "${D[@]}" -- --no-pci --no-huge -m 64 \
+		--no-shconf --no-telemetry --log-level=lib.eal:error
+fi
 exits 2 "an input capture that does not exist" "${P[@]}" --interface a --interface b --pcap-in "a=$T/nosuch.pcap" --pcap-out "b=$T/o.pcap"
 exits 2 "an input that is not a capture" "${P[@]}" --interface a --interface b --pcap-in "a=$T/p.yaml" --pcap-out "b=$T/o.pcap"
 exits 2 "an output that cannot be created" "${P[@]}" --interface a --interface b --pcap-in "a=$T/in.pcap" --pcap-out "b=$T/no/dir/o.pcap"

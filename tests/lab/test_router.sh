@@ -77,14 +77,8 @@ check "router mode without routes in the policy: exit 1" \
 	bash -c "ip netns exec $(lab_nsname fw) $RAMPARTD --policy $LAB_TMP/noroutes.rfw \
 		--interface $FW_IF_C --interface $FW_IF_S --mode router >/dev/null 2>&1; [ \$? -eq 1 ]"
 
-# ip netns exec directly (not lab_in, a function): $! must be rampartd
-ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/router.rfw" --interface "$FW_IF_C" \
-	--interface "$FW_IF_S" --mode router --foreground -v --control "$LAB_TMP/rampartd.sock" \
-	>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
-RAMPARTD_PID=$!
-LAB_PIDS+=("$RAMPARTD_PID")
-if ! lab_wait_for 10 grep -q '^rampartd: routing' "$LAB_TMP/rampartd.err" ||
-   ! kill -0 "$RAMPARTD_PID"; then
+if ! lab_rampartd_run routing --policy "$LAB_TMP/router.rfw" --interface "$FW_IF_C" \
+	--interface "$FW_IF_S" --mode router --foreground -v --control "$LAB_TMP/rampartd.sock"; then
 	not_ok "rampartd starts in router mode"; cat "$LAB_TMP/rampartd.err" >&2
 	lab_summary; exit 1
 fi

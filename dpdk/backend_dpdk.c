@@ -1,0 +1,132 @@
+/* rte_eth_rx_burst / rte_eth_tx_burst for the worker: the pipeline works
+ * on the mbuf's own data; lengths are written back before TX. */
+#include "backend_dpdk.h"
+
+#include <string.h>
+#include <time.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+
+static inline struct backend_dpdk *dpdk_of(struct backend *b)
+{
+	return (struct backend_dpdk *)b;
+}
+
+static uint32_t dpdk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt *pkts,
+			      uint64_t *handle, uint32_t n, uint64_t *now_ns)
+{
+	struct backend_dpdk *x = dpdk_of(b);
+	struct dp_queue_state *qs = &x->q[queue];
+	struct rte_mbuf *m[PIPE_BURST];
+	uint32_t got = 0;
+
+	if (n > PIPE_BURST)
+		n = PIPE_BURST;
+	for (uint32_t k = 0; k < b->nports && got < n; k++) {
+		uint32_t port = (qs->next_port + k) % b->nports;
+		uint16_t r = rte_eth_rx_burst(x->ports->port_id[port], (uint16_t)queue, m,
+					      (uint16_t)(n - got));
+
+		for (uint16_t i = 0; i < r; i++) {
+			if (unlikely(m[i]->nb_segs != 1)) {
+				qs->multiseg++;
+				rte_pktmbuf_free(m[i]);
+				continue;
+			}
+			pkts[got].data = rte_pktmbuf_mtod(m[i], uint8_t *);
+			pkts[got].len = m[i]->data_len;
+			/* replies may grow the frame into the tailroom */
+			pkts[got].room = (uint32_t)m[i]->data_len + rte_pktmbuf_tailroom(m[i]);
+			pkts[got].in_port = (uint8_t)port;
+			handle[got++] = (uint64_t)(uintptr_t)m[i];
+		}
+	}
+	qs->next_port = (qs->next_port + 1) % b->nports;
+	if (got) {
+		struct timespec ts;
+
+		qs->empty_polls = 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		*now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	return got;
+}
+
+static void free_handles(const uint64_t *handle, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)handle[i]);
+}
+
+static uint32_t dpdk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
+			      struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n)
+{
+	struct backend_dpdk *x = dpdk_of(b);
+	struct rte_mbuf *m[PIPE_BURST];
+	uint16_t id = x->ports->port_id[port], sent = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		m[i] = (struct rte_mbuf *)(uintptr_t)handle[i];
+		/* the pipeline may have shortened or grown the frame */
+		m[i]->data_len = (uint16_t)pkts[i]->len;
+		m[i]->pkt_len = pkts[i]->len;
+	}
+	/* One retry: a full ring usually has completions to reap. */
+	for (int tries = 0; tries < 2 && sent < n; tries++)
+		sent += rte_eth_tx_burst(id, (uint16_t)queue, m + sent, (uint16_t)(n - sent));
+	if (sent < n)
+		free_handles(handle + sent, n - sent);
+	return sent;
+}
+
+static void dpdk_free(struct backend *b, uint32_t queue, uint32_t port, const uint64_t *handle,
+		      uint32_t n)
+{
+	(void)b;
+	(void)queue;
+	(void)port;
+	free_handles(handle, n);
+}
+
+static uint32_t dpdk_service(struct backend *b, uint32_t queue)
+{
+	(void)b;
+	(void)queue;
+	return 0;	/* PMDs reap TX completions inside tx_burst */
+}
+
+/* Poll mode: spin a while, then sleep in short steps so that idle workers
+ * leave shared cores alone (latency after a quiet spell: one step). */
+static int dpdk_idle(struct backend *b, uint32_t queue, int timeout_ms)
+{
+	struct dp_queue_state *qs = &dpdk_of(b)->q[queue];
+	const struct timespec step = { 0, DP_IDLE_SLEEP_US * 1000 };
+
+	(void)timeout_ms;
+	if (qs->empty_polls < DP_IDLE_SPINS) {
+		qs->empty_polls++;
+		rte_pause();
+		return 0;
+	}
+	nanosleep(&step, NULL);
+	return 0;
+}
+
+static const struct backend_ops dpdk_ops = {
+	.rx_burst = dpdk_rx_burst,
+	.tx_burst = dpdk_tx_burst,
+	.free = dpdk_free,
+	.service = dpdk_service,
+	.idle = dpdk_idle,
+};
+
+void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports)
+{
+	memset(b, 0, sizeof(*b));
+	b->be.ops = &dpdk_ops;
+	b->be.nports = ports->nports;
+	b->be.nqueues = ports->nqueues;
+	b->ports = ports;
+}
