@@ -53,6 +53,13 @@ int netfile_read(struct policy *pol, yaml_node_t *at, const char *rel, pfx_list 
 			diag_error_in(pol->d, file, (unsigned)lineno, 0, "%s", why);
 			continue;
 		}
+		if (out->n == RULEC_MAX_FILE_PREFIXES) {
+			diag_error_in(pol->d, file, (unsigned)lineno, 0,
+				      "more than %u prefixes in one list; split it, or aggregate "
+				      "adjacent prefixes", RULEC_MAX_FILE_PREFIXES);
+			errors++;
+			break;
+		}
 		VEC_PUSH(*out, p);
 	}
 	free(line);

@@ -24,6 +24,11 @@ void *vec_grow(void *v, size_t *cap, size_t need, size_t elem);
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Limits on hostile or mistaken input (docs/security.md): refused with a
+ * message, never a crash or an unbounded run. */
+#define RULEC_MAX_NETWORK_PREFIXES (1u << 24)	/* distinct prefixes of one inline network */
+#define RULEC_MAX_FILE_PREFIXES (1u << 24)	/* lines of one {file: PATH} list */
+
 struct range {
 	uint16_t lo, hi;
 };

@@ -94,6 +94,56 @@ static void report_cycle(struct policy *pol, yaml_node_t *at, size_t idx, int sv
 		    svc ? pol->svcs.v[idx].name : pol->nets.v[idx].name);
 }
 
+static uint64_t prefix_hash(const struct prefix *p)
+{
+	uint64_t a, b, h;
+
+	memcpy(&a, p->addr, 8);
+	memcpy(&b, p->addr + 8, 8);
+	h = (a ^ (b * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)p->len << 8 | p->family)) *
+	    0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 31);
+}
+
+static int same_prefix(const struct prefix *a, const struct prefix *b)
+{
+	return a->family == b->family && a->len == b->len && !memcmp(a->addr, b->addr, 16);
+}
+
+/* A list's entries, each prefix once, in first-seen order. Names used
+ * twice (n2: [n1, n1], n3: [n2, n2], ...) would otherwise double the set
+ * at every level: 40 levels are a trillion entries. 0, or -1 (memory). */
+static int dedup_prefixes(pfx_list *l)
+{
+	size_t cap = 16, kept = 0;
+	uint32_t *slot;
+
+	if (l->n < 2)
+		return 0;
+	while (cap < 2 * l->n)
+		cap <<= 1;
+	slot = calloc(cap, sizeof(*slot));	/* entry index + 1, 0 = empty */
+	if (!slot)
+		return -1;
+	for (size_t i = 0; i < l->n; i++) {
+		size_t h = (size_t)prefix_hash(&l->v[i]) & (cap - 1);
+		int dup = 0;
+
+		for (; slot[h]; h = (h + 1) & (cap - 1))
+			if (same_prefix(&l->v[slot[h] - 1], &l->v[i])) {
+				dup = 1;
+				break;
+			}
+		if (dup)
+			continue;
+		l->v[kept] = l->v[i];
+		slot[h] = (uint32_t)++kept;
+	}
+	l->n = kept;
+	free(slot);
+	return 0;
+}
+
 void netval_free(struct netval *v)
 {
 	free(v->pfx.v);
@@ -199,7 +249,19 @@ int resolve_network_value(struct policy *pol, yaml_node_t *value, struct netval 
 	name = one ? ytree_str(one) : NULL;
 	if (name && !val_looks_like_addr(name))
 		out->def = find_net(pol, name);
-	return policy_each(pol, value, network_entry, out);
+	if (policy_each(pol, value, network_entry, out) < 0)
+		return -1;
+	if (out->items > 1 && dedup_prefixes(&out->pfx) < 0) {
+		ytree_error(pol->d, value, "out of memory merging this network's entries");
+		return -1;
+	}
+	if (out->pfx.n > RULEC_MAX_NETWORK_PREFIXES) {
+		ytree_error(pol->d, value, "this network has %zu distinct prefixes; the limit is %u "
+			    "(a set that large belongs in a {file: PATH} list)", out->pfx.n,
+			    RULEC_MAX_NETWORK_PREFIXES);
+		return -1;
+	}
+	return 0;
 }
 
 /* Resolve definition i's value in its own file, with i on the stack that

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void syntax_error(const yaml_parser_t *p, struct diag *d)
 {
@@ -47,6 +48,83 @@ static void refuse_tags(struct ytree *t, struct diag *d)
 	}
 }
 
+/* Limits that keep a hostile file from costing unbounded time or memory
+ * (docs/security.md). libyaml's scanner spends time quadratic in the flow
+ * nesting ([[[[...) and its composer recurses with the block nesting, so
+ * both are bounded before libyaml sees the file. */
+#define YTREE_MAX_BYTES (64u << 20)	/* long address lists go in {file: PATH} */
+#define YTREE_MAX_FLOW_DEPTH 64
+#define YTREE_MAX_INDENT 1024
+
+static int starts_scalar(int prev)
+{
+	return prev == '\n' || prev == ' ' || prev == '\t' || prev == '[' || prev == '{' ||
+	       prev == ',' || prev == ':' || prev == '-' || prev == -1;
+}
+
+/* One pass over the bytes: flow brackets outside quotes and comments, and
+ * indentation. Returns 0, or -1 after reporting where a limit was passed. */
+static int check_nesting(FILE *f, struct diag *d)
+{
+	unsigned line = 1, col = 0, depth = 0, indent = 0;
+	int c, prev = -1, quote = 0, comment = 0, at_start = 1;
+
+	while ((c = getc(f)) != EOF) {
+		col++;
+		if (c == '\n') {
+			line++;
+			col = 0;
+			indent = 0;
+			at_start = 1;
+			comment = 0;
+			prev = c;
+			continue;
+		}
+		if (at_start && c == ' ') {
+			if (++indent > YTREE_MAX_INDENT) {
+				diag_error(d, line, col, "indented more than %d columns: nested too "
+					   "deeply for a policy", YTREE_MAX_INDENT);
+				return -1;
+			}
+			prev = c;
+			continue;
+		}
+		at_start = 0;
+		if (comment) {
+			prev = c;
+			continue;
+		}
+		if (quote) {
+			if (quote == '"' && c == '\\') {
+				prev = c;
+				c = getc(f);	/* the escaped character */
+				col++;
+				if (c == EOF)
+					break;
+			} else if (c == quote) {
+				quote = 0;
+			}
+			prev = c;
+			continue;
+		}
+		if (c == '#' && (prev == ' ' || prev == '\t' || prev == -1 || prev == '\n'))
+			comment = 1;
+		else if ((c == '\'' || c == '"') && starts_scalar(prev))
+			quote = c;
+		else if (c == '[' || c == '{') {
+			if (++depth > YTREE_MAX_FLOW_DEPTH) {
+				diag_error(d, line, col, "brackets nested more than %d deep: too deep "
+					   "for a policy", YTREE_MAX_FLOW_DEPTH);
+				return -1;
+			}
+		} else if ((c == ']' || c == '}') && depth) {
+			depth--;
+		}
+		prev = c;
+	}
+	return 0;
+}
+
 int ytree_load(struct ytree *t, const char *path, struct diag *d)
 {
 	yaml_parser_t p;
@@ -57,6 +135,23 @@ int ytree_load(struct ytree *t, const char *path, struct diag *d)
 	memset(t, 0, sizeof(*t));
 	if (!f) {
 		diag_error(d, 0, 0, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	{
+		struct stat st;
+
+		if (fstat(fileno(f), &st) == 0 && st.st_size > (off_t)YTREE_MAX_BYTES) {
+			diag_error(d, 0, 0, "%lld bytes: a policy file may have at most %u MiB; put long "
+				   "address lists in {file: PATH} lists (one prefix a line)",
+				   (long long)st.st_size, YTREE_MAX_BYTES >> 20);
+			fclose(f);
+			return -1;
+		}
+	}
+	if (check_nesting(f, d) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+		fclose(f);
+		if (d->errors == before)
+			diag_error(d, 0, 0, "cannot read: %s", strerror(errno));
 		return -1;
 	}
 	if (!yaml_parser_initialize(&p)) {
