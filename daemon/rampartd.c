@@ -22,6 +22,7 @@
 #include "netlink.h"
 #include "options.h"
 #include "port.h"
+#include "privilege.h"
 #include "reload.h"
 #include "worker.h"
 #include "xdp_cfg.h"
@@ -450,6 +451,24 @@ static void wait_signals(const sigset_t *set, const struct counters_src *src,
 	}
 }
 
+/* Set-up done (programs attached, sockets open): keep only what the
+ * rest of the run needs, before any other thread exists so that all
+ * inherit it; workers also get their system call filter. */
+static void sandbox(const struct rampartd_opts *o, uint32_t nworkers, int dispatcher)
+{
+	uint64_t keep = priv_needed_caps(dispatcher);
+	char err[200];
+
+	if (o->no_sandbox)
+		return;
+	if (priv_drop(keep, err, sizeof(err)) < 0)
+		fprintf(stderr, "rampartd: running with all capabilities: %s\n", err);
+	else if (o->verbose)
+		fprintf(stderr, "rampartd: capabilities kept: %#llx\n", (unsigned long long)keep);
+	for (uint32_t k = 0; k < nworkers; k++)
+		workers[k].sandbox = 1;
+}
+
 /* --backend xsk: AF_XDP on every interface, one worker thread per queue. */
 static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 {
@@ -500,6 +519,13 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 			goto out;
 		}
 		nlp = &nl;
+	}
+	{
+		int dispatcher = 0;
+
+		for (uint32_t i = 0; i < o->nifs; i++)
+			dispatcher |= xports[i].prog.multiprog;
+		sandbox(o, nq, dispatcher);
 	}
 	for (; started < nq; started++) {
 		errno = worker_start(&workers[started]);

@@ -1,11 +1,14 @@
 /* The worker loop: receive a burst, run it through the pipeline, hand
  * each frame to the port its verdict names (or back to the backend), then
  * let the backend do its housekeeping; sleep in the backend when idle. */
+#define _GNU_SOURCE	/* pthread_setname_np */
 #include "worker.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ctl_job.h"
+#include "privilege.h"
 #include "reload.h"
 
 #define WORKER_IDLE_MS 100	/* how long the stop flag may go unseen */
@@ -180,7 +183,16 @@ void worker_run(struct worker *w)
 
 static void *worker_main(void *arg)
 {
-	worker_run(arg);
+	struct worker *w = arg;
+	char name[16], err[160];
+
+	snprintf(name, sizeof(name), "rampart-w%u", w->queue);
+	pthread_setname_np(pthread_self(), name);
+	/* A worker without its filter still forwards; it says so, once. */
+	if (w->sandbox && priv_worker_filter(err, sizeof(err)) < 0)
+		fprintf(stderr, "rampartd: worker %u runs without its system call filter: %s\n",
+			w->queue, err);
+	worker_run(w);
 	return NULL;
 }
 

@@ -64,6 +64,7 @@ struct worker {
 	struct reload_gen *gen;			/* adopted */
 	struct pipe_policy *retired;		/* replaced by the adopt */
 	int sweeping;
+	int sandbox;		/* worker_start: run under the seccomp filter (privilege.h) */
 	_Alignas(64) _Atomic uint64_t quiesced;
 	/* cold */
 	pthread_t thread;

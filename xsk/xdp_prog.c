@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
+#include <linux/if_link.h>	/* XDP_FLAGS_* */
 #include <linux/magic.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -312,8 +313,19 @@ void xsk_prog_detach(struct xsk_prog *p)
 {
 	if (!p->prog)
 		return;
-	if (p->ifindex)
+	if (p->ifindex && p->multiprog) {
 		xdp_program__detach(p->prog, p->ifindex, (enum xdp_attach_mode)p->mode, 0);
+	} else if (p->ifindex) {
+		/* Alone on the interface: take it off only if it is still ours
+		 * (old_prog_fd), with nothing but CAP_NET_ADMIN, which is all
+		 * rampartd keeps after set-up (libxdp's detach also looks the
+		 * program up by id, which needs more). */
+		LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = xdp_program__fd(p->prog));
+		__u32 flags = p->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE
+			    : p->mode == XDP_MODE_NATIVE ? XDP_FLAGS_DRV_MODE : 0;
+
+		bpf_xdp_detach(p->ifindex, flags, &opts);
+	}
 	xdp_program__close(p->prog);
 	p->prog = NULL;
 	p->ifindex = 0;

@@ -123,6 +123,23 @@ check_eq "status --json: mode, rules and interfaces" \
 	"$(ctl --json status | json_get 'd["mode"], d["policy"]["rules"], [i["name"] for i in d["interfaces"]], d["rampartd"]["pid"]')" \
 	"bridge 4 ['$FW_IF_C', '$FW_IF_S'] $RAMPARTD_PID"
 
+# --- least privilege (docs/security.md) ---
+# Every thread keeps only CAP_NET_ADMIN (bit 12) and nothing in its bounding
+# set; the workers (named rampart-wN) run under the seccomp filter.
+caps_ok=1; workers_filtered=0; workers=0
+for t in /proc/"$RAMPARTD_PID"/task/*; do
+	st=$(cat "$t/status")
+	grep -q $'^CapEff:\t0000000000001000$' <<<"$st" || caps_ok=0
+	grep -q $'^CapBnd:\t0000000000001000$' <<<"$st" || caps_ok=0
+	case $(cat "$t/comm") in rampart-w*)
+		workers=$((workers + 1))
+		grep -q $'^Seccomp:\t2$' <<<"$st" && workers_filtered=$((workers_filtered + 1)) ;;
+	esac
+done
+check_eq "after set-up every thread has only CAP_NET_ADMIN (effective and bounding)" "$caps_ok" 1
+check "there are worker threads" test "$workers" -ge 1
+check_eq "every worker runs under the seccomp filter" "$workers_filtered" "$workers"
+
 # --- stats ---
 ctl stats --rules >"$LAB_TMP/rules.txt"
 ctl --json stats --rules >"$LAB_TMP/rules.json"
