@@ -68,6 +68,17 @@ static int parse_l4(const uint8_t *f, uint32_t len, uint32_t off,
 	return PKT_IP;
 }
 
+/* A non-first fragment that starts inside the upper-layer header the first
+ * fragment must carry whole (its ports, TCP's flags) could rewrite them
+ * after the rules judged the first: RFC 1858's overlapping fragment
+ * attack. The first fragment itself must hold that header (parse_l4). */
+static int overlaps_l4(uint8_t proto, uint32_t byte_offset)
+{
+	uint32_t need = proto == IPP_TCP ? 20 : proto == IPP_UDP || proto == IPP_SCTP ? 8 : 0;
+
+	return byte_offset < need;
+}
+
 static int parse_ipv4(const uint8_t *f, uint32_t len, uint32_t off,
 		      struct pkt_meta *m)
 {
@@ -90,6 +101,8 @@ static int parse_ipv4(const uint8_t *f, uint32_t len, uint32_t off,
 	frag = rd16(f + off + 6);
 	if (frag & 0x1fff) {		/* non-first fragment: no L4 header */
 		m->fragment = 2;
+		if (overlaps_l4(k->proto, (uint32_t)(frag & 0x1fff) * 8))
+			return malformed(m, PKT_ERR_FRAG_OVERLAP);
 		return PKT_IP;
 	}
 	if (frag & 0x2000)
@@ -135,6 +148,8 @@ static int parse_ipv6(const uint8_t *f, uint32_t len, uint32_t off,
 			if (offflags & 0xfff8) {	/* non-first fragment */
 				k->proto = f[at];
 				m->fragment = 2;
+				if (overlaps_l4(k->proto, offflags & 0xfff8))
+					return malformed(m, PKT_ERR_FRAG_OVERLAP);
 				return PKT_IP;
 			}
 			if (offflags & 1)
@@ -188,6 +203,7 @@ const char *pkt_reason_name(unsigned reason)
 		[PKT_ERR_BAD_L3] = "bad-l3",
 		[PKT_ERR_SHORT_L4] = "short-l4",
 		[PKT_ERR_BAD_EXT] = "bad-ipv6-ext",
+		[PKT_ERR_FRAG_OVERLAP] = "fragment-overlap",
 	};
 	return reason < PKT_REASON_COUNT ? names[reason] : "?";
 }

@@ -36,6 +36,7 @@ enum pkt_reason {
 	PKT_ERR_BAD_L3,		/* bad version, IHL, total length */
 	PKT_ERR_SHORT_L4,
 	PKT_ERR_BAD_EXT,	/* IPv6 extension chain too long or truncated */
+	PKT_ERR_FRAG_OVERLAP,	/* a non-first fragment inside the L4 header (RFC 1858) */
 	PKT_REASON_COUNT,
 };
 

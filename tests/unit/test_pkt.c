@@ -146,6 +146,28 @@ static void test_fragments_have_no_ports(void **state)
 	assert_int_equal(m.key.has_ports, 0);
 }
 
+/* RFC 1858: a non-first fragment starting inside the L4 header a first
+ * fragment must carry (TCP 20 bytes, UDP 8) is refused; past it, fine. */
+static void test_overlapping_fragments(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	(void)state;
+
+	ipv4(&f, 0, 6, 5000, 80, 0x0001);	/* TCP, offset 8: over the flags */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_FRAG_OVERLAP);
+	ipv4(&f, 0, 6, 5000, 80, 0x0002);	/* offset 16: still inside */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_MALFORMED);
+	ipv4(&f, 0, 6, 5000, 80, 0x0003);	/* offset 24: past it */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	ipv4(&f, 0, 17, 5000, 53, 0x0001);	/* UDP, offset 8: past its 8 */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	ipv4(&f, 0, 1, 0, 0, 0x0001);		/* ICMP: nothing to protect */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_string_equal(pkt_reason_name(PKT_ERR_FRAG_OVERLAP), "fragment-overlap");
+}
+
 static void test_ipv6_and_extension(void **state)
 {
 	struct frame f;
@@ -261,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_ipv4_tcp),
 		cmocka_unit_test(test_vlan_and_qinq),
 		cmocka_unit_test(test_fragments_have_no_ports),
+		cmocka_unit_test(test_overlapping_fragments),
 		cmocka_unit_test(test_ipv6_and_extension),
 		cmocka_unit_test(test_non_ip),
 		cmocka_unit_test(test_truncations),
