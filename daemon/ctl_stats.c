@@ -388,6 +388,9 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 		}
 		for (unsigned d = 0; d < PIPE_DROP_COUNT; d++)
 			sum->drop[d] += st->drop[d];
+		for (unsigned m = 0; m < PKT_REASON_COUNT; m++)
+			sum->parse_reason[m] += st->parse_reason[m];
+		sum->recheck_ended += st->recheck_ended;
 		for (uint32_t p = 0; p < r->src->nports; p++)
 			*tx_full += r->jobs[k].port[p].tx_full;
 	}
@@ -402,6 +405,7 @@ static void stages_text(struct ctl_buf *out, const struct ctl_report *r)
 {
 	static const char *const head[] = { "STAGE", "PACKETS", "CYCLES", "CYCLES/PACKET" };
 	static const char *const dhead[] = { "DROP REASON", "PACKETS" };
+	static const char *const mhead[] = { "MALFORMED", "PACKETS" };
 	struct pipe_stats sum;
 	struct ctl_table t;
 	uint64_t tx_full;
@@ -424,6 +428,15 @@ static void stages_text(struct ctl_buf *out, const struct ctl_report *r)
 	ctl_table_addf(&t, "tx-full");
 	ctl_table_addu(&t, tx_full);
 	ctl_table_print(&t, out, 0);
+	ctl_puts(out, "\n");
+	ctl_table_init(&t, mhead, 2, 0x2u);
+	for (unsigned m = 1; m < PKT_REASON_COUNT; m++) {
+		ctl_table_addf(&t, "%s", pkt_reason_name(m));
+		ctl_table_addu(&t, sum.parse_reason[m]);
+	}
+	ctl_table_print(&t, out, 0);
+	ctl_printf(out, "\nflows ended by a reload's re-check: %llu\n",
+		   (unsigned long long)sum.recheck_ended);
 }
 
 static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
@@ -445,7 +458,13 @@ static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
 		json_key(out, pipe_drop_name(d));
 		ctl_printf(out, ": %llu, ", (unsigned long long)sum.drop[d]);
 	}
-	ctl_printf(out, "\"tx_full\": %llu}", (unsigned long long)tx_full);
+	ctl_printf(out, "\"tx_full\": %llu},\n \"malformed\": {", (unsigned long long)tx_full);
+	for (unsigned m = 1; m < PKT_REASON_COUNT; m++) {
+		json_key(out, pkt_reason_name(m));
+		ctl_printf(out, ": %llu%s", (unsigned long long)sum.parse_reason[m],
+			   m + 1 < PKT_REASON_COUNT ? ", " : "");
+	}
+	ctl_printf(out, "},\n \"recheck_ended\": %llu", (unsigned long long)sum.recheck_ended);
 }
 
 void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json)

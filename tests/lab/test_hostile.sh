@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# Hostile traffic through the AF_XDP bridge (issue 10, docs/security.md),
+# each with the behaviour expected of it:
+#  - a SYN flood to a port no rule opens: dropped by policy, no conntrack
+#    entry made, an established flow keeps working;
+#  - NAT ports exhausted: the next new flow is refused (nat-failed), the
+#    flows holding ports keep working;
+#  - crafted frames (scapy): tiny first fragments, fragments overlapping
+#    the TCP header (RFC 1858), orphan fragments, IPv4 lengths that lie,
+#    bad IHL, an IPv6 extension chain too long, IPv6 overlapping
+#    fragments: each dropped and counted under its reason;
+#  - a TCP segment far outside the window of a live connection: dropped as
+#    ct-invalid, the connection unaffected;
+#  - conntrack full: new flows refused (ct-full), established ones unaffected.
+# rampartd must neither crash nor stop forwarding through all of it.
+set -u
+cd "$(dirname "$0")"
+. ./lib.sh
+
+SYNS=${HOSTILE_SYNS:-200000}
+
+lab_init hst
+lab_rampart_bins || exit 1
+lab_bridge_setup || { not_ok "lab set-up"; lab_summary; exit 1; }
+"$LAB_PY" -c 'import scapy.all' 2>/dev/null || { not_ok "python3-scapy installed"; lab_summary; exit 1; }
+
+cat >"$LAB_TMP/hostile.yaml" <<'YAML'
+version: 1
+rules:
+  - {name: echo, proto: udp, to: {network: 10.10.0.2, port: 7000}, action: accept}
+  - {name: web, proto: tcp, to: {network: 10.10.0.2, port: 8080}, action: accept}
+  - {name: natted, proto: udp, to: {network: 10.10.0.2, port: 9000}, action: accept}
+  - {name: ping, proto: icmp, action: accept}
+  - {name: nd, proto: icmpv6, action: accept}
+nat:
+  - name: hide
+    match: {to: {network: 10.10.0.2, service: udp/9000}}
+    snat: {to: [10.10.0.50], ports: 20000-20003}
+defaults: {action: drop, conntrack: {max_flows: 40}}
+YAML
+lab_compile "$LAB_TMP/hostile.yaml" "$LAB_TMP/hostile.rfw" >/dev/null ||
+	{ not_ok "compile"; lab_summary; exit 1; }
+lab_rampartd_start "$LAB_TMP/hostile.rfw" -v || { not_ok "rampartd starts"; lab_summary; exit 1; }
+ok "rampartd starts"
+ctl() { "$RAMPARTCTL" --control "$LAB_CONTROL" "$@"; }
+stat_json() {	# stat_json PYTHON-EXPR over d = stats --json
+	ctl --json stats | "$LAB_PY" -c "import json,sys; d = json.load(sys.stdin); print($1)"
+}
+flows_in_use() {
+	ctl --json status | "$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["conntrack"]["in_use"])'
+}
+
+lab_write_udp_tool
+lab_bg srv "$LAB_TMP/echo.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.10.0.2 7000
+lab_bg srv "$LAB_TMP/echo9.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.10.0.2 9000
+lab_bg srv "$LAB_TMP/http.log" "$LAB_PY" -m http.server 8080 --bind 10.10.0.2 --directory "$LAB_TMP"
+lab_wait_for 10 lab_port_listening srv udp 7000 && lab_wait_for 10 lab_port_listening srv udp 9000 &&
+	lab_wait_for 10 lab_port_listening srv tcp 8080 || not_ok "servers listen"
+# The server answers the NAT address through the client's MAC (the bridge
+# carries no ARP answer for 10.10.0.50).
+cli_mac=$(ip -n "$(lab_nsname cli)" -o link show "$CLI_IF" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+srv_mac=$(ip -n "$(lab_nsname srv)" -o link show "$SRV_IF" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+lab_in srv ip neigh replace 10.10.0.50 lladdr "$cli_mac" dev "$SRV_IF"
+lab_in cli ip neigh replace 10.10.0.2 lladdr "$srv_mac" dev "$CLI_IF"
+
+# Long-lived UDP flows, one socket each: "open N PORT BASE" opens them and
+# exchanges once, then on each line from stdin exchanges again on every
+# socket and prints how many answered.
+cat >"$LAB_TMP/keep.py" <<'PY'
+import socket, sys
+n, port, base = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+socks = []
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.10.0.1", base + i))
+    s.settimeout(0.5)
+    socks.append(s)
+def round_():
+    got = 0
+    for s in socks:
+        s.sendto(b"k" * 16, ("10.10.0.2", port))
+        try:
+            s.recvfrom(64); got += 1
+        except socket.timeout:
+            pass
+    return got
+print(round_(), flush=True)
+for _ in sys.stdin:
+    print(round_(), flush=True)
+PY
+# flows_open NAME N PORT BASE: keep.py in cli behind two FIFOs (opened in
+# this shell: call it outside $(...)); the first round's answer count is
+# in $FL_GOT. flows_round NAME prints another round's.
+declare -A FL_IN FL_OUT
+flows_open() {
+	local fi=$LAB_TMP/$1.in fo=$LAB_TMP/$1.out w r
+	mkfifo "$fi" "$fo"
+	ip netns exec "$(lab_nsname cli)" "$LAB_PY" "$LAB_TMP/keep.py" "$2" "$3" "$4" \
+		<"$fi" >"$fo" 2>>"$LAB_TMP/keep.err" &
+	LAB_PIDS+=("$!")
+	exec {w}>"$fi" {r}<"$fo"
+	FL_IN[$1]=$w; FL_OUT[$1]=$r
+	FL_GOT=0
+	read -r -t 60 FL_GOT <&"$r"
+}
+flows_round() {
+	echo >&"${FL_IN[$1]}"; read -r -t 60 k <&"${FL_OUT[$1]}"; echo "${k:-0}"
+}
+flows_open keep 1 7000 41000
+check_eq "an established UDP flow answers" "$FL_GOT" 1
+keeper() { flows_round keep; }
+
+# ---- SYN flood to a port no rule opens ----
+before=$(flows_in_use)
+drops_before=$(stat_json 'd["drops"]["policy"]')
+cat >"$LAB_TMP/syn.trafgen" <<CFG
+{
+  eth(da=$srv_mac, sa=$cli_mac),
+  ipv4(sa=10.10.0.1, da=10.10.0.2, ttl=64),
+  tcp(sp=dinc(1024, 65000), dp=23, syn, seq=drnd()),
+  fill(0x00, 6)
+}
+CFG
+lab_in cli tc qdisc replace dev "$CLI_IF" root pfifo limit 4096
+rx0=$(stat_json 'sum(i["rx_packets"] for i in d["interfaces"])')
+timeout 120 ip netns exec "$(lab_nsname cli)" trafgen --dev "$CLI_IF" --conf "$LAB_TMP/syn.trafgen" \
+	-n "$SYNS" --qdisc-path --cpus 1 >"$LAB_TMP/trafgen.out" 2>&1
+sleep 1
+rx1=$(stat_json 'sum(i["rx_packets"] for i in d["interfaces"])')
+drops=$(( $(stat_json 'd["drops"]["policy"]') - drops_before ))
+echo "# SYN flood: $SYNS offered, rampartd received $((rx1 - rx0)), dropped by policy $drops"
+check "the flood reached rampartd (over half of it)" test $((rx1 - rx0)) -ge $((SYNS / 2))
+check "every SYN of the flood dropped by policy" test "$drops" -ge $((rx1 - rx0 - 20))
+check_eq "no conntrack entry made by the flood" "$(flows_in_use)" "$before"
+check_eq "the established flow still answers after the flood" "$(keeper)" 1
+
+# ---- NAT ports exhausted (4 ports, one worker) ----
+failed_before=$(stat_json 'd["drops"]["nat_failed"]')
+flows_open nat4 4 9000 42000
+check_eq "four flows through SNAT get the pool's four ports" "$FL_GOT" 4
+fifth=$(lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.10.0.2 9000 1 16)
+check_eq "a fifth flow finds no port: refused" "$fifth" 0
+check "  ... counted as nat-failed" test "$(stat_json 'd["drops"]["nat_failed"]')" -gt "$failed_before"
+check_eq "the four flows holding ports still work" "$(flows_round nat4)" 4
+
+# ---- crafted frames ----
+cat >"$LAB_TMP/craft.py" <<'PY'
+import sys
+from scapy.all import Ether, IP, IPv6, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, TCP, UDP, Raw, sendp
+iface, smac, dmac = sys.argv[1], sys.argv[2], sys.argv[3]
+e = Ether(src=smac, dst=dmac)
+v4 = dict(src="10.10.0.1", dst="10.10.0.2")
+v6 = dict(src="fd00:10::1", dst="fd00:10::2")
+tcp = bytes(TCP(sport=43000, dport=8080, flags="S"))
+frames = {
+    # first fragment holding 8 bytes of TCP: no flags to judge
+    "tiny": e / IP(proto=6, flags="MF", frag=0, **v4) / Raw(tcp[:8]),
+    # offset 8 over the TCP flags of an earlier first fragment
+    "overlap": e / IP(proto=6, frag=1, id=7, **v4) / Raw(tcp[8:] + b"x" * 8),
+    # a non-first fragment whose first never came
+    "orphan": e / IP(proto=17, frag=100, id=9, **v4) / Raw(b"y" * 64),
+    # total length larger than the frame
+    "longer": e / IP(len=1400, **v4) / UDP(sport=1, dport=7000) / Raw(b"z" * 20),
+    # header length 12 bytes
+    "ihl": e / IP(ihl=3, **v4) / UDP(sport=1, dport=7000),
+    # nine hop-by-hop headers: over the chain limit
+    "chain": e / IPv6(**v6) / (IPv6ExtHdrHopByHop() / IPv6ExtHdrHopByHop() /
+              IPv6ExtHdrHopByHop() / IPv6ExtHdrHopByHop() / IPv6ExtHdrHopByHop() /
+              IPv6ExtHdrHopByHop() / IPv6ExtHdrHopByHop() / IPv6ExtHdrHopByHop() /
+              IPv6ExtHdrHopByHop()) / UDP(sport=1, dport=7000),
+    # IPv6 first fragment holding 8 bytes of TCP
+    "tiny6": e / IPv6(**v6) / IPv6ExtHdrFragment(nh=6, offset=0, m=1, id=6) / Raw(tcp[:8]),
+    # IPv6 fragment at offset 8 of a TCP header
+    "overlap6": e / IPv6(**v6) / IPv6ExtHdrFragment(nh=6, offset=1, id=5) / Raw(tcp[8:]),
+}
+for name in sys.argv[4:]:
+    sendp(frames[name], iface=iface, count=10, verbose=False)
+PY
+craft() { lab_in cli "$LAB_PY" "$LAB_TMP/craft.py" "$CLI_IF" "$cli_mac" "$srv_mac" "$@"; }
+mal() { stat_json "d[\"malformed\"][\"${1//-/_}\"]"; }	# JSON keys are snake_case
+drop() { stat_json "d[\"drops\"][\"${1//-/_}\"]"; }
+for case in tiny:short-l4 overlap:fragment-overlap longer:short-l3 ihl:bad-l3 \
+	    chain:bad-ipv6-ext tiny6:short-l4 overlap6:fragment-overlap; do
+	name=${case%%:*}; reason=${case#*:}
+	b=$(mal "$reason")
+	craft "$name"
+	check_eq "crafted '$name' x10: dropped as $reason" "$(( $(mal "$reason") - b ))" 10
+done
+b=$(drop frag-orphan)
+craft orphan
+check_eq "crafted 'orphan' x10: dropped as frag-orphan" "$(( $(drop frag-orphan) - b ))" 10
+check_eq "the established flow still answers after the crafted frames" "$(keeper)" 1
+
+# ---- TCP out of the window of a live connection ----
+cat >"$LAB_TMP/tcpwin.py" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("10.10.0.2", 8080), timeout=5, source_address=("10.10.0.1", 44000))
+print("up", flush=True)
+sys.stdin.readline()               # the test injects its segment
+s.sendall(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+data = s.recv(100)
+print("ok" if data.startswith(b"HTTP/1.0 200") else "bad", flush=True)
+PY
+mkfifo "$LAB_TMP/tcpw.in" "$LAB_TMP/tcpw.out"
+ip netns exec "$(lab_nsname cli)" "$LAB_PY" "$LAB_TMP/tcpwin.py" <"$LAB_TMP/tcpw.in" \
+	>"$LAB_TMP/tcpw.out" 2>>"$LAB_TMP/keep.err" &
+LAB_PIDS+=("$!")
+exec {tw}>"$LAB_TMP/tcpw.in" {tr}<"$LAB_TMP/tcpw.out"
+read -r -t 10 up <&"$tr"
+check_eq "a TCP connection is up" "${up:-}" up
+b=$(drop ct-invalid)
+lab_in cli "$LAB_PY" -c "
+from scapy.all import Ether, IP, TCP, sendp
+sendp(Ether(src='$cli_mac', dst='$srv_mac') / IP(src='10.10.0.1', dst='10.10.0.2') /
+      TCP(sport=44000, dport=8080, flags='A', seq=0x7fff0000, ack=0x10000000) / (b'w' * 10),
+      iface='$CLI_IF', count=5, verbose=False)"
+check_eq "5 segments far outside the window: dropped as ct-invalid" "$(( $(drop ct-invalid) - b ))" 5
+echo go >&"$tw"
+read -r -t 10 res <&"$tr"
+check_eq "  ... and the connection still works" "${res:-}" ok
+
+# ---- conntrack full (40 flows in all) ----
+used=$(flows_in_use)
+full_before=$(drop ct-full)
+flows_open many 60 7000 45000
+many=$FL_GOT
+echo "# conntrack: $used flows in use, 60 more tried, ${many:-?} answered, $(flows_in_use) in use"
+check "new flows past the table's 40 are refused" test "${many:-60}" -lt 60
+check_eq "  ... the table holds its maximum" "$(flows_in_use)" 40
+check "  ... counted as ct-full" test "$(drop ct-full)" -gt "$full_before"
+check_eq "the established flow still answers with the table full" "$(keeper)" 1
+check "rampartd is still running" kill -0 "$RAMPARTD_PID"
+
+lab_counters "$LAB_TMP/c1" || not_ok "counters (SIGUSR1)"
+lab_rampartd_stop
+lab_summary
