@@ -611,6 +611,11 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (start_reload(o, view, wp, nq, &src, dp_daemon_reload_check,
 			 dp_daemon_reload_ctx(o, view)))
 		goto out;
+	/* Workers drop their own capabilities and take the filter on their
+	 * lcores (worker_enter); the main thread keeps what the PMDs need at
+	 * stop (docs/security.md). */
+	for (uint32_t q = 0; q < nq && !o->no_sandbox; q++)
+		workers[q].sandbox = 1;
 	for (; started < nq; started++)
 		if (dp_daemon_launch(&dports, &workers[started]))
 			goto out;

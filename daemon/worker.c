@@ -181,18 +181,26 @@ void worker_run(struct worker *w)
 	drain_neigh(w);
 }
 
-static void *worker_main(void *arg)
+void worker_enter(struct worker *w, int drop_caps)
 {
-	struct worker *w = arg;
 	char name[16], err[160];
 
 	snprintf(name, sizeof(name), "rampart-w%u", w->queue);
 	pthread_setname_np(pthread_self(), name);
+	if (!w->sandbox)
+		return;
 	/* A worker without its filter still forwards; it says so, once. */
-	if (w->sandbox && priv_worker_filter(err, sizeof(err)) < 0)
+	if (drop_caps && priv_drop(0, err, sizeof(err)) < 0)
+		fprintf(stderr, "rampartd: worker %u keeps its capabilities: %s\n", w->queue, err);
+	if (priv_worker_filter(err, sizeof(err)) < 0)
 		fprintf(stderr, "rampartd: worker %u runs without its system call filter: %s\n",
 			w->queue, err);
-	worker_run(w);
+}
+
+static void *worker_main(void *arg)
+{
+	worker_enter(arg, 0);	/* the thread inherited the dropped capabilities */
+	worker_run(arg);
 	return NULL;
 }
 

@@ -75,6 +75,11 @@ void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pi
 /* Before the thread starts: take reloads from *published. */
 void worker_follow(struct worker *w, struct reload_gen *_Atomic *published);
 
+/* On the worker's own thread, first: its name (rampart-wN) and, when
+ * w->sandbox, the seccomp filter; drop_caps also drops every capability
+ * of the thread (threads a library made before rampartd could drop). */
+void worker_enter(struct worker *w, int drop_caps);
+
 /* Run bursts until stopped or the backend has no more input. */
 void worker_run(struct worker *w);
 /* worker_run on a thread of its own. 0 or an errno. */

@@ -83,6 +83,8 @@ static int worker_main(void *arg)
 	struct worker *w = arg;
 
 	w->thread = pthread_self();
+	/* EAL made this thread before rampartd could drop anything */
+	worker_enter(w, 1);
 	atomic_store(&lcore_known[w->queue], 1);
 	worker_run(w);
 	return 0;

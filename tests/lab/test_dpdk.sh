@@ -149,6 +149,19 @@ check "rampartctl status: backend dpdk, both ports" \
 check "rampartctl flows lists the UDP flow" \
 	bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock flows | grep -q ':7000'"
 
+# Least privilege on the lcores (docs/security.md): every worker thread
+# (rampart-wN) dropped its capabilities and runs under the seccomp filter.
+sandboxed=0; nworkers=0
+for t in /proc/"$RAMPARTD_PID"/task/*; do
+	case $(cat "$t/comm") in rampart-w*)
+		nworkers=$((nworkers + 1))
+		grep -q $'^Seccomp:\t2$' "$t/status" && grep -q $'^CapEff:\t0000000000000000$' "$t/status" &&
+			sandboxed=$((sandboxed + 1)) ;;
+	esac
+done
+check "there are DPDK worker threads" test "$nworkers" -ge 1
+check_eq "every DPDK worker: no capability, under the seccomp filter" "$sandboxed" "$nworkers"
+
 # Hot reload under DPDK: the same reloader and worker mailbox as AF_XDP.
 fw_ctl() { ip netns exec "$(lab_nsname fw)" "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" "$@"; }
 check "rampartctl reload open9090.rfw: in force" quiet fw_ctl reload "$LAB_TMP/open9090.rfw"
