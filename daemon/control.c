@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -38,6 +40,7 @@
 
 struct control {
 	int fd;
+	int metrics_fd;		/* --metrics listener, -1 when none */
 	int stop_pipe[2];	/* written by control_stop to wake the thread */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t thread;
@@ -62,6 +65,7 @@ struct control *control_open(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	c->stop_pipe[0] = c->stop_pipe[1] = -1;
+	c->metrics_fd = -1;
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	c->fd = ctl_socket_listen(path, err, errlen);
 	if (c->fd < 0) {
@@ -418,24 +422,136 @@ static void serve(struct control *c, int fd)
 	ctl_buf_free(&out);
 }
 
+/* ---- metrics: one HTTP GET a connection, the Prometheus text format ---- */
+
+int control_metrics_listen(struct control *c, const char *addr, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char host[64];
+	const char *colon = strrchr(addr, ':');
+	long port = colon ? strtol(colon + 1, NULL, 10) : 0;
+	size_t hl = colon ? (size_t)(colon - addr) : 0;
+	int one = 1, fd;
+
+	if (!colon || port <= 0 || port > 65535 || hl == 0 || hl >= sizeof(host)) {
+		snprintf(err, errlen, "--metrics %s: want ADDRESS:PORT, e.g. 127.0.0.1:9630", addr);
+		return -1;
+	}
+	memcpy(host, addr, hl);
+	host[hl] = '\0';
+	memset(&ss, 0, sizeof(ss));
+	if (host[0] == '[' && host[hl - 1] == ']') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		host[hl - 1] = '\0';
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host + 1, &a->sin6_addr) != 1)
+			goto bad;
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+			goto bad;
+		len = sizeof(*a);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 16)) {
+		snprintf(err, errlen, "--metrics %s: %s", addr, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	c->metrics_fd = fd;
+	return 0;
+bad:
+	snprintf(err, errlen, "--metrics %s: '%s' is not an IP address", addr, host);
+	return -1;
+}
+
+static void http_answer(int fd, const char *status, const char *type, const char *body,
+			size_t len)
+{
+	char head[256];
+	int n = snprintf(head, sizeof(head), "HTTP/1.0 %s\r\nContent-Type: %s\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n", status, type, len);
+
+	send_all(fd, head, (size_t)n);
+	send_all(fd, body, len);
+}
+
+static void serve_metrics(struct control *c, int fd)
+{
+	const struct timeval tv = { CONTROL_IO_TIMEOUT_S, 0 };
+	char line[CONTROL_MAX_REQUEST], err[512];
+	struct ctl_report r;
+	struct ctl_buf out;
+	int rc;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (read_line(fd, line, sizeof(line), err, sizeof(err)))
+		return;
+	if (strncmp(line, "GET /metrics ", 13) && strcmp(line, "GET /metrics")) {
+		static const char msg[] = "rampartd serves /metrics only\n";
+
+		http_answer(fd, "404 Not Found", "text/plain", msg, sizeof(msg) - 1);
+		return;
+	}
+	ctl_buf_init(&out);
+	if (c->src->reload)
+		reload_lock(c->src->reload);
+	rc = rules_sync(c, err, sizeof(err)) ||
+	     ask_workers(c, CTL_JOB_STATS, NULL, 0, err, sizeof(err));
+	if (!rc) {
+		report(c, &r);
+		ctl_metrics(&out, &r);
+	}
+	if (c->src->reload)
+		reload_unlock(c->src->reload);
+	if (rc || out.oom) {
+		snprintf(line, sizeof(line), "%s\n", rc ? err : "out of memory");
+		http_answer(fd, "503 Service Unavailable", "text/plain", line, strlen(line));
+	} else {
+		http_answer(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
+			    out.p ? out.p : "", out.len);
+	}
+	ctl_buf_free(&out);
+}
+
 static void *control_main(void *arg)
 {
 	struct control *c = arg;
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = c->fd, .events = POLLIN },
 		{ .fd = c->stop_pipe[0], .events = POLLIN },
+		{ .fd = c->metrics_fd, .events = POLLIN },	/* -1: ignored */
 	};
 
 	for (;;) {
 		int fd;
 
-		if (poll(pfd, 2, -1) < 0) {
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (pfd[1].revents)
 			break;
+		if (pfd[2].revents) {
+			fd = accept4(c->metrics_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0) {
+				serve_metrics(c, fd);
+				close(fd);
+			}
+		}
+		if (!pfd[0].revents)
+			continue;
 		fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -484,6 +600,10 @@ void control_stop(struct control *c)
 		close(c->fd);
 		unlink(c->path);
 		c->fd = -1;
+	}
+	if (c->metrics_fd >= 0) {
+		close(c->metrics_fd);
+		c->metrics_fd = -1;
 	}
 }
 

@@ -48,6 +48,10 @@ struct control;
  * NULL with err: another rampartd answers there, or the socket cannot be
  * made. */
 struct control *control_open(const char *path, char *err, size_t errlen);
+/* Also serve Prometheus metrics over HTTP at addr ("127.0.0.1:9630",
+ * "[::1]:9630"), by the same thread. Before control_start. 0 or -1 with
+ * err. */
+int control_metrics_listen(struct control *c, const char *addr, char *err, size_t errlen);
 /* Serve requests on a thread; src must outlive control_stop. 0 or errno. */
 int control_start(struct control *c, const struct control_src *src);
 /* Stop serving (join the thread), close and remove the socket. */

@@ -501,3 +501,52 @@ void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned section
 	if (json)
 		ctl_puts(out, "}\n");
 }
+
+/* ---- the sums, for the other renderers (ctl_metrics.c) ---- */
+
+void ctl_sum_port(const struct ctl_report *r, uint32_t port, struct counters_port *s)
+{
+	sum_port(r, port, s);
+}
+
+void ctl_sum_worker(const struct ctl_report *r, uint32_t k, struct counters_port *s)
+{
+	sum_worker(r, k, s);
+}
+
+void ctl_sum_rule(const struct ctl_report *r, uint32_t n, uint64_t *packets, uint64_t *bytes,
+		  uint64_t *limited)
+{
+	struct rule_sum s;
+
+	sum_rule(r, n, &s);
+	*packets = s.packets;
+	*bytes = s.bytes;
+	*limited = s.limited;
+}
+
+void ctl_sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint64_t *tx_full)
+{
+	sum_runtime(r, sum, tx_full);
+}
+
+void ctl_sum_conntrack(const struct ctl_report *r, uint64_t *in_use, uint64_t *max)
+{
+	conntrack_use(r, in_use, max);
+}
+
+void ctl_sum_pool(const struct ctl_report *r, uint32_t i, uint64_t *in_use, uint64_t *cap,
+		  uint64_t *failures)
+{
+	pool_use(r, i, in_use, cap, failures);
+}
+
+const char *ctl_rule_name(const struct ctl_report *r, uint32_t n)
+{
+	return rule_name(r, n);
+}
+
+const char *ctl_rule_action(const struct ctl_report *r, uint32_t n)
+{
+	return rfw_action_name(rule_action(r->src->view, n));
+}

@@ -29,4 +29,20 @@ void ctl_reload_answer(struct ctl_buf *out, const struct reloader *rl,
 void ctl_status(struct ctl_buf *out, const struct ctl_report *r, int json);
 void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json);
 
+/* Sums over the workers, as the renderers above use them. */
+struct counters_port;
+void ctl_sum_port(const struct ctl_report *r, uint32_t port, struct counters_port *s);
+void ctl_sum_worker(const struct ctl_report *r, uint32_t k, struct counters_port *s);
+void ctl_sum_rule(const struct ctl_report *r, uint32_t n, uint64_t *packets, uint64_t *bytes,
+		  uint64_t *limited);
+void ctl_sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint64_t *tx_full);
+void ctl_sum_conntrack(const struct ctl_report *r, uint64_t *in_use, uint64_t *max);
+void ctl_sum_pool(const struct ctl_report *r, uint32_t i, uint64_t *in_use, uint64_t *cap,
+		  uint64_t *failures);
+const char *ctl_rule_name(const struct ctl_report *r, uint32_t n);
+const char *ctl_rule_action(const struct ctl_report *r, uint32_t n);
+
+/* The Prometheus text exposition (format 0.0.4) of the same numbers. */
+void ctl_metrics(struct ctl_buf *out, const struct ctl_report *r);
+
 #endif

@@ -19,7 +19,7 @@ static void usage(FILE *out)
 		"usage: rampartd --policy FILE.rfw --interface IF [--interface IF ...]\n"
 		"                [--mode bridge|router] [--backend xsk|pcap|dpdk] [--foreground] [-v]\n"
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
-		"                [--reload-flows keep|recheck] [--no-sandbox]\n"
+		"                [--reload-flows keep|recheck] [--no-sandbox] [--metrics ADDR:PORT]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
 		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
@@ -61,6 +61,8 @@ static void usage(FILE *out)
 		"  --reload-flows recheck  their next packet meets the new rules as a new\n"
 		"                      connection; refused, the flow ends (rampartctl reload\n"
 		"                      --flows chooses per reload)\n"
+		"  --metrics ADDR:PORT serve Prometheus metrics over HTTP at ADDR:PORT, e.g.\n"
+		"                      127.0.0.1:9630 (GET /metrics; keep it on localhost)\n"
 		"  --no-sandbox        keep every capability after set-up and run the workers\n"
 		"                      without their system call filter (debugging; see\n"
 		"                      docs/security.md)\n"
@@ -378,7 +380,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_DPDK_ISOLATE,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_DPDK_ISOLATE,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -397,6 +399,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "fail", required_argument, NULL, OPT_FAIL },
 		{ "reload-flows", required_argument, NULL, OPT_RELOAD_FLOWS },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -466,6 +469,9 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case OPT_NO_SANDBOX:
 			o->no_sandbox = 1;
+			break;
+		case OPT_METRICS:
+			o->metrics = optarg;
 			break;
 		case OPT_RELOAD_FLOWS:
 			r = check_choice("reload-flows", optarg, flows, "keep|recheck");

@@ -60,6 +60,7 @@ struct rampartd_opts {
 	int fail_closed;	/* --fail closed */
 	enum pipe_flow_policy reload_flows;	/* --reload-flows keep|recheck */
 	int no_sandbox;		/* --no-sandbox: keep capabilities, no worker filter */
+	const char *metrics;	/* --metrics ADDR:PORT (Prometheus), NULL: none */
 	int eal_argc;		/* --backend dpdk: what follows "--", after */
 	char **eal_argv;	/* argv[0] (docs/dpdk.md) */
 	int dpdk_isolate;	/* --dpdk-isolate: rte_flow_isolate the ports */

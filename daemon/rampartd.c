@@ -358,6 +358,12 @@ static struct control *open_control(const struct rampartd_opts *o, sigset_t *set
 		fprintf(stderr, "rampartd: %s\n", err);
 		return NULL;
 	}
+	/* bound now, before any interface is touched and any privilege dropped */
+	if (o->metrics && control_metrics_listen(ctl, o->metrics, err, sizeof(err))) {
+		fprintf(stderr, "rampartd: %s\n", err);
+		control_free(ctl);
+		return NULL;
+	}
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);

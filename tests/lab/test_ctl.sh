@@ -80,7 +80,7 @@ msg=$("$RAMPARTCTL" --control "$LAB_TMP/nosuch.sock" status 2>&1)
 check "  ... naming the socket and the reason" \
 	bash -c "grep -q '$LAB_TMP/nosuch.sock' <<<'$msg' && grep -q 'No such file' <<<'$msg'"
 
-if ! lab_rampartd_start "$LAB_TMP/ctl.rfw" -v; then
+if ! lab_rampartd_start "$LAB_TMP/ctl.rfw" -v --metrics 127.0.0.1:19630; then
 	not_ok "rampartd starts over a stale socket"; cat "$LAB_TMP/rampartd.err" >&2
 	lab_summary; exit 1
 fi
@@ -122,6 +122,44 @@ check "status --json parses" bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONT
 check_eq "status --json: mode, rules and interfaces" \
 	"$(ctl --json status | json_get 'd["mode"], d["policy"]["rules"], [i["name"] for i in d["interfaces"]], d["rampartd"]["pid"]')" \
 	"bridge 4 ['$FW_IF_C', '$FW_IF_S'] $RAMPARTD_PID"
+
+# --- Prometheus metrics (--metrics 127.0.0.1:19630, inside the fw namespace) ---
+metrics() { lab_in fw curl -s -D "$LAB_TMP/metrics.head" --max-time 5 "http://127.0.0.1:19630$1"; }
+metrics /metrics >"$LAB_TMP/metrics.txt"
+check "GET /metrics answers 200 in the text format 0.0.4" \
+	grep -q 'Content-Type: text/plain; version=0.0.4' "$LAB_TMP/metrics.head"
+check "every metric follows Prometheus' conventions (HELP, TYPE, names, _total counters)" \
+	"$LAB_PY" - "$LAB_TMP/metrics.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read().splitlines()
+helps, types, bad = set(), {}, []
+sample = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? [0-9]+(\.[0-9]+)?$')
+for line in text:
+    if line.startswith("# HELP "):
+        helps.add(line.split()[2])
+    elif line.startswith("# TYPE "):
+        _, _, name, kind = line.split()
+        types[name] = kind
+        if not name.startswith("rampart_") or name != name.lower():
+            bad.append("name " + name)
+        if (kind == "counter") != name.endswith("_total"):
+            bad.append("counter suffix " + name)
+    elif line:
+        m = sample.match(line)
+        if not m or m.group(1) not in types or m.group(1) not in helps:
+            bad.append("sample " + line)
+if bad or len(types) < 20:
+    print("\n".join(bad[:10]), len(types))
+    sys.exit(1)
+PY
+mrule=$(awk '/^rampart_rule_packets_total\{rule="udp-echo"/ { print $2 }' "$LAB_TMP/metrics.txt")
+check_eq "rule counters in /metrics match stats --json" "$mrule" \
+	"$(ctl --json stats --rules | json_get '[r["packets"] for r in d["rules"] if r["name"] == "udp-echo"][0]')"
+metrics /nosuch >/dev/null
+check "another path: 404" grep -q '^HTTP/1.0 404' "$LAB_TMP/metrics.head"
+check "--metrics with a bad address: exit 1 with the reason" \
+	bash -c "'$RAMPARTD' --policy '$LAB_TMP/ctl.rfw' --interface x --interface y --metrics nowhere:1 2>&1 |
+		grep -q 'not an IP address'; [ \${PIPESTATUS[0]} -ne 0 ]"
 
 # --- least privilege (docs/security.md) ---
 # Every thread keeps only CAP_NET_ADMIN (bit 12) and nothing in its bounding

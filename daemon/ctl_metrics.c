@@ -1,0 +1,246 @@
+/* The Prometheus text exposition format (0.0.4) of what `rampartctl
+ * stats` and `status` show, for `rampartd --metrics ADDR:PORT`. Names
+ * follow Prometheus' conventions: rampart_ prefix, snake_case, base
+ * units, counters end in _total, one # HELP and # TYPE per family, label
+ * values escaped. */
+#include <stdio.h>
+#include <string.h>
+
+#include "counters.h"
+#include "ctl_stats.h"
+#include "reload.h"
+
+static void family(struct ctl_buf *out, const char *name, const char *type, const char *help)
+{
+	ctl_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value: backslash, quote and newline escaped. */
+static void label(struct ctl_buf *out, const char *key, const char *value, int first)
+{
+	ctl_printf(out, "%s%s=\"", first ? "" : ",", key);
+	for (const char *p = value; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			ctl_printf(out, "\\%c", *p);
+		else if (*p == '\n')
+			ctl_puts(out, "\\n");
+		else
+			ctl_printf(out, "%c", *p);
+	}
+	ctl_puts(out, "\"");
+}
+
+/* "no-neighbour" as a label value stays; as part of nothing else. */
+static void sample1(struct ctl_buf *out, const char *name, const char *key, const char *value,
+		    unsigned long long v)
+{
+	ctl_printf(out, "%s{", name);
+	label(out, key, value, 1);
+	ctl_printf(out, "} %llu\n", v);
+}
+
+static void rules(struct ctl_buf *out, const struct ctl_report *r)
+{
+	static const char *const names[3] = {
+		"rampart_rule_packets_total", "rampart_rule_bytes_total",
+		"rampart_rule_limited_packets_total",
+	};
+	static const char *const help[3] = {
+		"Packets a rule matched (a flow's packets count under the rule that accepted it).",
+		"Bytes (whole frames) a rule matched.",
+		"Packets over a rule's rate limit, dropped.",
+	};
+	uint32_t nrules = r->src->view->policy->rule_count;
+
+	for (int m = 0; m < 3; m++) {
+		family(out, names[m], "counter", help[m]);
+		for (uint32_t n = 0; n <= nrules; n++) {
+			uint64_t v[3];
+
+			ctl_sum_rule(r, n, &v[0], &v[1], &v[2]);
+			ctl_printf(out, "%s{", names[m]);
+			label(out, "rule", ctl_rule_name(r, n), 1);
+			label(out, "action", ctl_rule_action(r, n), 0);
+			ctl_printf(out, "} %llu\n", (unsigned long long)v[m]);
+		}
+	}
+}
+
+static void interfaces(struct ctl_buf *out, const struct ctl_report *r)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} f[] = {
+		{ "rampart_interface_received_packets_total", "Frames received.",
+		  offsetof(struct counters_port, rx_packets) },
+		{ "rampart_interface_received_bytes_total", "Bytes received.",
+		  offsetof(struct counters_port, rx_bytes) },
+		{ "rampart_interface_sent_packets_total", "Frames handed to the NIC.",
+		  offsetof(struct counters_port, tx_packets) },
+		{ "rampart_interface_sent_bytes_total", "Bytes handed to the NIC.",
+		  offsetof(struct counters_port, tx_bytes) },
+		{ "rampart_interface_dropped_packets_total",
+		  "Frames received here and dropped (any reason).",
+		  offsetof(struct counters_port, dropped) },
+		{ "rampart_interface_non_ip_packets_total", "Non-IP frames received.",
+		  offsetof(struct counters_port, non_ip) },
+		{ "rampart_interface_malformed_packets_total", "Frames the parser refused.",
+		  offsetof(struct counters_port, malformed) },
+		{ "rampart_interface_tx_full_packets_total",
+		  "Frames received here and lost for lack of TX room.",
+		  offsetof(struct counters_port, tx_full) },
+	};
+
+	for (size_t m = 0; m < sizeof(f) / sizeof(f[0]); m++) {
+		family(out, f[m].name, "counter", f[m].help);
+		for (uint32_t p = 0; p < r->src->nports; p++) {
+			struct counters_port s;
+			uint64_t v;
+
+			ctl_sum_port(r, p, &s);
+			memcpy(&v, (const char *)&s + f[m].off, sizeof(v));
+			sample1(out, f[m].name, "interface", r->src->iface[p].name,
+				(unsigned long long)v);
+		}
+	}
+}
+
+static void workers(struct ctl_buf *out, const struct ctl_report *r)
+{
+	static const char *const names[4] = {
+		"rampart_worker_received_packets_total", "rampart_worker_sent_packets_total",
+		"rampart_worker_dropped_packets_total", "rampart_worker_conntrack_flows",
+	};
+	static const char *const help[4] = {
+		"Frames a worker received.", "Frames a worker handed to the NIC.",
+		"Frames a worker dropped.", "Flows in a worker's conntrack table.",
+	};
+
+	for (int m = 0; m < 4; m++) {
+		family(out, names[m], m == 3 ? "gauge" : "counter", help[m]);
+		for (uint32_t k = 0; k < r->src->nworkers; k++) {
+			struct counters_port s;
+			char id[16];
+			uint64_t v[4];
+
+			ctl_sum_worker(r, k, &s);
+			v[0] = s.rx_packets;
+			v[1] = s.tx_packets;
+			v[2] = s.dropped;
+			v[3] = r->jobs[k].ct.in_use;
+			snprintf(id, sizeof(id), "%u", k);
+			sample1(out, names[m], "worker", id, (unsigned long long)v[m]);
+		}
+	}
+}
+
+static void runtime(struct ctl_buf *out, const struct ctl_report *r)
+{
+	struct pipe_stats sum;
+	uint64_t tx_full;
+
+	ctl_sum_runtime(r, &sum, &tx_full);
+	family(out, "rampart_stage_packets_total", "counter", "Packets that entered a pipeline stage.");
+	for (unsigned s = 0; s < PIPE_ST_COUNT; s++)
+		sample1(out, "rampart_stage_packets_total", "stage", pipe_stage_name(s),
+			(unsigned long long)sum.stage[s].packets);
+	family(out, "rampart_stage_cycles_total", "counter",
+	       "TSC cycles spent in a pipeline stage (divide by packets for cycles/packet).");
+	for (unsigned s = 0; s < PIPE_ST_COUNT; s++)
+		sample1(out, "rampart_stage_cycles_total", "stage", pipe_stage_name(s),
+			(unsigned long long)sum.stage[s].cycles);
+	family(out, "rampart_dropped_packets_total", "counter", "Packets dropped, by reason.");
+	for (unsigned d = 1; d < PIPE_DROP_COUNT; d++)
+		sample1(out, "rampart_dropped_packets_total", "reason", pipe_drop_name(d),
+			(unsigned long long)sum.drop[d]);
+	sample1(out, "rampart_dropped_packets_total", "reason", "tx-full",
+		(unsigned long long)tx_full);
+	family(out, "rampart_malformed_packets_total", "counter",
+	       "Frames the parser refused, by reason.");
+	for (unsigned m = 1; m < PKT_REASON_COUNT; m++)
+		sample1(out, "rampart_malformed_packets_total", "reason", pkt_reason_name(m),
+			(unsigned long long)sum.parse_reason[m]);
+	family(out, "rampart_reload_recheck_ended_flows_total", "counter",
+	       "Established flows a reload's re-check refused and ended.");
+	ctl_printf(out, "rampart_reload_recheck_ended_flows_total %llu\n",
+		   (unsigned long long)sum.recheck_ended);
+}
+
+static void state(struct ctl_buf *out, const struct ctl_report *r)
+{
+	uint32_t npools = r->src->nworkers ? r->jobs[0].npools : 0;
+	uint64_t in_use, max;
+
+	ctl_sum_conntrack(r, &in_use, &max);
+	family(out, "rampart_conntrack_flows", "gauge", "Flows in the conntrack tables.");
+	ctl_printf(out, "rampart_conntrack_flows %llu\n", (unsigned long long)in_use);
+	family(out, "rampart_conntrack_flows_max", "gauge", "Room in the conntrack tables.");
+	ctl_printf(out, "rampart_conntrack_flows_max %llu\n", (unsigned long long)max);
+	family(out, "rampart_nat_pool_ports_in_use", "gauge", "NAT ports held by flows.");
+	for (uint32_t i = 0; i < npools; i++) {
+		uint64_t use, cap, fail;
+		char id[16];
+
+		ctl_sum_pool(r, i, &use, &cap, &fail);
+		snprintf(id, sizeof(id), "%u", i + 1);
+		sample1(out, "rampart_nat_pool_ports_in_use", "pool", id, (unsigned long long)use);
+	}
+	family(out, "rampart_nat_pool_ports", "gauge", "NAT ports a pool has.");
+	for (uint32_t i = 0; i < npools; i++) {
+		uint64_t use, cap, fail;
+		char id[16];
+
+		ctl_sum_pool(r, i, &use, &cap, &fail);
+		snprintf(id, sizeof(id), "%u", i + 1);
+		sample1(out, "rampart_nat_pool_ports", "pool", id, (unsigned long long)cap);
+	}
+	family(out, "rampart_nat_pool_allocation_failures_total", "counter",
+	       "New flows refused for lack of a free NAT port.");
+	for (uint32_t i = 0; i < npools; i++) {
+		uint64_t use, cap, fail;
+		char id[16];
+
+		ctl_sum_pool(r, i, &use, &cap, &fail);
+		snprintf(id, sizeof(id), "%u", i + 1);
+		sample1(out, "rampart_nat_pool_allocation_failures_total", "pool", id,
+			(unsigned long long)fail);
+	}
+}
+
+static void daemon_info(struct ctl_buf *out, const struct ctl_report *r)
+{
+	const struct rfw_view *v = r->src->view;
+	char sum[16];
+
+	snprintf(sum, sizeof(sum), "%08x", v->hdr->checksum);
+	family(out, "rampart_info", "gauge", "rampartd's version and the policy in force (always 1).");
+	ctl_puts(out, "rampart_info{");
+	label(out, "version", RAMPART_VERSION, 1);
+	label(out, "mode", r->src->mode, 0);
+	label(out, "backend", r->src->backend, 0);
+	label(out, "policy_checksum", sum, 0);
+	ctl_puts(out, "} 1\n");
+	family(out, "rampart_policy_rules", "gauge", "Rules of the policy in force.");
+	ctl_printf(out, "rampart_policy_rules %u\n", v->policy->rule_count);
+	family(out, "rampart_uptime_seconds", "gauge", "Seconds since rampartd started.");
+	ctl_printf(out, "rampart_uptime_seconds %llu\n", (unsigned long long)r->uptime_s);
+	if (r->src->reload) {
+		family(out, "rampart_reloads_total", "counter", "Reloads put in force.");
+		ctl_printf(out, "rampart_reloads_total %llu\n",
+			   (unsigned long long)r->src->reload->reloads);
+		family(out, "rampart_reloads_refused_total", "counter", "Reloads refused.");
+		ctl_printf(out, "rampart_reloads_refused_total %llu\n",
+			   (unsigned long long)r->src->reload->refused);
+	}
+}
+
+void ctl_metrics(struct ctl_buf *out, const struct ctl_report *r)
+{
+	daemon_info(out, r);
+	rules(out, r);
+	interfaces(out, r);
+	workers(out, r);
+	runtime(out, r);
+	state(out, r);
+}
