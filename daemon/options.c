@@ -20,6 +20,7 @@ static void usage(FILE *out)
 		"                [--mode bridge|router] [--backend xsk|pcap|dpdk] [--foreground] [-v]\n"
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--reload-flows keep|recheck] [--no-sandbox] [--metrics ADDR:PORT]\n"
+		"                [--log FILE|-] [--log-rate N]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
 		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
@@ -63,6 +64,11 @@ static void usage(FILE *out)
 		"                      --flows chooses per reload)\n"
 		"  --metrics ADDR:PORT serve Prometheus metrics over HTTP at ADDR:PORT, e.g.\n"
 		"                      127.0.0.1:9630 (GET /metrics; keep it on localhost)\n"
+		"  --log FILE|-        packet log: rules with `log: true` and packets dropped as\n"
+		"                      invalid, one JSON object a line, appended to FILE (- is\n"
+		"                      stdout); never slows a worker (full: dropped, counted)\n"
+		"  --log-rate N        at most N records a second per rule, and N for invalid\n"
+		"                      packets (default 100)\n"
 		"  --no-sandbox        keep every capability after set-up and run the workers\n"
 		"                      without their system call filter (debugging; see\n"
 		"                      docs/security.md)\n"
@@ -380,7 +386,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_DPDK_ISOLATE,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_DPDK_ISOLATE,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -400,6 +406,8 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "reload-flows", required_argument, NULL, OPT_RELOAD_FLOWS },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "log", required_argument, NULL, OPT_LOG },
+		{ "log-rate", required_argument, NULL, OPT_LOG_RATE },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -413,6 +421,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	int c, mode_set = 0, r = 0;
 
 	memset(o, 0, sizeof(*o));
+	o->log_rate = 100;
 	while ((c = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -472,6 +481,15 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case OPT_METRICS:
 			o->metrics = optarg;
+			break;
+		case OPT_LOG:
+			o->log = optarg;
+			break;
+		case OPT_LOG_RATE:
+			r = parse_count(optarg, 1000000, &o->log_rate);
+			if (r < 0)
+				fprintf(stderr, "rampartd: --log-rate '%s': want 1..1000000 a second\n",
+					optarg);
 			break;
 		case OPT_RELOAD_FLOWS:
 			r = check_choice("reload-flows", optarg, flows, "keep|recheck");

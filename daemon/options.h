@@ -61,6 +61,8 @@ struct rampartd_opts {
 	enum pipe_flow_policy reload_flows;	/* --reload-flows keep|recheck */
 	int no_sandbox;		/* --no-sandbox: keep capabilities, no worker filter */
 	const char *metrics;	/* --metrics ADDR:PORT (Prometheus), NULL: none */
+	const char *log;	/* --log FILE|-: packet log (JSON lines), NULL: none */
+	uint32_t log_rate;	/* --log-rate N: records a second per rule */
 	int eal_argc;		/* --backend dpdk: what follows "--", after */
 	char **eal_argv;	/* argv[0] (docs/dpdk.md) */
 	int dpdk_isolate;	/* --dpdk-isolate: rte_flow_isolate the ports */

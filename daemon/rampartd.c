@@ -19,6 +19,7 @@
 #include "control_src.h"
 #include "counters.h"
 #include "ifaddr.h"
+#include "logger.h"
 #include "netlink.h"
 #include "options.h"
 #include "port.h"
@@ -40,6 +41,7 @@ static struct worker workers[XSK_MAX_QUEUES];
 static struct pipe_worker *pipes[XSK_MAX_QUEUES];
 static int worker_cpu[XSK_MAX_QUEUES];
 static struct reloader reloader;
+static struct logger pktlogger;
 
 /* Router mode forwards by routes only; without them it would drop all. */
 static int policy_fits(const struct rampartd_opts *o, const struct rfw_view *view)
@@ -457,6 +459,49 @@ static void wait_signals(const sigset_t *set, const struct counters_src *src,
 	}
 }
 
+/* --log: a ring per worker's pipeline and the thread that writes them
+ * (opened before privileges are dropped). 0, or -1 after saying why. */
+static int start_log(const struct rampartd_opts *o, uint32_t nworkers)
+{
+	char err[256];
+
+	if (!o->log)
+		return 0;
+	if (logger_open(&pktlogger, o->log, nworkers, o->ifnames, o->nifs, err, sizeof(err))) {
+		fprintf(stderr, "rampartd: %s\n", err);
+		return -1;
+	}
+	for (uint32_t k = 0; k < nworkers; k++)
+		pipe_set_log(pipes[k], &pktlogger.rings[k], o->log_rate);
+	return 0;
+}
+
+/* Its thread, once privileges are dropped (threads inherit them). */
+static int run_log(const struct rampartd_opts *o)
+{
+	if (!o->log)
+		return 0;
+	errno = logger_start(&pktlogger);
+	if (errno)
+		fprintf(stderr, "rampartd: cannot start the log thread: %s\n", strerror(errno));
+	return errno ? -1 : 0;
+}
+
+/* After the workers stopped: the last records out, the losses said. */
+static void stop_log(const struct rampartd_opts *o)
+{
+	uint64_t full, limited;
+
+	if (!o->log || !pktlogger.rings)
+		return;
+	logger_losses(&pktlogger, &full, &limited);
+	logger_close(&pktlogger);
+	if (o->verbose)
+		fprintf(stderr, "rampartd: packet log: %llu records written, %llu over the rate, %llu "
+				"lost (ring full)\n", (unsigned long long)pktlogger.written,
+			(unsigned long long)limited, (unsigned long long)full);
+}
+
 /* Set-up done (programs attached, sockets open): keep only what the
  * rest of the run needs, before any other thread exists so that all
  * inherit it; workers also get their system call filter. */
@@ -515,6 +560,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		wp[k] = &workers[k];
 	if (make_pipes(o, view, nq, &cfg, &bx.be))
 		goto out;
+	if (start_log(o, nq))
+		goto out;
 	src.nworkers = nq;
 	if (start_reload(o, view, wp, nq, &src, reload_host_section, (void *)o))
 		goto out;
@@ -533,6 +580,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 			dispatcher |= xports[i].prog.multiprog;
 		sandbox(o, nq, dispatcher);
 	}
+	if (run_log(o))
+		goto out;
 	for (; started < nq; started++) {
 		errno = worker_start(&workers[started]);
 		if (errno) {
@@ -558,6 +607,7 @@ out:
 	control_stop(ctl);
 	while (started)
 		worker_stop(&workers[--started]);
+	stop_log(o);
 	control_free(ctl);	/* a timed-out request's buffers: workers gone now */
 	if (!rc && o->verbose) {
 		report_frames(o->nifs);
@@ -613,6 +663,8 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 	}
 	if (make_pipes(o, view, nq, &cfg, &bd.be))
 		goto out;
+	if (start_log(o, nq))
+		goto out;
 	src.nworkers = nq;
 	if (start_reload(o, view, wp, nq, &src, dp_daemon_reload_check,
 			 dp_daemon_reload_ctx(o, view)))
@@ -622,6 +674,8 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 	 * stop (docs/security.md). */
 	for (uint32_t q = 0; q < nq && !o->no_sandbox; q++)
 		workers[q].sandbox = 1;
+	if (run_log(o))
+		goto out;
 	for (; started < nq; started++)
 		if (dp_daemon_launch(&dports, &workers[started]))
 			goto out;
@@ -636,6 +690,7 @@ out:
 	control_stop(ctl);
 	while (started)
 		dp_daemon_stop(&dports, &workers[--started]);
+	stop_log(o);
 	control_free(ctl);
 	if (!rc && o->verbose)
 		dp_daemon_final(&dports, o, &bd);

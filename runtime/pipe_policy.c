@@ -158,12 +158,14 @@ static struct pipe_counters *counters_new(uint32_t n, struct pipe_counters **spa
 		*spare = NULL;
 		return c;
 	}
-	c = calloc(1, sizeof(*c) + (size_t)n * (sizeof(*c->rules) + sizeof(*c->limited)));
+	c = calloc(1, sizeof(*c) + (size_t)n * (sizeof(*c->rules) + sizeof(*c->limited) +
+						 sizeof(*c->logb)));
 	if (!c)
 		return NULL;
 	c->cap = n;
 	c->rules = (struct pipe_rule_stats *)(c + 1);
 	c->limited = (uint64_t *)(c->rules + n);
+	c->logb = (struct pktlog_bucket *)(c->limited + n);
 	return c;
 }
 
@@ -178,6 +180,7 @@ struct pipe_counters *pipe_counters_take(struct pipe_policy *p)
 	p->limited = NULL;
 	memset(c->rules, 0, (size_t)c->cap * sizeof(*c->rules));
 	memset(c->limited, 0, (size_t)c->cap * sizeof(*c->limited));
+	memset(c->logb, 0, (size_t)c->cap * sizeof(*c->logb));
 	return c;
 }
 

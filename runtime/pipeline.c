@@ -9,6 +9,7 @@
 #include "pipeline.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -221,6 +222,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 
 		ps->rx_packets++;
 		ps->rx_bytes += p->len;
+		b->logme[i] = 0;
 		p->verdict = PIPE_FORWARD;
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
@@ -283,6 +285,8 @@ static uint32_t invalid(struct pipe_worker *w, struct pipe_pkt *p, struct pkt_ke
 	key->ct_state = RFW_STATE_INVALID;
 	if (!w->pol->rules_see_invalid) {
 		drop(w, p, PIPE_DROP_CT_INVALID);
+		w->burst.logme[i] = 2;
+		w->burst.rule[i] = 0;
 		return 0;
 	}
 	*slot = i;
@@ -565,6 +569,7 @@ static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		b->rule[i] = r;
 		counts[r].packets++;
 		counts[r].bytes += p->len;
+		b->logme[i] = (uint8_t)(rules[r].flags & RFW_RULE_LOG);
 		if (action == RFW_ACTION_ACCEPT) {
 			b->l_new[kept++] = i;
 			continue;
@@ -843,6 +848,52 @@ static void count_known(struct pipe_worker *w, struct pipe_pkt *pkts, const uint
 	w->stats.flows_hit += n;
 }
 
+/* Log records of the burst's packets whose rule logs, or that were
+ * dropped as invalid: as they leave (verdict, translation), rate limited
+ * per rule, never waiting for the reader. */
+static void emit_logs(struct pipe_worker *w, const struct pipe_pkt *pkts, uint32_t n,
+		      uint64_t now_ns)
+{
+	struct pipe_burst *b = &w->burst;
+	const struct pipe_policy *pol = w->pol;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pipe_pkt *p = &pkts[i];
+		uint32_t rule = b->logme[i] == 2 || b->rule[i] > pol->rule_count ? 0 : b->rule[i];
+		struct pktlog_bucket *bucket;
+		struct pktlog_rec *rec;
+
+		if (!b->logme[i])
+			continue;
+		bucket = b->logme[i] == 2 ? &w->log_invalid : &pol->counters->logb[rule];
+		if (!pktlog_allow(bucket, w->log_rate, now_ns)) {
+			w->log->limited++;
+			continue;
+		}
+		rec = pktlog_claim(w->log);
+		if (!rec)
+			continue;
+		rec->mono_ns = now_ns;
+		rec->rule = rule;
+		rec->verdict = p->verdict;
+		rec->drop = p->drop;
+		rec->in_port = p->in_port;
+		rec->out_port = p->out_port;
+		rec->invalid = b->logme[i] == 2;
+		rec->nat = p->verdict == PIPE_FORWARD && b->nat[i];
+		rec->key = b->meta[i].key;
+		rec->wire = rec->nat ? b->wire[i] : b->meta[i].key;
+		snprintf(rec->name, sizeof(rec->name), "%s", rfw_rule_name(pol->view, rule));
+		pktlog_commit(w->log);
+	}
+}
+
+void pipe_set_log(struct pipe_worker *w, struct pktlog_ring *ring, uint32_t rate)
+{
+	w->log = ring;
+	w->log_rate = rate;
+}
+
 #define STAGE(id, count, call)                                  \
 	do {                                                    \
 		uint64_t t_ = cycles();                         \
@@ -892,6 +943,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	if (w->mode == PIPE_ROUTER && npass)
 		STAGE(PIPE_ST_FORWARD, npass, stage_forward(w, pkts, b->l_pass, npass));
 	account_out(w, pkts, n);
+	if (w->log)
+		emit_logs(w, pkts, n, now_ns);
 	if (w->ct)
 		ct_expire(w->ct, now, EXPIRE_BUDGET);
 }

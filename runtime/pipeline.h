@@ -154,6 +154,13 @@ uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule);
 uint32_t pipe_nat_pool_count(const struct pipe_worker *w);
 const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i);
 
+/* Packet log: records of packets whose rule has `log: true` and of
+ * packets dropped as invalid go to ring (pktlog.h), at most `rate` a
+ * second per rule (and as many for invalid packets). Before the worker's
+ * thread runs; NULL turns it off. */
+struct pktlog_ring;
+void pipe_set_log(struct pipe_worker *w, struct pktlog_ring *ring, uint32_t rate);
+
 /* Next-hop MAC for router mode; off the packet path. 0 or -1. */
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		   const uint8_t mac[6]);

@@ -10,6 +10,7 @@
 #include "nat.h"
 #include "neigh.h"
 #include "pipeline.h"
+#include "pktlog.h"
 #include "ratelimit.h"
 
 /* The rule a flow stores in conntrack: the rule number in the low bits, a
@@ -60,6 +61,7 @@ struct pipe_burst {
 	struct nat_pool *snat_pool[PIPE_BURST];
 	struct nat_result snat[PIPE_BURST];
 	uint8_t creating[PIPE_BURST];
+	uint8_t logme[PIPE_BURST];		/* 1: its rule logs; 2: logged as invalid */
 };
 
 struct pipe_nat_pool {
@@ -105,6 +107,7 @@ struct pipe_counters {
 	uint32_t cap;			/* rules + 1 they have room for */
 	struct pipe_rule_stats *rules;
 	uint64_t *limited;
+	struct pktlog_bucket *logb;	/* per rule: its log records' rate */
 };
 
 struct pipe_worker {
@@ -121,6 +124,10 @@ struct pipe_worker {
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;
+	/* packet log (pipe_set_log); NULL: off */
+	struct pktlog_ring *log;
+	uint32_t log_rate;
+	struct pktlog_bucket log_invalid;
 	/* cold */
 	struct pipe_config cfg;
 	struct neigh_table neigh;

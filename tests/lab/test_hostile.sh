@@ -11,7 +11,9 @@
 #    fragments: each dropped and counted under its reason;
 #  - a TCP segment far outside the window of a live connection: dropped as
 #    ct-invalid, the connection unaffected;
-#  - conntrack full: new flows refused (ct-full), established ones unaffected.
+#  - conntrack full: new flows refused (ct-full), established ones unaffected;
+#  - the packet log (--log): the flood's rule logs at most its rate, NAT
+#    translations and invalid packets are in the JSON lines.
 # rampartd must neither crash nor stop forwarding through all of it.
 set -u
 cd "$(dirname "$0")"
@@ -29,7 +31,8 @@ version: 1
 rules:
   - {name: echo, proto: udp, to: {network: 10.10.0.2, port: 7000}, action: accept}
   - {name: web, proto: tcp, to: {network: 10.10.0.2, port: 8080}, action: accept}
-  - {name: natted, proto: udp, to: {network: 10.10.0.2, port: 9000}, action: accept}
+  - {name: natted, proto: udp, to: {network: 10.10.0.2, port: 9000}, action: accept, log: true}
+  - {name: no-telnet, proto: tcp, to: {port: 23}, action: drop, log: true}
   - {name: ping, proto: icmp, action: accept}
   - {name: nd, proto: icmpv6, action: accept}
 nat:
@@ -40,7 +43,10 @@ defaults: {action: drop, conntrack: {max_flows: 40}}
 YAML
 lab_compile "$LAB_TMP/hostile.yaml" "$LAB_TMP/hostile.rfw" >/dev/null ||
 	{ not_ok "compile"; lab_summary; exit 1; }
-lab_rampartd_start "$LAB_TMP/hostile.rfw" -v || { not_ok "rampartd starts"; lab_summary; exit 1; }
+LOG_RATE=50
+lab_rampartd_start "$LAB_TMP/hostile.rfw" -v --log "$LAB_TMP/packets.log" --log-rate $LOG_RATE ||
+	{ not_ok "rampartd starts"; lab_summary; exit 1; }
+started_at=$(date +%s)
 ok "rampartd starts"
 ctl() { "$RAMPARTCTL" --control "$LAB_CONTROL" "$@"; }
 stat_json() {	# stat_json PYTHON-EXPR over d = stats --json
@@ -233,4 +239,32 @@ check "rampartd is still running" kill -0 "$RAMPARTD_PID"
 
 lab_counters "$LAB_TMP/c1" || not_ok "counters (SIGUSR1)"
 lab_rampartd_stop
+
+# ---- the packet log, complete once rampartd has stopped ----
+secs=$(( $(date +%s) - started_at + 1 ))
+"$LAB_PY" - "$LAB_TMP/packets.log" >"$LAB_TMP/log.sum" <<'PY'
+import json, sys
+rules, nat, invalid, bad = {}, 0, 0, 0
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except ValueError:
+        bad += 1
+        continue
+    rules[r["rule"]] = rules.get(r["rule"], 0) + 1
+    if r.get("nat", {}).get("src") == "10.10.0.50" and r["verdict"] == "accept":
+        nat += 1
+    if r["event"] == "invalid" and r.get("reason") == "ct-invalid":
+        invalid += 1
+print(bad, rules.get("no-telnet", 0), rules.get("natted", 0), nat, invalid)
+PY
+read -r bad telnet natted nat invalid <"$LAB_TMP/log.sum"
+echo "# packet log: $telnet no-telnet records over ${secs}s at $LOG_RATE/s, $natted natted ($nat translated), $invalid invalid"
+check_eq "every log line is a JSON object" "$bad" 0
+check "the flood's rule logged, within its rate ($LOG_RATE/s and one burst)" \
+	test "$telnet" -ge 1 -a "$telnet" -le $(( LOG_RATE * (secs + 1) ))
+check "  ... while the flood was $SYNS packets" test "$telnet" -lt "$SYNS"
+check "the NAT rule's records carry the translation" test "$nat" -ge 4
+check_eq "the out-of-window segments are logged as invalid" "$invalid" 5
+check "rampartd -v reports records over the rate" grep -q 'packet log: .* [1-9][0-9]* over the rate' "$LAB_TMP/rampartd.err"
 lab_summary
