@@ -296,7 +296,8 @@ static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_
 		return -1;
 	if (!strcmp(rq->cmd, "flows"))
 		return do_flows(c, rq, out, err, errlen);
-	if (strcmp(rq->cmd, "status") && strcmp(rq->cmd, "stats")) {
+	if (strcmp(rq->cmd, "status") && strcmp(rq->cmd, "stats") &&
+	    strcmp(rq->cmd, "top-sample")) {
 		snprintf(err, errlen, "unknown command '%s' (status, stats, flows, reload)",
 			 rq->cmd);
 		return -1;
@@ -306,6 +307,8 @@ static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_
 	report(c, &r);
 	if (!strcmp(rq->cmd, "status"))
 		ctl_status(out, &r, rq->json);
+	else if (!strcmp(rq->cmd, "top-sample"))
+		ctl_top_sample(out, &r);
 	else
 		ctl_stats(out, &r, rq->sections ? rq->sections : CTL_S_ALL, rq->json);
 	return 0;

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "counters.h"
 #include "ctl_table.h"
@@ -549,4 +550,46 @@ const char *ctl_rule_name(const struct ctl_report *r, uint32_t n)
 const char *ctl_rule_action(const struct ctl_report *r, uint32_t n)
 {
 	return rfw_action_name(rule_action(r->src->view, n));
+}
+
+/* `top-sample`: the raw numbers rampartctl top turns into rates, one
+ * item a line, names last (POLICY.md names have no blanks). */
+void ctl_top_sample(struct ctl_buf *out, const struct ctl_report *r)
+{
+	struct pipe_stats sum;
+	struct timespec now;
+	uint64_t tx_full, in_use, max;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ctl_printf(out, "time_ns %llu\n",
+		   (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
+	for (uint32_t p = 0; p < r->src->nports; p++) {
+		struct counters_port s;
+
+		sum_port(r, p, &s);
+		ctl_printf(out, "iface %llu %llu %llu %llu %llu %s\n",
+			   (unsigned long long)s.rx_packets, (unsigned long long)s.rx_bytes,
+			   (unsigned long long)s.tx_packets, (unsigned long long)s.tx_bytes,
+			   (unsigned long long)s.dropped, r->src->iface[p].name);
+	}
+	for (uint32_t k = 0; k < r->src->nworkers; k++) {
+		struct counters_port s;
+
+		sum_worker(r, k, &s);
+		ctl_printf(out, "worker %llu %llu %llu %u\n", (unsigned long long)s.rx_packets,
+			   (unsigned long long)s.tx_packets, (unsigned long long)s.dropped, k);
+	}
+	for (uint32_t n = 0; n <= r->src->view->policy->rule_count; n++) {
+		struct rule_sum rs;
+
+		sum_rule(r, n, &rs);
+		ctl_printf(out, "rule %llu %llu %s\n", (unsigned long long)rs.packets,
+			   (unsigned long long)rs.bytes, rule_name(r, n));
+	}
+	sum_runtime(r, &sum, &tx_full);
+	for (unsigned d = 1; d < PIPE_DROP_COUNT; d++)
+		ctl_printf(out, "drop %llu 0 %s\n", (unsigned long long)sum.drop[d], pipe_drop_name(d));
+	ctl_printf(out, "drop %llu 0 tx-full\n", (unsigned long long)tx_full);
+	conntrack_use(r, &in_use, &max);
+	ctl_printf(out, "flows %llu %llu\n", (unsigned long long)in_use, (unsigned long long)max);
 }

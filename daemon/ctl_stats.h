@@ -42,6 +42,9 @@ void ctl_sum_pool(const struct ctl_report *r, uint32_t i, uint64_t *in_use, uint
 const char *ctl_rule_name(const struct ctl_report *r, uint32_t n);
 const char *ctl_rule_action(const struct ctl_report *r, uint32_t n);
 
+/* The raw sample `rampartctl top` makes rates of (not a user format). */
+void ctl_top_sample(struct ctl_buf *out, const struct ctl_report *r);
+
 /* The Prometheus text exposition (format 0.0.4) of the same numbers. */
 void ctl_metrics(struct ctl_buf *out, const struct ctl_report *r);
 

@@ -11,13 +11,18 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control.h"
+#include "ctl_top.h"
 
 #define EXIT_CMD 1
 #define EXIT_UNREACHABLE 2
 #define ANSWER_TIMEOUT_S 30
+
+static double top_interval = 1.0;	/* rampartctl top */
+static long top_count;			/* 0: until interrupted */
 
 static const char *const usage_main =
 	"usage: rampartctl [--control PATH] [--json] COMMAND [OPTIONS]\n"
@@ -28,6 +33,8 @@ static const char *const usage_main =
 	"                         counters (every section when none is named)\n"
 	"  flows [--filter EXPR] [--limit N]\n"
 	"                         the conntrack table (at most N flows, default 100)\n"
+	"  top [--interval S] [--count N]\n"
+	"                         live rates: interfaces, workers, busiest rules, drops\n"
 	"  reload [FILE.rfw] [--flows keep|recheck]\n"
 	"                         put a new policy in force without losing traffic\n"
 	"\n"
@@ -98,8 +105,18 @@ static const char *const usage_reload =
 	"Prints how long mapping, building, publishing and releasing the old tables\n"
 	"took, in microseconds from the request.\n";
 
+static const char *const usage_top =
+	"usage: rampartctl [--control PATH] top [--interval S] [--count N]\n"
+	"\n"
+	"A screen refreshed every S seconds (default 1): packets and Mbit/s per\n"
+	"interface, packets per worker, the 10 busiest rules, drops by reason; the\n"
+	"conntrack use. Plain text (cleared with ANSI codes on a terminal), so it\n"
+	"works over SSH. --count N stops after N screens; otherwise Ctrl-C.\n";
+
 static const char *command_usage(const char *cmd)
 {
+	if (!strcmp(cmd, "top"))
+		return usage_top;
 	if (!strcmp(cmd, "status"))
 		return usage_status;
 	if (!strcmp(cmd, "stats"))
@@ -164,7 +181,7 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 				return usage_error(NULL, "unknown command '%s' (status, stats, flows, "
 						   "reload)", a);
 			cmd = a;
-			append(req, cmd);
+			append(req, strcmp(cmd, "top") ? cmd : "top-sample");
 		} else if (!strcmp(cmd, "stats") &&
 			   (!strcmp(a, "--rules") || !strcmp(a, "--interfaces") ||
 			    !strcmp(a, "--workers") || !strcmp(a, "--stages"))) {
@@ -180,6 +197,16 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 			if (++i == argc)
 				return usage_error(cmd, "--filter needs an expression%s", "");
 			filter = argv[i];
+		} else if (!strcmp(cmd, "top") && (!strcmp(a, "--interval") || !strcmp(a, "--count"))) {
+			char *end;
+			double v = ++i < argc ? strtod(argv[i], &end) : 0;
+
+			if (i == argc || *end || !(v > 0) || v > 3600)
+				return usage_error(cmd, "%s takes a positive number", a);
+			if (!strcmp(a, "--interval"))
+				top_interval = v;
+			else
+				top_count = (long)v;
 		} else if (!strcmp(cmd, "reload") && !strcmp(a, "--flows")) {
 			if (++i == argc || (strcmp(argv[i], "keep") && strcmp(argv[i], "recheck")))
 				return usage_error(cmd, "--flows takes keep or recheck%s", "");
@@ -257,19 +284,16 @@ static char *read_answer(int fd, size_t *len)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+/* One request, the whole answer. 0 with *ans (free it) and *body in it;
+ * EXIT_CMD with the daemon's message printed; EXIT_UNREACHABLE. */
+static int ask(const char *path, const struct line *req, char **ans, char **body)
 {
-	const char *path = CONTROL_DEFAULT_PATH;
 	const struct timeval tv = { ANSWER_TIMEOUT_S, 0 };
 	struct sockaddr_un addr;
-	struct line req = { .len = 0 };
-	char head[64], *ans, *body;
+	char head[64];
 	size_t len;
-	int fd, rc, ok;
+	int fd;
 
-	rc = build_request(argc, argv, &path, &req);
-	if (rc)
-		return rc;
 	memset(&addr, 0, sizeof(addr));
 	addr.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(addr.sun_path)) {
@@ -280,30 +304,90 @@ int main(int argc, char **argv)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return unreachable(path, "socket");
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		close(fd);
 		return unreachable(path, "connect");
+	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (send(fd, req.text, req.len, MSG_NOSIGNAL) != (ssize_t)req.len)
+	if (send(fd, req->text, req->len, MSG_NOSIGNAL) != (ssize_t)req->len) {
+		close(fd);
 		return unreachable(path, "send");
+	}
 	shutdown(fd, SHUT_WR);
-	ans = read_answer(fd, &len);
+	*ans = read_answer(fd, &len);
 	close(fd);
-	if (!ans)
+	if (!*ans)
 		return unreachable(path, "reading the answer");
 	snprintf(head, sizeof(head), "%s %d ", CONTROL_MAGIC, CONTROL_PROTO_VERSION);
-	body = strchr(ans, '\n');
-	if (strncmp(ans, head, strlen(head)) || !body) {
+	*body = strchr(*ans, '\n');
+	if (strncmp(*ans, head, strlen(head)) || !*body) {
 		fprintf(stderr, "rampartctl: %s does not speak control protocol %d (answer starts "
-			"'%.40s')\n", path, CONTROL_PROTO_VERSION, ans);
-		free(ans);
+			"'%.40s')\n", path, CONTROL_PROTO_VERSION, *ans);
+		free(*ans);
 		return EXIT_UNREACHABLE;
 	}
-	*body++ = '\0';
-	ok = !strcmp(ans + strlen(head), "ok");
-	if (ok)
-		fputs(body, stdout);
-	else
-		fprintf(stderr, "rampartctl: %s", body);
+	*(*body)++ = '\0';
+	if (strcmp(*ans + strlen(head), "ok")) {
+		fprintf(stderr, "rampartctl: %s", *body);
+		free(*ans);
+		return EXIT_CMD;
+	}
+	return 0;
+}
+
+/* top: a sample, then every interval a screen of the rates since the last. */
+static int top(const char *path, const struct line *req)
+{
+	struct top_sample prev, cur;
+	const struct timespec gap = { (time_t)top_interval,
+				      (long)((top_interval - (double)(time_t)top_interval) * 1e9) };
+	int tty = isatty(STDOUT_FILENO), rc;
+	char *ans, *body;
+
+	rc = ask(path, req, &ans, &body);
+	if (rc)
+		return rc;
+	rc = top_parse(body, &prev);
 	free(ans);
-	return ok ? 0 : EXIT_CMD;
+	for (long n = 0; !rc && (!top_count || n < top_count); n++) {
+		nanosleep(&gap, NULL);
+		rc = ask(path, req, &ans, &body);
+		if (rc)
+			break;
+		rc = top_parse(body, &cur);
+		free(ans);
+		if (rc)
+			break;
+		fputs(tty ? "\033[H\033[2J" : "\n", stdout);
+		top_render(stdout, &prev, &cur, 10);
+		fflush(stdout);
+		top_free(&prev);
+		prev = cur;
+	}
+	top_free(&prev);
+	if (rc < 0) {
+		fprintf(stderr, "rampartctl: top: rampartd's sample could not be read\n");
+		return EXIT_CMD;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = CONTROL_DEFAULT_PATH;
+	struct line req = { .len = 0 };
+	char *ans, *body;
+	int rc;
+
+	rc = build_request(argc, argv, &path, &req);
+	if (rc)
+		return rc;
+	if (!strncmp(req.text, "top-sample", 10))
+		return top(path, &req);
+	rc = ask(path, &req, &ans, &body);
+	if (rc)
+		return rc;
+	fputs(body, stdout);
+	free(ans);
+	return 0;
 }

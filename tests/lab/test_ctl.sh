@@ -238,6 +238,18 @@ check "a filter naming no rule of the policy: exit 1" exit_code 1 ctl flows --fi
 msg=$(ctl flows --filter 'state=sleepy' 2>&1)
 check "  ... with the daemon's message" grep -q "bad value in filter term 'state=sleepy'" <<<"$msg"
 
+# --- top: two screens while pings flow ---
+lab_bg cli "$LAB_TMP/top-ping.log" ping -q -i 0.05 -c 40 10.10.0.2	# (after the exact counts)
+ctl top --interval 0.5 --count 2 >"$LAB_TMP/top.txt" 2>&1
+lab_wait_for 10 grep -q 'packets transmitted' "$LAB_TMP/top-ping.log"	# quiet again
+check_eq "top prints two screens" "$(grep -c '^rampart top: rates over' "$LAB_TMP/top.txt")" 2
+check "top shows both interfaces with their rates" \
+	bash -c "grep -Eq '^$FW_IF_C +[0-9]+ ' '$LAB_TMP/top.txt' && grep -Eq '^$FW_IF_S +[0-9]+ ' '$LAB_TMP/top.txt'"
+check "top sees the pings (a nonzero RX rate on the client side)" \
+	bash -c "grep -E '^$FW_IF_C +' '$LAB_TMP/top.txt' | awk '\$2 > 0' | grep -q ."
+check "top lists the busiest rules and the drops" \
+	bash -c "grep -q '^TOP RULES' '$LAB_TMP/top.txt' && grep -q '^DROPS' '$LAB_TMP/top.txt' && grep -q '^ping-in ' '$LAB_TMP/top.txt'"
+
 # --- reload, help, permissions ---
 msg=$(ctl reload 2>&1); rc=$?
 check_eq "reload (the --policy file again) exits 0" "$rc" 0
