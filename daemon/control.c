@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ctl_buf.h"
+#include "ctl_capture.h"
 #include "ctl_filter.h"
 #include "ctl_flows.h"
 #include "ctl_job.h"
@@ -282,6 +283,39 @@ static int do_reload(struct control *c, const struct ctl_request *rq, struct ctl
 	return 0;
 }
 
+/* capture: the pcapng document (binary, after the ok line). */
+static int do_capture(struct control *c, const struct ctl_request *rq, struct ctl_buf *out,
+		      char *err, size_t errlen)
+{
+	const struct control_src *src = c->src;
+	struct pktcap_ring *rings[64];
+	const char *names[PIPE_MAX_PORTS];
+	struct ctl_capture_req q = {
+		.rule = PKTCAP_DROPS, .count = rq->cap_count,
+		.timeout_s = rq->cap_timeout ? rq->cap_timeout : CTL_CAPTURE_TIMEOUT,
+		.view = src->view, .ifnames = names, .nports = src->nports, .rings = rings,
+		.nworkers = src->nworkers < 64 ? src->nworkers : 64,
+	};
+
+	if (rq->cap_rule) {
+		uint32_t n = 0;
+
+		while (n <= src->view->policy->rule_count &&
+		       strcmp(rfw_rule_name(src->view, n), rq->cap_rule))
+			n++;
+		if (n > src->view->policy->rule_count) {
+			snprintf(err, errlen, "capture: the policy has no rule '%s'", rq->cap_rule);
+			return -1;
+		}
+		q.rule = n;
+	}
+	for (uint32_t p = 0; p < src->nports; p++)
+		names[p] = src->iface[p].name;
+	for (uint32_t k = 0; k < q.nworkers; k++)
+		rings[k] = src->workers[k]->cap;
+	return ctl_capture(out, &q, err, errlen) < 0 ? -1 : 0;
+}
+
 /* 0 with the document in out, or -1 with the message in err. */
 static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_buf *out,
 		    char *err, size_t errlen)
@@ -292,6 +326,8 @@ static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_
 		return -1;
 	if (!strcmp(rq->cmd, "reload"))
 		return do_reload(c, rq, out, err, errlen);
+	if (!strcmp(rq->cmd, "capture"))
+		return do_capture(c, rq, out, err, errlen);
 	if (rules_sync(c, err, errlen))
 		return -1;
 	if (!strcmp(rq->cmd, "flows"))

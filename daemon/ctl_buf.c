@@ -73,6 +73,15 @@ void ctl_puts(struct ctl_buf *b, const char *s)
 	b->len += n;
 }
 
+void ctl_put_bytes(struct ctl_buf *b, const void *data, size_t n)
+{
+	if (reserve(b, n))
+		return;
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
 void ctl_json_str(struct ctl_buf *b, const char *s)
 {
 	ctl_puts(b, "\"");

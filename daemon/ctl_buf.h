@@ -17,6 +17,8 @@ void ctl_buf_free(struct ctl_buf *b);
 void ctl_buf_reset(struct ctl_buf *b);
 void ctl_printf(struct ctl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ctl_puts(struct ctl_buf *b, const char *s);
+/* Binary data (a capture): n bytes, NULs and all. */
+void ctl_put_bytes(struct ctl_buf *b, const void *data, size_t n);
 /* s as a JSON string, quotes included. */
 void ctl_json_str(struct ctl_buf *b, const char *s);
 

@@ -48,6 +48,31 @@ int ctl_request_parse(char *line, struct ctl_request *rq, char *err, size_t errl
 				snprintf(err, errlen, "--flows takes keep or recheck");
 				return -1;
 			}
+		} else if (!strcmp(w, "--rule")) {
+			rq->cap_rule = strtok_r(NULL, " ", &save);
+			if (!rq->cap_rule) {
+				snprintf(err, errlen, "--rule needs a rule name");
+				return -1;
+			}
+		} else if (!strcmp(w, "--drops")) {
+			rq->cap_drops = 1;
+		} else if (!strcmp(w, "-c") || !strcmp(w, "--timeout")) {
+			char *v = strtok_r(NULL, " ", &save), *end;
+			unsigned long n;
+			int count = w[1] == 'c';
+
+			errno = 0;
+			n = v ? strtoul(v, &end, 10) : 0;
+			if (!v || *end || errno || !n || *v == '-' ||
+			    n > (count ? CTL_CAPTURE_MAX : 3600)) {
+				snprintf(err, errlen, "%s takes a number, 1..%u", w,
+					 count ? CTL_CAPTURE_MAX : 3600);
+				return -1;
+			}
+			if (count)
+				rq->cap_count = (uint32_t)n;
+			else
+				rq->cap_timeout = (uint32_t)n;
 		} else if (!strcmp(w, "--filter")) {
 			rq->filter = save ? save : "";
 			break;
@@ -71,6 +96,12 @@ int ctl_request_check(const struct ctl_request *rq, char *err, size_t errlen)
 			 rq->cmd);
 	else if ((rq->filter || rq->limit_set) && !flows)
 		snprintf(err, errlen, "%s: --filter and --limit belong to flows", rq->cmd);
+	else if ((rq->cap_rule || rq->cap_drops || rq->cap_count || rq->cap_timeout) &&
+		 strcmp(rq->cmd, "capture"))
+		snprintf(err, errlen, "%s: --rule, --drops, -c and --timeout belong to capture",
+			 rq->cmd);
+	else if (!strcmp(rq->cmd, "capture") && (!!rq->cap_rule == rq->cap_drops || !rq->cap_count))
+		snprintf(err, errlen, "capture: give --rule NAME or --drops, and -c N");
 	else if (rq->flows && strcmp(rq->cmd, "reload"))
 		snprintf(err, errlen, "%s: --flows belongs to reload", rq->cmd);
 	else if (rq->file && strcmp(rq->cmd, "reload"))

@@ -9,6 +9,8 @@
 
 #define CTL_DEFAULT_LIMIT 100u	/* flows listed without --limit */
 #define CTL_MAX_LIMIT 1000000u	/* flows one answer may carry */
+#define CTL_CAPTURE_MAX 100000u	/* packets one capture may carry */
+#define CTL_CAPTURE_TIMEOUT 10u	/* seconds a capture waits for its packets */
 
 /* stats sections (--rules, ...); none named: all */
 enum ctl_stats_section {
@@ -28,6 +30,10 @@ struct ctl_request {
 	const char *filter;	/* flows: the rest of the line */
 	const char *file;	/* reload */
 	const char *flows;	/* reload --flows keep|recheck */
+	const char *cap_rule;	/* capture --rule NAME */
+	int cap_drops;		/* capture --drops */
+	uint32_t cap_count;	/* capture -c N */
+	uint32_t cap_timeout;	/* capture --timeout S (0: CTL_CAPTURE_TIMEOUT) */
 };
 
 /* Split line (modified in place; rq points into it). 0, or -1 with err. */

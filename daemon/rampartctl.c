@@ -22,6 +22,7 @@
 #define ANSWER_TIMEOUT_S 30
 
 static double top_interval = 1.0;	/* rampartctl top */
+static const char *capture_file;	/* rampartctl capture -w */
 static long top_count;			/* 0: until interrupted */
 
 static const char *const usage_main =
@@ -33,6 +34,8 @@ static const char *const usage_main =
 	"                         counters (every section when none is named)\n"
 	"  flows [--filter EXPR] [--limit N]\n"
 	"                         the conntrack table (at most N flows, default 100)\n"
+	"  capture [--rule NAME | --drops] -c N -w FILE [--timeout S]\n"
+	"                         matching packets, with their verdicts, to a pcapng file\n"
 	"  top [--interval S] [--count N]\n"
 	"                         live rates: interfaces, workers, busiest rules, drops\n"
 	"  reload [FILE.rfw] [--flows keep|recheck]\n"
@@ -113,8 +116,21 @@ static const char *const usage_top =
 	"conntrack use. Plain text (cleared with ANSI codes on a terminal), so it\n"
 	"works over SSH. --count N stops after N screens; otherwise Ctrl-C.\n";
 
+static const char *const usage_capture =
+	"usage: rampartctl [--control PATH] capture [--rule NAME | --drops] -c N -w FILE\n"
+	"                  [--timeout S]\n"
+	"\n"
+	"Captures up to N packets that rule NAME matched (a flow's packets count under\n"
+	"the rule that accepted it), or every dropped packet, as they leave the\n"
+	"pipeline (after NAT; a dropped packet as it was dropped), for at most S\n"
+	"seconds (default 10), and writes them to FILE (- for stdout) in pcapng, each\n"
+	"with a comment naming its rule, verdict, drop reason and interfaces\n"
+	"(tshark -r FILE -T fields -e frame.comment). Frames are cut to 2048 bytes.\n";
+
 static const char *command_usage(const char *cmd)
 {
+	if (!strcmp(cmd, "capture"))
+		return usage_capture;
 	if (!strcmp(cmd, "top"))
 		return usage_top;
 	if (!strcmp(cmd, "status"))
@@ -197,6 +213,18 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 			if (++i == argc)
 				return usage_error(cmd, "--filter needs an expression%s", "");
 			filter = argv[i];
+		} else if (!strcmp(cmd, "capture") && !strcmp(a, "--drops")) {
+			append(req, a);
+		} else if (!strcmp(cmd, "capture") &&
+			   (!strcmp(a, "--rule") || !strcmp(a, "-c") || !strcmp(a, "--timeout"))) {
+			if (++i == argc || strpbrk(argv[i], " \t\n"))
+				return usage_error(cmd, "%s needs a value (no blanks)", a);
+			append(req, a);
+			append(req, argv[i]);
+		} else if (!strcmp(cmd, "capture") && !strcmp(a, "-w")) {
+			if (++i == argc)
+				return usage_error(cmd, "-w needs a FILE%s", "");
+			capture_file = argv[i];
 		} else if (!strcmp(cmd, "top") && (!strcmp(a, "--interval") || !strcmp(a, "--count"))) {
 			char *end;
 			double v = ++i < argc ? strtod(argv[i], &end) : 0;
@@ -286,7 +314,8 @@ static char *read_answer(int fd, size_t *len)
 
 /* One request, the whole answer. 0 with *ans (free it) and *body in it;
  * EXIT_CMD with the daemon's message printed; EXIT_UNREACHABLE. */
-static int ask(const char *path, const struct line *req, char **ans, char **body)
+static int ask(const char *path, const struct line *req, char **ans, char **body,
+	       size_t *body_len)
 {
 	const struct timeval tv = { ANSWER_TIMEOUT_S, 0 };
 	struct sockaddr_un addr;
@@ -327,11 +356,43 @@ static int ask(const char *path, const struct line *req, char **ans, char **body
 		return EXIT_UNREACHABLE;
 	}
 	*(*body)++ = '\0';
+	if (body_len)
+		*body_len = len - (size_t)(*body - *ans);
 	if (strcmp(*ans + strlen(head), "ok")) {
 		fprintf(stderr, "rampartctl: %s", *body);
 		free(*ans);
 		return EXIT_CMD;
 	}
+	return 0;
+}
+
+/* The pcapng answer to FILE (- is stdout), and how many packets it has
+ * (its enhanced packet blocks) on stderr. */
+static int write_capture(const char *file, const char *doc, size_t len)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "wb") : stdout;
+	size_t at = 0, packets = 0;
+
+	if (!f) {
+		fprintf(stderr, "rampartctl: %s: %s\n", file, strerror(errno));
+		return EXIT_CMD;
+	}
+	if (fwrite(doc, 1, len, f) != len || (f != stdout && fclose(f))) {
+		fprintf(stderr, "rampartctl: %s: %s\n", file, strerror(errno));
+		return EXIT_CMD;
+	}
+	while (at + 8 <= len) {
+		uint32_t type, blen;
+
+		memcpy(&type, doc + at, 4);
+		memcpy(&blen, doc + at + 4, 4);
+		if (blen < 12 || at + blen > len)
+			break;
+		packets += type == 6;
+		at += blen;
+	}
+	fprintf(stderr, "rampartctl: %zu packet%s captured to %s\n", packets,
+		packets == 1 ? "" : "s", file);
 	return 0;
 }
 
@@ -344,14 +405,14 @@ static int top(const char *path, const struct line *req)
 	int tty = isatty(STDOUT_FILENO), rc;
 	char *ans, *body;
 
-	rc = ask(path, req, &ans, &body);
+	rc = ask(path, req, &ans, &body, NULL);
 	if (rc)
 		return rc;
 	rc = top_parse(body, &prev);
 	free(ans);
 	for (long n = 0; !rc && (!top_count || n < top_count); n++) {
 		nanosleep(&gap, NULL);
-		rc = ask(path, req, &ans, &body);
+		rc = ask(path, req, &ans, &body, NULL);
 		if (rc)
 			break;
 		rc = top_parse(body, &cur);
@@ -377,6 +438,7 @@ int main(int argc, char **argv)
 	const char *path = CONTROL_DEFAULT_PATH;
 	struct line req = { .len = 0 };
 	char *ans, *body;
+	size_t len;
 	int rc;
 
 	rc = build_request(argc, argv, &path, &req);
@@ -384,10 +446,15 @@ int main(int argc, char **argv)
 		return rc;
 	if (!strncmp(req.text, "top-sample", 10))
 		return top(path, &req);
-	rc = ask(path, &req, &ans, &body);
+	if (!strncmp(req.text, "capture", 7) && !capture_file)
+		return usage_error("capture", "-w FILE is needed%s", "");
+	rc = ask(path, &req, &ans, &body, &len);
 	if (rc)
 		return rc;
-	fputs(body, stdout);
+	if (capture_file)
+		rc = write_capture(capture_file, body, len);
+	else
+		fputs(body, stdout);
 	free(ans);
-	return 0;
+	return rc;
 }

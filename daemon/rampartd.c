@@ -22,6 +22,7 @@
 #include "logger.h"
 #include "netlink.h"
 #include "options.h"
+#include "pktcap.h"
 #include "port.h"
 #include "privilege.h"
 #include "reload.h"
@@ -42,6 +43,7 @@ static struct pipe_worker *pipes[XSK_MAX_QUEUES];
 static int worker_cpu[XSK_MAX_QUEUES];
 static struct reloader reloader;
 static struct logger pktlogger;
+static struct pktcap_ring caprings[XSK_MAX_QUEUES];
 
 /* Router mode forwards by routes only; without them it would drop all. */
 static int policy_fits(const struct rampartd_opts *o, const struct rfw_view *view)
@@ -459,6 +461,26 @@ static void wait_signals(const sigset_t *set, const struct counters_src *src,
 	}
 }
 
+/* rampartctl capture: a ring per worker, idle until armed. */
+static int make_capture(uint32_t nworkers)
+{
+	for (uint32_t k = 0; k < nworkers; k++) {
+		if (pktcap_ring_init(&caprings[k], 256) < 0) {
+			fprintf(stderr, "rampartd: out of memory for the capture rings\n");
+			return -1;
+		}
+		pipe_set_capture(pipes[k], &caprings[k]);
+		workers[k].cap = &caprings[k];
+	}
+	return 0;
+}
+
+static void free_capture(uint32_t nworkers)
+{
+	for (uint32_t k = 0; k < nworkers; k++)
+		pktcap_ring_free(&caprings[k]);
+}
+
 /* --log: a ring per worker's pipeline and the thread that writes them
  * (opened before privileges are dropped). 0, or -1 after saying why. */
 static int start_log(const struct rampartd_opts *o, uint32_t nworkers)
@@ -560,7 +582,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		wp[k] = &workers[k];
 	if (make_pipes(o, view, nq, &cfg, &bx.be))
 		goto out;
-	if (start_log(o, nq))
+	if (start_log(o, nq) || make_capture(nq))
 		goto out;
 	src.nworkers = nq;
 	if (start_reload(o, view, wp, nq, &src, reload_host_section, (void *)o))
@@ -624,6 +646,7 @@ out:
 		print_all(&src);
 	for (uint32_t k = 0; k < nq; k++)
 		pipe_destroy(pipes[k]);
+	free_capture(nq);
 	if (src.reload)
 		reload_free(&reloader);	/* after the pipes: they point into its view */
 	return rc;
@@ -663,7 +686,7 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 	}
 	if (make_pipes(o, view, nq, &cfg, &bd.be))
 		goto out;
-	if (start_log(o, nq))
+	if (start_log(o, nq) || make_capture(nq))
 		goto out;
 	src.nworkers = nq;
 	if (start_reload(o, view, wp, nq, &src, dp_daemon_reload_check,
@@ -699,6 +722,7 @@ out:
 		print_all(&src);
 	for (uint32_t k = 0; k < nq; k++)
 		pipe_destroy(pipes[k]);
+	free_capture(nq);
 	if (src.reload)
 		reload_free(&reloader);	/* after the pipes: they point into its view */
 	return rc;

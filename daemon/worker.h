@@ -15,6 +15,7 @@
 struct ctl_job;
 struct reload_gen;
 struct pipe_policy;
+struct pktcap_ring;
 
 /* What the interface counters need beyond pipe_stats: written by the
  * worker only, read by the main thread like pipe_stats (see counters.c). */
@@ -65,6 +66,7 @@ struct worker {
 	struct pipe_policy *retired;		/* replaced by the adopt */
 	int sweeping;
 	int sandbox;		/* worker_start: run under the seccomp filter (privilege.h) */
+	struct pktcap_ring *cap;	/* its pipeline's capture ring (rampartctl capture) */
 	_Alignas(64) _Atomic uint64_t quiesced;
 	/* cold */
 	pthread_t thread;

@@ -223,6 +223,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		ps->rx_packets++;
 		ps->rx_bytes += p->len;
 		b->logme[i] = 0;
+		b->rule[i] = 0;		/* until a rule or a flow says otherwise */
 		p->verdict = PIPE_FORWARD;
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
@@ -888,6 +889,47 @@ static void emit_logs(struct pipe_worker *w, const struct pipe_pkt *pkts, uint32
 	}
 }
 
+/* Armed capture: the burst's frames of the wanted rule (or dropped), as
+ * they leave, into the ring; never waiting (full: counted). */
+static void capture(struct pipe_worker *w, const struct pipe_pkt *pkts, uint32_t n,
+		    uint64_t now_ns, uint32_t want)
+{
+	struct pipe_burst *b = &w->burst;
+	struct pktcap_ring *r = w->cap;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pipe_pkt *p = &pkts[i];
+		uint32_t h;
+		struct pktcap_rec *rec;
+
+		if (want == PKTCAP_DROPS ? p->verdict != PIPE_DROP
+					 : p->drop == PIPE_DROP_MALFORMED || b->rule[i] != want ||
+					   b->meta[i].kind != PKT_IP)
+			continue;
+		h = atomic_load_explicit(&r->head, memory_order_relaxed);
+		if (h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
+			r->full++;
+			continue;
+		}
+		rec = &r->rec[h & r->mask];
+		rec->mono_ns = now_ns;
+		rec->rule = b->rule[i];
+		rec->len = p->len;
+		rec->caplen = p->len < PKTCAP_SNAP ? p->len : PKTCAP_SNAP;
+		rec->verdict = p->verdict;
+		rec->drop = p->drop;
+		rec->in_port = p->in_port;
+		rec->out_port = p->out_port;
+		memcpy(rec->data, p->data, rec->caplen);
+		atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	}
+}
+
+void pipe_set_capture(struct pipe_worker *w, struct pktcap_ring *ring)
+{
+	w->cap = ring;
+}
+
 void pipe_set_log(struct pipe_worker *w, struct pktlog_ring *ring, uint32_t rate)
 {
 	w->log = ring;
@@ -945,6 +987,12 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	account_out(w, pkts, n);
 	if (w->log)
 		emit_logs(w, pkts, n, now_ns);
+	if (w->cap) {
+		uint32_t want = atomic_load_explicit(&w->cap->want, memory_order_relaxed);
+
+		if (want != PKTCAP_OFF)
+			capture(w, pkts, n, now_ns, want);
+	}
 	if (w->ct)
 		ct_expire(w->ct, now, EXPIRE_BUDGET);
 }

@@ -161,6 +161,11 @@ const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i);
 struct pktlog_ring;
 void pipe_set_log(struct pipe_worker *w, struct pktlog_ring *ring, uint32_t rate);
 
+/* Capture on demand (pktcap.h): the worker looks at ring->want once per
+ * burst. Before the worker's thread runs; NULL: none. */
+struct pktcap_ring;
+void pipe_set_capture(struct pipe_worker *w, struct pktcap_ring *ring);
+
 /* Next-hop MAC for router mode; off the packet path. 0 or -1. */
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		   const uint8_t mac[6]);

@@ -10,6 +10,7 @@
 #include "nat.h"
 #include "neigh.h"
 #include "pipeline.h"
+#include "pktcap.h"
 #include "pktlog.h"
 #include "ratelimit.h"
 
@@ -124,6 +125,7 @@ struct pipe_worker {
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;
+	struct pktcap_ring *cap;	/* pipe_set_capture; NULL: none */
 	/* packet log (pipe_set_log); NULL: off */
 	struct pktlog_ring *log;
 	uint32_t log_rate;

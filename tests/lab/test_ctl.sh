@@ -250,6 +250,29 @@ check "top sees the pings (a nonzero RX rate on the client side)" \
 check "top lists the busiest rules and the drops" \
 	bash -c "grep -q '^TOP RULES' '$LAB_TMP/top.txt' && grep -q '^DROPS' '$LAB_TMP/top.txt' && grep -q '^ping-in ' '$LAB_TMP/top.txt'"
 
+# --- capture: dropped packets, and a rule's, read back with tshark ---
+ctl capture --drops -c 3 -w "$LAB_TMP/drops.pcapng" --timeout 10 2>"$LAB_TMP/cap1.err" &
+cap=$!
+sleep 0.5
+lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.10.0.2 9999 4 20 >/dev/null	# no rule: dropped
+wait "$cap"; rc=$?
+check_eq "capture --drops -c 3 exits 0" "$rc" 0
+check "  ... says it captured 3 packets" grep -q '3 packets captured' "$LAB_TMP/cap1.err"
+tshark -r "$LAB_TMP/drops.pcapng" -T fields -e frame.comment -e udp.dstport \
+	>"$LAB_TMP/drops.txt" 2>"$LAB_TMP/tshark.err"
+check_eq "tshark reads 3 packets to port 9999 with their verdict" \
+	"$(grep -c 'rampart: rule=default verdict=drop reason=policy in=.*9999$' "$LAB_TMP/drops.txt")" 3
+ctl capture --rule udp-echo -c 2 -w "$LAB_TMP/echo.pcapng" 2>/dev/null &
+cap=$!
+sleep 0.5
+lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.10.0.2 7000 2 20 >/dev/null
+wait "$cap"
+tshark -r "$LAB_TMP/echo.pcapng" -T fields -e frame.comment >"$LAB_TMP/echo.txt" 2>/dev/null
+# the flow's packets both ways count under its rule: a request and its echo
+check_eq "capture --rule udp-echo: 2 accepted packets, interfaces named" \
+	"$(grep -Ec "rampart: rule=udp-echo verdict=accept in=($FW_IF_C out=$FW_IF_S|$FW_IF_S out=$FW_IF_C)$" "$LAB_TMP/echo.txt")" 2
+check "capture of a rule the policy lacks: exit 1" exit_code 1 ctl capture --rule nosuch -c 1 -w "$LAB_TMP/x.pcapng"
+
 # --- reload, help, permissions ---
 msg=$(ctl reload 2>&1); rc=$?
 check_eq "reload (the --policy file again) exits 0" "$rc" 0
