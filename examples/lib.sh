@@ -62,6 +62,10 @@ ex_rule_stat() {
 # answer comes.
 ex_http() { lab_in "$1" curl -sf --max-time 3 -o /dev/null "$2"; }
 
+# ex_http_seen LOG ADDR: the python http.server that wrote LOG served a
+# request from ADDR.
+ex_http_seen() { grep -q "^$2 - .*\"GET " "$1"; }
+
 # ex_try WHAT CMD...: run CMD, print whether it got through.
 ex_try() {
 	local what=$1

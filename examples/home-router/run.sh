@@ -42,17 +42,14 @@ home_start() {
 		ex_rampartd router "$LAB_TMP/policy.rfw"
 }
 
-# home_seen LOG ADDR: the web server that wrote LOG saw a request from ADDR.
-home_seen() { grep -q "^$2 - .*\"GET " "$1"; }
-
 home_show() {
 	ex_say "from the LAN out (rule lan-out, masquerade-lan)"
 	ex_try "laptop: HTTP http://$SITE/site.txt" ex_http cli "http://$SITE/site.txt"
-	ex_try "  ...and the site saw the uplink address $PUBLIC" home_seen "$LAB_TMP/site.log" "$PUBLIC"
+	ex_try "  ...and the site saw the uplink address $PUBLIC" ex_http_seen "$LAB_TMP/site.log" "$PUBLIC"
 	ex_try "laptop: ping $SITE" lab_in cli ping -q -c 2 -i 0.2 -W 1 "$SITE"
 	ex_say "from the internet in"
 	ex_try "port forward: HTTP http://$PUBLIC:8080/nas.txt -> nas:80" ex_http srv "http://$PUBLIC:8080/nas.txt"
-	ex_try "  ...and the nas saw the real client 10.61.2.2" home_seen "$LAB_TMP/nas.log" 10.61.2.2
+	ex_try "  ...and the nas saw the real client 10.61.2.2" ex_http_seen "$LAB_TMP/nas.log" 10.61.2.2
 	ex_try "unsolicited: HTTP http://10.61.1.2:8000/ (the laptop)" ex_http srv http://10.61.1.2:8000/nas.txt
 	ex_try "unsolicited: ping 10.61.1.2" lab_in srv ping -q -c 2 -i 0.2 -W 1 10.61.1.2
 	ex_say "flows (rampartctl flows): the NAT REPLY column shows the translations"

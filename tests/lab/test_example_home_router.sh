@@ -12,11 +12,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ex_test_begin rxh home
 
 check "LAN -> internet: HTTP to $SITE" ex_http cli "http://$SITE/site.txt"
-check "the site saw the uplink address $PUBLIC (masquerade)" home_seen "$LAB_TMP/site.log" "$PUBLIC"
-check_not "the site never saw the LAN address 10.61.1.2" home_seen "$LAB_TMP/site.log" 10.61.1.2
+check "the site saw the uplink address $PUBLIC (masquerade)" ex_http_seen "$LAB_TMP/site.log" "$PUBLIC"
+check_not "the site never saw the LAN address 10.61.1.2" ex_http_seen "$LAB_TMP/site.log" 10.61.1.2
 check "LAN -> internet: ping $SITE" quiet lab_in cli ping -q -c 3 -i 0.2 -W 1 "$SITE"
 check "port forward: HTTP to $PUBLIC:8080 reaches the nas" ex_http srv "http://$PUBLIC:8080/nas.txt"
-check "the nas saw the real client 10.61.2.2 (DNAT only)" home_seen "$LAB_TMP/nas.log" 10.61.2.2
+check "the nas saw the real client 10.61.2.2 (DNAT only)" ex_http_seen "$LAB_TMP/nas.log" 10.61.2.2
 check_not "unsolicited: HTTP to the laptop 10.61.1.2:8000 fails" ex_http srv http://10.61.1.2:8000/nas.txt
 check_not "unsolicited: ping 10.61.1.2 fails" quiet lab_in srv ping -q -c 2 -i 0.2 -W 1 10.61.1.2
 check_not "unsolicited: HTTP to $PUBLIC:80 (no forward) fails" ex_http srv "http://$PUBLIC/nas.txt"
