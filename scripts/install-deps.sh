@@ -9,6 +9,7 @@ PACKAGES=(
   libyaml-dev libcmocka-dev libpcap-dev libmnl-dev dpdk-dev
   iproute2 ethtool iputils-ping curl iperf3 python3 procps kmod
   python3-scapy python3-jsonschema python3-yaml tshark netsniff-ng
+  man-db groff-base bash-completion dpkg-dev file
 )
 
 missing=()

@@ -37,6 +37,18 @@ for flavour in release asan; do
   count "$log/lab-$flavour"
 done
 
+# Packaging, once, against the release build: man pages and bash completions
+# checked against the programs' --help, and the .deb (its own portable /usr
+# build in build-deb) checked with dpkg-deb, apt and a dpkg --root install.
+# Each prints "N passed, N failed" last; none needs the network.
+echo "=== packaging: man pages, completions, .deb"
+for t in tests/pkg/test_*.sh; do
+  arg=build; [ "${t##*/}" = test_deb.sh ] && arg=build-deb
+  echo "== $t $arg"
+  timeout 600 bash "$t" "$arg" 2>&1 | tee "$log/pkg-${t##*/}"
+  count "$log/pkg-${t##*/}"
+done
+
 # Fuzzing (libFuzzer, clang, ASan+UBSan): a bounded run of every target
 # on its seed corpus; RAMPART_FUZZ_SECONDS per target (default 40).
 echo "=== fuzz: build"
