@@ -64,7 +64,7 @@ checks() {	# runs in a subshell; prints ok / not ok lines
 		else echo "not ok - [$MODE] '$1' lacks$miss (got:$got)"; fi
 	}
 
-	is 'rampartctl ' 'flows reload stats status'
+	is 'rampartctl ' 'capture flows reload stats status top'
 	is 'rampartctl st' 'stats status'
 	is 'rampartctl --control /run/x.sock fl' 'flows'
 	is 'rampartctl stats --' '--control --help --interfaces --json --rules --stages --workers'
