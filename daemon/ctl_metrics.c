@@ -5,6 +5,7 @@
  * values escaped. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "counters.h"
 #include "ctl_stats.h"
@@ -63,6 +64,26 @@ static void rules(struct ctl_buf *out, const struct ctl_report *r)
 			label(out, "action", ctl_rule_action(r, n), 0);
 			ctl_printf(out, "} %llu\n", (unsigned long long)v[m]);
 		}
+	}
+}
+
+/* Unix time of each rule's last packet (0: never), as Prometheus wants
+ * timestamps. */
+static void last_hits(struct ctl_buf *out, const struct ctl_report *r)
+{
+	struct timespec ts;
+	double now;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	family(out, "rampart_rule_last_hit_timestamp_seconds", "gauge",
+	       "When a rule last matched a packet (Unix time; 0: never).");
+	for (uint32_t n = 0; n <= r->src->view->policy->rule_count; n++) {
+		double ago = ctl_rule_last_hit_ago(r, n);
+
+		ctl_puts(out, "rampart_rule_last_hit_timestamp_seconds{");
+		label(out, "rule", ctl_rule_name(r, n), 1);
+		ctl_printf(out, "} %.3f\n", ago < 0 ? 0.0 : now - ago);
 	}
 }
 
@@ -239,6 +260,7 @@ void ctl_metrics(struct ctl_buf *out, const struct ctl_report *r)
 {
 	daemon_info(out, r);
 	rules(out, r);
+	last_hits(out, r);
 	interfaces(out, r);
 	workers(out, r);
 	runtime(out, r);

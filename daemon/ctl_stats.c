@@ -227,6 +227,7 @@ void ctl_status(struct ctl_buf *out, const struct ctl_report *r, int json)
 
 struct rule_sum {
 	uint64_t packets, bytes, limited;
+	uint64_t last_ns;	/* CLOCK_MONOTONIC of its last packet, 0: never */
 };
 
 static void sum_rule(const struct ctl_report *r, uint32_t n, struct rule_sum *s)
@@ -238,11 +239,28 @@ static void sum_rule(const struct ctl_report *r, uint32_t n, struct rule_sum *s)
 	s->packets = c.packets;
 	s->bytes = c.bytes;
 	s->limited = reload_carried_limited(r->src->reload, n);
+	s->last_ns = c.last_ns;
 	for (uint32_t k = 0; k < r->src->nworkers; k++) {
 		s->packets += r->jobs[k].rules[n].packets;
 		s->bytes += r->jobs[k].rules[n].bytes;
 		s->limited += r->jobs[k].limited[n];
+		if (r->jobs[k].rules[n].last_ns > s->last_ns)
+			s->last_ns = r->jobs[k].rules[n].last_ns;
 	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Seconds since the rule's last packet, or -1 when it never had one. */
+static double since(const struct rule_sum *s, uint64_t now)
+{
+	return s->last_ns ? (double)(now > s->last_ns ? now - s->last_ns : 0) / 1e9 : -1.0;
 }
 
 /* Rules in policy order, the default last (as the counters block). */
@@ -253,11 +271,13 @@ static uint32_t rule_at(const struct ctl_report *r, uint32_t i)
 
 static void rules_text(struct ctl_buf *out, const struct ctl_report *r)
 {
-	static const char *const head[] = { "RULE", "NAME", "ACTION", "PACKETS", "BYTES", "LIMITED" };
+	static const char *const head[] = { "RULE", "NAME", "ACTION", "PACKETS", "BYTES", "LIMITED",
+					    "LAST_HIT" };
 	uint32_t nrules = r->src->view->policy->rule_count;
+	uint64_t now = mono_ns();
 	struct ctl_table t;
 
-	ctl_table_init(&t, head, 6, 0x39u);
+	ctl_table_init(&t, head, 7, 0x79u);
 	for (uint32_t i = 0; i <= nrules; i++) {
 		uint32_t n = rule_at(r, i);
 		struct rule_sum s;
@@ -269,6 +289,10 @@ static void rules_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_table_addu(&t, s.packets);
 		ctl_table_addu(&t, s.bytes);
 		ctl_table_addu(&t, s.limited);
+		if (s.last_ns)
+			ctl_table_addf(&t, "%.1fs ago", since(&s, now));
+		else
+			ctl_table_addf(&t, "-");
 	}
 	ctl_table_print(&t, out, 0);
 }
@@ -276,6 +300,7 @@ static void rules_text(struct ctl_buf *out, const struct ctl_report *r)
 static void rules_json(struct ctl_buf *out, const struct ctl_report *r)
 {
 	uint32_t nrules = r->src->view->policy->rule_count;
+	uint64_t now = mono_ns();
 
 	ctl_puts(out, "\"rules\": [");
 	for (uint32_t i = 0; i <= nrules; i++) {
@@ -286,9 +311,14 @@ static void rules_json(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_printf(out, "%s\n  {\"number\": %u, \"name\": ", i ? "," : "", n);
 		ctl_json_str(out, rule_name(r, n));
 		ctl_printf(out, ", \"action\": \"%s\", \"packets\": %llu, \"bytes\": %llu, "
-				"\"limited\": %llu}", rfw_action_name(rule_action(r->src->view, n)),
+				"\"limited\": %llu, \"last_hit_s_ago\": ",
+			   rfw_action_name(rule_action(r->src->view, n)),
 			   (unsigned long long)s.packets, (unsigned long long)s.bytes,
 			   (unsigned long long)s.limited);
+		if (s.last_ns)
+			ctl_printf(out, "%.3f}", since(&s, now));
+		else
+			ctl_puts(out, "null}");
 	}
 	ctl_puts(out, "]");
 }
@@ -524,6 +554,14 @@ void ctl_sum_rule(const struct ctl_report *r, uint32_t n, uint64_t *packets, uin
 	*packets = s.packets;
 	*bytes = s.bytes;
 	*limited = s.limited;
+}
+
+double ctl_rule_last_hit_ago(const struct ctl_report *r, uint32_t n)
+{
+	struct rule_sum s;
+
+	sum_rule(r, n, &s);
+	return since(&s, mono_ns());
 }
 
 void ctl_sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint64_t *tx_full)

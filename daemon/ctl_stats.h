@@ -40,6 +40,8 @@ void ctl_sum_conntrack(const struct ctl_report *r, uint64_t *in_use, uint64_t *m
 void ctl_sum_pool(const struct ctl_report *r, uint32_t i, uint64_t *in_use, uint64_t *cap,
 		  uint64_t *failures);
 const char *ctl_rule_name(const struct ctl_report *r, uint32_t n);
+/* Seconds since rule n's last packet; -1 when it has had none. */
+double ctl_rule_last_hit_ago(const struct ctl_report *r, uint32_t n);
 const char *ctl_rule_action(const struct ctl_report *r, uint32_t n);
 
 /* The raw sample `rampartctl top` makes rates of (not a user format). */

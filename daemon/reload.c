@@ -150,11 +150,15 @@ static int fold_counters(struct reloader *r, const struct rfw_view *nv, const ui
 			const struct pipe_policy *old = r->workers[k]->retired;
 
 			s.packets += pipe_policy_rule_stats(old)[n].packets;
+			if (pipe_policy_rule_stats(old)[n].last_ns > s.last_ns)
+				s.last_ns = pipe_policy_rule_stats(old)[n].last_ns;
 			s.bytes += pipe_policy_rule_stats(old)[n].bytes;
 			lim += pipe_policy_limited(old)[n];
 		}
 		c[map[n]].packets += s.packets;
 		c[map[n]].bytes += s.bytes;
+		if (s.last_ns > c[map[n]].last_ns)
+			c[map[n]].last_ns = s.last_ns;
 		cl[map[n]] += lim;
 	}
 	free(r->carried);

@@ -94,7 +94,7 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 /* With the lock held: carried counters of rule n of the current view. */
 static inline struct pipe_rule_stats reload_carried(const struct reloader *r, uint32_t n)
 {
-	return r && r->carried ? r->carried[n] : (struct pipe_rule_stats){0, 0};
+	return r && r->carried ? r->carried[n] : (struct pipe_rule_stats){0, 0, 0};
 }
 static inline uint64_t reload_carried_limited(const struct reloader *r, uint32_t n)
 {

@@ -392,6 +392,7 @@ static int restamp(struct pipe_worker *w, struct pipe_pkt *p, const struct pkt_m
 			ct_remove(w->ct, r->flow);
 			pol->rules[rule].packets++;
 			pol->rules[rule].bytes += p->len;
+			pol->rules[rule].last_ns = w->now_ns;
 			w->stats.recheck_ended++;
 			drop(w, p, m->key.ct_state == RFW_STATE_INVALID ? PIPE_DROP_CT_INVALID
 									 : PIPE_DROP_POLICY);
@@ -570,6 +571,7 @@ static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		b->rule[i] = r;
 		counts[r].packets++;
 		counts[r].bytes += p->len;
+		counts[r].last_ns = w->now_ns;
 		b->logme[i] = (uint8_t)(rules[r].flags & RFW_RULE_LOG);
 		if (action == RFW_ACTION_ACCEPT) {
 			b->l_new[kept++] = i;
@@ -845,6 +847,7 @@ static void count_known(struct pipe_worker *w, struct pipe_pkt *pkts, const uint
 			r = 0;
 		rules[r].packets++;
 		rules[r].bytes += pkts[i].len;
+		rules[r].last_ns = w->now_ns;
 	}
 	w->stats.flows_hit += n;
 }
@@ -952,6 +955,7 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	uint32_t now = (uint32_t)(now_ns / 1000000000u);
 	uint32_t nnew, nknown = 0, npass;
 
+	w->now_ns = now_ns;
 	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n));
 	if (w->stateful && nnew)
 		STAGE(PIPE_ST_FLOW, nnew, nnew = stage_flow(w, pkts, nnew, now, &nknown));

@@ -103,6 +103,7 @@ struct pipe_port_stats {
 
 struct pipe_rule_stats {
 	uint64_t packets, bytes;
+	uint64_t last_ns;	/* the burst clock of its last packet; 0: never */
 };
 
 /* Written by the worker only; readers on other threads see plain,

@@ -122,6 +122,7 @@ struct pipe_worker {
 	struct pipe_nat_pool **pools;	/* every pool made, PIPE_MAX_POOLS room */
 	uint32_t npools;
 	struct pipe_burst burst;
+	uint64_t now_ns;		/* the burst's clock */
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;

@@ -182,6 +182,9 @@ check_eq "every worker runs under the seccomp filter" "$workers_filtered" "$work
 ctl stats --rules >"$LAB_TMP/rules.txt"
 ctl --json stats --rules >"$LAB_TMP/rules.json"
 check "stats --rules --json parses" json_ok <"$LAB_TMP/rules.json"
+check "a rule's last hit: seconds ago in JSON, a LAST_HIT column in the table" \
+	bash -c "'$LAB_PY' -c 'import json,sys; r = [x for x in json.load(sys.stdin)[\"rules\"] if x[\"name\"] == \"udp-echo\"][0]; assert 0 <= r[\"last_hit_s_ago\"] < 300' <'$LAB_TMP/rules.json' &&
+		 grep -Eq '^ *[0-9]+ +udp-echo .* [0-9.]+s ago$' '$LAB_TMP/rules.txt' && head -1 '$LAB_TMP/rules.txt' | grep -q LAST_HIT"
 # stateful: the echo replies are the flow's, counted under the rule too
 check_eq "ping-in: $((2 * PINGS)) packets (table)" "$(table_col "$LAB_TMP/rules.txt" ping-in 4)" $((2 * PINGS))
 check_eq "ping-in: $((2 * PINGS * PING_FRAME)) bytes (table)" \
