@@ -335,3 +335,28 @@ for i in range(count):
 print(got)
 PY
 }
+
+# lab_dpdk_eal: EAL_MEM and EAL_COMMON for a DPDK rampartd: hugepages when
+# free ones exist, else --no-huge; under ASan always --no-huge, with LSan
+# told of net_af_xdp's own leak at close. Files in memory: runs may be
+# side by side.
+lab_dpdk_eal() {
+	EAL_COMMON="--no-pci --no-telemetry --log-level=lib.eal:warning"
+	if grep -q 'RAMPART_SANITIZE:BOOL=ON' "$RAMPART_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+		EAL_MEM="--no-huge -m 512 --no-shconf"
+		export LSAN_OPTIONS="suppressions=$(dirname "${BASH_SOURCE[0]}")/dpdk-lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+		echo "# ASan build: EAL with --no-huge, LSan told of net_af_xdp's leak (docs/dpdk.md)"
+	elif [ "$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)" -ge 128 ]; then
+		EAL_MEM="--in-memory -m 256"
+		echo "# hugepages: $(awk '/^HugePages_Free/ {print $2}' /proc/meminfo) free, EAL uses them"
+	else
+		EAL_MEM="--no-huge -m 512 --no-shconf"
+		echo "# no free hugepages (scripts/host-setup.sh reserves them): EAL with --no-huge"
+	fi
+}
+
+# lab_has_dpdk: 0 when rampartd was built with the DPDK backend.
+lab_has_dpdk() {
+	! "$RAMPARTD" --policy none --interface a --interface b --backend dpdk 2>&1 |
+		grep -q 'not built in'
+}

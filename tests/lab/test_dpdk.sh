@@ -34,21 +34,7 @@ if "$RAMPARTD" --policy none --interface a --interface b --backend dpdk 2>&1 |
 fi
 lab_write_udp_tool
 
-# EAL: hugepages when free ones exist, else --no-huge. Every run keeps its
-# files in memory (no /var/run/dpdk state: tests may run side by side).
-EAL_COMMON="--no-pci --no-telemetry --log-level=lib.eal:warning"
-if grep -q 'RAMPART_SANITIZE:BOOL=ON' "$RAMPART_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
-	EAL_MEM="--no-huge -m 512 --no-shconf"
-	# net_af_xdp's own leak at close (the file says which) is not ours
-	export LSAN_OPTIONS="suppressions=$HERE/dpdk-lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-	echo "# ASan build: EAL with --no-huge, LSan told of net_af_xdp's leak (docs/dpdk.md)"
-elif [ "$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)" -ge 128 ]; then
-	EAL_MEM="--in-memory -m 256"
-	echo "# hugepages: $(awk '/^HugePages_Free/ {print $2}' /proc/meminfo) free, EAL uses them"
-else
-	EAL_MEM="--no-huge -m 512 --no-shconf"
-	echo "# no free hugepages (scripts/host-setup.sh reserves them): EAL with --no-huge"
-fi
+lab_dpdk_eal
 
 # ---- 1. net_af_xdp on veth, router mode with masquerade ----
 #   cli 10.60.1.2 --c|fc-- [fw: rampartd on net_af_xdp0, net_af_xdp1] --fs|s-- srv 10.60.2.2
