@@ -43,7 +43,7 @@ _Static_assert(CLS_HS_F_PORTS < CLS_HS_DIM_MASK, "a leaf's masked dim reads anot
 #define LEAF_CHUNK 16u		/* blocks per 64-bit lane mask */
 static const uint32_t no_entry = CLS_HS_NONE;
 /* A block no packet passes (the key's PORTS word is 0 or 1), checked in
- * place of blocks past a short leaf's end: a select, not a branch. */
+ * place of blocks past a short leaf's end. */
 static const struct rfw_cls_leaf_block never_block __attribute__((aligned(64))) = {
 	.lo[RFW_CLS_KW_PORTS] = {0xffff, 0xffff, 0xffff, 0xffff}};
 
@@ -151,10 +151,9 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf
 
 /* Index of the leaf's first entry that admits the packet, or CLS_HS_NONE.
  * All blocks of a chunk are checked (no early exit: which one matches is
- * unpredictable); for the first two, a leaf shorter than that reads
- * never_block instead (a select, not a branch on the leaf's size, so
- * empty and one-block leaves cost no misprediction; AVX-512 masked loads
- * were slower here). A lane that asks for the full entry is confirmed with
+ * unpredictable); the first two always, a leaf shorter than that reading
+ * never_block instead. GCC makes that choice a branch; AVX-512 masked
+ * loads and a forced branch-free select both measured no better. A lane that asks for the full entry is confirmed with
  * it (rare); the lowest lane that stands is the first match. */
 static inline __attribute__((always_inline)) uint32_t
 leaf_first(const struct cls_hs *t, const struct rfw_cls_node *n, const struct pkt_key *k,
