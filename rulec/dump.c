@@ -18,7 +18,8 @@ static const char *const section_names[] = {
 	[RFW_SEC_NAT_RULES] = "nat-rules", [RFW_SEC_NAT_ACL] = "nat-acl",
 	[RFW_SEC_ROUTES] = "routes", [RFW_SEC_ROUTE_TABLE] = "route-table",
 	[RFW_SEC_HOST_ADDRS] = "host-addrs", [RFW_SEC_HOST_PASS] = "host-pass",
-	[RFW_SEC_RULE_SOURCE] = "rule-source",
+	[RFW_SEC_RULE_SOURCE] = "rule-source", [RFW_SEC_CLS_CHILDREN] = "cls-children",
+	[RFW_SEC_CLS_LEAF_ENTRIES] = "cls-leaf-entries",
 };
 
 static const char *section_name(uint32_t type, char *buf, size_t len)

@@ -97,6 +97,12 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		return fail(err, errlen, "artifact classifier has too many leaf entries");
 	v->cls_leaves = (const void *)(b + s->offset);
 	v->cls_leaf_count = (uint32_t)s->count;
+	if (need(tab, n, RFW_SEC_CLS_LEAF_ENTRIES, sizeof(uint32_t), "classifier leaf entries",
+		 &s, err, errlen))
+		return -1;
+	if (s->count != (uint64_t)v->cls_leaf_count * RFW_CLS_LANES)
+		return fail(err, errlen, "artifact classifier leaf entries do not match its leaves");
+	v->cls_leaf_entries = (const void *)(b + s->offset);
 
 	for (unsigned f = 0; f < 2; f++) {
 		uint32_t prev = 0;
@@ -154,18 +160,20 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 	}
 	/* The view keeps the leaves as a uint32_t pointer; they are blocks
 	 * (struct rfw_cls_leaf_block) since format 1.2. A lane's entry is read
-	 * only when it is in range; a lane without one must not ask for it. */
+	 * only when it is in range; a lane without one must not ask for it
+	 * and must never pass (the key's PORTS word is 0 or 1). */
 	for (uint32_t i = 0; i < v->cls_leaf_count; i++) {
 		const struct rfw_cls_leaf_block *l =
 			(const struct rfw_cls_leaf_block *)(const void *)v->cls_leaves + i;
 
 		for (unsigned j = 0; j < RFW_CLS_LANES; j++) {
-			uint32_t flags = l->proto[j] >> 16;
+			uint32_t entry = v->cls_leaf_entries[(size_t)i * RFW_CLS_LANES + j];
+			uint32_t flags = l->hi[RFW_CLS_KW_PORTS][j] >> 8;
 
-			if (l->entry[j] >= v->acl_count && l->entry[j] != RFW_CLS_NONE)
+			if (entry >= v->acl_count && entry != RFW_CLS_NONE)
 				return fail(err, errlen, "artifact classifier leaf entry %u is out of range", i);
 			if ((flags & ~RFW_CLS_LEAF_FLAGS_KNOWN) ||
-			    (l->entry[j] == RFW_CLS_NONE && flags))
+			    (entry == RFW_CLS_NONE && (flags || l->lo[RFW_CLS_KW_PORTS][j] <= 1)))
 				return fail(err, errlen, "artifact classifier leaf entry %u is malformed", i);
 		}
 	}

@@ -26,7 +26,8 @@ struct rfw_view {
 	const struct rfw_cls_node *cls_nodes;
 	uint32_t cls_node_count;
 	const uint32_t *cls_leaves;
-	uint32_t cls_leaf_count;
+	uint32_t cls_leaf_count;	/* blocks */
+	const uint32_t *cls_leaf_entries;	/* RFW_CLS_LANES per block (1.3) */
 	const uint32_t *cls_children;
 	uint32_t cls_child_count;
 	/* Format 1.1 sections; count 0 when absent. */

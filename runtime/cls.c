@@ -74,6 +74,7 @@ void cls_table_init(struct cls_table *t, const struct rfw_view *v)
 			.nodes = v->cls_nodes,
 			/* records since format 1.2; the view types them as words */
 			.leaves = (const struct rfw_cls_leaf_block *)(const void *)v->cls_leaves,
+			.leaf_entries = v->cls_leaf_entries,
 			.entries = v->acl,
 			.sets = t->sets,
 			.trees = *v->cls_trees,
@@ -82,6 +83,7 @@ void cls_table_init(struct cls_table *t, const struct rfw_view *v)
 			.children = v->cls_children,
 			.child_count = v->cls_child_count,
 		};
+		cls_hs_first_entries(&t->hs, v->acl_count);
 		t->compiled = 1;
 	}
 }

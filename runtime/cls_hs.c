@@ -1,5 +1,8 @@
 /* HyperSplit lookup (packet side of cls_hs): walk the family's tree with
- * one compare per level, then check the leaf's few entries in rule order. */
+ * one compare per level, then check the leaf's few entries in rule order,
+ * four per SIMD compare of 16-bit ranges (struct rfw_cls_leaf_block). The
+ * best match so far is an entry index (entries are in rule order), and
+ * its rule number is read once per packet at the end. */
 #include <string.h>
 
 #include "cls_hs.h"
@@ -28,94 +31,178 @@ static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_HS_FIELDS]
 	f[CLS_DIM_PROTO] = k->proto;
 	for (unsigned d = CLS_DIM_COUNT; d < CLS_HS_FIELDS; d++)
 		f[d] = 0;
+	f[CLS_DIM_COUNT] = !!k->has_ports;	/* CLS_HS_F_PORTS, the leaf key's */
 }
 
-/* RFW_CLS_LANES lanes of 32 bits (4: one SSE register in any x86-64
- * build) with GCC vector extensions, no intrinsics to keep in step. */
-typedef uint32_t lanes __attribute__((vector_size(4 * RFW_CLS_LANES)));
-/* Blocks are 64-byte aligned in an artifact but only malloc-aligned
- * straight from the builder: load them unaligned (as fast when aligned). */
-typedef uint32_t lanes_u __attribute__((vector_size(4 * RFW_CLS_LANES), aligned(4)));
+/* The leaf key (enum rfw_cls_key_word) lives in the padding of the
+ * field vector too: PORTS in word CLS_HS_F_PORTS, which no node tests. */
+#define CLS_HS_F_PORTS CLS_DIM_COUNT
+_Static_assert(CLS_HS_F_PORTS < CLS_HS_DIM_MASK, "a leaf's masked dim reads another word");
 
-/* Lane permutation: GCC spells it __builtin_shuffle with an index
- * vector, clang __builtin_shufflevector with constant indices (clang has
- * no __builtin_shuffle, and the fuzz build uses clang). */
-#if defined(__clang__)
-#define LANES_SHUF(v, ...) __builtin_shufflevector((v), (v), __VA_ARGS__)
-#else
-#define LANES_SHUF(v, ...) __builtin_shuffle((v), (lanes){__VA_ARGS__})
-#endif
+/* Lanes [4k, 4k + 4) of a 64-bit lane mask are block k's entries. */
+#define LEAF_CHUNK 16u		/* blocks per 64-bit lane mask */
+static const uint32_t no_entry = CLS_HS_NONE;
+/* A block no packet passes (the key's PORTS word is 0 or 1), checked in
+ * place of blocks past a short leaf's end. */
+static const struct rfw_cls_leaf_block never_block __attribute__((aligned(64))) = {
+	.lo[RFW_CLS_KW_PORTS] = {0xffff, 0xffff, 0xffff, 0xffff}};
 
-/* A macro, not a function: were the lanes widened to 8, a 32-byte
- * vector return is an ABI question in a build without AVX. */
-#define LANES_MIN(a, b) (((a) & (lanes)((a) < (b))) | ((b) & ~(lanes)((a) < (b))))
+#if defined(__AVX512BW__)
+#include <immintrin.h>
 
-/* Smallest entry index among the block's lanes that admit the packet (a
- * lane's entry index, RFW_CLS_NONE in unused lanes, keeps rule order),
- * or RFW_CLS_NONE. All conditions are folded into one mask per lane, with
- * no branch: which entries match is unpredictable, and a branch per
- * condition cost more in mispredictions than the work. */
-static inline uint32_t block_first(const struct cls_hs *t, const struct rfw_cls_leaf_block *l,
-				   const struct pkt_key *k, const uint32_t *f, uint32_t noports)
+/* The packet's leaf key, each word in the four lanes a block gives it
+ * (word-major, as the blocks), from its field vector in one permute. */
+static inline __m512i leaf_key(const uint32_t *f)
 {
-	const lanes_u *v = (const lanes_u *)(const void *)l;
-	lanes proto = v[9], miss, cand, sh;
+	static const uint16_t idx[32] __attribute__((aligned(64))) = {
+		1, 1, 1, 1, 0, 0, 0, 0, 9, 9, 9, 9, 8, 8, 8, 8,
+		2 * CLS_DIM_SPORT, 2 * CLS_DIM_SPORT, 2 * CLS_DIM_SPORT, 2 * CLS_DIM_SPORT,
+		2 * CLS_DIM_DPORT, 2 * CLS_DIM_DPORT, 2 * CLS_DIM_DPORT, 2 * CLS_DIM_DPORT,
+		2 * CLS_DIM_PROTO, 2 * CLS_DIM_PROTO, 2 * CLS_DIM_PROTO, 2 * CLS_DIM_PROTO,
+		2 * CLS_HS_F_PORTS, 2 * CLS_HS_F_PORTS, 2 * CLS_HS_F_PORTS, 2 * CLS_HS_F_PORTS,
+	};
 
-	miss = ((f[CLS_DIM_SRC0] ^ v[1]) & v[2]) | ((f[CLS_DIM_DST0] ^ v[3]) & v[4]) |
-	       ((f[CLS_DIM_PROTO] ^ proto) & (proto >> 8) & 0xff) | ((proto >> 16) & noports);
-	miss |= (lanes)((f[CLS_DIM_SPORT] - v[5]) > v[6]);
-	miss |= (lanes)((f[CLS_DIM_DPORT] - v[7]) > v[8]);
-	cand = v[0] | (lanes)(miss != 0);	/* a miss is RFW_CLS_NONE */
-	{	/* lanes that admit the packet but ask for the full entry (rare) */
-		lanes full = (proto >> 17) & 1 & ~(lanes)(miss != 0);
-		uint64_t w[sizeof(full) / 8], any = 0;
+	return _mm512_permutexvar_epi16(_mm512_load_si512((const void *)idx),
+					_mm512_loadu_si512((const void *)f));
+}
+typedef __m512i leaf_key_t;
+/* one permute at each leaf check: cheaper than keeping 64 bytes per
+ * packet of the burst (measured) */
+#define LEAF_KEY_KEPT 0
 
-		memcpy(w, &full, sizeof(full));	/* OR the lanes as words, not one by one */
-		for (unsigned j = 0; j < sizeof(full) / 8; j++)
-			any |= w[j];
-		if (__builtin_expect(!!any, 0))
-			for (unsigned j = 0; j < RFW_CLS_LANES; j++)
-				if (full[j] &&
-				    !cls_entry_matches_inline(&t->sets, &t->entries[l->entry[j]], k))
-					cand[j] = RFW_CLS_NONE;
-	}
-#if RFW_CLS_LANES == 8
-	sh = LANES_SHUF(cand, 4, 5, 6, 7, 0, 1, 2, 3);
-	cand = LANES_MIN(cand, sh);
-	sh = LANES_SHUF(cand, 2, 3, 0, 1, 6, 7, 4, 5);
-	cand = LANES_MIN(cand, sh);
-	sh = LANES_SHUF(cand, 1, 0, 3, 2, 5, 4, 7, 6);
-	cand = LANES_MIN(cand, sh);
-#else
-	sh = LANES_SHUF(cand, 2, 3, 0, 1);
-	cand = LANES_MIN(cand, sh);
-	sh = LANES_SHUF(cand, 1, 0, 3, 2);
-	cand = LANES_MIN(cand, sh);
-#endif
-	return cand[0];
+/* Lanes of block l that the packet passes (bits 0..3), and in *full those
+ * that ask for the full entry. */
+static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const __m512i *key,
+				  uint32_t *full)
+{
+	const __m512i fullbit = _mm512_set1_epi64((long long)((uint64_t)RFW_CLS_LEAF_FULL << 56 |
+							      (uint64_t)RFW_CLS_LEAF_FULL << 40 |
+							      (uint64_t)RFW_CLS_LEAF_FULL << 24 |
+							      (uint64_t)RFW_CLS_LEAF_FULL << 8));
+	__m512i lo = _mm512_loadu_si512((const void *)l->lo);
+	__m512i hi = _mm512_loadu_si512((const void *)l->hi);
+	/* bit 4w + j: word w of lane j is inside its range */
+	uint32_t ok = _mm512_mask_cmple_epu16_mask(_mm512_cmple_epu16_mask(lo, *key), *key, hi);
+
+	ok &= ok >> 16;
+	ok &= ok >> 8;
+	ok &= ok >> 4;
+	/* only the PORTS word (bits 28..31) carries flags */
+	*full = _mm512_mask_test_epi16_mask(0xf0000000u, hi, fullbit) >> 28;
+	return ok & 0xf;
 }
 
-/* Index of the leaf's first matching entry, or CLS_HS_NONE. */
-static inline uint32_t leaf_first(const struct cls_hs *t, const struct rfw_cls_node *n,
-				  const struct pkt_key *k, const uint32_t *f)
+#else
+
+/* Portable form with GCC vector extensions: the same compares on
+ * 16-byte vectors (two key words of four lanes each), which every x86-64
+ * and arm64 target has; wider ones GCC splits element by element. */
+typedef uint16_t v16x8 __attribute__((vector_size(16)));
+typedef uint16_t v16x8_u __attribute__((vector_size(16), aligned(2)));
+#define KEY_VECS (sizeof(struct rfw_cls_leaf_block) / 2 / sizeof(v16x8))
+struct leaf_key {
+	v16x8 v[KEY_VECS];	/* word w in all four 16-bit lanes */
+};
+typedef struct leaf_key leaf_key_t;
+/* built once per packet: several scalar steps, each tree's leaf uses it */
+#define LEAF_KEY_KEPT 1
+
+/* Bits 15, 31, 47, 63 of x to bits 0..3 (one multiply: the four
+ * products land on bits 45..48 without carries). */
+static inline uint32_t nibble_of_chunks(uint64_t x)
+{
+	return (uint32_t)((((x >> 15) & 0x0001000100010001ull) * 0x0000200040008001ull) >> 45) & 0xf;
+}
+
+static inline leaf_key_t leaf_key(const uint32_t *f)
+{
+	const uint16_t w[RFW_CLS_KEY_WORDS] = {
+		(uint16_t)(f[CLS_DIM_SRC0] >> 16), (uint16_t)f[CLS_DIM_SRC0],
+		(uint16_t)(f[CLS_DIM_DST0] >> 16), (uint16_t)f[CLS_DIM_DST0],
+		(uint16_t)f[CLS_DIM_SPORT], (uint16_t)f[CLS_DIM_DPORT],
+		(uint16_t)f[CLS_DIM_PROTO], (uint16_t)f[CLS_HS_F_PORTS],
+	};
+	uint64_t q[RFW_CLS_KEY_WORDS];
+	leaf_key_t k;
+
+	for (unsigned i = 0; i < RFW_CLS_KEY_WORDS; i++)
+		q[i] = w[i] * 0x0001000100010001ull;
+	memcpy(k.v, q, sizeof(k.v));
+	return k;
+}
+
+static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf_key_t *key,
+				  uint32_t *full)
+{
+	const v16x8_u *lo = (const v16x8_u *)(const void *)l->lo;
+	const v16x8_u *hi = (const v16x8_u *)(const void *)l->hi;
+	v16x8 ok = (v16x8)((key->v[0] >= lo[0]) & (key->v[0] <= hi[0]));
+	uint64_t w[2], h;
+
+	for (unsigned i = 1; i < KEY_VECS; i++)
+		ok &= (v16x8)((key->v[i] >= lo[i]) & (key->v[i] <= hi[i]));
+	memcpy(w, &ok, sizeof(w));
+	/* 16-bit chunk j of w[0] & w[1]: lane j is inside on every word */
+	memcpy(&h, l->hi[RFW_CLS_KW_PORTS], sizeof(h));
+	*full = nibble_of_chunks((h & (RFW_CLS_LEAF_FULL * 0x0100010001000100ull)) << 6);
+	return nibble_of_chunks(w[0] & w[1]);
+}
+#endif
+
+/* Index of the leaf's first entry that admits the packet, or CLS_HS_NONE.
+ * All blocks of a chunk are checked (no early exit: which one matches is
+ * unpredictable); the first two always, a leaf shorter than that reading
+ * never_block instead. GCC makes that choice a branch; AVX-512 masked
+ * loads and a forced branch-free select both measured no better. A lane that asks for the full entry is confirmed with
+ * it (rare); the lowest lane that stands is the first match. */
+static inline __attribute__((always_inline)) uint32_t
+leaf_first(const struct cls_hs *t, const struct rfw_cls_node *n, const struct pkt_key *k,
+	   const leaf_key_t *key)
 {
 	const struct rfw_cls_leaf_block *l = t->leaves + n->left;
-	uint32_t noports = k->has_ports ? 0 : RFW_CLS_LEAF_PORTS, found = CLS_HS_NONE;
 	uint32_t nb = (n->right + RFW_CLS_LANES - 1) / RFW_CLS_LANES;
 
-	/* blocks are in rule order: the first that finds a match wins */
-	for (uint32_t j = 0; j < nb && found == CLS_HS_NONE; j++)
-		found = block_first(t, &l[j], k, f, noports);
-	return found;
+	for (uint32_t c = 0;; c += LEAF_CHUNK) {
+		uint32_t left = nb - c, cnt = left < LEAF_CHUNK ? left : LEAF_CHUNK, fl;
+		uint64_t pass, full;
+
+		pass = block_pass(cnt > 0 ? &l[c] : &never_block, key, &fl);
+		full = fl;
+		pass |= (uint64_t)block_pass(cnt > 1 ? &l[c + 1] : &never_block, key, &fl) << 4;
+		full |= (uint64_t)fl << 4;
+		for (uint32_t j = 2; j < cnt; j++) {
+			pass |= (uint64_t)block_pass(&l[c + j], key, &fl) << (4 * j);
+			full |= (uint64_t)fl << (4 * j);
+		}
+		while (__builtin_expect(!!(pass & -pass & full), 0)) {
+			uint32_t lane = (uint32_t)__builtin_ctzll(pass);
+			uint32_t e = t->leaf_entries[(size_t)(n->left + c) * RFW_CLS_LANES + lane];
+
+			if (cls_entry_matches_inline(&t->sets, &t->entries[e], k))
+				return e;
+			pass &= pass - 1;
+		}
+		/* a select, not a branch: whether a leaf matches is as
+		 * unpredictable as where a packet goes */
+		{
+			const uint32_t *src = pass ? &t->leaf_entries[(size_t)(n->left + c) * RFW_CLS_LANES +
+								     (uint32_t)__builtin_ctzll(pass)]
+						   : &no_entry;
+
+			if (__builtin_expect(nb <= c + LEAF_CHUNK, 1) || pass)
+				return *src;
+		}
+	}
 }
 
-/* Rule of the leaf's first matching entry, or CLS_HS_NONE. */
-static inline uint32_t leaf_match(const struct cls_hs *t, const struct rfw_cls_node *n,
-				  const struct pkt_key *k, const uint32_t *f)
+/* A leaf's first block (both lines) and its entry indices. Addresses
+ * only: a prefetch past the end of an empty last leaf faults nothing. */
+static inline void leaf_prefetch(const struct cls_hs *t, uint32_t left)
 {
-	uint32_t found = leaf_first(t, n, k, f);
-
-	return found == CLS_HS_NONE ? CLS_HS_NONE : t->entries[found].rule;
+	__builtin_prefetch(t->leaves[left].lo);
+	__builtin_prefetch(t->leaves[left].hi);
+	__builtin_prefetch((const void *)((uintptr_t)t->leaf_entries +
+					  (uintptr_t)left * RFW_CLS_LANES * sizeof(uint32_t)));
 }
 
 /* One step down: a split compares, a cut indexes its children. The clamp
@@ -140,21 +227,45 @@ uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 {
 	uint32_t f[CLS_HS_FIELDS], best = CLS_HS_NONE;
 	const struct rfw_cls_tree *trees;
+	leaf_key_t key;
 
 	if (k->family != 4 && k->family != 6)
 		return 0;
 	key_fields(k, f);
+	key = leaf_key(f);
 	trees = t->trees.tree[k->family == 6];
-	for (unsigned p = 0; p < CLS_HS_PARTS && trees[p].first_rule < best; p++) {
+	for (unsigned p = 0; p < CLS_HS_PARTS && t->first_entry[k->family == 6][p] < best; p++) {
 		const struct rfw_cls_node *n = &t->nodes[trees[p].root];
-		uint32_t r;
+		uint32_t e;
 
 		while (n->dim != CLS_HS_LEAF)
 			n = &t->nodes[hs_next(t, n, f)];
-		r = leaf_match(t, n, k, f);
-		best = r < best ? r : best;
+		e = leaf_first(t, n, k, &key);
+		best = e < best ? e : best;
 	}
-	return best == CLS_HS_NONE ? 0 : best;
+	return best == CLS_HS_NONE ? 0 : t->entries[best].rule;
+}
+
+void cls_hs_first_entries(struct cls_hs *t, uint32_t count)
+{
+	for (unsigned f = 0; f < 2; f++)
+		for (unsigned p = 0; p < CLS_HS_PARTS; p++) {
+			uint32_t rule = t->trees.tree[f][p].first_rule, lo = 0, hi = count;
+
+			if (t->trees.tree[f][p].root == CLS_HS_NONE) {
+				t->first_entry[f][p] = CLS_HS_NONE;
+				continue;
+			}
+			while (lo < hi) {	/* first entry whose rule is >= rule */
+				uint32_t mid = lo + (hi - lo) / 2;
+
+				if (t->entries[mid].rule < rule)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			t->first_entry[f][p] = lo;
+		}
 }
 
 /* The batch walks every packet of the burst one tree level at a time and
@@ -270,8 +381,11 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 		n -= HS_BURST;
 	}
 
-	uint32_t f[HS_BURST][CLS_HS_FIELDS], best[HS_BURST], node[HS_BURST], ent[HS_BURST];
-	uint8_t fam[HS_BURST], active[HS_BURST], walked[HS_BURST];
+	uint32_t f[HS_BURST][CLS_HS_FIELDS], best[HS_BURST], node[HS_BURST];
+#if LEAF_KEY_KEPT
+	leaf_key_t lk[HS_BURST];	/* once per packet, for every tree's leaf */
+#endif
+	uint8_t fam[HS_BURST], ip[HS_BURST], active[HS_BURST], walked[HS_BURST];
 
 	/* Each key is the burst's first touch of its packet and a likely
 	 * miss: ask for all of them before reading any, so the misses
@@ -279,15 +393,26 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 	for (uint32_t i = 0; i < n; i++)
 		__builtin_prefetch(keys[i]);
 	for (uint32_t i = 0; i < n; i++) {
+		/* best: the first matching entry's index so far (entries are in
+		 * rule order); non-IP starts at 0, which no tree can beat */
 		best[i] = CLS_HS_NONE;
 		fam[i] = keys[i]->family == 6;
-		if (keys[i]->family == 4 || keys[i]->family == 6)
+		ip[i] = keys[i]->family == 4 || keys[i]->family == 6;
+		if (keys[i]->family == 4 || keys[i]->family == 6) {
 			key_fields(keys[i], f[i]);
-		else
+#if LEAF_KEY_KEPT
+			lk[i] = leaf_key(f[i]);
+#endif
+		} else {
 			best[i] = 0;	/* non-IP: the default rule, no walk */
+		}
 	}
 	for (unsigned p = 0; p < CLS_HS_PARTS; p++) {
 		uint32_t m = 0, w;
+
+		/* trees are in order, the empty ones last */
+		if (t->first_entry[0][p] == CLS_HS_NONE && t->first_entry[1][p] == CLS_HS_NONE)
+			break;
 
 		for (uint32_t i = 0; i < n; i++) {
 			const struct rfw_cls_tree *tr = &t->trees.tree[fam[i]][p];
@@ -295,7 +420,7 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 			node[i] = tr->root;
 			__builtin_prefetch(&t->nodes[tr->root]);
 			active[m] = (uint8_t)i;
-			m += best[i] && tr->first_rule < best[i];
+			m += t->first_entry[fam[i]][p] < best[i];
 		}
 		memcpy(walked, active, m);
 		w = m;
@@ -303,10 +428,6 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 		if (t->node_count < 1u << 30) {
 			walk_avx512(t, (const uint32_t (*)[CLS_HS_FIELDS])f, walked, w, node);
 			m = 0;
-			/* the scalar walk prefetches each leaf as it reaches it;
-			 * here all of them at once, before the checks start */
-			for (uint32_t j = 0; j < w; j++)
-				__builtin_prefetch(&t->leaves[t->nodes[node[walked[j]]].left]);
 		}
 #endif
 		while (m) {
@@ -327,27 +448,29 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 			}
 			m = still;
 		}
-		/* The matching entry's rule number is a likely cache miss
-		 * (entries are 64 bytes each, the leaf blocks only hold their
-		 * index): find every packet's entry first and prefetch it, then
-		 * read the rules, so the misses overlap instead of each one
-		 * stalling its packet's leaf check. */
+		/* every leaf's lines before the checks start (the scalar walk
+		 * asked for the first as each packet got there) */
+		for (uint32_t j = 0; j < w; j++)
+			leaf_prefetch(t, t->nodes[node[walked[j]]].left);
 		for (uint32_t j = 0; j < w; j++) {
-			uint32_t i = walked[j];
+			uint32_t i = walked[j], e;
+#if LEAF_KEY_KEPT
+			const leaf_key_t *key = &lk[i];
+#else
+			leaf_key_t kf = leaf_key(f[i]);
+			const leaf_key_t *key = &kf;
+#endif
 
-			ent[j] = leaf_first(t, &t->nodes[node[i]], keys[i], f[i]);
-			__builtin_prefetch((const void *)((uintptr_t)t->entries +
-							  (uintptr_t)ent[j] * sizeof(*t->entries)));
-		}
-		for (uint32_t j = 0; j < w; j++) {
-			uint32_t i = walked[j], e = ent[j];
-			/* no read for a miss: a loaded artifact may have a tree
-			 * whose leaves are empty and no entries at all */
-			uint32_t r = e == CLS_HS_NONE ? CLS_HS_NONE : t->entries[e].rule;
-
-			best[i] = r < best[i] ? r : best[i];
+			e = leaf_first(t, &t->nodes[node[i]], keys[i], key);
+			best[i] = e < best[i] ? e : best[i];
 		}
 	}
+	/* The rule number is in the 64-byte entry, a likely cache miss: one
+	 * per packet, all asked for before any is read, so they overlap. No
+	 * read without a match: a loaded artifact may have no entries. */
 	for (uint32_t i = 0; i < n; i++)
-		rules[i] = best[i] == CLS_HS_NONE ? 0 : best[i];
+		__builtin_prefetch((const void *)((uintptr_t)t->entries +
+						  (uintptr_t)best[i] * sizeof(*t->entries)));
+	for (uint32_t i = 0; i < n; i++)
+		rules[i] = ip[i] && best[i] != CLS_HS_NONE ? t->entries[best[i]].rule : 0;
 }

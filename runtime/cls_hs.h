@@ -4,9 +4,9 @@
  * compares one packet field with a threshold; each leaf holds at most a
  * few entries (in rule order) that are checked in full, so the tree only
  * has to be a correct filter and the first match stays exact. Leaf
- * entries are compact blocks (struct rfw_cls_leaf_block) checked four
- * at a time with SIMD; only entries with rarer conditions read the full
- * ACL entry.
+ * entries are compact blocks of 16-bit ranges (struct
+ * rfw_cls_leaf_block) checked four at a time with SIMD; only entries with
+ * rarer conditions read the full ACL entry.
  * Where one field divides the rules well, a node cuts it into up to 256
  * equal children at once (HiCuts) instead of splitting in two, so a walk
  * reads fewer nodes; a root may cut up to 2^16 ways.
@@ -50,10 +50,16 @@ _Static_assert(CLS_DIM_COUNT == RFW_CLS_DIMS, "artifact and classifier agree on 
 struct cls_hs {
 	const struct rfw_cls_node *nodes;
 	const struct rfw_cls_leaf_block *leaves;	/* leaf entries, rule order */
+	const uint32_t *leaf_entries;	/* entry index of each block lane */
 	const struct rfw_acl_entry *entries;
 	struct cls_sets sets;		/* for entries that name address sets */
 	/* [0] IPv4, [1] IPv6; each family's trees by ascending first_rule. */
 	struct rfw_cls_trees trees;
+	/* Per tree, a lower bound of the entry indices it can answer
+	 * (CLS_HS_NONE when empty; cls_hs_first_entries): lookups keep the
+	 * best match as an entry index, so a tree is walked only when its
+	 * bound is below the match in hand. */
+	uint32_t first_entry[2][CLS_HS_PARTS];
 	uint32_t node_count;
 	uint32_t leaf_entry_count;	/* blocks in leaves */
 	const uint32_t *children;	/* of RFW_CLS_CUT nodes */
@@ -70,7 +76,8 @@ struct cls_hs_params {
 struct cls_hs_built {
 	struct cls_hs table;
 	struct rfw_cls_node *nodes;
-	struct rfw_cls_leaf_block *leaves;
+	struct rfw_cls_leaf_block *leaves;	/* 64-byte aligned, as in an artifact */
+	uint32_t *leaf_entries;
 	uint32_t *children;
 	uint32_t max_depth_seen;
 	uint32_t max_leaf_seen;
@@ -83,10 +90,14 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 void cls_hs_free(struct cls_hs_built *b);
 size_t cls_hs_bytes(const struct cls_hs *t);
 
-/* The artifact sections (TREES, NODES, LEAVES, CHILDREN) of a built
- * table; they point into b. */
-#define CLS_HS_SECTIONS 4
+/* The artifact sections (TREES, NODES, LEAVES, CHILDREN, LEAF_ENTRIES)
+ * of a built table; they point into b. */
+#define CLS_HS_SECTIONS 5
 void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[CLS_HS_SECTIONS]);
+
+/* Fill t->first_entry from the trees' first rules; entries[0..count) are
+ * in rule order (the loader checks it). */
+void cls_hs_first_entries(struct cls_hs *t, uint32_t count);
 
 uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k);
 void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *keys,

@@ -48,6 +48,7 @@ struct builder {
 	struct rfw_cls_node *nodes;
 	uint32_t node_count, node_cap;
 	struct rfw_cls_leaf_block *leaves;
+	uint32_t *leaf_entries;		/* RFW_CLS_LANES per block */
 	uint32_t leaf_count, leaf_cap;
 	uint32_t *children;		/* cut nodes' child indices */
 	uint32_t child_count, child_cap;
@@ -134,31 +135,38 @@ static uint32_t new_node(struct builder *b)
 	return b->node_count++;
 }
 
-/* Lane `lane` of a leaf block for entry i: word 0 of each address under
- * its prefix mask, ports, protocol; anything the lane cannot express asks
+static void lane_range(struct rfw_cls_leaf_block *l, unsigned w, unsigned lane,
+		       uint32_t lo, uint32_t hi)
+{
+	l->lo[w][lane] = (uint16_t)lo;
+	l->hi[w][lane] = (uint16_t)hi;
+}
+
+/* Lane `lane` of a leaf block for entry i: the halves of address word 0
+ * (a prefix's range there is a range on each half), ports, protocol and
+ * "needs ports" as 16-bit ranges; anything the lane cannot express asks
  * for the full entry (RFW_CLS_LEAF_FULL), and the lane stays a necessary
  * condition. */
 static void leaf_lane(const struct builder *b, uint32_t i, struct rfw_cls_leaf_block *l,
-		      unsigned lane)
+		      uint32_t *entry, unsigned lane)
 {
 	const struct rfw_acl_entry *e = &b->entries[i];
 	const struct box *x = &b->boxes[i];
+	const struct range *src = &x->d[CLS_DIM_SRC0], *dst = &x->d[CLS_DIM_DST0];
 	uint32_t flags = 0;
 
-	if (e->flags & RFW_ACL_PORTS)
-		flags |= RFW_CLS_LEAF_PORTS;
 	if (e->src_len > 32 || e->dst_len > 32 || (e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS)))
 		flags |= RFW_CLS_LEAF_FULL;
-	l->entry[lane] = i;
-	l->src[lane] = x->d[CLS_DIM_SRC0].lo;
-	l->src_mask[lane] = ~(x->d[CLS_DIM_SRC0].hi - x->d[CLS_DIM_SRC0].lo);
-	l->dst[lane] = x->d[CLS_DIM_DST0].lo;
-	l->dst_mask[lane] = ~(x->d[CLS_DIM_DST0].hi - x->d[CLS_DIM_DST0].lo);
-	l->sport_lo[lane] = x->d[CLS_DIM_SPORT].lo;
-	l->sport_span[lane] = x->d[CLS_DIM_SPORT].hi - x->d[CLS_DIM_SPORT].lo;
-	l->dport_lo[lane] = x->d[CLS_DIM_DPORT].lo;
-	l->dport_span[lane] = x->d[CLS_DIM_DPORT].hi - x->d[CLS_DIM_DPORT].lo;
-	l->proto[lane] = e->proto | ((e->flags & RFW_ACL_PROTO) ? 0xffu << 8 : 0) | flags << 16;
+	entry[lane] = i;
+	lane_range(l, RFW_CLS_KW_SRC_HI, lane, src->lo >> 16, src->hi >> 16);
+	lane_range(l, RFW_CLS_KW_SRC_LO, lane, src->lo & 0xffff, src->hi & 0xffff);
+	lane_range(l, RFW_CLS_KW_DST_HI, lane, dst->lo >> 16, dst->hi >> 16);
+	lane_range(l, RFW_CLS_KW_DST_LO, lane, dst->lo & 0xffff, dst->hi & 0xffff);
+	lane_range(l, RFW_CLS_KW_SPORT, lane, x->d[CLS_DIM_SPORT].lo, x->d[CLS_DIM_SPORT].hi);
+	lane_range(l, RFW_CLS_KW_DPORT, lane, x->d[CLS_DIM_DPORT].lo, x->d[CLS_DIM_DPORT].hi);
+	lane_range(l, RFW_CLS_KW_PROTO, lane, x->d[CLS_DIM_PROTO].lo,
+		   (e->flags & RFW_ACL_PROTO) ? x->d[CLS_DIM_PROTO].hi : 0xffff);
+	lane_range(l, RFW_CLS_KW_PORTS, lane, (e->flags & RFW_ACL_PORTS) ? 1 : 0, 0xff | flags << 8);
 }
 
 static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
@@ -169,25 +177,36 @@ static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
 	if (b->leaf_count + nb > b->leaf_cap) {
 		uint32_t cap = b->leaf_cap ? b->leaf_cap : 256;
 		struct rfw_cls_leaf_block *l;
+		uint32_t *le;
 
 		while (cap < b->leaf_count + nb)
 			cap *= 2;
 		l = realloc(b->leaves, cap * sizeof(*l));
-		if (!l) {
+		if (l)
+			b->leaves = l;
+		le = realloc(b->leaf_entries, (size_t)cap * RFW_CLS_LANES * sizeof(*le));
+		if (le)
+			b->leaf_entries = le;
+		if (!l || !le) {
 			b->nomem = 1;
 			return;
 		}
-		b->leaves = l;
 		b->leaf_cap = cap;
 	}
 	if (nb)
 		memset(b->leaves + b->leaf_count, 0, nb * sizeof(*b->leaves));
 	for (uint32_t j = 0; j < nb; j++)
-		for (unsigned lane = 0; lane < RFW_CLS_LANES; lane++)
-			b->leaves[b->leaf_count + j].entry[lane] = CLS_HS_NONE;
-	for (uint32_t i = 0; i < n; i++)
-		leaf_lane(b, rules[i], &b->leaves[b->leaf_count + i / RFW_CLS_LANES],
+		for (unsigned lane = 0; lane < RFW_CLS_LANES; lane++) {
+			/* an unused lane never passes: the key's PORTS word is 0 or 1 */
+			b->leaves[b->leaf_count + j].lo[RFW_CLS_KW_PORTS][lane] = 0xffff;
+			b->leaf_entries[(b->leaf_count + j) * RFW_CLS_LANES + lane] = CLS_HS_NONE;
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t blk = b->leaf_count + i / RFW_CLS_LANES;
+
+		leaf_lane(b, rules[i], &b->leaves[blk], &b->leaf_entries[blk * RFW_CLS_LANES],
 			  i % RFW_CLS_LANES);
+	}
 	b->nodes[node].dim = CLS_HS_LEAF;
 	b->nodes[node].left = b->leaf_count;
 	b->nodes[node].right = n;
@@ -718,25 +737,42 @@ int cls_hs_build(struct cls_hs_built *out, const struct rfw_acl_entry *entries,
 				trees[j - 1] = tmp;
 			}
 	}
+	/* Blocks are two cache lines each when 64-byte aligned, as the
+	 * artifact's sections are; realloc only promises 16. */
+	if (b.leaf_count) {
+		size_t bytes = (size_t)b.leaf_count * sizeof(*b.leaves);
+		void *aligned = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+
+		if (!aligned)
+			goto out;
+		memcpy(aligned, b.leaves, bytes);
+		free(b.leaves);
+		b.leaves = aligned;
+	}
 	out->nodes = b.nodes;
 	out->leaves = b.leaves;
+	out->leaf_entries = b.leaf_entries;
 	out->children = b.children;
 	out->table.children = b.children;
 	out->table.child_count = b.child_count;
 	out->table.nodes = b.nodes;
 	out->table.leaves = b.leaves;
+	out->table.leaf_entries = b.leaf_entries;
 	out->table.entries = entries;
+	cls_hs_first_entries(&out->table, count);
 	out->table.node_count = b.node_count;
 	out->table.leaf_entry_count = b.leaf_count;
 	out->max_depth_seen = b.depth_seen;
 	out->max_leaf_seen = b.leaf_seen;
 	b.nodes = NULL;
 	b.leaves = NULL;
+	b.leaf_entries = NULL;
 	b.children = NULL;
 	ret = 0;
 out:
 	free(b.nodes);
 	free(b.leaves);
+	free(b.leaf_entries);
 	free(b.children);
 	free(b.boxes);
 	free(b.scratch);
@@ -749,6 +785,7 @@ void cls_hs_free(struct cls_hs_built *b)
 {
 	free(b->nodes);
 	free(b->leaves);
+	free(b->leaf_entries);
 	free(b->children);
 	memset(b, 0, sizeof(*b));
 }
@@ -756,7 +793,8 @@ void cls_hs_free(struct cls_hs_built *b)
 size_t cls_hs_bytes(const struct cls_hs *t)
 {
 	return (size_t)t->node_count * sizeof(struct rfw_cls_node) +
-	       (size_t)t->leaf_entry_count * sizeof(struct rfw_cls_leaf_block) +
+	       (size_t)t->leaf_entry_count * (sizeof(struct rfw_cls_leaf_block) +
+						RFW_CLS_LANES * sizeof(uint32_t)) +
 	       (size_t)t->child_count * sizeof(uint32_t);
 }
 
@@ -776,4 +814,7 @@ void cls_hs_sections(const struct cls_hs_built *b, struct rfw_section_in out[CLS
 	out[3] = (struct rfw_section_in){RFW_SEC_CLS_CHILDREN, sizeof(uint32_t), t->children,
 					 (uint64_t)t->child_count * sizeof(uint32_t),
 					 t->child_count};
+	out[4] = (struct rfw_section_in){RFW_SEC_CLS_LEAF_ENTRIES, sizeof(uint32_t), t->leaf_entries,
+					 (uint64_t)t->leaf_entry_count * RFW_CLS_LANES * sizeof(uint32_t),
+					 (uint64_t)t->leaf_entry_count * RFW_CLS_LANES};
 }

@@ -11,7 +11,7 @@
 /* Bump MAJOR when a reader of the old version would misread the file;
  * MINOR when sections or fields are only appended. */
 #define RFW_VERSION_MAJOR 1
-#define RFW_VERSION_MINOR 2
+#define RFW_VERSION_MINOR 3
 #define RFW_ALIGN 64u
 #define RFW_MAX_SECTIONS 64u
 
@@ -43,8 +43,9 @@ enum rfw_section_type {
 	RFW_SEC_SOURCE = 5,	/* NUL-terminated name of the policy file */
 	RFW_SEC_CLS_TREES = 6,	/* one struct rfw_cls_trees */
 	RFW_SEC_CLS_NODES = 7,	/* struct rfw_cls_node[] */
-	RFW_SEC_CLS_LEAVES = 8,	/* struct rfw_cls_leaf_block[] (1.2;
-				 * uint32_t entry indices before) */
+	RFW_SEC_CLS_LEAVES = 8,	/* struct rfw_cls_leaf_block[] (1.3: 16-bit
+				 * ranges; 1.2: 32-bit fields; uint32_t entry
+				 * indices before) */
 	/* Sections below are written by rulec from version 1.1 of the format
 	 * (the whole POLICY.md language); a reader treats a missing one as
 	 * empty. */
@@ -61,6 +62,7 @@ enum rfw_section_type {
 	RFW_SEC_HOST_PASS = 19,	/* struct rfw_host_pass[] */
 	RFW_SEC_RULE_SOURCE = 20,	/* struct rfw_rule_source[rule_count + 1] */
 	RFW_SEC_CLS_CHILDREN = 21,	/* uint32_t[]: child node indices of cut nodes */
+	RFW_SEC_CLS_LEAF_ENTRIES = 22,	/* uint32_t[RFW_CLS_LANES per leaf block] (1.3) */
 };
 
 struct rfw_section {
@@ -294,33 +296,38 @@ struct rfw_cls_node {
 };
 
 /* A leaf's entries, compacted so the lookup checks four of them at once
- * (SIMD, one lane per entry) instead of reading 64-byte ACL entries: the
- * 32-bit address word 0 under its prefix mask, the port ranges and the
- * protocol, field by field. When an entry asks for more (a prefix longer
- * than 32 bits, ICMP, TCP flags, state, interfaces, sets:
- * RFW_CLS_LEAF_FULL) a match here is only a filter and the full entry
+ * (SIMD) instead of reading 64-byte ACL entries. An entry is eight 16-bit
+ * ranges over the packet's leaf key (enum rfw_cls_key_word): the halves
+ * of address word 0 (a prefix is exactly a range on each half), the
+ * ports, the protocol, and whether the packet has ports. The packet
+ * passes an entry when lo <= key <= hi on every word: two unsigned
+ * compares per word, no per-field cases. Word-major (lo[word][lane]) so
+ * one 64-byte vector holds all of a block's lower bounds.
+ * When an entry asks for more (a prefix longer than 32 bits, ICMP, TCP
+ * flags, state, interfaces, sets: RFW_CLS_LEAF_FULL in the high byte of
+ * hi[RFW_CLS_KW_PORTS]) a pass here is only a filter and the full entry
  * decides. A leaf of n entries takes ceil(n / 4) consecutive blocks, in
- * rule order; unused lanes hold entry RFW_CLS_NONE and zeros. Four lanes
- * (160 bytes) rather than eight: ClassBench fw1's many small leaves made
- * 8-lane blocks mostly padding, and slower. */
+ * rule order; lane j of block b is entry leaf_entries[4 * b + j]
+ * (RFW_SEC_CLS_LEAF_ENTRIES), and an unused lane (entry RFW_CLS_NONE)
+ * can never pass: lo[RFW_CLS_KW_PORTS] > 1, hi 0. 128 bytes, two cache
+ * lines; format 1.2 took 160 with the entry indices inside. */
+enum rfw_cls_key_word {
+	RFW_CLS_KW_SRC_HI, RFW_CLS_KW_SRC_LO,	/* address word 0, host order */
+	RFW_CLS_KW_DST_HI, RFW_CLS_KW_DST_LO,
+	RFW_CLS_KW_SPORT, RFW_CLS_KW_DPORT,
+	RFW_CLS_KW_PROTO,
+	RFW_CLS_KW_PORTS,	/* key: 1 when the packet has ports, else 0 */
+	RFW_CLS_KEY_WORDS,
+};
 enum rfw_cls_leaf_flags {
-	RFW_CLS_LEAF_PORTS = 1u << 0,	/* the packet must have ports */
 	RFW_CLS_LEAF_FULL = 1u << 1,	/* confirm with the ACL entry */
 };
-#define RFW_CLS_LEAF_FLAGS_KNOWN (RFW_CLS_LEAF_PORTS | RFW_CLS_LEAF_FULL)
+#define RFW_CLS_LEAF_FLAGS_KNOWN RFW_CLS_LEAF_FULL
 #define RFW_CLS_LANES 4u
 
 struct rfw_cls_leaf_block {
-	uint32_t entry[RFW_CLS_LANES];	/* index into RFW_SEC_ACL, or RFW_CLS_NONE */
-	uint32_t src[RFW_CLS_LANES];	/* address word 0, host order, masked */
-	uint32_t src_mask[RFW_CLS_LANES];
-	uint32_t dst[RFW_CLS_LANES];
-	uint32_t dst_mask[RFW_CLS_LANES];
-	uint32_t sport_lo[RFW_CLS_LANES];
-	uint32_t sport_span[RFW_CLS_LANES];	/* hi - lo */
-	uint32_t dport_lo[RFW_CLS_LANES];
-	uint32_t dport_span[RFW_CLS_LANES];
-	uint32_t proto[RFW_CLS_LANES];	/* proto | proto_mask << 8 | flags << 16 */
+	uint16_t lo[RFW_CLS_KEY_WORDS][RFW_CLS_LANES];
+	uint16_t hi[RFW_CLS_KEY_WORDS][RFW_CLS_LANES];	/* [PORTS]: 0xff | flags << 8 */
 };
 
 struct rfw_cls_tree {
@@ -345,6 +352,6 @@ _Static_assert(sizeof(struct rfw_rule) == 16, "rfw_rule layout");
 _Static_assert(sizeof(struct rfw_acl_entry) == 64, "rfw_acl_entry layout");
 _Static_assert(sizeof(struct rfw_cls_node) == 16, "rfw_cls_node layout");
 _Static_assert(sizeof(struct rfw_cls_trees) == 64, "rfw_cls_trees layout");
-_Static_assert(sizeof(struct rfw_cls_leaf_block) == 160, "rfw_cls_leaf_block layout");
+_Static_assert(sizeof(struct rfw_cls_leaf_block) == 128, "rfw_cls_leaf_block layout");
 
 #endif

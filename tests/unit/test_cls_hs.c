@@ -289,9 +289,10 @@ static void test_ipv6_random(void **s)
 	free(r);
 }
 
-/* Pack entries and their trees into an artifact as rulec does. */
-static void *pack(const struct rfw_acl_entry *e, uint32_t n, const struct cls_hs_built *b,
-		  size_t *len)
+/* Pack entries and their trees into an artifact as rulec does, the leaf
+ * entries section short by short_lanes. */
+static void *pack_with(const struct rfw_acl_entry *e, uint32_t n, const struct cls_hs_built *b,
+		       size_t *len, uint32_t short_lanes)
 {
 	struct rfw_policy pol = {.rule_count = n};
 	struct rfw_rule *rules = calloc(n + 1, sizeof(*rules));
@@ -307,9 +308,20 @@ static void *pack(const struct rfw_acl_entry *e, uint32_t n, const struct cls_hs
 	for (uint32_t i = 1; i <= n; i++)
 		rules[i] = (struct rfw_rule){.first_entry = i - 1, .entry_count = 1};
 	cls_hs_sections(b, secs + 4);
+	for (unsigned i = 4; i < 4 + CLS_HS_SECTIONS; i++)
+		if (secs[i].type == RFW_SEC_CLS_LEAF_ENTRIES) {
+			secs[i].count -= short_lanes;
+			secs[i].size -= short_lanes * sizeof(uint32_t);
+		}
 	buf = rfw_build(secs, 4 + CLS_HS_SECTIONS, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
 	free(rules);
 	return buf;
+}
+
+static void *pack(const struct rfw_acl_entry *e, uint32_t n, const struct cls_hs_built *b,
+		  size_t *len)
+{
+	return pack_with(e, n, b, len, 0);
 }
 
 static void reseal(uint8_t *buf, size_t len)
@@ -383,7 +395,7 @@ static void test_artifact_trees(void **s)
 
 	buf = pack(e, n, &built, &len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
-	((uint32_t *)(uintptr_t)v.cls_leaves)[0] = n;	/* past the last entry */
+	((uint32_t *)(uintptr_t)v.cls_leaf_entries)[0] = n;	/* past the last entry */
 	reseal(buf, len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "leaf entry"));
@@ -409,10 +421,33 @@ static void test_artifact_trees(void **s)
 	/* a leaf record with flags this reader does not know */
 	buf = pack(e, n, &built, &len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
-	((struct rfw_cls_leaf_block *)(uintptr_t)v.cls_leaves)[0].proto[1] |= 0x80u << 16;
+	((struct rfw_cls_leaf_block *)(uintptr_t)v.cls_leaves)[0].hi[RFW_CLS_KW_PORTS][1] |= 0x80u << 8;
 	reseal(buf, len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "malformed"));
+	free(buf);
+
+	/* a lane without an entry that a packet could pass */
+	buf = pack(e, n, &built, &len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	{
+		uint32_t lane = 0;
+
+		while (lane < v.cls_leaf_count * RFW_CLS_LANES && v.cls_leaf_entries[lane] != RFW_CLS_NONE)
+			lane++;
+		assert_true(lane < v.cls_leaf_count * RFW_CLS_LANES);
+		((struct rfw_cls_leaf_block *)(uintptr_t)v.cls_leaves)[lane / RFW_CLS_LANES]
+			.lo[RFW_CLS_KW_PORTS][lane % RFW_CLS_LANES] = 1;
+	}
+	reseal(buf, len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "malformed"));
+	free(buf);
+
+	/* leaf entries that do not cover every lane of the leaves */
+	buf = pack_with(e, n, &built, &len, 1);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "leaf entries"));
 	free(buf);
 	cls_hs_free(&built);
 	free(e);
