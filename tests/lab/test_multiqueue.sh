@@ -235,7 +235,7 @@ sum=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $5 } END { print s + 0 }' "$
 lab_counters "$LAB_TMP/counters.txt"
 rx=$(awk '$1 == "interface" && $2 != "name" { s += $3 } END { print s + 0 }' "$LAB_TMP/counters.txt")
 check "workers' rx sums to the interfaces' rx ($sum, $rx)" test "$sum" -le "$rx" -a "$sum" -gt 0
-# lab_rampartd_stop's checks, for 2 x NQ queues
+# lab_rampartd_stop's checks, for NQ workers' UMEMs
 kill -TERM "$RAMPARTD_PID"
 if lab_wait_gone "$RAMPARTD_PID" 10; then
 	wait "$RAMPARTD_PID"
@@ -244,8 +244,9 @@ else
 	not_ok "rampartd exits within 10 s of SIGTERM"
 fi
 check "final workers block printed at exit" grep -q '^end workers$' "$LAB_TMP/rampartd.out"
-check_eq "every UMEM frame of every queue accounted for" \
-	"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" $((2 * NQ))
+check_eq "one UMEM per worker, shared by its sockets on both ports" "$(lab_umems)" "$NQ"
+check_eq "every frame of every UMEM accounted for" \
+	"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" "$(lab_umems)"
 check_not "XDP program detached from both ports" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
 
