@@ -234,6 +234,8 @@ lab_rampartd_start() {
 # "rampartd: WORD" (bridging, routing) and runs. RAMPARTD_PID is its pid.
 lab_rampartd_run() {
 	local word=$1; shift
+	# a previous run's output must not answer the wait below
+	: >"$LAB_TMP/rampartd.out"; : >"$LAB_TMP/rampartd.err"
 	# ip netns exec directly (not lab_in, a function): $! must be rampartd
 	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" "$@" \
 		>"$LAB_TMP/rampartd.out" 2>"$LAB_TMP/rampartd.err" </dev/null &
