@@ -299,6 +299,19 @@ lab_counters() {
 		"$LAB_TMP/rampartd.out" >"$1"
 }
 
+# lab_workers_block OUT: SIGUSR1 rampartd and copy the counters and workers
+# blocks it prints (the same signal's) to OUT.
+lab_workers_block() {
+	local before
+	before=$(grep -c '^end workers$' "$LAB_TMP/rampartd.out")
+	kill -USR1 "$RAMPARTD_PID" || return 1
+	lab_wait_for 5 bash -c "[ \$(grep -c '^end workers\$' '$LAB_TMP/rampartd.out') -gt $before ]" ||
+		return 1
+	awk '/^rampart counters$/ { c = "" } { c = c $0 "\n" } /^end counters$/ { lc = c }
+	     /^rampart workers$/ { w = "" } { w = w $0 "\n" } /^end workers$/ { lw = w }
+	     END { printf "%s%s", lc, lw }' "$LAB_TMP/rampartd.out" >"$1"
+}
+
 # lab_rule_counter FILE NAME packets|bytes
 lab_rule_counter() {
 	awk -v n="$2" -v f="$3" '$2 == n && NF == 5 && $1 ~ /^[0-9]+$/ {

@@ -18,21 +18,18 @@ ctl() { "$RAMPARTCTL" --control "$LAB_CONTROL" "$@"; }
 # json_get EXPR: evaluate EXPR with d = the JSON document on stdin.
 json_get() { "$LAB_PY" -c "import json,sys; d = json.load(sys.stdin); print($1)"; }
 
-# workers_block OUT: SIGUSR1 and the last workers block into OUT.
-workers_block() {
-	local before
-	before=$(grep -c '^end workers$' "$LAB_TMP/rampartd.out")
-	kill -USR1 "$RAMPARTD_PID" || return 1
-	lab_wait_for 5 bash -c "[ \$(grep -c '^end workers\$' '$LAB_TMP/rampartd.out') -gt $before ]" ||
-		return 1
-	awk '/^rampart counters$/ { c = "" } { c = c $0 "\n" } /^end counters$/ { lc = c }
-	     /^rampart workers$/ { w = "" } { w = w $0 "\n" } /^end workers$/ { lw = w }
-	     END { printf "%s%s", lc, lw }' "$LAB_TMP/rampartd.out" >"$1"
-}
 # worker_sum FILE COL: column COL summed over the worker lines.
 worker_sum() { awk -v c="$2" '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $c } END { print s + 0 }' "$1"; }
 # if_tx FILE: tx_packets summed over the interface lines.
 if_tx() { awk '$1 == "interface" && $2 != "name" { s += $5 } END { print s + 0 }' "$1"; }
+
+# sent_counts OUT WHAT: counters and workers blocks into OUT; tx, by and
+# cp get the workers' sent, sent-by-address and copied totals.
+sent_counts() {
+	lab_workers_block "$1" || not_ok "SIGUSR1 prints the workers block"
+	tx=$(worker_sum "$1" 6); by=$(worker_sum "$1" 8); cp=$(worker_sum "$1" 9)
+	echo "# $2: worker tx $tx, by address $by, copied $cp"
+}
 
 # traffic SECONDS: ping, HTTP over IPv4 and IPv6, UDP echo, then iperf3
 # TCP and UDP for SECONDS each, client to server.
@@ -94,9 +91,7 @@ check "status (table) has the UMEM column" bash -c \
 
 traffic 2
 w=$LAB_TMP/w1.txt
-workers_block "$w" || not_ok "SIGUSR1 prints the workers block"
-tx=$(worker_sum "$w" 6); by=$(worker_sum "$w" 8); cp=$(worker_sum "$w" 9)
-echo "# shared UMEM: worker tx $tx, by address $by, copied $cp"
+sent_counts "$w" "shared UMEM"
 check_eq "shared: no frame copied" "$cp" 0
 check_eq "shared: every sent frame went by address" "$by" "$tx"
 check "shared: the load was sent (tx $tx > 1000)" test "${tx:-0}" -gt 1000
@@ -123,9 +118,7 @@ check_eq "status: UMEM own, with the reason" \
 	"own/--umem per-interface own/--umem per-interface"
 traffic 1
 w=$LAB_TMP/w2.txt
-workers_block "$w" || not_ok "SIGUSR1 prints the workers block"
-tx=$(worker_sum "$w" 6); by=$(worker_sum "$w" 8); cp=$(worker_sum "$w" 9)
-echo "# per-interface UMEMs: worker tx $tx, by address $by, copied $cp"
+sent_counts "$w" "per-interface UMEMs"
 check "per-interface: forwarded frames were copied ($cp)" test "${cp:-0}" -gt 1000
 check_eq "per-interface: by address + copied = tx" "$((by + cp))" "$tx"
 check_eq "workers' by-address + copied = interfaces' tx" "$((by + cp))" "$(if_tx "$w")"
