@@ -375,6 +375,9 @@ static void report_umems(const struct rampartd_opts *o, uint32_t nq)
 			if (p == &umems[k] && p->nusers == o->nifs)
 				fprintf(stderr, "shared by every port: forwarding passes frame "
 						"addresses, no copy\n");
+			else if (p == &umems[k] && p->nusers == 1)
+				fprintf(stderr, "no other port's socket could share it: forwarding "
+						"to or from the other ports copies once\n");
 			else if (p == &umems[k])
 				fprintf(stderr, "shared: forwarding among these ports passes frame "
 						"addresses, to or from the others copies once\n");

@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <linux/if_xdp.h>
@@ -80,7 +81,12 @@ int xsk_queue_open(struct xsk_queue *q, const char *ifname, uint32_t queue_id,
 	q->queue_id = queue_id;
 	if (shared && shared->nusers) {
 		q->pool = shared;
-		e = xsk_queue_bind(q, ifname, 0);
+		/* RAMPART_XSK_REFUSE_SHARE=1 plays the driver that refuses, so
+		 * the lab can test the fallback on veth, which never does. */
+		if (getenv("RAMPART_XSK_REFUSE_SHARE"))
+			e = -EOPNOTSUPP;
+		else
+			e = xsk_queue_bind(q, ifname, 0);
 		if (e == -EBUSY) {
 			snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u: %s "
 				 "(another AF_XDP user, e.g. a running rampartd, has it)", ifname,

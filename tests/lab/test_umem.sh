@@ -4,8 +4,9 @@
 # XDP_SHARED_UMEM across devices), so every forwarded frame goes out by
 # its address (tx_copied 0, tx_by_address = tx) under ping, HTTP, iperf3
 # TCP and UDP; then --umem per-interface, where each socket has its own
-# UMEM and every forwarded frame is copied once. Each run stops with every
-# frame of every UMEM accounted for.
+# UMEM and every forwarded frame is copied once; then a shared bind the
+# kernel refuses (simulated), where the refused socket gets its own UMEM.
+# Each run stops with every frame of every UMEM accounted for.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_umem.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -122,6 +123,31 @@ sent_counts "$w" "per-interface UMEMs"
 check "per-interface: forwarded frames were copied ($cp)" test "${cp:-0}" -gt 1000
 check_eq "per-interface: by address + copied = tx" "$((by + cp))" "$tx"
 check_eq "workers' by-address + copied = interfaces' tx" "$((by + cp))" "$(if_tx "$w")"
+lab_rampartd_stop
+
+# --- the fallback: a socket the kernel will not bind to the shared UMEM ---
+# veth never refuses; RAMPART_XSK_REFUSE_SHARE makes rampartd act as if
+# the kernel had refused the second socket (xsk/queue.c).
+export RAMPART_XSK_REFUSE_SHARE=1
+lab_rampartd_start "$LAB_TMP/umem.rfw" -v --queues 1 ||
+	{ not_ok "rampartd starts with the shared bind refused"; lab_summary; exit 1; }
+unset RAMPART_XSK_REFUSE_SHARE
+ok "rampartd starts with the shared bind refused"
+grep 'UMEM' "$LAB_TMP/rampartd.err" | sed 's/^/# /'
+check_eq "-v: two UMEMs, the worker's and the refused socket's" "$(lab_umems)" 2
+check "-v: says the kernel refused it, and why, and that forwarding copies" \
+	grep -q "^rampartd: $FW_IF_S queue 0 UMEM: 4096 frames of 4096 B, its own: the kernel refused the shared UMEM (Operation not supported); forwarding to or from it copies once" \
+	"$LAB_TMP/rampartd.err"
+ctl --json status >"$LAB_TMP/status3.json"
+check_eq "status: $FW_IF_S's UMEM is its own, the kernel's reason given" \
+	"$(json_get "[i['umem'] + '/' + i['umem_reason'] for i in d['interfaces']][1]" <"$LAB_TMP/status3.json")" \
+	"own/kernel refused: Operation not supported"
+check "ping through the fallback" quiet lab_in cli ping -q -n -c "$PINGS" -i 0.1 -W 2 10.10.0.2
+check "HTTP through the fallback" bash -c "ip netns exec $(lab_nsname cli) curl -s --max-time 5 \
+	http://10.10.0.2:8080/index.txt | grep -q hello"
+sent_counts "$LAB_TMP/w3.txt" "refused shared bind"
+check "fallback: forwarded frames were copied ($cp)" test "${cp:-0}" -ge $((2 * PINGS))
+check_eq "fallback: by address + copied = tx" "$((by + cp))" "$tx"
 lab_rampartd_stop
 
 if [ "$LAB_FAILED" -ne 0 ]; then
