@@ -76,7 +76,7 @@ lab_bg srv "$LAB_TMP/iperf.log" iperf3 -s -B 10.10.0.2
 lab_wait_for 10 lab_port_listening srv tcp 5201 || not_ok "iperf3 server listens"
 
 # --- shared: one UMEM for the worker's two sockets ---
-lab_rampartd_start "$LAB_TMP/umem.rfw" -v --queues 1 ||
+lab_rampartd_start "$LAB_TMP/umem.rfw" -v --queues 1 --metrics 127.0.0.1:19631 ||
 	{ not_ok "rampartd starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1; }
 ok "rampartd starts"
 grep 'UMEM' "$LAB_TMP/rampartd.err" | sed 's/^/# /'
@@ -101,6 +101,10 @@ ctl --json stats --workers >"$LAB_TMP/sw.json"
 check_eq "rampartctl stats --workers --json: tx_copied 0, tx_by_address > 0" \
 	"$(json_get "d['workers'][0]['tx_copied'], d['workers'][0]['tx_by_address'] > 0" <"$LAB_TMP/sw.json")" \
 	"0 True"
+lab_in fw curl -s --max-time 5 http://127.0.0.1:19631/metrics >"$LAB_TMP/metrics.txt"
+check "/metrics: sent by address > 0, copied 0" bash -c \
+	"grep -Eq '^rampart_worker_sent_by_address_packets_total\\{worker=\"0\"\\} [1-9][0-9]*$' '$LAB_TMP/metrics.txt' &&
+	 grep -Eq '^rampart_worker_sent_copied_packets_total\\{worker=\"0\"\\} 0$' '$LAB_TMP/metrics.txt'"
 check "rampartctl stats --workers shows BY-ADDRESS and COPIED" bash -c \
 	"'$RAMPARTCTL' --control '$LAB_CONTROL' stats --workers | grep -q 'BY-ADDRESS *COPIED'"
 lab_rampartd_stop
