@@ -21,9 +21,12 @@ struct backend_ops {
 			     uint64_t *handle, uint32_t n, uint64_t *now_ns);
 	/* Send n frames out of `port`, in order. Takes every handle: sends
 	 * a prefix and frees the rest (no ring room or buffers). Returns
-	 * the length of the prefix sent. */
+	 * the length of the prefix sent; *copied gets how many of those
+	 * were copied into a buffer of the egress port (the rest went out
+	 * as the very buffer they came in, by address). */
 	uint32_t (*tx_burst)(struct backend *b, uint32_t queue, uint32_t port,
-			     struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n);
+			     struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
+			     uint32_t *copied);
 	/* Give back n frames received on `port`. */
 	void (*free)(struct backend *b, uint32_t queue, uint32_t port, const uint64_t *handle,
 		     uint32_t n);

@@ -1,10 +1,14 @@
 /* AF_XDP rx/tx/free for the worker: ring work per burst, syscalls only to
- * kick TX (when the kernel asks) or to sleep when idle. */
+ * kick TX (when the kernel asks) or to sleep when idle. A frame goes out
+ * by its address when the egress socket shares the ingress socket's UMEM
+ * and is copied once when it does not. */
 #include "backend_xsk.h"
 
 #include <poll.h>
 #include <string.h>
 #include <time.h>
+
+_Static_assert(PIPE_MAX_PORTS <= XSK_MAX_SHARE, "xsk_queues_refill takes every port's socket");
 
 static inline struct backend_xsk *xsk_of(struct backend *b)
 {
@@ -14,18 +18,18 @@ static inline struct backend_xsk *xsk_of(struct backend *b)
 static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt *pkts,
 			     uint64_t *handle, uint32_t n, uint64_t *now_ns)
 {
-	struct backend_xsk *x = xsk_of(b);
+	struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
 	uint32_t got = 0;
 
 	for (uint32_t k = 0; k < b->nports && got < n; k++) {
-		uint32_t port = (x->next_port + k) % b->nports;
-		struct xsk_queue *q = &x->ports[port]->queues[queue];
+		uint32_t port = (w->next_port + k) % b->nports;
+		struct xsk_queue *q = w->q[port];
 		uint32_t idx = 0, m = xsk_ring_cons__peek(&q->rx, n - got, &idx);
 
 		for (uint32_t i = 0; i < m; i++, got++) {
 			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
 
-			pkts[got].data = xsk_pool_data(&q->pool, d->addr);
+			pkts[got].data = xsk_pool_data(q->pool, d->addr);
 			pkts[got].len = d->len;
 			/* replies may grow the frame up to the end of its chunk */
 			pkts[got].room = XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr));
@@ -35,7 +39,7 @@ static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt 
 		if (m)
 			xsk_ring_cons__release(&q->rx, m);
 	}
-	x->next_port = (x->next_port + 1) % b->nports;
+	w->next_port = (w->next_port + 1) % b->nports;
 	if (got) {
 		struct timespec ts;
 
@@ -46,16 +50,17 @@ static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt 
 }
 
 /* How many of pkts, from the front, can go now: each needs a TX ring
- * slot, and a frame of this UMEM unless it already is one (a bounce). */
-static uint32_t tx_prefix(struct xsk_queue *q, uint32_t port, struct pipe_pkt *const *pkts,
-			  uint32_t n)
+ * slot, and a free frame of the egress UMEM unless it already is one of
+ * its frames (a bounce, or a forward between sockets sharing the UMEM). */
+static uint32_t tx_prefix(const struct backend_xsk_worker *w, struct xsk_queue *out,
+			  struct pipe_pkt *const *pkts, uint32_t n)
 {
-	uint32_t ring = xsk_prod_nb_free(&q->tx, n), copies = 0, k;
+	uint32_t ring = xsk_prod_nb_free(&out->tx, n), copies = 0, k;
 
 	for (k = 0; k < n && k < ring; k++) {
-		if (pkts[k]->in_port == port)
+		if (w->q[pkts[k]->in_port]->pool == out->pool)
 			continue;
-		if (copies == q->pool.nfree)
+		if (copies == out->pool->nfree)
 			break;
 		copies++;
 	}
@@ -63,75 +68,80 @@ static uint32_t tx_prefix(struct xsk_queue *q, uint32_t port, struct pipe_pkt *c
 }
 
 static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
-			     struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n)
+			     struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
+			     uint32_t *copied)
 {
-	struct backend_xsk *x = xsk_of(b);
-	struct xsk_queue *out = &x->ports[port]->queues[queue];
-	uint32_t sent, tidx = 0;
+	const struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
+	struct xsk_queue *out = w->q[port];
+	uint32_t sent, tidx = 0, copies = 0;
 
-	sent = tx_prefix(out, port, pkts, n);
+	sent = tx_prefix(w, out, pkts, n);
 	if (sent < n) {
-		xsk_queue_service(out);		/* completions free TX frames */
-		sent = tx_prefix(out, port, pkts, n);
+		xsk_queue_reap(out);		/* completions free TX slots and frames */
+		sent = tx_prefix(w, out, pkts, n);
 	}
 	if (sent && xsk_ring_prod__reserve(&out->tx, sent, &tidx) != sent)
 		sent = 0;	/* cannot happen: nb_free said they fit */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pipe_pkt *p = pkts[i];
-		struct xsk_queue *in = &x->ports[p->in_port]->queues[queue];
+		struct xsk_umem_pool *in = w->q[p->in_port]->pool;
 		struct xdp_desc *t;
 
 		if (i >= sent) {
-			xsk_pool_put(&in->pool, handle[i]);
+			xsk_pool_put(in, handle[i]);
 			continue;
 		}
 		t = xsk_ring_prod__tx_desc(&out->tx, tidx + i);
 		t->len = p->len;
 		t->options = 0;
-		if (p->in_port == port) {
+		if (in == out->pool) {
 			t->addr = handle[i];	/* same UMEM: the frame itself */
 			continue;
 		}
-		t->addr = xsk_pool_get(&out->pool);
-		memcpy(xsk_pool_data(&out->pool, t->addr), p->data, p->len);
-		xsk_pool_put(&in->pool, handle[i]);
+		t->addr = xsk_pool_get(out->pool);
+		memcpy(xsk_pool_data(out->pool, t->addr), p->data, p->len);
+		xsk_pool_put(in, handle[i]);
+		copies++;
 	}
 	if (sent) {
 		xsk_ring_prod__submit(&out->tx, sent);
 		out->tx_inflight += sent;
 		xsk_queue_kick_tx(out);
 	}
+	*copied = copies;
 	return sent;
 }
 
 static void xsk_free(struct backend *b, uint32_t queue, uint32_t port, const uint64_t *handle,
 		     uint32_t n)
 {
-	struct xsk_queue *q = &xsk_of(b)->ports[port]->queues[queue];
+	struct xsk_umem_pool *pool = xsk_of(b)->w[queue].q[port]->pool;
 
 	for (uint32_t i = 0; i < n; i++)
-		xsk_pool_put(&q->pool, handle[i]);
+		xsk_pool_put(pool, handle[i]);
 }
 
+/* Completions from every socket first (into whichever UMEM they are of),
+ * then the free frames spread over the fill rings. */
 static uint32_t xsk_service(struct backend *b, uint32_t queue)
 {
-	struct backend_xsk *x = xsk_of(b);
+	struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
 	uint32_t work = 0;
 
 	for (uint32_t p = 0; p < b->nports; p++)
-		work += xsk_queue_service(&x->ports[p]->queues[queue]);
-	return work;
+		work += xsk_queue_reap(w->q[p]);
+	return work + xsk_queues_refill(w->q, b->nports, w->next_port);
 }
 
 /* Sleep in the kernel until a frame arrives; while TX frames are still
  * out, wake soon to kick and reap them. */
 static int xsk_idle(struct backend *b, uint32_t queue, int timeout_ms)
 {
-	struct backend_xsk *x = xsk_of(b);
+	struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
 	struct pollfd pfd[PIPE_MAX_PORTS];
 
 	for (uint32_t p = 0; p < b->nports; p++) {
-		struct xsk_queue *q = &x->ports[p]->queues[queue];
+		struct xsk_queue *q = w->q[p];
 
 		pfd[p].fd = q->fd;
 		pfd[p].events = POLLIN;
@@ -157,6 +167,9 @@ void backend_xsk_init(struct backend_xsk *x, struct xsk_port *const *ports, uint
 	x->be.ops = &xsk_ops;
 	x->be.nports = nports;
 	x->be.nqueues = nqueues;
-	for (uint32_t p = 0; p < nports; p++)
+	for (uint32_t p = 0; p < nports; p++) {
 		x->ports[p] = ports[p];
+		for (uint32_t k = 0; k < nqueues; k++)
+			x->w[k].q[p] = &ports[p]->queues[k];
+	}
 }

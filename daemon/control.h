@@ -21,6 +21,8 @@ struct control_iface {
 	char xdp_mode[16];	/* "native", "skb", ... */
 	char xsk_mode[16];	/* "zero-copy" or "copy" */
 	uint32_t queues;
+	char umem[16];		/* "shared" (with the worker's other ports), "own", "mixed" */
+	char umem_reason[64];	/* why not shared ("" when shared) */
 };
 
 struct reloader;

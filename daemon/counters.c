@@ -22,6 +22,8 @@ void counters_port_add(struct counters_port *s, const struct pipe_port_stats *ps
 	s->non_ip += ws->non_ip;
 	s->malformed += ws->malformed;
 	s->tx_full += ws->tx_full;
+	s->tx_by_address += ws->tx_by_address;
+	s->tx_copied += ws->tx_copied;
 }
 
 static void sum_port(const struct counters_src *src, uint32_t port, struct counters_port *s)
@@ -129,21 +131,24 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 void counters_print_workers(FILE *out, const struct counters_src *src)
 {
 	fprintf(out, "rampart workers\n");
-	fprintf(out, "worker id queue cpu rx_packets tx_packets dropped\n");
+	fprintf(out, "worker id queue cpu rx_packets tx_packets dropped tx_by_address tx_copied\n");
 	for (uint32_t k = 0; k < src->nworkers; k++) {
 		const struct worker *w = src->workers[k];
 		const struct pipe_stats *st = pipe_stats(w->pipe);
-		uint64_t rx = 0, tx = 0, dropped = 0;
+		uint64_t rx = 0, tx = 0, dropped = 0, by_addr = 0, copied = 0;
 
 		/* the same sums as sum_port, over this worker's ports only */
 		for (uint32_t p = 0; p < src->nports; p++) {
 			rx += st->port[p].rx_packets;
 			tx += st->port[p].tx_packets - w->port[p].tx_lost_packets;
 			dropped += st->port[p].dropped + w->port[p].tx_full;
+			by_addr += w->port[p].tx_by_address;
+			copied += w->port[p].tx_copied;
 		}
-		fprintf(out, "worker %u %u %d %llu %llu %llu\n", k, w->queue,
+		fprintf(out, "worker %u %u %d %llu %llu %llu %llu %llu\n", k, w->queue,
 			src->cpus ? src->cpus[k] : -1, (unsigned long long)rx,
-			(unsigned long long)tx, (unsigned long long)dropped);
+			(unsigned long long)tx, (unsigned long long)dropped,
+			(unsigned long long)by_addr, (unsigned long long)copied);
 	}
 	fprintf(out, "end workers\n");
 	fflush(out);

@@ -26,6 +26,7 @@ struct counters_src {
 struct counters_port {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t dropped, non_ip, malformed, tx_full;
+	uint64_t tx_by_address, tx_copied;	/* of tx_packets */
 };
 /* Add one worker's counters of a port to s. */
 void counters_port_add(struct counters_port *s, const struct pipe_port_stats *ps,
@@ -34,8 +35,10 @@ void counters_port_add(struct counters_port *s, const struct pipe_port_stats *ps
 /* Reads while workers write: see counters.c for why that is fine. */
 void counters_print(FILE *out, const struct counters_src *src);
 void counters_print_runtime(FILE *out, const struct counters_src *src);
-/* rampart workers / worker ID QUEUE CPU RX TX DROPS / end workers: how the
- * queues spread the load (CPU -1: not pinned). */
+/* rampart workers / worker ID QUEUE CPU RX TX DROPS BY_ADDRESS COPIED /
+ * end workers: how the queues spread the load (CPU -1: not pinned), and
+ * how many sent frames went out by address or were copied (the two add
+ * up to TX). */
 void counters_print_workers(FILE *out, const struct counters_src *src);
 
 #endif

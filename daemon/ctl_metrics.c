@@ -129,27 +129,33 @@ static void interfaces(struct ctl_buf *out, const struct ctl_report *r)
 
 static void workers(struct ctl_buf *out, const struct ctl_report *r)
 {
-	static const char *const names[4] = {
+	static const char *const names[6] = {
 		"rampart_worker_received_packets_total", "rampart_worker_sent_packets_total",
 		"rampart_worker_dropped_packets_total", "rampart_worker_conntrack_flows",
+		"rampart_worker_sent_by_address_packets_total",
+		"rampart_worker_sent_copied_packets_total",
 	};
-	static const char *const help[4] = {
+	static const char *const help[6] = {
 		"Frames a worker received.", "Frames a worker handed to the NIC.",
 		"Frames a worker dropped.", "Flows in a worker's conntrack table.",
+		"Frames a worker sent as the buffer they arrived in (no copy).",
+		"Frames a worker copied into the egress port's buffers to send.",
 	};
 
-	for (int m = 0; m < 4; m++) {
+	for (int m = 0; m < 6; m++) {
 		family(out, names[m], m == 3 ? "gauge" : "counter", help[m]);
 		for (uint32_t k = 0; k < r->src->nworkers; k++) {
 			struct counters_port s;
 			char id[16];
-			uint64_t v[4];
+			uint64_t v[6];
 
 			ctl_sum_worker(r, k, &s);
 			v[0] = s.rx_packets;
 			v[1] = s.tx_packets;
 			v[2] = s.dropped;
 			v[3] = r->jobs[k].ct.in_use;
+			v[4] = s.tx_by_address;
+			v[5] = s.tx_copied;
 			snprintf(id, sizeof(id), "%u", k);
 			sample1(out, names[m], "worker", id, (unsigned long long)v[m]);
 		}

@@ -112,7 +112,7 @@ void ctl_reload_answer(struct ctl_buf *out, const struct reloader *rl,
 static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 {
 	const struct control_src *src = r->src;
-	static const char *const ihead[] = { "INTERFACE", "XDP", "AF_XDP", "QUEUES" };
+	static const char *const ihead[] = { "INTERFACE", "XDP", "AF_XDP", "QUEUES", "UMEM" };
 	static const char *const whead[] = { "WORKER", "QUEUE", "CPUS" };
 	static const char *const phead[] = { "NAT POOL", "IN USE", "CAPACITY", "FAILURES" };
 	uint64_t in_use, max, up = r->uptime_s;
@@ -138,12 +138,13 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 	else
 		ctl_printf(out, "conntrack: off (stateless policy)\n");
 	ctl_puts(out, "\n");
-	ctl_table_init(&t, ihead, 4, 0x8u);
+	ctl_table_init(&t, ihead, 5, 0x8u);
 	for (uint32_t i = 0; i < src->nports; i++) {
 		ctl_table_addf(&t, "%s", src->iface[i].name);
 		ctl_table_addf(&t, "%s", src->iface[i].xdp_mode);
 		ctl_table_addf(&t, "%s", src->iface[i].xsk_mode);
 		ctl_table_addu(&t, src->iface[i].queues);
+		ctl_table_addf(&t, "%s", src->iface[i].umem);
 	}
 	ctl_table_print(&t, out, 0);
 	ctl_puts(out, "\n");
@@ -193,8 +194,12 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 	for (uint32_t i = 0; i < src->nports; i++) {
 		ctl_puts(out, i ? ", {\"name\": " : "{\"name\": ");
 		ctl_json_str(out, src->iface[i].name);
-		ctl_printf(out, ", \"xdp_mode\": \"%s\", \"xsk_mode\": \"%s\", \"queues\": %u}",
-			   src->iface[i].xdp_mode, src->iface[i].xsk_mode, src->iface[i].queues);
+		ctl_printf(out, ", \"xdp_mode\": \"%s\", \"xsk_mode\": \"%s\", \"queues\": %u, "
+				"\"umem\": \"%s\", \"umem_reason\": ",
+			   src->iface[i].xdp_mode, src->iface[i].xsk_mode, src->iface[i].queues,
+			   src->iface[i].umem);
+		ctl_json_str(out, src->iface[i].umem_reason);
+		ctl_puts(out, "}");
 	}
 	ctl_puts(out, "],\n \"workers\": [");
 	for (uint32_t k = 0; k < src->nworkers; k++)
@@ -371,10 +376,11 @@ static void interfaces_json(struct ctl_buf *out, const struct ctl_report *r)
 
 static void workers_text(struct ctl_buf *out, const struct ctl_report *r)
 {
-	static const char *const head[] = { "WORKER", "QUEUE", "RX", "TX", "DROPS", "FLOWS" };
+	static const char *const head[] = { "WORKER", "QUEUE", "RX", "TX", "DROPS", "FLOWS",
+					    "BY-ADDRESS", "COPIED" };
 	struct ctl_table t;
 
-	ctl_table_init(&t, head, 6, 0x3fu);
+	ctl_table_init(&t, head, 8, 0xffu);
 	for (uint32_t k = 0; k < r->src->nworkers; k++) {
 		struct counters_port s;
 
@@ -385,6 +391,8 @@ static void workers_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_table_addu(&t, s.tx_packets);
 		ctl_table_addu(&t, s.dropped);
 		ctl_table_addu(&t, r->jobs[k].ct.in_use);
+		ctl_table_addu(&t, s.tx_by_address);
+		ctl_table_addu(&t, s.tx_copied);
 	}
 	ctl_table_print(&t, out, 0);
 }
@@ -397,10 +405,12 @@ static void workers_json(struct ctl_buf *out, const struct ctl_report *r)
 
 		sum_worker(r, k, &s);
 		ctl_printf(out, "%s\n  {\"worker\": %u, \"queue\": %u, \"rx\": %llu, \"tx\": %llu, "
-				"\"drops\": %llu, \"flows\": %llu}", k ? "," : "", k,
+				"\"drops\": %llu, \"flows\": %llu, \"tx_by_address\": %llu, "
+				"\"tx_copied\": %llu}", k ? "," : "", k,
 			   r->src->workers[k]->queue, (unsigned long long)s.rx_packets,
 			   (unsigned long long)s.tx_packets, (unsigned long long)s.dropped,
-			   (unsigned long long)r->jobs[k].ct.in_use);
+			   (unsigned long long)r->jobs[k].ct.in_use,
+			   (unsigned long long)s.tx_by_address, (unsigned long long)s.tx_copied);
 	}
 	ctl_puts(out, "]");
 }

@@ -20,7 +20,7 @@ static void usage(FILE *out)
 		"                [--mode bridge|router] [--backend xsk|pcap|dpdk] [--foreground] [-v]\n"
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--reload-flows keep|recheck] [--no-sandbox] [--metrics ADDR:PORT]\n"
-		"                [--log FILE|-] [--log-rate N]\n"
+		"                [--log FILE|-] [--log-rate N] [--umem shared|per-interface]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
 		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
@@ -72,6 +72,12 @@ static void usage(FILE *out)
 		"  --no-sandbox        keep every capability after set-up and run the workers\n"
 		"                      without their system call filter (debugging; see\n"
 		"                      docs/security.md)\n"
+		"  --umem shared       a worker's sockets (its queue on every interface) share\n"
+		"                      one UMEM: forwarding passes frames without copying\n"
+		"                      (default; a socket the kernel will not bind to it\n"
+		"                      gets its own, and frames to or from it are copied)\n"
+		"  --umem per-interface  every socket its own UMEM: forwarding copies each\n"
+		"                      frame once (for comparison, or a driver that misbehaves)\n"
 		"  --foreground        rampartd always runs in the foreground for now\n"
 		"  --xdp-object PATH   BPF object to attach (default $RAMPART_XDP_OBJ,\n"
 		"                      else the one built with rampartd)\n"
@@ -387,6 +393,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
 		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_DPDK_ISOLATE,
+		OPT_UMEM,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -409,6 +416,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "log", required_argument, NULL, OPT_LOG },
 		{ "log-rate", required_argument, NULL, OPT_LOG_RATE },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
+		{ "umem", required_argument, NULL, OPT_UMEM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -418,6 +426,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 						       OPT_BACKEND_DPDK };
 	static const char *const fails[] = { "open", "closed", NULL };
 	static const char *const flows[] = { "keep", "recheck", NULL };
+	static const char *const umems[] = { "shared", "per-interface", NULL };
 	int c, mode_set = 0, r = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -497,6 +506,10 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case OPT_DPDK_ISOLATE:
 			o->dpdk_isolate = 1;
+			break;
+		case OPT_UMEM:
+			r = check_choice("umem", optarg, umems, "shared|per-interface");
+			o->umem_per_interface = r == 1;
 			break;
 		case 'v':
 			o->verbose = 1;

@@ -66,6 +66,7 @@ struct rampartd_opts {
 	int eal_argc;		/* --backend dpdk: what follows "--", after */
 	char **eal_argv;	/* argv[0] (docs/dpdk.md) */
 	int dpdk_isolate;	/* --dpdk-isolate: rte_flow_isolate the ports */
+	int umem_per_interface;	/* --umem per-interface: no shared UMEM */
 };
 
 /* 0, or EXIT_USAGE after printing why. May exit(0) for --help. */

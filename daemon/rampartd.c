@@ -36,6 +36,7 @@
 
 /* Large: kept off the stack. */
 static struct xsk_port xports[PIPE_MAX_PORTS];
+static struct xsk_umem_pool umems[XSK_MAX_QUEUES];	/* worker k's, shared by its sockets */
 static struct backend_xsk bx;
 static struct backend_pcap bp;
 static struct worker workers[XSK_MAX_QUEUES];
@@ -219,7 +220,8 @@ static int open_port(struct xsk_port *p, const char *ifname, const struct rampar
 	struct xsk_prog_cfg cfg = prog_cfg(o, view);
 	char err[512];
 
-	if (xsk_port_open(p, ifname, o->xdp_object, &cfg, nqueues, err, sizeof(err))) {
+	if (xsk_port_open(p, ifname, o->xdp_object, &cfg, nqueues,
+			  o->umem_per_interface ? NULL : umems, err, sizeof(err))) {
 		fprintf(stderr, "rampartd: %s: %s\n", ifname, err);
 		return -1;
 	}
@@ -324,14 +326,88 @@ static int make_pipes(const struct rampartd_opts *o, const struct rfw_view *view
 	return 0;
 }
 
-/* A leak check for the tests: every UMEM frame is somewhere known. */
-static void report_frames(uint32_t nports)
+/* Worker k's UMEMs: its shared one (if a socket is bound to it), then
+ * each socket with one of its own. name gets "worker K UMEM (A, B queue
+ * K)" or "A queue K UMEM"; returns the UMEM, NULL past the last. */
+static struct xsk_umem_pool *worker_umem(uint32_t k, uint32_t nports, uint32_t i, char *name,
+					 size_t len)
 {
-	for (uint32_t i = 0; i < nports; i++)
-		for (uint32_t q = 0; q < xports[i].nqueues; q++)
-			fprintf(stderr, "rampartd: %s queue %u: %lld frames unaccounted\n",
-				xports[i].ifname, q,
-				(long long)xsk_queue_frames_unaccounted(&xports[i].queues[q]));
+	size_t at;
+
+	if (umems[k].nusers && i-- == 0) {
+		at = (size_t)snprintf(name, len, "worker %u UMEM (", k);
+		for (uint32_t p = 0, n = 0; p < nports; p++)
+			if (xports[p].queues[k].pool == &umems[k] && at < len)
+				at += (size_t)snprintf(name + at, len - at, "%s%s", n++ ? ", " : "",
+						       xports[p].ifname);
+		if (at < len)
+			snprintf(name + at, len - at, " queue %u)", k);
+		return &umems[k];
+	}
+	for (uint32_t p = 0; p < nports; p++) {
+		struct xsk_queue *q = &xports[p].queues[k];
+
+		if (q->pool == &q->own && i-- == 0) {
+			snprintf(name, len, "%s queue %u UMEM", xports[p].ifname, k);
+			return q->pool;
+		}
+	}
+	return NULL;
+}
+
+/* -v: how the worker's frames are laid out, and whether forwarding
+ * copies. The tests count these lines against the stop lines below. */
+static void report_umems(const struct rampartd_opts *o, uint32_t nq)
+{
+	char name[160];
+
+	for (uint32_t k = 0; k < nq; k++) {
+		struct xsk_umem_pool *p;
+
+		for (uint32_t i = 0; (p = worker_umem(k, o->nifs, i, name, sizeof(name))); i++) {
+			const struct xsk_queue *q = NULL;
+
+			for (uint32_t j = 0; j < o->nifs && !q; j++)
+				if (xports[j].queues[k].pool == p)
+					q = &xports[j].queues[k];
+			fprintf(stderr, "rampartd: %s: %u frames of %u B, ", name, p->nframes,
+				XSK_FRAME_SIZE);
+			if (p == &umems[k] && p->nusers == o->nifs)
+				fprintf(stderr, "shared by every port: forwarding passes frame "
+						"addresses, no copy\n");
+			else if (p == &umems[k] && p->nusers == 1)
+				fprintf(stderr, "no other port's socket could share it: forwarding "
+						"to or from the other ports copies once\n");
+			else if (p == &umems[k])
+				fprintf(stderr, "shared: forwarding among these ports passes frame "
+						"addresses, to or from the others copies once\n");
+			else if (q->share_err)
+				fprintf(stderr, "its own: the kernel refused the shared UMEM (%s); "
+						"forwarding to or from it copies once\n",
+					strerror(-q->share_err));
+			else
+				fprintf(stderr, "its own (--umem per-interface): forwarding to or "
+						"from it copies once\n");
+		}
+	}
+}
+
+/* A leak check for the tests: every frame of every UMEM is somewhere
+ * known (free, or held by one of its sockets). */
+static void report_frames(uint32_t nports, uint32_t nq)
+{
+	const struct xsk_queue *qs[PIPE_MAX_PORTS];
+	char name[160];
+
+	for (uint32_t k = 0; k < nq; k++) {
+		struct xsk_umem_pool *p;
+
+		for (uint32_t i = 0; i < nports; i++)
+			qs[i] = &xports[i].queues[k];
+		for (uint32_t i = 0; (p = worker_umem(k, nports, i, name, sizeof(name))); i++)
+			fprintf(stderr, "rampartd: %s: %lld frames unaccounted\n", name,
+				(long long)xsk_pool_frames_unaccounted(p, qs, nports));
+	}
 }
 
 static void announce(const struct rampartd_opts *o, const struct rfw_view *view)
@@ -569,12 +645,21 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (pick_queues(o, &nq))
 		goto out;
 	pick_cpus(o, nq);
+	/* Worker k's UMEM, frames enough for a socket on every interface;
+	 * the sockets bind to it as the ports open. */
+	for (uint32_t k = 0; !o->umem_per_interface && k < nq; k++)
+		if (xsk_pool_create(&umems[k], o->nifs * XSK_NUM_FRAMES, err, sizeof(err))) {
+			fprintf(stderr, "rampartd: worker %u: %s\n", k, err);
+			goto out;
+		}
 	for (; opened < o->nifs; opened++) {
 		if (open_port(&xports[opened], o->ifnames[opened], o, view, nq))
 			goto out;
 		ports[opened] = &xports[opened];
 		ifindex[opened] = xports[opened].ifindex;
 	}
+	if (o->verbose)
+		report_umems(o, nq);
 	if (port_config(o, &cfg, 1))
 		goto out;
 	backend_xsk_init(&bx, ports, o->nifs, nq);
@@ -632,7 +717,7 @@ out:
 	stop_log(o);
 	control_free(ctl);	/* a timed-out request's buffers: workers gone now */
 	if (!rc && o->verbose) {
-		report_frames(o->nifs);
+		report_frames(o->nifs, nq);
 		if (nlp)
 			fprintf(stderr, "rampartd: neighbours: %llu updates posted, %llu waited for "
 					"ring room\n", (unsigned long long)nl.posted,
@@ -642,6 +727,8 @@ out:
 		nl_neigh_close(nlp);
 	while (opened--)
 		xsk_port_close(&xports[opened]);
+	for (uint32_t k = 0; k < nq; k++)
+		xsk_pool_destroy(&umems[k]);	/* after every socket on it */
 	if (!rc)
 		print_all(&src);
 	for (uint32_t k = 0; k < nq; k++)

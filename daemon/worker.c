@@ -105,9 +105,12 @@ static void process_run(struct worker *w, struct pipe_pkt *pkts, uint32_t n, uin
 static void send_port(struct worker *w, uint32_t port)
 {
 	const struct backend_ops *ops = w->be->ops;
-	uint32_t n = w->nout[port], sent;
+	uint32_t n = w->nout[port], sent, copied = 0;
 
-	sent = ops->tx_burst(w->be, w->queue, port, w->out[port], w->out_handle[port], n);
+	sent = ops->tx_burst(w->be, w->queue, port, w->out[port], w->out_handle[port], n,
+			     &copied);
+	w->port[port].tx_copied += copied;
+	w->port[port].tx_by_address += sent - copied;
 	for (uint32_t i = sent; i < n; i++) {
 		const struct pipe_pkt *p = w->out[port][i];
 

@@ -24,6 +24,10 @@ struct worker_port_stats {
 	uint64_t malformed;	/* received on the port, refused by the parser */
 	uint64_t tx_full;	/* received here, lost for lack of TX room */
 	uint64_t tx_lost_packets, tx_lost_bytes;	/* meant for this port, not sent */
+	/* Sent out of this port as the frame received (by address: a
+	 * bounce, or a forward within one UMEM) or as a copy (the ports'
+	 * buffers are apart: backend_xsk.h). */
+	uint64_t tx_by_address, tx_copied;
 };
 
 struct worker_neigh_cmd {

@@ -61,7 +61,8 @@ static void free_handles(const uint64_t *handle, uint32_t n)
 }
 
 static uint32_t dpdk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
-			      struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n)
+			      struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
+			      uint32_t *copied)
 {
 	struct backend_dpdk *x = dpdk_of(b);
 	struct rte_mbuf *m[PIPE_BURST];
@@ -78,6 +79,7 @@ static uint32_t dpdk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
 		sent += rte_eth_tx_burst(id, (uint16_t)queue, m + sent, (uint16_t)(n - sent));
 	if (sent < n)
 		free_handles(handle + sent, n - sent);
+	*copied = 0;	/* the received mbuf itself goes out */
 	return sent;
 }
 

@@ -1,6 +1,7 @@
 /* Brings an interface up as an AF_XDP port and takes it down again:
  * sockets bound, then the program attached and configured, then the
- * sockets put into its map; down: sockets before the UMEM, program last. */
+ * sockets put into its map; down: sockets before their UMEMs, program
+ * last. */
 #include "port.h"
 
 #include <dirent.h>
@@ -9,7 +10,8 @@
 #include <string.h>
 
 int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
-		  const struct xsk_prog_cfg *cfg, uint32_t nqueues, char *err, size_t errlen)
+		  const struct xsk_prog_cfg *cfg, uint32_t nqueues, struct xsk_umem_pool *shared,
+		  char *err, size_t errlen)
 {
 	int e;
 
@@ -34,7 +36,8 @@ int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
 	 * holds, before we touch the program it depends on (attaching ours
 	 * replaces one a dead rampartd left, see xdp_prog.c). */
 	for (uint32_t i = 0; i < nqueues; i++) {
-		e = xsk_queue_open(&p->queues[i], ifname, i, err, errlen);
+		e = xsk_queue_open(&p->queues[i], ifname, i, shared ? &shared[i] : NULL, err,
+				   errlen);
 		if (e) {
 			xsk_port_close(p);
 			return e;

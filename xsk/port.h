@@ -21,12 +21,15 @@ struct xsk_port {
 };
 
 /* Attach obj_path to ifname configured with cfg and open nqueues sockets
- * (queues 0..n-1).
+ * (queues 0..n-1), socket q bound to the UMEM shared[q] where the kernel
+ * allows it (shared NULL: each socket a UMEM of its own; queue.h).
  * On failure everything done so far is undone; returns negative errno
  * with the reason (the kernel's, where it gave one) in err. */
 int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
-		  const struct xsk_prog_cfg *cfg, uint32_t nqueues, char *err, size_t errlen);
-/* Close the sockets, then detach the program. Safe on a zeroed port. */
+		  const struct xsk_prog_cfg *cfg, uint32_t nqueues, struct xsk_umem_pool *shared,
+		  char *err, size_t errlen);
+/* Close the sockets (and their own UMEMs), then detach the program. Safe
+ * on a zeroed port. */
 void xsk_port_close(struct xsk_port *p);
 
 /* The RX queues the kernel has for ifname (sysfs queues/rx-N, which

@@ -3,14 +3,22 @@
  * we insert the socket into its XSKMAP ourselves. */
 #include "queue.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <linux/if_xdp.h>
 
-static int xsk_queue_bind(struct xsk_queue *q, const char *ifname,
-			  uint16_t mode_flag)
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+/* libxdp binds the first socket of a UMEM with bind_flags and every later
+ * one with XDP_SHARED_UMEM alone (the kernel then takes the mode and
+ * need_wakeup of the UMEM's first socket). */
+static int xsk_queue_bind(struct xsk_queue *q, const char *ifname, uint16_t mode_flag)
 {
 	struct xsk_socket_config cfg = {
 		.rx_size = XSK_RING_SIZE,
@@ -21,41 +29,97 @@ static int xsk_queue_bind(struct xsk_queue *q, const char *ifname,
 	};
 	int e;
 
-	e = xsk_socket__create(&q->sock, ifname, q->queue_id, q->pool.umem,
-			       &q->rx, &q->tx, &cfg);
+	e = xsk_socket__create_shared(&q->sock, ifname, q->queue_id, q->pool->umem, &q->rx,
+				      &q->tx, &q->fill, &q->comp, &cfg);
 	if (e)
 		q->sock = NULL;
 	return e;
 }
 
-int xsk_queue_open(struct xsk_queue *q, const char *ifname, uint32_t queue_id,
-		   char *err, size_t errlen)
+/* The first socket of a UMEM registers it, its rings becoming the
+ * socket's, and binds zero-copy if the driver can, else copy mode. */
+static int xsk_queue_bind_first(struct xsk_queue *q, const char *ifname, char *err,
+				size_t errlen)
 {
-	int e;
+	int e = 0;
+
+	if (!q->pool->umem)
+		e = xsk_pool_register(q->pool, &q->fill, &q->comp, err, errlen);
+	if (e)
+		return e;
+	/* Zero-copy needs driver support (not veth, not virtio): try it,
+	 * then copy mode. */
+	e = xsk_queue_bind(q, ifname, XDP_ZEROCOPY);
+	if (e)
+		e = xsk_queue_bind(q, ifname, XDP_COPY);
+	if (e)
+		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u: %s%s", ifname,
+			 q->queue_id, strerror(-e),
+			 e == -EBUSY ? " (another AF_XDP user, e.g. a running rampartd, has it)" : "");
+	return e;
+}
+
+/* The mode the kernel gave the socket: asked, not assumed (a socket
+ * sharing a UMEM gets the UMEM's). */
+static int xsk_queue_is_zerocopy(int fd)
+{
+	struct xdp_options opts = { 0 };
+	socklen_t len = sizeof(opts);
+
+	if (getsockopt(fd, SOL_XDP, XDP_OPTIONS, &opts, &len))
+		return 0;
+	return !!(opts.flags & XDP_OPTIONS_ZEROCOPY);
+}
+
+int xsk_queue_open(struct xsk_queue *q, const char *ifname, uint32_t queue_id,
+		   struct xsk_umem_pool *shared, char *err, size_t errlen)
+{
+	int e = 0;
 
 	memset(q, 0, sizeof(*q));
 	q->fd = -1;
 	q->queue_id = queue_id;
-	e = xsk_pool_create(&q->pool, err, errlen);
-	if (e)
-		return e;
-	/* Zero-copy needs driver support (not veth, not virtio): try it,
-	 * then copy mode, and report which one we got. */
-	e = xsk_queue_bind(q, ifname, XDP_ZEROCOPY);
-	if (!e) {
-		q->zerocopy = 1;
-	} else {
-		e = xsk_queue_bind(q, ifname, XDP_COPY);
+	if (shared && shared->nusers) {
+		q->pool = shared;
+		/* RAMPART_XSK_REFUSE_SHARE=1 plays the driver that refuses, so
+		 * the lab can test the fallback on veth, which never does. */
+		if (getenv("RAMPART_XSK_REFUSE_SHARE"))
+			e = -EOPNOTSUPP;
+		else
+			e = xsk_queue_bind(q, ifname, 0);
+		if (e == -EBUSY) {
+			snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u: %s "
+				 "(another AF_XDP user, e.g. a running rampartd, has it)", ifname,
+				 queue_id, strerror(-e));
+			q->pool = NULL;
+			return e;
+		}
+		/* Some drivers refuse a UMEM registered on another device
+		 * (or its mode): a UMEM of our own, forwarding copies. */
+		q->shared = !e;
+		q->share_err = e;
+	} else if (shared) {
+		q->pool = shared;
+		e = xsk_queue_bind_first(q, ifname, err, errlen);
+		if (e) {
+			q->pool = NULL;
+			return e;
+		}
 	}
-	if (e) {
-		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u: %s%s",
-			 ifname, queue_id, strerror(-e),
-			 e == -EBUSY ? " (another AF_XDP user, e.g. a running rampartd, has it)" : "");
-		xsk_queue_close(q);
-		return e;
+	if (!q->sock) {
+		q->pool = &q->own;
+		e = xsk_pool_create(&q->own, XSK_NUM_FRAMES, err, errlen);
+		if (!e)
+			e = xsk_queue_bind_first(q, ifname, err, errlen);
+		if (e) {
+			xsk_queue_close(q);
+			return e;
+		}
 	}
+	q->pool->nusers++;
 	q->fd = xsk_socket__fd(q->sock);
-	xsk_pool_refill(&q->pool);
+	q->zerocopy = xsk_queue_is_zerocopy(q->fd);
+	xsk_queue_refill(q, XSK_RING_SIZE);
 	return 0;
 }
 
@@ -72,11 +136,14 @@ int xsk_queue_join(struct xsk_queue *q, const char *ifname, int xskmap_fd, char 
 
 void xsk_queue_close(struct xsk_queue *q)
 {
-	if (q->sock)
+	if (q->sock) {
 		xsk_socket__delete(q->sock);
+		q->pool->nusers--;
+	}
 	q->sock = NULL;
 	q->fd = -1;
-	xsk_pool_destroy(&q->pool);
+	xsk_pool_destroy(&q->own);
+	q->pool = NULL;
 }
 
 void xsk_queue_kick_tx(struct xsk_queue *q)
@@ -88,29 +155,71 @@ void xsk_queue_kick_tx(struct xsk_queue *q)
 	(void)sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 }
 
-uint32_t xsk_queue_service(struct xsk_queue *q)
+uint32_t xsk_queue_reap(struct xsk_queue *q)
 {
-	uint32_t done = 0;
+	uint32_t done;
 
-	if (q->tx_inflight) {
-		done = xsk_pool_reap(&q->pool);
-		q->tx_inflight -= done;
-		/* Copy mode sends at most a small batch per kick: keep
-		 * kicking until the ring is drained. */
-		if (q->tx_inflight)
-			xsk_queue_kick_tx(q);
-	}
-	done += xsk_pool_refill(&q->pool);
-	/* A zero-copy driver stops receiving when the fill ring ran dry and
-	 * waits for a wakeup; copy mode never sets the flag. */
-	if (q->zerocopy && xsk_ring_prod__needs_wakeup(&q->pool.fill))
-		(void)recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	if (!q->tx_inflight)
+		return 0;
+	done = xsk_pool_reap(q->pool, &q->comp);
+	q->tx_inflight -= done;
+	/* Copy mode sends at most a small batch per kick: keep kicking
+	 * until the ring is drained. */
+	if (q->tx_inflight)
+		xsk_queue_kick_tx(q);
 	return done;
 }
 
-int64_t xsk_queue_frames_unaccounted(const struct xsk_queue *q)
+/* A zero-copy driver stops receiving when the fill ring ran dry and
+ * waits for a wakeup; copy mode never sets the flag. */
+static void xsk_queue_wake_fill(struct xsk_queue *q)
 {
-	const struct xsk_ring_prod *fill = &q->pool.fill;
+	if (q->zerocopy && xsk_ring_prod__needs_wakeup(&q->fill))
+		(void)recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+uint32_t xsk_queue_refill(struct xsk_queue *q, uint32_t max)
+{
+	uint32_t done = xsk_pool_refill(q->pool, &q->fill, max);
+
+	xsk_queue_wake_fill(q);
+	return done;
+}
+
+uint32_t xsk_queue_service(struct xsk_queue *q)
+{
+	uint32_t done = xsk_queue_reap(q);
+
+	return done + xsk_queue_refill(q, XSK_RING_SIZE);
+}
+
+uint32_t xsk_queues_refill(struct xsk_queue *const *qs, uint32_t n, uint32_t first)
+{
+	uint32_t share[XSK_MAX_SHARE], done = 0;
+
+	assert(n <= XSK_MAX_SHARE);
+	/* shares from the counts before anyone takes: the order of the
+	 * sockets does not change what each is offered */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xsk_umem_pool *p = qs[i]->pool;
+
+		share[i] = p->nusers > 1 ? (p->nfree + p->nusers - 1) / p->nusers : p->nfree;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		done += xsk_pool_refill(qs[i]->pool, &qs[i]->fill, share[i]);
+	for (uint32_t k = 0; k < n; k++) {
+		struct xsk_queue *q = qs[(first + k) % n];
+
+		if (q->pool->nfree)
+			done += xsk_pool_refill(q->pool, &q->fill, XSK_RING_SIZE);
+		xsk_queue_wake_fill(q);
+	}
+	return done;
+}
+
+int64_t xsk_queue_frames_held(const struct xsk_queue *q)
+{
+	const struct xsk_ring_prod *fill = &q->fill;
 	uint32_t in_fill, in_rx;
 
 	if (!q->sock)
@@ -119,6 +228,16 @@ int64_t xsk_queue_frames_unaccounted(const struct xsk_queue *q)
 		  __atomic_load_n(fill->consumer, __ATOMIC_ACQUIRE);
 	in_rx = __atomic_load_n(q->rx.producer, __ATOMIC_ACQUIRE) -
 		__atomic_load_n(q->rx.consumer, __ATOMIC_ACQUIRE);
-	return (int64_t)q->pool.nframes -
-	       ((int64_t)q->pool.nfree + in_fill + in_rx + q->tx_inflight);
+	return (int64_t)in_fill + in_rx + q->tx_inflight;
+}
+
+int64_t xsk_pool_frames_unaccounted(const struct xsk_umem_pool *p,
+				    const struct xsk_queue *const *qs, uint32_t n)
+{
+	int64_t held = p->nfree;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (qs[i]->pool == p)
+			held += xsk_queue_frames_held(qs[i]);
+	return (int64_t)p->nframes - held;
 }

@@ -120,17 +120,6 @@ start_rampartd() {
 		kill -0 "$RAMPARTD_PID"
 }
 
-# lab_workers OUT: SIGUSR1 and the last workers block into OUT.
-workers_block() {
-	local before
-	before=$(grep -c '^end workers$' "$LAB_TMP/rampartd.out")
-	kill -USR1 "$RAMPARTD_PID" || return 1
-	lab_wait_for 5 bash -c "[ \$(grep -c '^end workers\$' '$LAB_TMP/rampartd.out') -gt $before ]" ||
-		return 1
-	awk '/^rampart workers$/ { buf = "" } { buf = buf $0 "\n" }
-	     /^end workers$/ { last = buf } END { printf "%s", last }' "$LAB_TMP/rampartd.out" >"$1"
-}
-
 curl_ok() {	# URL COUNT: how many of COUNT fresh connections fetch the page
 	local i n=0
 	for i in $(seq "$2"); do
@@ -190,7 +179,7 @@ for _ in range(20): s.sendto(b'x' * 64, ('10.50.2.2', 9001))" &
 done
 wait "${senders[@]}"
 w=$LAB_TMP/workers.txt
-workers_block "$w"
+lab_workers_block "$w"
 echo "# per worker after 64 one-way UDP flows (20 datagrams each):"; sed 's/^/# /' "$w"
 busy=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ && $5 > 0' "$w" | wc -l)
 check "flows spread over more than one worker ($busy of $NQ busy)" test "$busy" -gt 1
@@ -229,13 +218,13 @@ check "HTTP through DNAT 10.50.9.80:80 -> 10.50.2.2:8080 ($n of 20)" test "$n" -
 n=$(curl_ok 'http://[fd00:50:9::80]/index.txt' 20)
 check "HTTP through DNAT [fd00:50:9::80]:80 -> [fd00:50:2::2]:8080 ($n of 20)" test "$n" -eq 20
 
-workers_block "$w"
+lab_workers_block "$w"
 echo "# per worker at the end:"; sed 's/^/# /' "$w"
 sum=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $5 } END { print s + 0 }' "$w")
 lab_counters "$LAB_TMP/counters.txt"
 rx=$(awk '$1 == "interface" && $2 != "name" { s += $3 } END { print s + 0 }' "$LAB_TMP/counters.txt")
 check "workers' rx sums to the interfaces' rx ($sum, $rx)" test "$sum" -le "$rx" -a "$sum" -gt 0
-# lab_rampartd_stop's checks, for 2 x NQ queues
+# lab_rampartd_stop's checks, for NQ workers' UMEMs
 kill -TERM "$RAMPARTD_PID"
 if lab_wait_gone "$RAMPARTD_PID" 10; then
 	wait "$RAMPARTD_PID"
@@ -244,8 +233,9 @@ else
 	not_ok "rampartd exits within 10 s of SIGTERM"
 fi
 check "final workers block printed at exit" grep -q '^end workers$' "$LAB_TMP/rampartd.out"
-check_eq "every UMEM frame of every queue accounted for" \
-	"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" $((2 * NQ))
+check_eq "one UMEM per worker, shared by its sockets on both ports" "$(lab_umems)" "$NQ"
+check_eq "every frame of every UMEM accounted for" \
+	"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" "$(lab_umems)"
 check_not "XDP program detached from both ports" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
 
