@@ -315,6 +315,7 @@ unsigned rulec_compile_opts(const char *path, FILE *diag, const struct rulec_opt
 		compile_rules(&pol, &o);
 		compile_nat(&pol, &o);
 		compile_objects(&pol, &o);
+		host_check_nat(&pol);
 		/* Rules never reached, redundant or impossible: warnings
 		 * from the expanded entries (only when they compiled). */
 		if (d.errors == 0 &&

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 static const char *const host_keys[] = {"addresses", "pass"};
 
@@ -100,4 +101,53 @@ void host_parse(struct policy *pol, yaml_node_t *section)
 	v = ytree_get(pol->yt, section, "pass", NULL);
 	if (v)
 		policy_each(pol, v, host_pass_entry, NULL);
+}
+
+static int in_prefix(const struct rfw_host_addr *a, const struct prefix *p)
+{
+	unsigned full = p->len / 8, rest = p->len % 8;
+
+	if (a->family != p->family || memcmp(a->addr, p->addr, full))
+		return 0;
+	return !rest || ((a->addr[full] ^ p->addr[full]) & (0xff00u >> rest) & 0xff) == 0;
+}
+
+static int in_range(const struct rfw_host_addr *a, uint8_t family, const uint8_t *lo,
+		    const uint8_t *hi)
+{
+	int n = family == 6 ? 16 : 4;
+
+	return a->family == family && memcmp(a->addr, lo, (size_t)n) >= 0 &&
+	       memcmp(a->addr, hi, (size_t)n) <= 0;
+}
+
+/* A host address is handed to the kernel before any rule or NAT: one that
+ * is also a NAT address (an SNAT pool's, a DNAT rule's destination) takes
+ * that NAT's traffic away from rampartd. */
+void host_check_nat(struct policy *pol)
+{
+	for (size_t i = 0; i < pol->nats.n; i++) {
+		const struct nat_def *nd = &pol->nats.v[i];
+
+		for (size_t h = 0; !nd->bad && h < pol->host_addrs.n; h++) {
+			const struct rfw_host_addr *a = &pol->host_addrs.v[h];
+			int hit = 0;
+			char txt[64];
+
+			if (nd->kind == RFW_NAT_SNAT)
+				hit = in_range(a, nd->family, nd->lo, nd->hi);
+			else if (nd->kind == RFW_NAT_DNAT && nd->match.to.has_net &&
+				 !nd->match.to.net.negated)
+				for (size_t k = 0; !hit && k < nd->match.to.net.pfx.n; k++)
+					hit = in_prefix(a, &nd->match.to.net.pfx.v[k]);
+			if (!hit)
+				continue;
+			inet_ntop(a->family == 6 ? AF_INET6 : AF_INET, a->addr, txt, sizeof(txt));
+			diag_warn_at(pol, nd->node,
+				     "NAT rule '%s' uses %s, which host.addresses hands to the kernel "
+				     "before any NAT: its traffic never reaches rampartd; take %s out "
+				     "of host.addresses (pass the host's own services with host.pass)",
+				     nd->name, txt, txt);
+		}
+	}
 }

@@ -255,6 +255,8 @@ int limits_parse(struct policy *pol, yaml_node_t *n, struct rfw_limit *out);
 void nat_parse(struct policy *pol, yaml_node_t *section);
 void routes_parse(struct policy *pol, yaml_node_t *section);
 void host_parse(struct policy *pol, yaml_node_t *section);
+/* Warn of host addresses that are also NAT addresses (after both parsed). */
+void host_check_nat(struct policy *pol);
 
 /* warn.c: unused objects and empty sets, after everything is parsed. */
 void warn_unused(struct policy *pol);

@@ -111,11 +111,46 @@ static void test_strict(void **state)
 	free(d);
 }
 
+/* A host address that is also a NAT address (a DNAT destination, an SNAT
+ * pool's) is warned about: the kernel would take that NAT's traffic. */
+static void test_host_address_is_nat(void **state)
+{
+	static const char nat_policy[] =
+		"version: 1\n"
+		"networks:\n"
+		"  vip: [10.9.0.2]\n"
+		"rules:\n"
+		"  - {name: web, proto: tcp, to: {port: 80}, action: accept}\n"
+		"nat:\n"
+		"  - name: web-forward\n"			/* 7 */
+		"    match: {to: {network: vip, service: tcp/80}}\n"
+		"    dnat: {to: 10.1.0.10}\n"
+		"  - name: pool\n"				/* 10 */
+		"    match: {from: {network: 10.1.0.0/16}}\n"
+		"    snat: {to: [10.9.0.5-10.9.0.9]}\n"
+		"host:\n"
+		"  addresses: [10.9.0.2, 10.9.0.7, 10.9.0.1]\n";
+	unsigned errors, warnings = 0;
+	void *buf = NULL;
+	char *d = compile(nat_policy, 0, &errors, &warnings, &buf);
+	(void)state;
+
+	assert_int_equal(errors, 0);
+	assert_int_equal(warnings, 2);
+	assert_non_null(strstr(d, "7:5: warning: NAT rule 'web-forward' uses 10.9.0.2, which "
+				  "host.addresses hands to the kernel before any NAT"));
+	assert_non_null(strstr(d, "10:5: warning: NAT rule 'pool' uses 10.9.0.7"));
+	assert_null(strstr(d, "10.9.0.1,"));
+	free(d);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_strict),
+		cmocka_unit_test(test_host_address_is_nat),
 	};
 	return cmocka_run_group_tests_name("lint", tests, NULL, NULL);
 }
