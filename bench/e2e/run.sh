@@ -118,6 +118,8 @@ trafgen_conf() {	# DST_MAC FLOWS
 }
 CFG
 }
+qdisc_drops() { tc -n "$GEN_NS" -s -j qdisc show dev "$CLI_IF" |
+	"$LAB_PY" -c 'import json,sys; print(sum(q.get("drops", 0) for q in json.load(sys.stdin)))'; }
 rx_packets() { ip -n "$SINK_NS" -s -j link show "$SRV_IF" |
 	"$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["packets"])'; }
 
@@ -175,26 +177,26 @@ dst_mac() { [ "$1" = A ] && echo "$SINK_MAC" || echo "$FWC_MAC"; }
 
 # ---- one measurement: CONTENDER FLOWS -> a line in $LAB_TMP/raw ----
 measure() {
-	local c=$1 flows=$2 rx0 rx1 t0 t1 sent
+	local c=$1 flows=$2 round=$3 rx0 rx1 t0 t1 sent qd0 qd1
 	if ! "start_$c"; then
 		echo "# $c did not start:" >&2; tail -5 "$LAB_TMP/rampartd.err" "$LAB_TMP/fw.err" 2>/dev/null >&2
 		stop_fw; return 1
 	fi
 	trafgen_conf "$(dst_mac "$c")" "$flows" >"$LAB_TMP/t.cfg"
 	sleep 0.5
-	rx0=$(rx_packets); t0=$(date +%s.%N)
+	qd0=$(qdisc_drops); rx0=$(rx_packets); t0=$(date +%s.%N)
 	# bounded: timeout ends trafgen (SIGINT: it prints its totals)
 	timeout -s INT "$SECONDS_PER" ip netns exec "$GEN_NS" taskset -c $GEN_CPU \
 		trafgen --dev "$CLI_IF" --conf "$LAB_TMP/t.cfg" --qdisc-path --cpus 1 \
 		>"$LAB_TMP/trafgen.out" 2>&1
 	t1=$(date +%s.%N)
 	sleep 0.5
-	rx1=$(rx_packets)
+	rx1=$(rx_packets); qd1=$(qdisc_drops)
 	stop_fw
 	sent=$(grep -ao '[0-9]* packets outgoing' "$LAB_TMP/trafgen.out" | tail -1 | cut -d' ' -f1)
 	[ -n "$sent" ] || { echo "# no trafgen total:" >&2; tail -3 "$LAB_TMP/trafgen.out" >&2; return 1; }
-	echo "$c $flows $sent $((rx1 - rx0)) $t0 $t1" >>"$LAB_TMP/raw"
-	"$LAB_PY" -c "import sys; s,r,d=$sent,$((rx1 - rx0)),$t1-$t0; print('# %-2s %5s flows: offered %9.0f pps, delivered %9.0f pps, loss %5.1f%%' % ('$c', $flows, s/d, r/d, 100*(1-r/max(s,1))))"
+	echo "$c $flows $sent $((rx1 - rx0)) $t0 $t1 $round $((qd1 - qd0))" >>"$LAB_TMP/raw"
+	"$LAB_PY" -c "import sys; s,r,d=$sent,$((rx1 - rx0)),$t1-$t0; print('# %-2s %5s flows: offered %9.0f pps, delivered %9.0f pps, loss %5.1f%% (%.1f%% in the generator qdisc)' % ('$c', $flows, s/d, r/d, 100*(1-r/max(s,1)), 100*$((qd1 - qd0))/max(s,1)))"
 }
 
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -204,7 +206,7 @@ echo "# $ROUNDS rounds of $CONTENDERS, $SECONDS_PER s each, flows: $FLOWS, $SIZE
 for r in $(seq 1 "$ROUNDS"); do
 	for flows in $FLOWS; do
 		for c in $CONTENDERS; do
-			measure "$c" "$flows"
+			measure "$c" "$flows" "$r"
 		done
 	done
 done
@@ -221,17 +223,23 @@ names = {"A": "A xdpfwd (AF_XDP L2 forwarder, no policy: ceiling)",
          "C": "C rampartd, DPDK net_af_xdp (router, policy)",
          "D": "D Linux forwarding + nftables, linear chain",
          "E": "E Linux forwarding + nftables, interval set"}
-data = {}
+data, by_round = {}, {}
 for line in open(raw):
-    c, flows, sent, rx, t0, t1 = line.split()
+    c, flows, sent, rx, t0, t1, rnd, qd = line.split()
     d = float(t1) - float(t0)
-    data.setdefault((int(flows), c), []).append((int(sent) / d, int(rx) / d, int(sent), int(rx)))
+    data.setdefault((int(flows), c), []).append((int(sent) / d, int(rx) / d, int(sent), int(rx), int(qd)))
+    by_round[(int(flows), c, rnd)] = int(rx) / d
 print("Run %s, %s B UDP, %s rounds x %s s per contender, interleaved; policy %s rules "
       "(ClassBench acl1_10k + stateful accept, masquerade); load average %s at start, %s at end."
       % (start, size, rounds, secs, rules, load0, load1))
 print()
-print("| flows | contender | delivered pps (median) | min - max | Gbit/s (L2, median) | ratio to ceiling | offered pps (median) | loss % (median) |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("Delivered: the sink veth's RX packet counter over trafgen's run time. Offered: trafgen's own "
+      "count of frames sent. Loss: 1 - delivered/offered, median over rounds; the part of it dropped "
+      "by the generator's pfifo is given apart. Ratio to ceiling: of the medians; paired: the median of "
+      "each round's own ratio (contender / A in the same round).")
+print()
+print("| flows | contender | delivered pps (median) | min - max | Gbit/s (L2, median) | ratio to ceiling (of medians) | paired ratio (median, min - max) | offered pps (median) | loss % (median) | of it in generator qdisc % |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for flows in sorted({k[0] for k in data}):
     ceil = statistics.median(x[1] for x in data.get((flows, "A"), [(0, 0, 0, 0)]))
     for c in "ABCDE":
@@ -242,9 +250,14 @@ for flows in sorted({k[0] for k in data}):
         off = statistics.median(x[0] for x in v)
         loss = statistics.median(100 * (1 - x[3] / max(x[2], 1)) for x in v)
         med = statistics.median(rx)
-        print("| %d | %s | %.0f | %.0f - %.0f | %.3f | %s | %.0f | %.1f |" % (
+        qd = statistics.median(100 * x[4] / max(x[2], 1) for x in v)
+        pr = [by_round[(flows, c, r)] / by_round[(flows, "A", r)] for (f, cc, r) in by_round
+              if f == flows and cc == c and by_round.get((flows, "A", r))]
+        print("| %d | %s | %.0f | %.0f - %.0f | %.3f | %s | %s | %.0f | %.1f | %.1f |" % (
             flows, names[c], med, min(rx), max(rx), med * int(size) * 8 / 1e9,
-            "%.2f" % (med / ceil) if ceil else "-", off, loss))
+            "%.2f" % (med / ceil) if ceil else "-",
+            "%.2f (%.2f - %.2f)" % (statistics.median(pr), min(pr), max(pr)) if pr else "-",
+            off, loss, qd))
 PY
 echo
 cat "$OUT"
