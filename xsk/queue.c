@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <linux/if_xdp.h>
 
@@ -27,13 +28,23 @@ static int xsk_queue_bind(struct xsk_queue *q, const char *ifname, uint16_t mode
 		.xdp_flags = 0,
 		.bind_flags = XDP_USE_NEED_WAKEUP | mode_flag,
 	};
+	const struct timespec nap = { 0, 50000000 };
 	int e;
 
-	e = xsk_socket__create_shared(&q->sock, ifname, q->queue_id, q->pool->umem, &q->rx,
-				      &q->tx, &q->fill, &q->comp, &cfg);
-	if (e)
+	/* A socket closed a moment ago (a rampartd that just stopped, or
+	 * our own failed start) holds its queue until the kernel has
+	 * released it, asynchronously: EBUSY for a while. Up to a second,
+	 * then EBUSY means another user really has the queue. */
+	for (int tries = 0;; tries++) {
+		e = xsk_socket__create_shared(&q->sock, ifname, q->queue_id, q->pool->umem,
+					      &q->rx, &q->tx, &q->fill, &q->comp, &cfg);
+		if (!e)
+			return 0;
 		q->sock = NULL;
-	return e;
+		if (e != -EBUSY || tries == 20)
+			return e;
+		nanosleep(&nap, NULL);
+	}
 }
 
 /* The first socket of a UMEM registers it, its rings becoming the
