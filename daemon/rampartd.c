@@ -618,6 +618,21 @@ static void sandbox(const struct rampartd_opts *o, uint32_t nworkers, int dispat
 		workers[k].sandbox = 1;
 }
 
+/* The end every backend shares once its ports are closed: the final
+ * counters after a clean run, then the pipelines, capture rings and the
+ * reloader's tables, in that order (pipes point into its view). */
+static int finish(int rc, const struct counters_src *src, uint32_t nq)
+{
+	if (!rc)
+		print_all(src);
+	for (uint32_t k = 0; k < nq; k++)
+		pipe_destroy(pipes[k]);
+	free_capture(nq);
+	if (src->reload)
+		reload_free(&reloader);
+	return rc;
+}
+
 /* --backend xsk: AF_XDP on every interface, one worker thread per queue. */
 static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 {
@@ -729,14 +744,7 @@ out:
 		xsk_port_close(&xports[opened]);
 	for (uint32_t k = 0; k < nq; k++)
 		xsk_pool_destroy(&umems[k]);	/* after every socket on it */
-	if (!rc)
-		print_all(&src);
-	for (uint32_t k = 0; k < nq; k++)
-		pipe_destroy(pipes[k]);
-	free_capture(nq);
-	if (src.reload)
-		reload_free(&reloader);	/* after the pipes: they point into its view */
-	return rc;
+	return finish(rc, &src, nq);
 }
 
 #ifdef RAMPART_HAVE_DPDK
@@ -805,14 +813,7 @@ out:
 	if (!rc && o->verbose)
 		dp_daemon_final(&dports, o, &bd);
 	dp_close(&dports);
-	if (!rc)
-		print_all(&src);
-	for (uint32_t k = 0; k < nq; k++)
-		pipe_destroy(pipes[k]);
-	free_capture(nq);
-	if (src.reload)
-		reload_free(&reloader);	/* after the pipes: they point into its view */
-	return rc;
+	return finish(rc, &src, nq);
 }
 #endif
 
