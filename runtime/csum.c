@@ -129,47 +129,23 @@ uint16_t csum_l4(uint8_t family, const uint8_t *src, const uint8_t *dst,
 	return proto == IPP_UDP && c == 0 ? 0xffff : c;
 }
 
-/* One's-complement difference of a change, to be added to ~HC. */
-static inline uint32_t delta16(uint16_t old, uint16_t new)
-{
-	return (uint32_t)(uint16_t)~old + new;
-}
-
 static uint32_t delta_bytes(const uint8_t *old, const uint8_t *new, size_t n)
 {
 	uint32_t d = 0;
 
 	for (size_t i = 0; i < n; i += 2)
-		d += delta16(rd16(old + i), rd16(new + i));
+		d += csum_delta16(rd16(old + i), rd16(new + i));
 	return d;
-}
-
-/* RFC 1624 eqn. 3 with the differences already summed. The sum of a
- * header that is not all zeros is never +0 (0x0000) in one's-complement
- * arithmetic, so a folded +0 is written as -0 (0xFFFF): the result is
- * then bit-identical to a full recomputation (RFC 1624 section 3). */
-static inline uint16_t apply(uint16_t hc, uint32_t delta)
-{
-	uint32_t s = (uint32_t)(uint16_t)~hc + delta;
-
-	while (s >> 16)
-		s = (s & 0xffffu) + (s >> 16);
-	return s ? (uint16_t)~s : 0;
-}
-
-uint16_t csum_update16(uint16_t hc, uint16_t old16, uint16_t new16)
-{
-	return apply(hc, delta16(old16, new16));
 }
 
 uint16_t csum_update32(uint16_t hc, const uint8_t old4[4], const uint8_t new4[4])
 {
-	return apply(hc, delta_bytes(old4, new4, 4));
+	return csum_apply(hc, delta_bytes(old4, new4, 4));
 }
 
 uint16_t csum_update128(uint16_t hc, const uint8_t old16[16], const uint8_t new16[16])
 {
-	return apply(hc, delta_bytes(old16, new16, 16));
+	return csum_apply(hc, delta_bytes(old16, new16, 16));
 }
 
 /* Update the checksum field at p by delta; 0 is kept as "no checksum" and
@@ -181,11 +157,11 @@ static uint32_t fix(uint8_t *p, uint32_t delta, int udp)
 
 	if (udp && old == 0)
 		return 0;
-	new = apply(old, delta);
+	new = csum_apply(old, delta);
 	if (udp && new == 0)
 		new = 0xffff;
 	wr16(p, new);
-	return delta16(old, new);
+	return csum_delta16(old, new);
 }
 
 static int is_echo(uint8_t proto, uint8_t type)
@@ -282,7 +258,7 @@ static uint32_t rewrite(uint8_t *f, const struct layout *l,
 	if (l->family == 4)	/* IPv4 header checksum (RFC 791) */
 		covered += fix(f + l->ip + 10, da, 0);
 	if (p->port >= 0) {
-		dp = delta16(rd16(f + p->port), port);
+		dp = csum_delta16(rd16(f + p->port), port);
 		wr16(f + p->port, port);
 		covered += dp;
 	}

@@ -41,7 +41,30 @@ int csum_l4_field(uint8_t proto);
  * are given as they are in the packet. Valid for any checksum whose
  * coverage includes the field, e.g. the L4 checksum for an address in
  * its pseudo-header. */
-uint16_t csum_update16(uint16_t hc, uint16_t old16, uint16_t new16);
+/* One's-complement difference of a change, to be added to ~HC. */
+static inline uint32_t csum_delta16(uint16_t old16, uint16_t new16)
+{
+	return (uint32_t)(uint16_t)~old16 + new16;
+}
+
+/* RFC 1624 eqn. 3 with the differences already summed. The sum of a
+ * header that is not all zeros is never +0 (0x0000) in one's-complement
+ * arithmetic, so a folded +0 is written as -0 (0xFFFF): the result is
+ * then bit-identical to a full recomputation (RFC 1624 section 3). */
+static inline uint16_t csum_apply(uint16_t hc, uint32_t delta)
+{
+	uint32_t s = (uint32_t)(uint16_t)~hc + delta;
+
+	while (s >> 16)
+		s = (s & 0xffffu) + (s >> 16);
+	return s ? (uint16_t)~s : 0;
+}
+
+/* Inline: every routed packet's TTL decrement uses it. */
+static inline uint16_t csum_update16(uint16_t hc, uint16_t old16, uint16_t new16)
+{
+	return csum_apply(hc, csum_delta16(old16, new16));
+}
 uint16_t csum_update32(uint16_t hc, const uint8_t old4[4], const uint8_t new4[4]);
 uint16_t csum_update128(uint16_t hc, const uint8_t old16[16], const uint8_t new16[16]);
 

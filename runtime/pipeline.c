@@ -419,8 +419,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k];
 
-		b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
-		b->cpl[k] = b->cp[i];
+		b->cpl[k] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
 	}
 	ct_track_batch(w->ct, b->cpl, nnew, now, b->resl);
 	for (uint32_t k = 0; k < nnew; k++) {
@@ -434,6 +433,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		case CT_RELATED:
 		case CT_FRAG:
 			if (r->flags & CT_RF_INVALID) {
+				b->cp[i] = b->cpl[k];
 				kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 				break;
 			}
@@ -446,8 +446,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 			key->ct_state = r->kind == CT_RELATED ? RFW_STATE_RELATED
 							      : RFW_STATE_ESTABLISHED;
 			b->rule[i] = r->rule & PIPE_RULE_MASK;
-			b->wire[i] = *key;
-			b->nat[i] = 0;
+			b->nat[i] = 0;	/* wire[i] is written only for flows that translate */
 			if (!(r->flags & CT_RF_NAT)) {
 				b->path[i] = b->path[i] == PATH_RELATED ? PATH_FLOW : b->path[i];
 			} else if (b->path[i] == PATH_RELATED) {
@@ -467,9 +466,11 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 			drop(w, &pkts[i], PIPE_DROP_FRAG_ORPHAN);
 			break;
 		case CT_INVALID:
+			b->cp[i] = b->cpl[k];
 			kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 			break;
 		default:		/* CT_NEW */
+			b->cp[i] = b->cpl[k];
 			b->l_new[kept++] = i;
 			break;
 		}
@@ -516,16 +517,20 @@ static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
 }
 
 /* Router mode: the egress port and next hop, by the (translated)
- * destination. */
+ * destination: a new flow's after DNAT (akey), a known flow's as it
+ * leaves (wire, written only when the flow translates; its frame's own
+ * key otherwise). */
 static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list,
-			   uint32_t n, struct pkt_key *keys)
+			   uint32_t n, int known)
 {
 	struct pipe_burst *b = &w->burst;
 	uint32_t kept = 0;
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = list[k], v = 0;
-		struct pkt_key *key = &keys[i];
+		struct pkt_key *key = !known ? &b->akey[i]
+				    : b->nat[i] || b->path[i] == PATH_RELATED ? &b->wire[i]
+									     : &b->meta[i].key;
 		const struct rfw_route *r;
 
 		if (key->family == 4 && w->pol->have_route4)
@@ -766,12 +771,19 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			  uint32_t n)
 {
 	struct pipe_burst *b = &w->burst;
+	/* The last next hop resolved: a burst's packets mostly share one
+	 * (the default gateway), and the table does not change within a
+	 * burst, so the hash and compare are paid once a burst. */
+	uint64_t memo_lo = 0, memo_hi = 0;
+	uint8_t memo_port = PIPE_NO_PORT, memo_family = 0;
+	const uint8_t *memo_mac = NULL;
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = list[k];
 		struct pipe_pkt *p = &pkts[i];
 		struct pkt_meta *m = &b->meta[i];
 		uint8_t *l3 = p->data + m->l3_off;
+		uint64_t hop_lo, hop_hi;
 		uint8_t *ttl = m->key.family == 4 ? l3 + 8 : l3 + 7;
 		const uint8_t *mac;
 
@@ -794,7 +806,19 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			}
 			continue;
 		}
-		mac = neigh_lookup(&w->neigh, p->out_port, m->key.family, b->nexthop[i]);
+		memcpy(&hop_lo, b->nexthop[i], 8);
+		memcpy(&hop_hi, b->nexthop[i] + 8, 8);
+		if (memo_mac && hop_lo == memo_lo && hop_hi == memo_hi &&
+		    p->out_port == memo_port && m->key.family == memo_family) {
+			mac = memo_mac;
+		} else {
+			mac = neigh_lookup(&w->neigh, p->out_port, m->key.family, b->nexthop[i]);
+			memo_mac = mac;
+			memo_lo = hop_lo;
+			memo_hi = hop_hi;
+			memo_port = p->out_port;
+			memo_family = m->key.family;
+		}
 		if (!mac) {
 			drop(w, p, PIPE_DROP_NO_NEIGH);
 			continue;
@@ -966,8 +990,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 			b->akey[b->l_new[k]] = b->meta[b->l_new[k]].key;
 	if (w->mode == PIPE_ROUTER && (nnew || nknown))
 		STAGE(PIPE_ST_ROUTE, nnew + nknown,
-		      (nnew = route_list(w, pkts, b->l_new, nnew, b->akey),
-		       nknown = route_list(w, pkts, b->l_known, nknown, b->wire)));
+		      (nnew = route_list(w, pkts, b->l_new, nnew, 0),
+		       nknown = route_list(w, pkts, b->l_known, nknown, 1)));
 	if (nnew)
 		STAGE(PIPE_ST_ACL, nnew, nnew = stage_acl(w, pkts, nnew));
 	if (nnew && w->pol->have_rl)
