@@ -747,7 +747,7 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		struct pipe_pkt *p = &pkts[i];
 		const struct pkt_meta *m = &b->meta[i];
 		const struct pkt_key *wk = &b->wire[i];
-		int alen = addr_len(m->key.family);
+		int alen;
 		uint16_t sp, dp;
 
 		if (b->path[i] == PATH_RELATED) {	/* only NATed flows stay RELATED */
@@ -757,6 +757,7 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		}
 		if (!b->nat[i])
 			continue;
+		alen = addr_len(m->key.family);
 		wire_ports(m, p->data, &sp, &dp);
 		if (memcmp(wk->src, m->key.src, alen) || wk->sport != sp)
 			csum_rewrite(p->data, p->len, m, CSUM_SRC, wk->src, wk->sport);

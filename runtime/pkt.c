@@ -27,16 +27,17 @@ static inline uint16_t rd16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static int malformed(struct pkt_meta *m, enum pkt_reason r)
+static __attribute__((cold, noinline)) int malformed(struct pkt_meta *m, enum pkt_reason r)
 {
 	m->kind = PKT_MALFORMED;
 	m->reason = (uint8_t)r;
 	return PKT_MALFORMED;
 }
 
-/* Upper-layer header at off: fill ports / ICMP type. */
-static int parse_l4(const uint8_t *f, uint32_t len, uint32_t off,
-		    struct pkt_meta *m)
+/* Upper-layer header at off: fill ports / ICMP type. Inlined into both
+ * callers: every packet goes through one of them. */
+static inline __attribute__((always_inline)) int parse_l4(const uint8_t *f, uint32_t len,
+							uint32_t off, struct pkt_meta *m)
 {
 	struct pkt_key *k = &m->key;
 
@@ -177,12 +178,14 @@ int pkt_parse(const uint8_t *f, uint32_t len, struct pkt_meta *m)
 	if (len < ETH_HLEN)
 		return malformed(m, PKT_ERR_SHORT_L2);
 	type = rd16(f + 12);
-	for (int i = 0; i < MAX_VLAN_TAGS &&
-	     (type == ETH_P_8021Q || type == ETH_P_8021AD); i++) {
-		if (len < off + 4)
-			return malformed(m, PKT_ERR_SHORT_L2);
-		type = rd16(f + off + 2);
-		off += 4;
+	if (__builtin_expect(type == ETH_P_8021Q || type == ETH_P_8021AD, 0)) {
+		for (int i = 0; i < MAX_VLAN_TAGS &&
+		     (type == ETH_P_8021Q || type == ETH_P_8021AD); i++) {
+			if (len < off + 4)
+				return malformed(m, PKT_ERR_SHORT_L2);
+			type = rd16(f + off + 2);
+			off += 4;
+		}
 	}
 	m->ethertype = type;
 	m->l3_off = (uint16_t)off;
