@@ -11,12 +11,13 @@
 # callgrind_annotate.
 set -eu
 BUILD=${1:?usage: $0 BUILD_DIR [fwbench args...]}; shift
-FLOWS=100000 PACKETS=65536
+FLOWS=100000 PACKETS=65536 ACTIVE=0
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
 	case ${args[i]} in
 	--flows) FLOWS=${args[i + 1]} ;;
 	--packets) PACKETS=${args[i + 1]} ;;
+	--active) ACTIVE=${args[i + 1]} ;;
 	--only | --repeat) echo "$0: runs every scenario once; ${args[i]} is not supported" >&2; exit 2 ;;
 	esac
 done
@@ -29,10 +30,12 @@ valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" --toggle-collect=pi
 # parts: 2 load; then two marks per scenario, in fwbench's order
 ir() { sed -n 's/^summary: //p' "$OUT/cg.out.$1"; }
 half=$((FLOWS / 2))
-printf '# fwbench under callgrind: --flows %s --packets %s; instructions per packet in pipe_process\n' \
-	"$FLOWS" "$PACKETS"
+# --active A: the cached scenarios send ceil(PACKETS / A) rounds of A flows
+cached() { if ((ACTIVE > 0 && ACTIVE < $1)); then echo $(((PACKETS + ACTIVE - 1) / ACTIVE * ACTIVE)); else echo "$1"; fi; }
+printf '# fwbench under callgrind: --flows %s --packets %s %s; instructions per packet in pipe_process\n' \
+	"$FLOWS" "$PACKETS" "$*"
 part=4
-for s in cached-allow:$half cached-snat:$((FLOWS - half)) new-snat:$PACKETS drop-flood:$PACKETS \
+for s in cached-allow:$(cached $half) cached-snat:$(cached $((FLOWS - half))) new-snat:$PACKETS drop-flood:$PACKETS \
 	worst-case:$PACKETS; do
 	name=${s%%:*} n=${s##*:}
 	printf '%-14s %8.1f\n' "$name" "$(echo "$(ir $part) / $n" | bc -l)"

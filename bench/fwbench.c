@@ -3,14 +3,16 @@
  * Prints cycles/packet and Mpps per scenario and cycles/packet per stage
  * (VPP `show runtime` style). A benchmark, not a test.
  *   fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N] [--only NAME]
- *           [--repeat N] [--active N]
+ *           [--repeat N] [--active N] [--no-flow-cache]
  * --only runs one scenario's timed part (the flows are still loaded), so
  * perf sees mostly it; --repeat runs the scenarios that leave the tables
  * as they found them (cached-*, drop-flood) N times, one line each;
  * --active N sends the cached scenarios' packets (about --packets of
  * them) from their first N flows only, the rest staying loaded: the
  * cost when the active flows fit in cache, next to the default where
- * every packet is another of the 1,000,000 flows.
+ * every packet is another of the 1,000,000 flows; --no-flow-cache
+ * sends every packet through the full pipeline (the cache's cost and
+ * gain, side by side).
  * Instruction counts per scenario: every timed part sits between two
  * calls of bench_mark, so
  *   valgrind --tool=callgrind --toggle-collect=pipe_process \
@@ -49,6 +51,7 @@ struct opts {
 	uint32_t packets;
 	uint32_t repeat;
 	uint32_t active;	/* cached-*: packets of the first N flows only; 0: all */
+	int no_flow_cache;
 	int cpu;
 };
 
@@ -169,7 +172,8 @@ static int bench_open(struct bench *b, const struct opts *o, int worst)
 	int fd = mkstemp(path);
 	char err[256];
 	uint32_t nrules;
-	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 3, .seed = 42};
+	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 3, .seed = 42,
+				.no_flow_cache = (uint8_t)o->no_flow_cache};
 	double t0;
 
 	if (fd < 0)
@@ -371,10 +375,12 @@ int main(int argc, char **argv)
 			o.repeat = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--active") && i + 1 < argc)
 			o.active = (uint32_t)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--no-flow-cache"))
+			o.no_flow_cache = 1;
 		else {
 			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
 					" [--only cached-allow|cached-snat|new-snat|drop-flood|worst-case] [--repeat N]"
-					" [--active N]\n");
+					" [--active N] [--no-flow-cache]\n");
 			return 1;
 		}
 	}

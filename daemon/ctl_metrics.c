@@ -192,6 +192,10 @@ static void runtime(struct ctl_buf *out, const struct ctl_report *r)
 	       "Established flows a reload's re-check refused and ended.");
 	ctl_printf(out, "rampart_reload_recheck_ended_flows_total %llu\n",
 		   (unsigned long long)sum.recheck_ended);
+	family(out, "rampart_flow_cache_hits_total", "counter",
+	       "Packets of known flows the flow cache finished without the full pipeline.");
+	ctl_printf(out, "rampart_flow_cache_hits_total %llu\n",
+		   (unsigned long long)sum.flow_cache_hits);
 }
 
 static void state(struct ctl_buf *out, const struct ctl_report *r)

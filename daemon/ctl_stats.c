@@ -432,6 +432,8 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 		for (unsigned m = 0; m < PKT_REASON_COUNT; m++)
 			sum->parse_reason[m] += st->parse_reason[m];
 		sum->recheck_ended += st->recheck_ended;
+		sum->flows_hit += st->flows_hit;
+		sum->flow_cache_hits += st->flow_cache_hits;
 		for (uint32_t p = 0; p < r->src->nports; p++)
 			*tx_full += r->jobs[k].port[p].tx_full;
 	}
@@ -478,6 +480,8 @@ static void stages_text(struct ctl_buf *out, const struct ctl_report *r)
 	ctl_table_print(&t, out, 0);
 	ctl_printf(out, "\nflows ended by a reload's re-check: %llu\n",
 		   (unsigned long long)sum.recheck_ended);
+	ctl_printf(out, "known-flow packets: %llu, finished by the flow cache: %llu\n",
+		   (unsigned long long)sum.flows_hit, (unsigned long long)sum.flow_cache_hits);
 }
 
 static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
@@ -506,6 +510,8 @@ static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
 			   m + 1 < PKT_REASON_COUNT ? ", " : "");
 	}
 	ctl_printf(out, "},\n \"recheck_ended\": %llu", (unsigned long long)sum.recheck_ended);
+	ctl_printf(out, ",\n \"known_flow_packets\": %llu, \"flow_cache_hits\": %llu",
+		   (unsigned long long)sum.flows_hit, (unsigned long long)sum.flow_cache_hits);
 }
 
 void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json)

@@ -360,22 +360,27 @@ static void flow_key(const struct ct_table *t, const struct ct_flow *f, unsigned
 	}
 }
 
-static inline int flow_match(const struct ct_table *t, const struct ct_flow *f,
-			     unsigned dir, const struct ct_key *k)
+/* k: a ct_key or a pkt_key (the same fields at the same places) */
+#define flow_match(t, f, dir, k) \
+	flow_match_parts(t, f, dir, (k)->src, (k)->dst, &(k)->sport, (k)->proto, (k)->family)
+
+static inline int flow_match_parts(const struct ct_table *t, const struct ct_flow *f,
+				   unsigned dir, const uint8_t *ksrc, const uint8_t *kdst,
+				   const uint16_t *kports, uint8_t proto, uint8_t family)
 {
 	const uint8_t *s, *d;
 	uint32_t fw, kw, fs, fd, ks, kd;
 
 	/* both ports in one compare: adjacent in the entry and the key */
 	memcpy(&fw, &f->port[2 * dir], 4);
-	memcpy(&kw, &k->sport, 4);
-	if (fw != kw || f->proto != k->proto || f->family != k->family)
+	memcpy(&kw, kports, 4);
+	if (fw != kw || f->proto != proto || f->family != family)
 		return 0;
 	if (f->family == 4) {
 		memcpy(&fs, f->addr + 8 * dir, 4);
 		memcpy(&fd, f->addr + 8 * dir + 4, 4);
-		memcpy(&ks, k->src, 4);
-		memcpy(&kd, k->dst, 4);
+		memcpy(&ks, ksrc, 4);
+		memcpy(&kd, kdst, 4);
 		return ((fs ^ ks) | (fd ^ kd)) == 0;
 	}
 	if (dir == CT_DIR_ORIG) {
@@ -388,7 +393,7 @@ static inline int flow_match(const struct ct_table *t, const struct ct_flow *f,
 		s = f->addr6_dst;
 		d = f->addr;
 	}
-	return memcmp(s, k->src, 16) == 0 && memcmp(d, k->dst, 16) == 0;
+	return memcmp(s, ksrc, 16) == 0 && memcmp(d, kdst, 16) == 0;
 }
 
 /* ---- index ---- */
@@ -809,6 +814,23 @@ static inline void refresh(struct ct_table *t, uint32_t idx, uint32_t now)
 	}
 }
 
+/* account() of a packet that is neither a fragment nor an ICMP error. */
+static inline int account_known(struct ct_table *t, uint32_t flow, unsigned dir,
+				const struct ct_pkt *p, uint32_t now)
+{
+	struct ct_flow *f = &t->flows[flow];
+
+	if (f->proto == IPP_TCP && !ct_tcp_track(f, dir, p)) {
+		t->st.invalid++;
+		return 0;
+	}
+	if (dir == CT_DIR_REPLY)
+		f->flags |= CT_F_REPLY_SEEN;
+	count_packet(f, dir, p->len);
+	refresh(t, flow, now);
+	return 1;
+}
+
 /* ct_update on a flow known to be live and dir known to be 0 or 1. */
 static inline int account(struct ct_table *t, uint32_t flow, unsigned dir,
 			  const struct ct_pkt *p, uint32_t now)
@@ -824,15 +846,7 @@ static inline int account(struct ct_table *t, uint32_t flow, unsigned dir,
 		count_packet(f, dir, p->len);
 		return 1;
 	}
-	if (f->proto == IPP_TCP && !ct_tcp_track(f, dir, p)) {
-		t->st.invalid++;
-		return 0;
-	}
-	if (dir == CT_DIR_REPLY)
-		f->flags |= CT_F_REPLY_SEEN;
-	count_packet(f, dir, p->len);
-	refresh(t, flow, now);
-	return 1;
+	return account_known(t, flow, dir, p, now);
 }
 
 int ct_update(struct ct_table *t, uint32_t flow, unsigned dir, const struct ct_pkt *p,
@@ -1292,6 +1306,31 @@ void ct_track_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, u
 		    struct ct_result *out)
 {
 	lookup_batch(t, pkts, n, now, out, 1);
+}
+
+/* ---- the flow cache's hit path ---- */
+
+void ct_hint_batch(struct ct_table *t, const struct ct_pkt *pkts, const uint32_t *flow,
+		   const uint8_t *dir, const uint32_t *rule, uint32_t n, uint32_t now,
+		   uint8_t *out)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (likely(flow[i] < t->max_flows))
+			__builtin_prefetch(&t->flows[flow[i]]);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pkt_key *k = &pkts[i].meta->key;
+		const struct ct_flow *f;
+
+		out[i] = CT_HINT_MISS;
+		if (unlikely(flow[i] >= t->max_flows))	/* the rest is the caller's promise */
+			continue;
+		f = &t->flows[flow[i]];
+		if ((f->flags & (CT_F_USED | CT_F_AUX | CT_F_NAT)) != CT_F_USED ||
+		    f->rule != rule[i] || !flow_live(f, now) || !flow_match(t, f, dir[i] & 1, k))
+			continue;
+		out[i] = account_known(t, flow[i], dir[i] & 1, &pkts[i], now) ? CT_HINT_OK
+									     : CT_HINT_INVALID;
+	}
 }
 
 /* ---- listing ---- */

@@ -353,6 +353,7 @@ struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p)
 	if (w->ct)
 		ct_set_timeouts(w->ct, p->view->policy->timeout);
 	w->pol = p;
+	w->fc_epoch++;		/* routes, interfaces, rules: the flow cache starts over */
 	if (old && w->ct) {
 		w->sweep_cursor = 0;
 		w->sweeping = 1;

@@ -108,6 +108,11 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 		w->ct = ct_create(&cc);
 		if (!w->ct)
 			goto fail;
+		if (!cfg->no_flow_cache) {
+			if (flowcache_init(&w->fc, cfg->seed ? cfg->seed ^ 0x2545f4914f6cdd1dull : 0) < 0)
+				goto fail;
+			w->have_fc = 1;
+		}
 	}
 	p = pipe_policy_build(w, view, NULL, PIPE_FLOWS_KEEP, NULL, NULL, 0);
 	if (!p)
@@ -134,6 +139,7 @@ void pipe_destroy(struct pipe_worker *w)
 	}
 	free(w->pools);
 	pipe_policy_free(w->pol);
+	flowcache_free(&w->fc);
 	free(w);
 }
 
@@ -180,8 +186,14 @@ uint8_t pipe_port_policy_if(const struct pipe_worker *w, uint32_t port)
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		   const uint8_t mac[6])
 {
+	const uint8_t *now;
+
 	if (port >= w->nports)
 		return -1;
+	now = neigh_lookup(&w->neigh, (uint8_t)port, family, addr);
+	if (now && !memcmp(now, mac, 6))
+		return 0;	/* a refresh: the flow cache stays */
+	w->fc_epoch++;		/* the cached next hops may be this one */
 	return neigh_set(&w->neigh, (uint8_t)port, family, addr, mac);
 }
 
@@ -405,6 +417,212 @@ static int restamp(struct pipe_worker *w, struct pipe_pkt *p, const struct pkt_m
 			 pipe_flow_rule(pol->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule));
 	r->rule = rule;
 	return 0;
+}
+
+/* Router mode: a routed packet's TTL / hop limit, and its IPv4 header
+ * checksum updated for it (RFC 1624: TTL is the high byte of a word). */
+static inline void ttl_decrement(uint8_t *l3, uint8_t family)
+{
+	if (family == 4) {
+		uint16_t old = (uint16_t)(l3[8] << 8 | l3[9]);
+		uint16_t csum = (uint16_t)(l3[10] << 8 | l3[11]);
+
+		l3[8]--;
+		csum = csum_update16(csum, old, (uint16_t)(l3[8] << 8 | l3[9]));
+		l3[10] = (uint8_t)(csum >> 8);
+		l3[11] = (uint8_t)csum;
+	} else {
+		l3[7]--;		/* IPv6 has no header checksum */
+	}
+}
+
+/* A flow cache hit: the packet leaves as the full pipeline sent the
+ * flow's packet before it (flowcache.h). */
+static inline void cache_finish(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
+				const struct flowcache_entry *e)
+{
+	struct pipe_burst *b = &w->burst;
+	struct pkt_meta *m = &b->meta[i];
+	struct pipe_rule_stats *rs;
+	uint32_t r = e->rule & PIPE_RULE_MASK;
+
+	if (w->mode == PIPE_ROUTER) {
+		p->out_port = e->out_port;
+		ttl_decrement(p->data + m->l3_off, m->key.family);
+		memcpy(p->data, e->mac, 12);	/* next hop's and our own address */
+	}
+	if (r > w->pol->rule_count)
+		r = 0;
+	b->rule[i] = r;
+	b->path[i] = PATH_FLOW;
+	m->key.ct_state = RFW_STATE_ESTABLISHED;
+	rs = &w->pol->rules[r];
+	rs->packets++;
+	rs->bytes += p->len;
+	rs->last_ns = w->now_ns;
+}
+
+/* A burst's TCP SYNs take the full path (one may open a new connection
+ * over a closed one), and so must every later packet of the burst in a
+ * SYN's slot: it has to meet conntrack after the SYN, as one at a time
+ * it would. Drops those from the candidates; the SYNs' hashes are made
+ * only here, when a burst has both. */
+static uint32_t cache_after_syn(struct pipe_worker *w, const struct pipe_pkt *pkts,
+				uint32_t ncand, uint32_t nsyn)
+{
+	struct pipe_burst *b = &w->burst;
+	uint32_t kept = 0;
+
+	for (uint32_t x = 0; x < nsyn; x++) {
+		uint32_t i = b->syn_at[x];
+
+		b->syn_slot[x] = (uint32_t)(flowcache_hash(&w->fc, &b->meta[i].key,
+							   pkts[i].in_port) &
+					    (FLOWCACHE_SLOTS - 1));
+	}
+	for (uint32_t j = 0; j < ncand; j++) {
+		uint32_t i = b->l_hint[j], slot = (uint32_t)(b->fch[i] & (FLOWCACHE_SLOTS - 1));
+		uint32_t x;
+
+		for (x = 0; x < nsyn && !(b->syn_slot[x] == slot && b->syn_k[x] < b->hk[j]); x++)
+			;
+		if (x < nsyn)
+			continue;
+		b->l_hint[kept] = i;
+		b->hk[kept] = b->hk[j];
+		b->cpl[kept] = b->cpl[j];
+		b->hflow[kept] = b->hflow[j];
+		b->hdir[kept] = b->hdir[j];
+		b->hrule[kept] = b->hrule[j];
+		kept++;
+	}
+	return kept;
+}
+
+/* The flow cache, before conntrack: packets whose slot remembers a flow
+ * are checked against that flow (ct_hint_batch) and, if still its,
+ * finished here. Returns the packets left for the full pipeline (in
+ * l_new); *ninv: packets of a cached flow that TCP tracking refused and
+ * that stay on the new-flow path as invalid (in l_inv). */
+static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
+			    uint32_t now, uint32_t *ninv)
+{
+	struct pipe_burst *b = &w->burst;
+	const struct flowcache *c = &w->fc;
+	const uint32_t epoch = w->fc_epoch;
+	const int router = w->mode == PIPE_ROUTER;
+	uint32_t ncand = 0, kept = 0, inv = 0, hits = 0, nsyn = 0, probed = 0;
+
+	if (w->fc_rest) {	/* see below */
+		w->fc_rest--;
+		for (uint32_t k = 0; k < nnew; k++)
+			b->fcp[b->l_new[k]] = 0;
+		return nnew;
+	}
+	/* The candidates: packets whose slot remembers a flow. */
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k];
+		const struct pkt_meta *m = &b->meta[i];
+		const struct pipe_pkt *p = &pkts[i];
+		const struct flowcache_entry *e;
+		uint64_t h;
+
+		b->fcp[i] = 0;
+		if (m->fragment || !m->key.has_ports)
+			continue;	/* fragments, ICMP: the full path decides */
+		if (m->key.proto == 6 && (m->key.tcp_flags & 0x02)) {
+			b->syn_at[nsyn] = i;
+			b->syn_k[nsyn++] = k;
+			continue;
+		}
+		h = flowcache_hash(c, &m->key, p->in_port);
+		b->fch[i] = h;
+		b->fcp[i] = 1;
+		probed++;
+		e = flowcache_slot(c, h);
+		if (e->sig != flowcache_sig(h) || e->epoch != epoch || e->in_port != p->in_port)
+			continue;
+		if (router && p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1)
+			continue;	/* time exceeded: the full path answers */
+		b->l_hint[ncand] = i;
+		b->hk[ncand] = k;
+		b->cpl[ncand] = (struct ct_pkt){m, p->data, p->len};
+		b->hflow[ncand] = e->flow;
+		b->hdir[ncand] = e->dir;
+		b->hrule[ncand] = e->rule;
+		ncand++;
+	}
+	/* More active flows than slots: most probes miss, and each costs a
+	 * hash, a slot and an insert. After FLOWCACHE_BAD bursts in a row
+	 * with hardly a hit (as many bursts as it takes to fill the cache,
+	 * so a warming cache is not mistaken for a thrashing one), it rests
+	 * for three times as long, then tries again. */
+	if (probed >= 16 && ncand * 8 < probed) {
+		if (++w->fc_bad >= FLOWCACHE_BAD) {
+			w->fc_bad = 0;
+			w->fc_rest = 3 * FLOWCACHE_BAD;
+		}
+	} else if (probed) {
+		w->fc_bad = 0;
+	}
+	if (ncand && nsyn)
+		ncand = cache_after_syn(w, pkts, ncand, nsyn);
+	if (!ncand)
+		return nnew;
+	ct_hint_batch(w->ct, b->cpl, b->hflow, b->hdir, b->hrule, ncand, now, b->hres);
+	/* the candidates are in l_new's order: walk both */
+	for (uint32_t k = 0, j = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k];
+		uint8_t res = CT_HINT_MISS;
+
+		if (j < ncand && b->l_hint[j] == i)
+			res = b->hres[j++];
+		if (__builtin_expect(res == CT_HINT_OK, 1)) {
+			cache_finish(w, &pkts[i], i, flowcache_slot(c, b->fch[i]));
+			hits++;
+		} else if (res == CT_HINT_INVALID) {
+			b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
+			inv += invalid(w, &pkts[i], &b->meta[i].key, &b->l_inv[inv], i);
+		} else {
+			b->l_new[kept++] = i;
+		}
+	}
+	w->stats.flow_cache_hits += hits;
+	w->stats.flows_hit += hits;
+	*ninv = inv;
+	return kept;
+}
+
+/* Remember the known, untranslated flows the full pipeline forwarded. */
+static void cache_insert(struct pipe_worker *w, const struct pipe_pkt *pkts,
+			 const uint32_t *list, uint32_t n)
+{
+	struct pipe_burst *b = &w->burst;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = list[k];
+		const struct pipe_pkt *p = &pkts[i];
+		struct flowcache_entry *e;
+
+		if (!b->fcp[i] || b->path[i] != PATH_FLOW || b->nat[i] ||
+		    p->verdict != PIPE_FORWARD)
+			continue;
+		e = flowcache_slot(&w->fc, b->fch[i]);
+		/* Another live flow holds the slot: take it over only now and
+		 * then, so that more active flows than slots do not turn every
+		 * packet into a store (the few that stay still hit). */
+		if (e->sig && e->epoch == w->fc_epoch && (++w->fc_evict & 7))
+			continue;
+		e->sig = flowcache_sig(b->fch[i]);
+		e->epoch = w->fc_epoch;
+		e->flow = b->res[i].flow;
+		e->dir = b->res[i].dir;
+		e->rule = pipe_flow_rule(w->pol->tag, b->rule[i]);
+		e->in_port = p->in_port;
+		e->out_port = p->out_port;
+		if (w->mode == PIPE_ROUTER)
+			memcpy(e->mac, p->data, 12);	/* as stage_forward wrote them */
+	}
 }
 
 /* Conntrack: packets of known flows leave the new-flow path. Returns the
@@ -824,17 +1042,7 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			drop(w, p, PIPE_DROP_NO_NEIGH);
 			continue;
 		}
-		if (m->key.family == 4) {	/* RFC 1624: TTL is the high byte of a word */
-			uint16_t old = (uint16_t)(*ttl << 8 | l3[9]);
-			uint16_t csum = (uint16_t)(l3[10] << 8 | l3[11]);
-
-			(*ttl)--;
-			csum = csum_update16(csum, old, (uint16_t)(*ttl << 8 | l3[9]));
-			l3[10] = (uint8_t)(csum >> 8);
-			l3[11] = (uint8_t)csum;
-		} else {
-			(*ttl)--;		/* IPv6 has no header checksum */
-		}
+		ttl_decrement(l3, m->key.family);
 		memcpy(p->data, mac, 6);
 		memcpy(p->data + 6, w->cfg.port[p->out_port].mac, 6);
 	}
@@ -978,12 +1186,16 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	struct pipe_burst *b = &w->burst;
 	struct pipe_stage_stats *st = w->stats.stage;
 	uint32_t now = (uint32_t)(now_ns / 1000000000u);
-	uint32_t nnew, nknown = 0, npass;
+	uint32_t nnew, nknown = 0, npass, ninv = 0;
 
 	w->now_ns = now_ns;
 	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n));
+	if (w->have_fc && nnew)
+		STAGE(PIPE_ST_CACHE, nnew, nnew = stage_cache(w, pkts, nnew, now, &ninv));
 	if (w->stateful && nnew)
 		STAGE(PIPE_ST_FLOW, nnew, nnew = stage_flow(w, pkts, nnew, now, &nknown));
+	for (uint32_t k = 0; k < ninv; k++)	/* invalid, for the rules that see it */
+		b->l_new[nnew++] = b->l_inv[k];
 	if (nnew && w->stateful && w->pol->view->policy->nat_count)
 		STAGE(PIPE_ST_DNAT, nnew, stage_dnat(w, nnew));
 	else
@@ -1013,6 +1225,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		STAGE(PIPE_ST_NAT, npass, stage_nat(w, pkts, b->l_pass, npass));
 	if (w->mode == PIPE_ROUTER && npass)
 		STAGE(PIPE_ST_FORWARD, npass, stage_forward(w, pkts, b->l_pass, npass));
+	if (w->have_fc && nknown)
+		STAGE(PIPE_ST_CACHE, 0, cache_insert(w, pkts, b->l_known, nknown));
 	account_out(w, pkts, n);
 	if (w->log)
 		emit_logs(w, pkts, n, now_ns);
@@ -1059,6 +1273,7 @@ const char *pipe_stage_name(unsigned stage)
 {
 	static const char *const names[PIPE_ST_COUNT] = {
 		[PIPE_ST_PARSE] = "parse",
+		[PIPE_ST_CACHE] = "flowcache",
 		[PIPE_ST_FLOW] = "flow",
 		[PIPE_ST_DNAT] = "dnat",
 		[PIPE_ST_ROUTE] = "route",

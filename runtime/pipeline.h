@@ -50,6 +50,7 @@ enum pipe_drop {
  * forward: they skip DNAT lookup, the rules and the limits. */
 enum pipe_stage {
 	PIPE_ST_PARSE,
+	PIPE_ST_CACHE,		/* flow cache: known flows finished in one pass */
 	PIPE_ST_FLOW,		/* conntrack lookup + TCP tracking of known flows */
 	PIPE_ST_DNAT,		/* DNAT rules: rules then see the real server */
 	PIPE_ST_ROUTE,		/* LPM: egress port and next hop (router) */
@@ -77,6 +78,7 @@ struct pipe_config {
 	uint16_t worker_count;	/* 0 is taken as 1 */
 	uint64_t seed;		/* conntrack/limit hash key; 0 = random */
 	uint32_t max_flows;	/* 0 = the policy's conntrack.max_flows */
+	uint8_t no_flow_cache;	/* 1: every packet through the full pipeline */
 };
 
 /* One frame of a burst. The pipeline sets out_port, verdict and drop. */
@@ -119,6 +121,7 @@ struct pipe_stats {
 	uint64_t related;	/* ICMP errors passed for their flow */
 	uint64_t nat_rewrites;	/* frames translated */
 	uint64_t recheck_ended;	/* flows a reload's re-check refused (and ended) */
+	uint64_t flow_cache_hits;	/* known-flow packets the flow cache finished */
 	struct pipe_port_stats port[PIPE_MAX_PORTS];
 };
 

@@ -6,6 +6,7 @@
 
 #include "cls.h"
 #include "ct.h"
+#include "flowcache.h"
 #include "lpm.h"
 #include "nat.h"
 #include "neigh.h"
@@ -63,6 +64,14 @@ struct pipe_burst {
 	struct nat_result snat[PIPE_BURST];
 	uint8_t creating[PIPE_BURST];
 	uint8_t logme[PIPE_BURST];		/* 1: its rule logs; 2: logged as invalid */
+	/* stage_cache */
+	uint64_t fch[PIPE_BURST];		/* flow cache hash of the tuple */
+	uint8_t fcp[PIPE_BURST];		/* 1: probed (so may be inserted) */
+	uint32_t l_hint[PIPE_BURST], l_inv[PIPE_BURST];
+	uint32_t hk[PIPE_BURST];		/* a candidate's place in l_new */
+	uint32_t syn_at[PIPE_BURST], syn_k[PIPE_BURST], syn_slot[PIPE_BURST];	/* TCP SYNs */
+	uint32_t hflow[PIPE_BURST], hrule[PIPE_BURST];
+	uint8_t hdir[PIPE_BURST], hres[PIPE_BURST];
 };
 
 struct pipe_nat_pool {
@@ -123,6 +132,12 @@ struct pipe_worker {
 	uint32_t npools;
 	struct pipe_burst burst;
 	uint64_t now_ns;		/* the burst's clock */
+	struct flowcache fc;
+	int have_fc;
+	uint32_t fc_epoch;		/* moves on adopt and neighbour changes */
+	uint32_t fc_evict;		/* cache_insert's take-over count */
+	uint32_t fc_rest;		/* bursts left that skip the flow cache */
+	uint32_t fc_bad;		/* bursts in a row with hardly a hit */
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;

@@ -204,6 +204,9 @@ check "stats shows every section" \
 check "stats --stages shows cycles/packet per stage" \
 	bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
 		 ctl stats --stages | grep -Eq '^parse +[0-9]+ +[0-9]+ +[0-9.]+$'"
+check "stats --stages: the flow cache finished packets of the known flows" \
+	bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+		 ctl stats --stages | grep -Eq '^known-flow packets: [1-9][0-9]*, finished by the flow cache: [1-9][0-9]*$'"
 ctl --json stats >"$LAB_TMP/stats.json"
 check "stats --json parses with every section" \
 	bash -c "'$LAB_PY' -c 'import json,sys; d = json.load(sys.stdin); assert d[\"version\"] == 1; [d[k] for k in (\"rules\", \"interfaces\", \"workers\", \"stages\", \"drops\")]' <'$LAB_TMP/stats.json'"

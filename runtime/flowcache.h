@@ -1,0 +1,91 @@
+/* The flow cache: a worker's small direct-mapped table from a packet's
+ * tuple to what the full pipeline decided for it the last time, so the
+ * next packets of a known, untranslated flow skip the conntrack index,
+ * the routes, the neighbour table and the per-stage bookkeeping.
+ *
+ * An entry is only a hint. Its flow is re-checked in conntrack on every
+ * hit (ct_hint_batch: alive, same tuple in the same direction, still
+ * under the same rule and generation, not translated), so a flow that
+ * ended, moved to another rule on reload or was replaced in its slot
+ * is a miss, never a wrong verdict. What conntrack does not know (the
+ * route and the next hop's MAC address) is tied to the worker's epoch,
+ * which moves on every policy adoption and neighbour change.
+ *
+ * Sized to stay in L2 (FLOWCACHE_SLOTS x 32 bytes = 256 KiB): it pays
+ * off when the active flows fit; with more, most probes miss and cost a
+ * hash and one load. */
+#ifndef RAMPART_FLOWCACHE_H
+#define RAMPART_FLOWCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pkt.h"
+
+_Static_assert(offsetof(struct pkt_key, icmp_type) == offsetof(struct pkt_key, sport) + 7,
+	       "flowcache_hash reads sport..icmp_type as one word");
+
+#define FLOWCACHE_SLOTS 8192u	/* power of two */
+#define FLOWCACHE_BAD (FLOWCACHE_SLOTS / 64u)	/* bursts of 64 to fill it */
+
+struct flowcache_entry {
+	uint32_t sig;		/* hash bits above the index, | 1; 0 = empty */
+	uint32_t epoch;		/* the worker's epoch when written */
+	uint32_t flow;		/* conntrack flow */
+	uint32_t rule;		/* the rule value the flow stores (tagged) */
+	uint8_t dir;		/* enum ct_dir */
+	uint8_t in_port;
+	uint8_t out_port;
+	uint8_t reserved;
+	uint8_t mac[12];	/* router: destination and source, as written */
+};
+_Static_assert(sizeof(struct flowcache_entry) == 32, "two entries a cache line");
+
+struct flowcache {
+	struct flowcache_entry *slot;
+	uint64_t seed;
+};
+
+/* 0 or -1 (ENOMEM). */
+int flowcache_init(struct flowcache *c, uint64_t seed);
+void flowcache_free(struct flowcache *c);
+
+static inline uint64_t flowcache_mix(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* The hash of a parsed packet's tuple and input port. IPv4 addresses sit
+ * in the first 4 bytes of src/dst, the rest zero (pkt_parse). */
+static inline uint64_t flowcache_hash(const struct flowcache *c, const struct pkt_key *k,
+				      uint8_t in_port)
+{
+	uint64_t s0, s1, d0, d1, ports;
+
+	memcpy(&s0, k->src, 8);
+	memcpy(&d0, k->dst, 8);
+	/* sport, dport, family, proto, has_ports, icmp_type: one load */
+	memcpy(&ports, &k->sport, 8);
+	ports ^= (uint64_t)in_port << 56;
+	if (k->family == 4)
+		return flowcache_mix(s0 ^ c->seed ^ d0 << 32, ports ^ 0x9e3779b97f4a7c15ull);
+	memcpy(&s1, k->src + 8, 8);
+	memcpy(&d1, k->dst + 8, 8);
+	return flowcache_mix(flowcache_mix(s0 ^ c->seed, s1 ^ 0x9e3779b97f4a7c15ull) ^ d0,
+			     flowcache_mix(d1 ^ 0xc2b2ae3d27d4eb4full, ports ^ c->seed));
+}
+
+static inline struct flowcache_entry *flowcache_slot(const struct flowcache *c, uint64_t h)
+{
+	return &c->slot[h & (FLOWCACHE_SLOTS - 1)];
+}
+
+static inline uint32_t flowcache_sig(uint64_t h)
+{
+	return (uint32_t)(h >> 32) | 1u;
+}
+
+#endif

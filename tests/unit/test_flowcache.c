@@ -1,0 +1,393 @@
+/* The flow cache changes nothing but speed: two workers on the same
+ * policy, one with the cache and one without, get the same random
+ * traffic (TCP connections with handshakes, data both ways, out-of-window
+ * segments, resets and reused ports, UDP through masquerade and not,
+ * IPv6, TTL 1, ICMP echo) in bursts of random size, with a reload, next
+ * hop MAC changes and expiry in between; every frame that comes out,
+ * every verdict and every counter must be the same, and the cache must
+ * have finished a good share of the packets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ct.h"
+#include "frames.h"
+#include "pipeline.h"
+#include "rulec.h"
+
+#define SEC 1000000000ull
+#define CONVS 48
+#define BURSTS 1500
+
+/* The reload's policy puts a rule in front (every rule number moves)
+ * that ends the DMZ's UDP flows on their next packet (re-check). */
+#define POLICY(first_rule)                                                              \
+	"version: 1\n"                                                                  \
+	"zones: {inside: [lan0], outside: [wan0], dmz: [dmz0]}\n"                        \
+	"rules:\n" first_rule                                                            \
+	"  - {name: lan-out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"    \
+	"  - {name: lan-dmz, from: {zone: inside}, to: {zone: dmz}, action: accept}\n"       \
+	"defaults: {action: drop}\n"                                                     \
+	"nat:\n"                                                                         \
+	"  - name: masq\n"                                                               \
+	"    match: {from: {network: 10.100.0.0/16}, to: {zone: outside}}\n"             \
+	"    snat: {to: masquerade, ports: 20000-29999}\n"                               \
+	"routes:\n"                                                                      \
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"                \
+	"  - {prefix: 10.50.0.0/16, via: 10.0.3.254, interface: dmz0}\n"                 \
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n"                                 \
+	"  - {prefix: 'fd00:50::/32', via: 'fd00:3::fe', interface: dmz0}\n"             \
+	"  - {prefix: 'fd00:100::/32', interface: lan0}\n"
+
+static const char policy[] = POLICY("");
+static const char policy_reload[] =
+	POLICY("  - {name: no-dmz-udp, proto: udp, to: {zone: dmz}, action: drop}\n");
+
+static const uint8_t gw4_wan[4] = {10, 0, 1, 254}, gw4_dmz[4] = {10, 0, 3, 254};
+static const uint8_t gw6_dmz[16] = {0xfd, 0, 0, 3, [15] = 0xfe};
+
+struct worker_pair {
+	void *buf, *buf2;
+	size_t len, len2;
+	struct rfw_view view, view2;
+	struct pipe_worker *w[2];	/* [0] with the flow cache, [1] without */
+};
+
+static void client_addr(uint8_t family, int i, uint8_t *a)
+{
+	memset(a, 0, 16);
+	if (family == 4)
+		memcpy(a, (uint8_t[]){10, 100, 0, (uint8_t)(1 + i % 8)}, 4);
+	else
+		memcpy(a, (uint8_t[]){0xfd, 0, 1, 0, [15] = (uint8_t)(1 + i % 8)}, 16);
+}
+
+static void pair_neigh(struct worker_pair *wp, uint32_t port, uint8_t family, const uint8_t *a,
+		       uint8_t mac_last)
+{
+	const uint8_t mac[6] = {2, 0xbb, 0, 0, (uint8_t)port, mac_last};
+
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(pipe_neigh_set(wp->w[k], port, family, a, mac), 0);
+}
+
+static void compile(const char *yaml, void **buf, size_t *len, struct rfw_view *view)
+{
+	char path[] = "/tmp/rampart-test-flowcache-XXXXXX";
+	int fd = mkstemp(path);
+	char err[256];
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+	close(fd);
+	assert_int_equal(rulec_compile(path, stderr, buf, len), 0);
+	unlink(path);
+	assert_int_equal(rfw_view_init(view, *buf, *len, err, sizeof(err)), 0);
+}
+
+static void pair_open(struct worker_pair *wp)
+{
+	const char *names[3] = {"lan0", "wan0", "dmz0"};
+	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 3, .seed = 11};
+
+	compile(policy, &wp->buf, &wp->len, &wp->view);
+	compile(policy_reload, &wp->buf2, &wp->len2, &wp->view2);
+	for (int p = 0; p < 3; p++) {
+		strcpy(c.port[p].name, names[p]);
+		memcpy(c.port[p].mac, (uint8_t[]){2, 0xaa, 0, 0, 0, (uint8_t)(p + 1)}, 6);
+		c.port[p].has_v4 = 1;
+		memcpy(c.port[p].v4, (uint8_t[]){10, 0, (uint8_t)(p + 1), 1}, 4);
+	}
+	for (int k = 0; k < 2; k++) {
+		c.no_flow_cache = (uint8_t)k;
+		wp->w[k] = pipe_create(&c, &wp->view);
+		assert_non_null(wp->w[k]);
+	}
+	pair_neigh(wp, 1, 4, gw4_wan, 1);
+	pair_neigh(wp, 2, 4, gw4_dmz, 1);
+	pair_neigh(wp, 2, 6, gw6_dmz, 1);
+	for (int i = 0; i < 8; i++) {
+		uint8_t a[16];
+
+		client_addr(4, i, a);
+		pair_neigh(wp, 0, 4, a, (uint8_t)(0x10 + i));
+		client_addr(6, i, a);
+		pair_neigh(wp, 0, 6, a, (uint8_t)(0x20 + i));
+	}
+}
+
+static void pair_close(struct worker_pair *wp)
+{
+	for (int k = 0; k < 2; k++)
+		pipe_destroy(wp->w[k]);
+	free(wp->buf);
+	free(wp->buf2);
+}
+
+/* A conversation between a client on lan0 and a server outside (through
+ * masquerade) or in the DMZ; TCP follows its handshake and sequence
+ * numbers as hosts would, roughly: what the pipeline makes of it is the
+ * point, and both workers must make the same of it. */
+struct conv {
+	uint8_t family, proto, server_port;
+	uint8_t client[16], server[16];
+	uint16_t cport, sport;
+	int state;		/* TCP: 0 SYN, 1 SYN+ACK, 2 ACK, 3 data */
+	uint32_t cseq, sseq;
+	int have_wire;
+	uint8_t wire[16];	/* the client as the server sees it */
+	uint16_t wport;
+	int pending_dir;	/* in this burst: -1 none, 0 from client, 1 from server */
+	int resetting;		/* 2: reset sent, SYN next; 1: SYN sent, data next */
+};
+
+static uint32_t rnd_state = 12345;
+
+static uint32_t rnd(void)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return rnd_state >> 8;
+}
+
+static void conv_init(struct conv *c, int i)
+{
+	memset(c, 0, sizeof(*c));
+	c->family = i % 4 == 3 ? 6 : 4;
+	c->proto = i % 3 == 0 ? 17 : 6;
+	client_addr(c->family, i, c->client);
+	if (c->family == 6) {
+		memcpy(c->server, (uint8_t[]){0xfd, 0, 0, 0x50, [15] = (uint8_t)(1 + i)}, 16);
+		c->server_port = 2;
+	} else if (i % 2) {
+		memcpy(c->server, (uint8_t[]){10, 200, (uint8_t)i, 9}, 4);
+		c->server_port = 1;
+	} else {
+		memcpy(c->server, (uint8_t[]){10, 50, (uint8_t)i, 9}, 4);
+		c->server_port = 2;
+	}
+	c->cport = (uint16_t)(30000 + i);
+	c->sport = c->proto == 17 ? 53 : 443;
+	c->cseq = rnd();
+	c->sseq = rnd();
+}
+
+/* The next packet of c into f; returns its input port. */
+static uint8_t conv_next(struct conv *c, struct frame *f)
+{
+	struct flow_spec s = {.family = c->family, .proto = c->proto};
+	int from_server = c->have_wire && rnd() % 2;
+	uint32_t payload = rnd() % 3 ? rnd() % 200 : 0;
+	uint32_t r = rnd() % 100;
+
+	if (c->proto == 6) {
+		from_server = c->state == 1 || (c->state == 3 && from_server);
+		if (c->state == 1 && !c->have_wire)
+			from_server = 0, c->state = 0;
+		if (c->resetting == 1)	/* data right behind the SYN, same burst */
+			from_server = 0, c->state = 3, c->resetting = 0;
+		else if (c->resetting == 2)
+			c->resetting = 1;
+	}
+	if (from_server) {
+		memcpy(s.src, c->server, 16);
+		memcpy(s.dst, c->wire, 16);
+		s.sport = c->sport;
+		s.dport = c->wport;
+	} else {
+		memcpy(s.src, c->client, 16);
+		memcpy(s.dst, c->server, 16);
+		s.sport = c->cport;
+		s.dport = c->sport;
+	}
+	if (c->proto == 6) {
+		switch (c->state) {
+		case 0:
+			s.tcp_flags = 0x02;
+			payload = 0;
+			break;
+		case 1:
+			s.tcp_flags = 0x12;
+			payload = 0;
+			break;
+		default:
+			s.tcp_flags = 0x10 | (payload ? 0x08 : 0);
+			break;
+		}
+		s.seq = from_server ? c->sseq : c->cseq;
+		s.ack = from_server ? c->cseq : c->sseq;
+		if (c->state == 3 && r < 3)
+			s.seq += 0x40000000u;		/* out of window */
+		else if (c->state == 3 && r < 6)
+			s.tcp_flags = 0x04, payload = 0, c->resetting = 2;	/* ports reused */
+	} else if (r < 2) {
+		s.proto = c->family == 4 ? 1 : 58;	/* an echo beside the flow */
+	}
+	if (r >= 97)
+		s.ttl = 1;				/* time exceeded */
+	s.payload = payload;
+	frame_build(f, &s);
+	c->pending_dir = from_server;
+	if (c->proto == 6 && s.ttl != 1 && !(s.seq != (from_server ? c->sseq : c->cseq))) {
+		uint32_t adv = payload + ((s.tcp_flags & 0x02) ? 1 : 0);
+
+		if (from_server)
+			c->sseq += adv;
+		else
+			c->cseq += adv;
+		if (s.tcp_flags & 0x04)
+			c->state = 0, c->cseq = rnd(), c->have_wire = 0;
+		else if (c->state < 3)
+			c->state++;
+	}
+	return from_server ? c->server_port : 0;
+}
+
+/* What the server saw of a client packet: where its replies go. */
+static void conv_learn(struct conv *c, const struct pipe_pkt *p)
+{
+	const uint8_t *ip = p->data + 14;
+
+	if (c->pending_dir != 0 || p->verdict != PIPE_FORWARD || p->out_port != c->server_port ||
+	    (ip[c->family == 4 ? 9 : 6] != c->proto))
+		return;
+	if (c->family == 4) {
+		memset(c->wire, 0, 16);
+		memcpy(c->wire, ip + 12, 4);
+		c->wport = frame_get16(ip + 20);
+	} else {
+		memcpy(c->wire, ip + 8, 16);
+		c->wport = frame_get16(ip + 40);
+	}
+	c->have_wire = 1;
+}
+
+static void same_pipe_stats(const struct pipe_stats *a, const struct pipe_stats *b)
+{
+	for (unsigned d = 0; d < PIPE_DROP_COUNT; d++)
+		if (a->drop[d] != b->drop[d])
+			fail_msg("drop %s: %llu with the cache, %llu without", pipe_drop_name(d),
+				 (unsigned long long)a->drop[d], (unsigned long long)b->drop[d]);
+	assert_int_equal(a->flows_hit, b->flows_hit);
+	assert_int_equal(a->related, b->related);
+	assert_int_equal(a->nat_rewrites, b->nat_rewrites);
+	assert_int_equal(a->replies, b->replies);
+	for (unsigned p = 0; p < 3; p++) {
+		assert_int_equal(a->port[p].rx_packets, b->port[p].rx_packets);
+		assert_int_equal(a->port[p].tx_packets, b->port[p].tx_packets);
+		assert_int_equal(a->port[p].tx_bytes, b->port[p].tx_bytes);
+		assert_int_equal(a->port[p].dropped, b->port[p].dropped);
+	}
+}
+
+static void test_same_as_without(void **state)
+{
+	static struct frame in[64], out[2][64];
+	struct worker_pair wp;
+	struct conv conv[CONVS];
+	uint64_t now = 10 * SEC, packets = 0;
+	struct ct_stats cs[2];
+	char err[256];
+
+	(void)state;
+	pair_open(&wp);
+	for (int i = 0; i < CONVS; i++)
+		conv_init(&conv[i], i);
+	for (int burst = 0; burst < BURSTS; burst++) {
+		struct pipe_pkt pk[2][64];
+		int who[64];
+		uint32_t n = 1 + rnd() % 64;
+
+		for (int i = 0; i < CONVS; i++)
+			conv[i].pending_dir = -1;
+		for (uint32_t j = 0; j < n; j++) {
+			/* one packet a conversation a burst, but a reset, the
+			 * SYN that reuses its ports and data right behind it
+			 * share one */
+			int i = (int)(rnd() % CONVS);
+			uint8_t port;
+
+			for (int x = 0; x < CONVS && conv[x].resetting && j < n; x++)
+				if (conv[x].pending_dir >= 0)
+					i = x;
+			if (conv[i].pending_dir >= 0 && !conv[i].resetting) {
+				n = j;
+				break;
+			}
+			port = conv_next(&conv[i], &in[j]);
+			who[j] = i;
+			for (int k = 0; k < 2; k++) {
+				out[k][j] = in[j];
+				pk[k][j] = (struct pipe_pkt){.data = out[k][j].b, .len = in[j].len,
+							     .room = sizeof(out[k][j].b),
+							     .in_port = port};
+			}
+		}
+		for (int k = 0; k < 2; k++)
+			pipe_process(wp.w[k], pk[k], n, now);
+		for (uint32_t j = 0; j < n; j++) {
+			if (pk[0][j].verdict != pk[1][j].verdict || pk[0][j].drop != pk[1][j].drop ||
+			    pk[0][j].out_port != pk[1][j].out_port || pk[0][j].len != pk[1][j].len ||
+			    memcmp(pk[0][j].data, pk[1][j].data, pk[0][j].len))
+				fail_msg("burst %d packet %u (conversation %d): verdict %u/%u drop "
+					 "%u/%u port %u/%u len %u/%u",
+					 burst, j, who[j], pk[0][j].verdict, pk[1][j].verdict,
+					 pk[0][j].drop, pk[1][j].drop, pk[0][j].out_port,
+					 pk[1][j].out_port, pk[0][j].len, pk[1][j].len);
+			conv_learn(&conv[who[j]], &pk[0][j]);
+		}
+		packets += n;
+		now += (rnd() % 200) * 1000000ull;
+		if (burst % 400 == 399)
+			now += 400 * SEC;	/* UDP flows expire */
+		if (burst % 97 == 96)		/* the gateways move */
+			pair_neigh(&wp, 1, 4, gw4_wan, (uint8_t)(burst % 5));
+		if (burst % 131 == 130)
+			pair_neigh(&wp, 2, 6, gw6_dmz, (uint8_t)(burst % 7));
+		if (burst == BURSTS / 2) {	/* a reload: flows re-checked */
+			for (int k = 0; k < 2; k++) {
+				struct pipe_policy *p = pipe_policy_build(wp.w[k], &wp.view2, NULL,
+									  PIPE_FLOWS_RECHECK, NULL,
+									  err, sizeof(err));
+
+				assert_non_null(p);
+				p = pipe_adopt(wp.w[k], p);
+				while (pipe_sweep(wp.w[k]))
+					;
+				pipe_policy_free(p);
+			}
+		}
+	}
+	same_pipe_stats(pipe_stats(wp.w[0]), pipe_stats(wp.w[1]));
+	for (uint32_t r = 0; r <= pipe_rule_count(wp.w[0]); r++) {
+		assert_int_equal(pipe_rule_stats(wp.w[0])[r].packets,
+				 pipe_rule_stats(wp.w[1])[r].packets);
+		assert_int_equal(pipe_rule_stats(wp.w[0])[r].bytes,
+				 pipe_rule_stats(wp.w[1])[r].bytes);
+	}
+	ct_get_stats(pipe_conntrack(wp.w[0]), &cs[0]);
+	ct_get_stats(pipe_conntrack(wp.w[1]), &cs[1]);
+	assert_memory_equal(&cs[0], &cs[1], sizeof(cs[0]));
+	/* the cache did the work it is for, and only with it */
+	print_message("%llu packets, %llu finished by the flow cache, %llu known-flow packets\n",
+		      (unsigned long long)packets,
+		      (unsigned long long)pipe_stats(wp.w[0])->flow_cache_hits,
+		      (unsigned long long)pipe_stats(wp.w[0])->flows_hit);
+	assert_true(pipe_stats(wp.w[0])->flow_cache_hits * 4 > pipe_stats(wp.w[0])->flows_hit);
+	assert_int_equal(pipe_stats(wp.w[1])->flow_cache_hits, 0);
+	pair_close(&wp);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_as_without),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
