@@ -1312,7 +1312,7 @@ void ct_track_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, u
 
 void ct_hint_batch(struct ct_table *t, const struct ct_pkt *pkts, const uint32_t *flow,
 		   const uint8_t *dir, const uint32_t *rule, uint32_t n, uint32_t now,
-		   uint8_t *out)
+		   uint8_t *out, struct ct_hint_wire *wire)
 {
 	for (uint32_t i = 0; i < n; i++)
 		if (likely(flow[i] < t->max_flows))
@@ -1320,16 +1320,27 @@ void ct_hint_batch(struct ct_table *t, const struct ct_pkt *pkts, const uint32_t
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pkt_key *k = &pkts[i].meta->key;
 		const struct ct_flow *f;
+		unsigned d = dir[i] & 1, o = d ^ 1;
+		uint8_t ok = CT_HINT_OK;
 
 		out[i] = CT_HINT_MISS;
 		if (unlikely(flow[i] >= t->max_flows))	/* the rest is the caller's promise */
 			continue;
 		f = &t->flows[flow[i]];
-		if ((f->flags & (CT_F_USED | CT_F_AUX | CT_F_NAT)) != CT_F_USED ||
-		    f->rule != rule[i] || !flow_live(f, now) || !flow_match(t, f, dir[i] & 1, k))
+		if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED || f->rule != rule[i] ||
+		    !flow_live(f, now) || !flow_match(t, f, d, k))
 			continue;
-		out[i] = account_known(t, flow[i], dir[i] & 1, &pkts[i], now) ? CT_HINT_OK
-									     : CT_HINT_INVALID;
+		if (f->flags & CT_F_NAT) {
+			if (f->family != 4)
+				continue;
+			/* leaves as the reverse of the other direction */
+			memcpy(wire[i].src, f->addr + 8 * o + 4, 4);
+			memcpy(wire[i].dst, f->addr + 8 * o, 4);
+			wire[i].sport = f->port[2 * o + 1];
+			wire[i].dport = f->port[2 * o];
+			ok = CT_HINT_OK_NAT;
+		}
+		out[i] = account_known(t, flow[i], d, &pkts[i], now) ? ok : CT_HINT_INVALID;
 	}
 }
 

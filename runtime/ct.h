@@ -105,20 +105,29 @@ void ct_track_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n,
  * direction and the rule value (as the flow stores it, tagged) the cache
  * remembers. The caller promises TCP/UDP/SCTP packets that are neither
  * fragments nor TCP SYNs (a SYN may open a new connection over a closed
- * one: the lookup decides). OK when the flow is alive, untranslated,
- * still holds that rule value and the packet's tuple in that direction;
- * the packet is then accounted as ct_track_batch accounts it. INVALID: it
- * was the flow's, but TCP tracking refused it (flow untouched, counted
- * invalid). MISS changes nothing: look the packet up as usual. */
+ * one: the lookup decides). OK when the flow is alive, still holds that
+ * rule value and the packet's tuple in that direction, and is either
+ * untranslated or an IPv4 flow (OK_NAT: wire[i] is the tuple the packet
+ * leaves with, read from the flow itself, so a flow that reuses the slot
+ * with another translation cannot be given the old one); the packet is
+ * then accounted as ct_track_batch accounts it. INVALID: it was the
+ * flow's, but TCP tracking refused it (flow untouched, counted invalid).
+ * MISS changes nothing: look the packet up as usual. */
 enum ct_hint_result {
 	CT_HINT_MISS = 0,
 	CT_HINT_OK,
+	CT_HINT_OK_NAT,
 	CT_HINT_INVALID,
+};
+
+struct ct_hint_wire {		/* IPv4; ports in host order */
+	uint8_t src[4], dst[4];
+	uint16_t sport, dport;
 };
 
 void ct_hint_batch(struct ct_table *t, const struct ct_pkt *pkts, const uint32_t *flow,
 		   const uint8_t *dir, const uint32_t *rule, uint32_t n, uint32_t now,
-		   uint8_t *out);
+		   uint8_t *out, struct ct_hint_wire *wire);
 
 enum ct_create_status {
 	CT_CREATED = 0,		/* *flow is the new flow */

@@ -1,13 +1,14 @@
 /* The flow cache: a worker's small direct-mapped table from a packet's
  * tuple to what the full pipeline decided for it the last time, so the
- * next packets of a known, untranslated flow skip the conntrack index,
- * the routes, the neighbour table and the per-stage bookkeeping.
+ * next packets of a known flow (IPv6 ones untranslated) skip the
+ * conntrack index, the routes, the neighbour table and the per-stage
+ * bookkeeping; an IPv4 translation is read from the flow itself.
  *
  * An entry is only a hint. Its flow is re-checked in conntrack on every
  * hit (ct_hint_batch: alive, same tuple in the same direction, still
- * under the same rule and generation, not translated), so a flow that
- * ended, moved to another rule on reload or was replaced in its slot
- * is a miss, never a wrong verdict. What conntrack does not know (the
+ * under the same rule and generation), so a flow that ended, moved to
+ * another rule on reload or was replaced in its slot is a miss, never a
+ * wrong verdict or translation. What conntrack does not know (the
  * route and the next hop's MAC address) is tied to the worker's epoch,
  * which moves on every policy adoption and neighbour change.
  *

@@ -437,15 +437,23 @@ static inline void ttl_decrement(uint8_t *l3, uint8_t family)
 }
 
 /* A flow cache hit: the packet leaves as the full pipeline sent the
- * flow's packet before it (flowcache.h). */
+ * flow's packet before it (flowcache.h); wire: its IPv4 translation
+ * (CT_HINT_OK_NAT), applied as stage_nat applies it, or NULL. */
 static inline void cache_finish(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
-				const struct flowcache_entry *e)
+				const struct flowcache_entry *e, const struct ct_hint_wire *wire)
 {
 	struct pipe_burst *b = &w->burst;
 	struct pkt_meta *m = &b->meta[i];
 	struct pipe_rule_stats *rs;
 	uint32_t r = e->rule & PIPE_RULE_MASK;
 
+	if (wire) {
+		if (memcmp(wire->src, m->key.src, 4) || wire->sport != m->key.sport)
+			csum_rewrite(p->data, p->len, m, CSUM_SRC, wire->src, wire->sport);
+		if (memcmp(wire->dst, m->key.dst, 4) || wire->dport != m->key.dport)
+			csum_rewrite(p->data, p->len, m, CSUM_DST, wire->dst, wire->dport);
+		w->stats.nat_rewrites++;
+	}
 	if (w->mode == PIPE_ROUTER) {
 		p->out_port = e->out_port;
 		ttl_decrement(p->data + m->l3_off, m->key.family);
@@ -569,16 +577,20 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		ncand = cache_after_syn(w, pkts, ncand, nsyn);
 	if (!ncand)
 		return nnew;
-	ct_hint_batch(w->ct, b->cpl, b->hflow, b->hdir, b->hrule, ncand, now, b->hres);
+	ct_hint_batch(w->ct, b->cpl, b->hflow, b->hdir, b->hrule, ncand, now, b->hres, b->hwire);
 	/* the candidates are in l_new's order: walk both */
 	for (uint32_t k = 0, j = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k];
 		uint8_t res = CT_HINT_MISS;
+		const struct ct_hint_wire *wire = NULL;
 
-		if (j < ncand && b->l_hint[j] == i)
+		if (j < ncand && b->l_hint[j] == i) {
+			wire = &b->hwire[j];
 			res = b->hres[j++];
-		if (__builtin_expect(res == CT_HINT_OK, 1)) {
-			cache_finish(w, &pkts[i], i, flowcache_slot(c, b->fch[i]));
+		}
+		if (__builtin_expect(res == CT_HINT_OK || res == CT_HINT_OK_NAT, 1)) {
+			cache_finish(w, &pkts[i], i, flowcache_slot(c, b->fch[i]),
+				     res == CT_HINT_OK_NAT ? wire : NULL);
 			hits++;
 		} else if (res == CT_HINT_INVALID) {
 			b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
@@ -593,7 +605,8 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	return kept;
 }
 
-/* Remember the known, untranslated flows the full pipeline forwarded. */
+/* Remember the known flows the full pipeline forwarded (IPv6 ones only
+ * untranslated: their NAT state is in two entries; see ct_hint_batch). */
 static void cache_insert(struct pipe_worker *w, const struct pipe_pkt *pkts,
 			 const uint32_t *list, uint32_t n)
 {
@@ -604,9 +617,9 @@ static void cache_insert(struct pipe_worker *w, const struct pipe_pkt *pkts,
 		const struct pipe_pkt *p = &pkts[i];
 		struct flowcache_entry *e;
 
-		if (!b->fcp[i] || b->path[i] != PATH_FLOW || b->nat[i] ||
+		if (!b->fcp[i] || b->path[i] != PATH_FLOW || (b->nat[i] && b->meta[i].key.family != 4) ||
 		    p->verdict != PIPE_FORWARD)
-			continue;
+			continue;	/* IPv6 translations: the full path */
 		e = flowcache_slot(&w->fc, b->fch[i]);
 		/* Another live flow holds the slot: take it over only now and
 		 * then, so that more active flows than slots do not turn every

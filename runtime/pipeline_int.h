@@ -72,6 +72,7 @@ struct pipe_burst {
 	uint32_t syn_at[PIPE_BURST], syn_k[PIPE_BURST], syn_slot[PIPE_BURST];	/* TCP SYNs */
 	uint32_t hflow[PIPE_BURST], hrule[PIPE_BURST];
 	uint8_t hdir[PIPE_BURST], hres[PIPE_BURST];
+	struct ct_hint_wire hwire[PIPE_BURST];	/* CT_HINT_OK_NAT: as it leaves */
 };
 
 struct pipe_nat_pool {
