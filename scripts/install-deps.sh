@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages rampart needs to build, test and run its
-# labs. Idempotent: runs apt-get only when something is missing.
+# labs and benchmarks (gnuplot-nox: the bench/e2e chart). Idempotent: runs
+# apt-get only when something is missing.
 set -euo pipefail
 
 PACKAGES=(
@@ -8,7 +9,7 @@ PACKAGES=(
   clang llvm libclang-rt-14-dev libbpf-dev libxdp-dev bpftool xdp-tools
   libyaml-dev libcmocka-dev libpcap-dev libmnl-dev dpdk-dev
   iproute2 ethtool iputils-ping curl iperf3 python3 procps kmod
-  python3-scapy python3-jsonschema python3-yaml tshark netsniff-ng
+  python3-scapy python3-jsonschema python3-yaml tshark netsniff-ng gnuplot-nox
   man-db groff-base bash-completion dpkg-dev file
 )
 

@@ -59,12 +59,14 @@ lab_nsname() { echo "${LAB_PREFIX}-$1"; }
 lab_ifname() { echo "${LAB_PREFIX}$1"; }
 
 # lab_veth NS1 IF1 NS2 IF2: a veth pair <prefix>IF1 in NS1 <-> <prefix>IF2
-# in NS2, both up. NS and IF are the short names.
+# in NS2, both up. NS and IF are the short names. LAB_VETH_QUEUES=N (if
+# set) gives both ends N RX and N TX queues.
 lab_veth() {
-	local n1 n2 i1 i2
+	local n1 n2 i1 i2 q=()
 	n1=$(lab_nsname "$1"); i1=$(lab_ifname "$2")
 	n2=$(lab_nsname "$3"); i2=$(lab_ifname "$4")
-	ip -n "$n1" link add "$i1" type veth peer name "$i2" netns "$n2" || return 1
+	[ -n "${LAB_VETH_QUEUES:-}" ] && q=(numtxqueues "$LAB_VETH_QUEUES" numrxqueues "$LAB_VETH_QUEUES")
+	ip -n "$n1" link add "$i1" "${q[@]}" type veth peer name "$i2" "${q[@]}" netns "$n2" || return 1
 	ip -n "$n1" link set "$i1" up && ip -n "$n2" link set "$i2" up
 }
 
