@@ -149,7 +149,8 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf
 }
 #endif
 
-/* Index of the leaf's first entry that admits the packet, or CLS_HS_NONE.
+/* Index of the non-empty leaf's first entry that admits the packet, or
+ * CLS_HS_NONE (callers pass over empty leaves; nothing can pass there).
  * All blocks of a chunk are checked (no early exit: which one matches is
  * unpredictable); the first two always, a leaf shorter than that reading
  * never_block instead. GCC makes that choice a branch; AVX-512 masked
@@ -166,7 +167,7 @@ leaf_first(const struct cls_hs *t, const struct rfw_cls_node *n, const struct pk
 		uint32_t left = nb - c, cnt = left < LEAF_CHUNK ? left : LEAF_CHUNK, fl;
 		uint64_t pass, full;
 
-		pass = block_pass(cnt > 0 ? &l[c] : &never_block, key, &fl);
+		pass = block_pass(&l[c], key, &fl);
 		full = fl;
 		pass |= (uint64_t)block_pass(cnt > 1 ? &l[c + 1] : &never_block, key, &fl) << 4;
 		full |= (uint64_t)fl << 4;
@@ -195,14 +196,12 @@ leaf_first(const struct cls_hs *t, const struct rfw_cls_node *n, const struct pk
 	}
 }
 
-/* A leaf's first block (both lines) and its entry indices. Addresses
- * only: a prefetch past the end of an empty last leaf faults nothing. */
-static inline void leaf_prefetch(const struct cls_hs *t, uint32_t left)
+/* A leaf's first block (both lines) and its entry indices (lanes). */
+static inline void leaf_prefetch(const struct rfw_cls_leaf_block *l, const uint32_t *lanes)
 {
-	__builtin_prefetch(t->leaves[left].lo);
-	__builtin_prefetch(t->leaves[left].hi);
-	__builtin_prefetch((const void *)((uintptr_t)t->leaf_entries +
-					  (uintptr_t)left * RFW_CLS_LANES * sizeof(uint32_t)));
+	__builtin_prefetch(l->lo);
+	__builtin_prefetch(l->hi);
+	__builtin_prefetch(lanes);
 }
 
 /* One step down: a split compares, a cut indexes its children. The clamp
@@ -240,6 +239,8 @@ uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 
 		while (n->dim != CLS_HS_LEAF)
 			n = &t->nodes[hs_next(t, n, f)];
+		if (!n->right)
+			continue;
 		e = leaf_first(t, n, k, &key);
 		best = e < best ? e : best;
 	}
@@ -448,12 +449,26 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 			}
 			m = still;
 		}
-		/* every leaf's lines before the checks start (the scalar walk
-		 * asked for the first as each packet got there) */
-		for (uint32_t j = 0; j < w; j++)
-			leaf_prefetch(t, t->nodes[node[walked[j]]].left);
+		/* Only packets at a non-empty leaf are checked: an empty
+		 * leaf (most walks of a wildcard partition's tree end at one)
+		 * cannot improve the match, and leaving it out of the list
+		 * (no branch) spares its check and the unpredictable branch
+		 * on its size. Every listed leaf's lines are asked for before
+		 * the checks start. */
+		m = 0;
 		for (uint32_t j = 0; j < w; j++) {
-			uint32_t i = walked[j], e;
+			const struct rfw_cls_node *lf = &t->nodes[node[walked[j]]];
+
+			/* an empty leaf's prefetch would fetch a neighbour's
+			 * lines for nothing: it asks for constant ones */
+			leaf_prefetch(lf->right ? &t->leaves[lf->left] : &never_block,
+				      lf->right ? &t->leaf_entries[(size_t)lf->left * RFW_CLS_LANES]
+						: &no_entry);
+			active[m] = walked[j];
+			m += lf->right != 0;
+		}
+		for (uint32_t j = 0; j < m; j++) {
+			uint32_t i = active[j], e;
 #if LEAF_KEY_KEPT
 			const leaf_key_t *key = &lk[i];
 #else
