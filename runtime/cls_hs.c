@@ -149,7 +149,8 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf
 }
 #endif
 
-/* Index of the leaf's first entry that admits the packet, or CLS_HS_NONE.
+/* Index of the non-empty leaf's first entry that admits the packet, or
+ * CLS_HS_NONE (callers pass over empty leaves; nothing can pass there).
  * All blocks of a chunk are checked (no early exit: which one matches is
  * unpredictable); the first two always, a leaf shorter than that reading
  * never_block instead. GCC makes that choice a branch; AVX-512 masked
@@ -166,7 +167,7 @@ leaf_first(const struct cls_hs *t, const struct rfw_cls_node *n, const struct pk
 		uint32_t left = nb - c, cnt = left < LEAF_CHUNK ? left : LEAF_CHUNK, fl;
 		uint64_t pass, full;
 
-		pass = block_pass(cnt > 0 ? &l[c] : &never_block, key, &fl);
+		pass = block_pass(&l[c], key, &fl);
 		full = fl;
 		pass |= (uint64_t)block_pass(cnt > 1 ? &l[c + 1] : &never_block, key, &fl) << 4;
 		full |= (uint64_t)fl << 4;
@@ -195,14 +196,12 @@ leaf_first(const struct cls_hs *t, const struct rfw_cls_node *n, const struct pk
 	}
 }
 
-/* A leaf's first block (both lines) and its entry indices. Addresses
- * only: a prefetch past the end of an empty last leaf faults nothing. */
-static inline void leaf_prefetch(const struct cls_hs *t, uint32_t left)
+/* A leaf's first block (both lines) and its entry indices (lanes). */
+static inline void leaf_prefetch(const struct rfw_cls_leaf_block *l, const uint32_t *lanes)
 {
-	__builtin_prefetch(t->leaves[left].lo);
-	__builtin_prefetch(t->leaves[left].hi);
-	__builtin_prefetch((const void *)((uintptr_t)t->leaf_entries +
-					  (uintptr_t)left * RFW_CLS_LANES * sizeof(uint32_t)));
+	__builtin_prefetch(l->lo);
+	__builtin_prefetch(l->hi);
+	__builtin_prefetch(lanes);
 }
 
 /* One step down: a split compares, a cut indexes its children. The clamp
@@ -240,6 +239,8 @@ uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
 
 		while (n->dim != CLS_HS_LEAF)
 			n = &t->nodes[hs_next(t, n, f)];
+		if (!n->right)
+			continue;
 		e = leaf_first(t, n, k, &key);
 		best = e < best ? e : best;
 	}
@@ -284,40 +285,48 @@ void cls_hs_first_entries(struct cls_hs *t, uint32_t count)
  * node field fetched with a gather. The scalar walk spends some forty
  * instructions per packet and level on loads, the select and the
  * active-list upkeep; here a level of sixteen packets is six gathers and
- * a few lane operations. The four vectors of a burst are stepped in turn,
- * so their gathers' cache misses overlap as the scalar walk's prefetches
- * did. A lane drops out (its mask bit clears) when its node is a leaf; the
- * steps are the scalar walk's (hs_next), and node_count is below 2^30 so
- * node * 2 stays a valid signed index at scale 8. */
+ * a few lane operations. The vectors of a burst are stepped in turn, so
+ * their gathers' cache misses overlap as the scalar walk's prefetches
+ * did. A lane whose node is a leaf writes it to node[] and leaves: after
+ * each level the packets still walking are packed into the first
+ * vectors (compress), so a level costs ceil(walking / 16) vectors, not
+ * one per vector that still holds the deepest packet. The steps are the
+ * scalar walk's (hs_next), and node_count is below 2^30 so node * 2
+ * stays a valid signed index at scale 8. */
 static void walk_avx512(const struct cls_hs *t, const uint32_t (*f)[CLS_HS_FIELDS],
 			const uint8_t *walked, uint32_t w, uint32_t *node)
 {
 	const char *nb = (const char *)t->nodes;
-	__m512i nv[HS_BURST / 16], fi[HS_BURST / 16], pi[HS_BURST / 16];
-	__mmask16 live[HS_BURST / 16], all[HS_BURST / 16];
-	uint32_t groups = (w + 15) / 16, any;
-	uint8_t idx8[HS_BURST];
+	uint32_t pk[HS_BURST] __attribute__((aligned(64)));	/* packet of each lane */
+	uint32_t nk[HS_BURST] __attribute__((aligned(64)));	/* its node */
+	uint32_t first = 1, root = w ? node[walked[0]] : 0;
 
-	memcpy(idx8, walked, w);
-	memset(idx8 + w, 0, sizeof(idx8) - w);
-	for (uint32_t g = 0; g < groups; g++) {
-		uint32_t left = w - 16 * g;
-
-		all[g] = live[g] = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);
-		pi[g] = _mm512_cvtepu8_epi32(_mm_loadu_si128((const void *)(idx8 + 16 * g)));
-		fi[g] = _mm512_slli_epi32(pi[g], 4);	/* row of f */
-		nv[g] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live[g], pi[g], node, 4);
+	for (uint32_t j = 0; j < w; j++) {
+		pk[j] = walked[j];
+		nk[j] = node[walked[j]];
 	}
-	do {
-		any = 0;
-		for (uint32_t g = 0; g < groups; g++) {
-			__mmask16 act = live[g], cut, gt;
-			__m512i n2, meta, dim, thr, left, right, v, next;
+	while (w) {
+		uint32_t groups = (w + 15) / 16, out = 0;
 
-			if (!act)
-				continue;
-			n2 = _mm512_add_epi32(nv[g], nv[g]);
-			{	/* a node is two 64-bit words, threshold|meta and
+		for (uint32_t g = 0; g < groups; g++) {
+			uint32_t left = w - 16 * g;
+			__mmask16 act = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1), cut, gt, leaf;
+			__m512i pi = _mm512_maskz_loadu_epi32(act, pk + 16 * g);
+			__m512i nv = _mm512_maskz_loadu_epi32(act, nk + 16 * g);
+			__m512i n2 = _mm512_add_epi32(nv, nv), meta, dim, thr, lft, rgt, v, next;
+
+			if (first && !_mm512_mask_cmpneq_epi32_mask(act, nv, _mm512_set1_epi32((int)root))) {
+				/* every lane at one node (the tree's root, when the
+				 * burst is one family): broadcast it, no gathers
+				 * (about 1-3% on the 10k sets) */
+				const struct rfw_cls_node *r = &t->nodes[root];
+
+				thr = _mm512_set1_epi32((int)r->threshold);
+				meta = _mm512_set1_epi32((int)(r->dim | (uint32_t)r->kind << 8 |
+							       (uint32_t)r->shift << 16));
+				lft = _mm512_set1_epi32((int)r->left);
+				rgt = _mm512_set1_epi32((int)r->right);
+			} else {	/* a node is two 64-bit words, threshold|meta and
 				 * left|right: four 8-lane gathers of them load half
 				 * the elements four 16-lane ones would */
 				__m256i lo = _mm512_castsi512_si256(n2);
@@ -334,23 +343,25 @@ static void walk_avx512(const struct cls_hs *t, const uint32_t (*f)[CLS_HS_FIELD
 
 				thr = _mm512_permutex2var_epi32(a0, ev, a1);
 				meta = _mm512_permutex2var_epi32(a0, od, a1);
-				left = _mm512_permutex2var_epi32(b0, ev, b1);
-				right = _mm512_permutex2var_epi32(b0, od, b1);
+				lft = _mm512_permutex2var_epi32(b0, ev, b1);
+				rgt = _mm512_permutex2var_epi32(b0, od, b1);
 			}
 			dim = _mm512_and_si512(meta, _mm512_set1_epi32(0xff));
-			act &= _mm512_cmpneq_epi32_mask(dim, _mm512_set1_epi32(CLS_HS_LEAF));
-			live[g] = act;
+			leaf = act & _mm512_cmpeq_epi32_mask(dim, _mm512_set1_epi32(CLS_HS_LEAF));
+			if (leaf)
+				_mm512_mask_i32scatter_epi32(node, leaf, pi, nv, 4);
+			act &= ~leaf;
 			if (!act)
 				continue;
-			any = 1;
 			/* masked like the scalar walk's: a row of f is 16 words
 			 * whatever the loader let through */
 			v = _mm512_mask_i32gather_epi32(
 				_mm512_setzero_si512(), act,
-				_mm512_add_epi32(fi[g], _mm512_and_si512(dim, _mm512_set1_epi32(CLS_HS_DIM_MASK))),
+				_mm512_add_epi32(_mm512_slli_epi32(pi, 4),
+						 _mm512_and_si512(dim, _mm512_set1_epi32(CLS_HS_DIM_MASK))),
 				f, 4);
 			gt = _mm512_cmpgt_epu32_mask(v, thr);
-			next = _mm512_mask_blend_epi32(gt, left, right);
+			next = _mm512_mask_blend_epi32(gt, lft, rgt);
 			cut = act & _mm512_cmpeq_epi32_mask(
 				_mm512_and_si512(_mm512_srli_epi32(meta, 8), _mm512_set1_epi32(0xff)),
 				_mm512_set1_epi32(RFW_CLS_CUT));
@@ -358,16 +369,20 @@ static void walk_avx512(const struct cls_hs *t, const uint32_t (*f)[CLS_HS_FIELD
 				__m512i sh = _mm512_and_si512(_mm512_srli_epi32(meta, 16),
 							      _mm512_set1_epi32(0xff));
 				__m512i ci = _mm512_min_epu32(
-					_mm512_srlv_epi32(_mm512_sub_epi32(v, thr), sh), right);
+					_mm512_srlv_epi32(_mm512_sub_epi32(v, thr), sh), rgt);
 
-				next = _mm512_mask_i32gather_epi32(next, cut, _mm512_add_epi32(left, ci),
+				next = _mm512_mask_i32gather_epi32(next, cut, _mm512_add_epi32(lft, ci),
 								   t->children, 4);
 			}
-			nv[g] = _mm512_mask_mov_epi32(nv[g], act, next);
+			/* out <= 16 * g: the packed lanes never overtake the
+			 * group being read */
+			_mm512_mask_compressstoreu_epi32(pk + out, act, pi);
+			_mm512_mask_compressstoreu_epi32(nk + out, act, next);
+			out += (uint32_t)__builtin_popcount(act);
 		}
-	} while (any);
-	for (uint32_t g = 0; g < groups; g++)
-		_mm512_mask_i32scatter_epi32(node, all[g], pi[g], nv[g], 4);
+		w = out;
+		first = 0;
+	}
 }
 #endif
 
@@ -448,12 +463,26 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 			}
 			m = still;
 		}
-		/* every leaf's lines before the checks start (the scalar walk
-		 * asked for the first as each packet got there) */
-		for (uint32_t j = 0; j < w; j++)
-			leaf_prefetch(t, t->nodes[node[walked[j]]].left);
+		/* Only packets at a non-empty leaf are checked: an empty
+		 * leaf (most walks of a wildcard partition's tree end at one)
+		 * cannot improve the match, and leaving it out of the list
+		 * (no branch) spares its check and the unpredictable branch
+		 * on its size. Every listed leaf's lines are asked for before
+		 * the checks start. */
+		m = 0;
 		for (uint32_t j = 0; j < w; j++) {
-			uint32_t i = walked[j], e;
+			const struct rfw_cls_node *lf = &t->nodes[node[walked[j]]];
+
+			/* an empty leaf's prefetch would fetch a neighbour's
+			 * lines for nothing: it asks for constant ones */
+			leaf_prefetch(lf->right ? &t->leaves[lf->left] : &never_block,
+				      lf->right ? &t->leaf_entries[(size_t)lf->left * RFW_CLS_LANES]
+						: &no_entry);
+			active[m] = walked[j];
+			m += lf->right != 0;
+		}
+		for (uint32_t j = 0; j < m; j++) {
+			uint32_t i = active[j], e;
 #if LEAF_KEY_KEPT
 			const leaf_key_t *key = &lk[i];
 #else

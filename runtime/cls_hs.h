@@ -70,6 +70,8 @@ struct cls_hs {
 struct cls_hs_params {
 	uint32_t leaf_size;	/* entries a leaf may hold (default 8) */
 	uint32_t max_depth;	/* a deeper node becomes a leaf (default 64) */
+	uint32_t small_v4;	/* an IPv4 prefix this long is "small" for the
+				 * partition into trees (default 8) */
 };
 
 /* Owned result of a build: the arrays the table points into. */

@@ -210,20 +210,28 @@ static void check_against_naive(const struct naive_rule *r, uint32_t n, uint8_t 
 			print_message("%s: query %u: naive rule %u, compiled rule %u\n",
 				      what, q, want, got);
 	}
-	{	/* the burst path: 1000 keys (several bursts), some non-IP */
-		enum { B = 1000 };
-		struct pkt_key *keys = calloc(B, sizeof(*keys));
-		const struct pkt_key **ptr = calloc(B, sizeof(*ptr));
-		uint32_t *got = calloc(B, sizeof(*got));
+	{	/* the burst path over as many keys, some non-IP and some of
+		 * the other family (a burst whose packets start at different
+		 * roots) */
+		struct pkt_key *keys = calloc(QUERIES, sizeof(*keys));
+		const struct pkt_key **ptr = calloc(QUERIES, sizeof(*ptr));
+		uint32_t *got = calloc(QUERIES, sizeof(*got));
 
-		for (uint32_t i = 0; i < B; i++) {
+		for (uint32_t i = 0; i < QUERIES; i++) {
 			random_key(r, n, family, &keys[i]);
 			if (i % 97 == 0)
 				keys[i].family = 0;
+			else if (i % 89 == 0) {
+				keys[i].family = family == 6 ? 4 : 6;
+				if (keys[i].family == 4) {	/* IPv4 keys: words 1..3 zero */
+					memset(keys[i].src + 4, 0, 12);
+					memset(keys[i].dst + 4, 0, 12);
+				}
+			}
 			ptr[i] = &keys[i];
 		}
-		cls_hs_lookup_batch(&built.table, ptr, B, got);
-		for (uint32_t i = 0; i < B; i++)
+		cls_hs_lookup_batch(&built.table, ptr, QUERIES, got);
+		for (uint32_t i = 0; i < QUERIES; i++)
 			if (got[i] != (keys[i].family ? naive_lookup(r, n, &keys[i]) : 0) &&
 			    bad++ < 5)
 				print_message("%s: burst key %u: compiled rule %u\n", what, i, got[i]);
