@@ -137,7 +137,12 @@ drops=$(( $(stat_json 'd["drops"]["policy"]') - drops_before ))
 echo "# SYN flood: $SYNS offered, rampartd received $((rx1 - rx0)), dropped by policy $drops"
 check "the flood reached rampartd (over half of it)" test $((rx1 - rx0)) -ge $((SYNS / 2))
 check "every SYN of the flood dropped by policy" test "$drops" -ge $((rx1 - rx0 - 20))
-check_eq "no conntrack entry made by the flood" "$(flows_in_use)" "$before"
+# Count the flood's own flows: the namespaces' IPv6 stacks send ND and MLD
+# at times of their own, which the policy accepts statefully, so the
+# table's total may move during the flood without it.
+check_eq "no conntrack entry made by the flood" \
+	"$(ctl flows --filter 'proto=tcp dport=23' | grep -c '^tcp ')" 0
+check "  ... and the table did not grow with it" test "$(flows_in_use)" -le $((before + 2))
 check_eq "the established flow still answers after the flood" "$(keeper)" 1
 
 # ---- NAT ports exhausted (4 ports, one worker) ----
