@@ -102,6 +102,7 @@ int main(int argc, char **argv)
 	struct ct_result res[BATCH];
 	struct ct_stats st;
 	struct pkt_key rk[BATCH];
+	struct ct_create_hint hint[BATCH];
 	uint32_t flow, valid = 0, expired = 0;
 	double t0, t1;
 
@@ -117,7 +118,8 @@ int main(int argc, char **argv)
 	/* Creates in batches as the pipeline makes them: packets parsed
 	 * first (not timed), odd flows SNATed to a random port of 10.254/16
 	 * (a reply bucket nothing has touched); timed: the creates, every
-	 * other batch with ct_create_prefetch for the batch before them. */
+	 * other batch with ct_create_prefetch for the batch before them and
+	 * its hashes handed to the creates. */
 	{
 		double ns[2] = {0, 0};
 
@@ -136,9 +138,11 @@ int main(int argc, char **argv)
 			t0 = now_ns();
 			if (pf)
 				for (uint32_t j = 0; j < m; j++)
-					ct_create_prefetch(t, &pk[j], (b + j) & 1 ? &rk[j] : NULL);
+					ct_create_prefetch(t, &pk[j], (b + j) & 1 ? &rk[j] : NULL,
+							   &hint[j]);
 			for (uint32_t j = 0; j < m; j++)
-				ct_create_flow(t, &pk[j], (b + j) & 1 ? &rk[j] : NULL, 1, 100, &flow);
+				ct_create_flow_hinted(t, &pk[j], (b + j) & 1 ? &rk[j] : NULL, 1, 100,
+						      &flow, pf ? &hint[j] : NULL);
 			ns[pf] += now_ns() - t0;
 		}
 		printf("create, half SNAT: %.1f ns/flow, %.1f with ct_create_prefetch first\n",

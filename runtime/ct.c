@@ -860,26 +860,43 @@ int ct_update(struct ct_table *t, uint32_t flow, unsigned dir, const struct ct_p
 }
 
 void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
-			const struct pkt_key *reply_key)
+			const struct pkt_key *reply_key, struct ct_create_hint *hint)
 {
 	struct ct_key ok, rk;
+	uint64_t oh, rh;
 
+	if (hint)
+		hint->valid = 0;
 	if (key_of(p, &ok) != KEY_START)
 		return;
 	/* The packet's own bucket too: the stages between lookup and create
 	 * (a 10k-rule classifier) evict it often enough to show. */
-	__builtin_prefetch(&t->buckets[bucket_of(t, ct_hash(t, &ok))], 1);
+	oh = ct_hash(t, &ok);
+	__builtin_prefetch(&t->buckets[bucket_of(t, oh)], 1);
 	if (reply_key) {
 		key_from_pkt(reply_key, &rk);
 		rk.proto = ok.proto;
 	} else {
 		reverse_key(&ok, &rk);
 	}
-	__builtin_prefetch(&t->buckets[bucket_of(t, ct_hash(t, &rk))], 1);
+	rh = ct_hash(t, &rk);
+	__builtin_prefetch(&t->buckets[bucket_of(t, rh)], 1);
+	if (hint) {
+		hint->orig_hash = oh;
+		hint->reply_hash = rh;
+		hint->valid = 1;
+	}
 }
 
 int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_key *reply_key,
 		   uint32_t rule, uint32_t now, uint32_t *flow)
+{
+	return ct_create_flow_hinted(t, p, reply_key, rule, now, flow, NULL);
+}
+
+int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
+			  const struct pkt_key *reply_key, uint32_t rule, uint32_t now,
+			  uint32_t *flow, const struct ct_create_hint *hint)
 {
 	struct ct_key ok, rk;
 	struct ct_flow nf;
@@ -893,7 +910,9 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 		return CT_REFUSED_INVALID;
 	/* Two packets of one new flow in a batch both miss; the second finds
 	 * the first here. A dead or closed flow on the tuple is recycled. */
-	ohash = ct_hash(t, &ok);
+	if (hint && !hint->valid)
+		hint = NULL;
+	ohash = hint ? hint->orig_hash : ct_hash(t, &ok);
 	idx = index_find(t, &ok, ohash, &dir);
 	if (idx != CT_NONE) {
 		if (flow_live(&t->flows[idx], now) && !tcp_reusable(&t->flows[idx], &ok, kind)) {
@@ -909,7 +928,7 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 		key_from_pkt(reply_key, &rk);
 		rk.proto = ok.proto;
 		/* NAT picked a tuple a live flow already answers to. */
-		rhash = ct_hash(t, &rk);
+		rhash = hint ? hint->reply_hash : ct_hash(t, &rk);
 		idx = index_find(t, &rk, rhash, &dir);
 		if (idx != CT_NONE) {
 			if (flow_live(&t->flows[idx], now))
@@ -918,7 +937,7 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p, const struct pkt_
 		}
 	} else {
 		reverse_key(&ok, &rk);
-		rhash = ct_hash(t, &rk);
+		rhash = hint ? hint->reply_hash : ct_hash(t, &rk);
 	}
 
 	memset(&nf, 0, sizeof(nf));

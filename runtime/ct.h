@@ -151,10 +151,22 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p,
  * two tuples will go into. The reply tuple's bucket is the miss nothing
  * else hides (a NAT tuple is known only once NAT has picked it). Call it
  * for every packet of the batch once its reply key is known, then
- * ct_create_flow for each; arguments as for ct_create_flow. Changes
- * nothing. */
+ * ct_create_flow_hinted for each with the same arguments and the hint
+ * this filled (or NULL: only the prefetch), so the create does not hash
+ * the two tuples again. Changes nothing in the table. */
+struct ct_create_hint {
+	uint64_t orig_hash, reply_hash;
+	uint8_t valid;		/* 0: the packet cannot start a flow; hashes unset */
+};
+
 void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
-			const struct pkt_key *reply_key);
+			const struct pkt_key *reply_key, struct ct_create_hint *hint);
+
+/* ct_create_flow with the hashes ct_create_prefetch computed for the
+ * same packet and reply key (hint NULL or not valid: computed here). */
+int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
+			  const struct pkt_key *reply_key, uint32_t rule, uint32_t now,
+			  uint32_t *flow, const struct ct_create_hint *hint);
 
 /* Account a packet of a FOUND/RELATED/FRAG flow: TCP sequence tracking
  * and state, counters, timeout refresh. Returns 1 if valid for the flow;

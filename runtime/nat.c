@@ -282,7 +282,8 @@ int nat_translate_key(struct nat_pool *p, const struct rfw_nat_rule *rule,
 	while (!p->free_count[a])
 		a = a + 1 == p->addr_count ? 0 : a + 1;
 	addr_at(p, a, out->wire.src);
-	nat_reply_key(&out->wire, &out->reply);
+	if (p->strategy == NAT_STEER)	/* steering hashes the reply's tuple */
+		nat_reply_key(&out->wire, &out->reply);
 	idx = choose(p, a, &out->reply, is_echo_request(orig), &out->remote);
 
 	p->used[(size_t)a * p->words + idx / 64] |= 1ull << (idx % 64);

@@ -37,6 +37,12 @@ static int addr_len(uint8_t family)
 	return family == 6 ? 16 : 4;
 }
 
+/* Addresses of a family differ? Sizes the compiler sees, so no call. */
+static inline int addr_differs(const uint8_t *a, const uint8_t *b, uint8_t family)
+{
+	return family == 6 ? memcmp(a, b, 16) != 0 : memcmp(a, b, 4) != 0;
+}
+
 /* ---- NAT pools: one per SNAT rule, one per (masquerade rule, port
  * with an address of the rule's family), all made at create. ---- */
 
@@ -875,10 +881,11 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 		uint32_t i = b->l_new[k], r;
 		struct pkt_meta *m = &b->meta[i];
 		struct nat_pool *pool = NULL;
-		struct nat_result nr = {.slot = NAT_SLOT_NONE};
+		struct nat_result nr;
 
 		b->wire[i] = b->akey[i];
 		b->creating[i] = 0;
+		b->snat_slot[i] = NAT_SLOT_NONE;
 		if (m->key.ct_state != RFW_STATE_NEW) {	/* invalid, accepted statelessly */
 			b->l_new[mid++] = i;
 			continue;
@@ -891,14 +898,17 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 				drop(w, &pkts[i], PIPE_DROP_NAT_FAILED);
 				continue;
 			}
+			/* replies come back to the translated tuple */
 			b->wire[i] = nr.wire;
+			b->reply[i] = nr.reply;
+			b->snat_slot[i] = nr.slot;
 			b->nat[i] = 1;
-		}
-		if (b->nat[i])	/* replies come back to the translated tuple */
+		} else if (b->nat[i]) {
 			nat_reply_key(&b->wire[i], &b->reply[i]);
-		ct_create_prefetch(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL);
+		}
+		ct_create_prefetch(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL,
+				   &b->create_hint[i]);
 		b->snat_pool[i] = pool;
-		b->snat[i] = nr;
 		b->creating[i] = 1;
 		b->l_new[mid++] = i;
 	}
@@ -907,28 +917,29 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 		uint32_t i = b->l_new[k], flow = CT_NONE;
 		struct pkt_meta *m = &b->meta[i];
 		struct nat_pool *pool = b->snat_pool[i];
-		struct nat_result nr = b->snat[i];
+		uint32_t slot = b->snat_slot[i];
 		int st;
 
 		if (!b->creating[i]) {
 			b->l_new[kept++] = i;
 			continue;
 		}
-		st = ct_create_flow(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL,
-				    pipe_flow_rule(w->pol->tag, b->rule[i]), now, &flow);
+		st = ct_create_flow_hinted(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL,
+					   pipe_flow_rule(w->pol->tag, b->rule[i]), now, &flow,
+					   &b->create_hint[i]);
 		if (st == CT_REFUSED_FULL || st == CT_REFUSED_INVALID) {
-			if (pool && nr.slot != NAT_SLOT_NONE)
-				nat_release(pool, nr.slot);
+			if (pool && slot != NAT_SLOT_NONE)
+				nat_release(pool, slot);
 			drop(w, &pkts[i], st == CT_REFUSED_FULL ? PIPE_DROP_CT_FULL
 								: PIPE_DROP_CT_INVALID);
 			continue;
 		}
-		if (st == CT_EXISTS && pool && nr.slot != NAT_SLOT_NONE) {
+		if (st == CT_EXISTS && pool && slot != NAT_SLOT_NONE) {
 			/* an earlier packet of this burst made the flow: use its
 			 * translation, give ours back */
 			struct pkt_key there;
 
-			nat_release(pool, nr.slot);
+			nat_release(pool, slot);
 			ct_flow_tuple(w->ct, flow, CT_DIR_REPLY, &there);
 			flow_wire(b, i, &pkts[i], &there);
 		}
@@ -978,7 +989,6 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		struct pipe_pkt *p = &pkts[i];
 		const struct pkt_meta *m = &b->meta[i];
 		const struct pkt_key *wk = &b->wire[i];
-		int alen;
 		uint16_t sp, dp;
 
 		if (b->path[i] == PATH_RELATED) {	/* only NATed flows stay RELATED */
@@ -988,11 +998,10 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		}
 		if (!b->nat[i])
 			continue;
-		alen = addr_len(m->key.family);
 		wire_ports(m, p->data, &sp, &dp);
-		if (memcmp(wk->src, m->key.src, alen) || wk->sport != sp)
+		if (addr_differs(wk->src, m->key.src, m->key.family) || wk->sport != sp)
 			csum_rewrite(p->data, p->len, m, CSUM_SRC, wk->src, wk->sport);
-		if (memcmp(wk->dst, m->key.dst, alen) || wk->dport != dp)
+		if (addr_differs(wk->dst, m->key.dst, m->key.family) || wk->dport != dp)
 			csum_rewrite(p->data, p->len, m, CSUM_DST, wk->dst, wk->dport);
 		w->stats.nat_rewrites++;
 	}

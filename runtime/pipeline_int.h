@@ -61,7 +61,8 @@ struct pipe_burst {
 	struct ct_result resl[PIPE_BURST];
 	/* stage_ct: a new flow's SNAT choice between its two passes */
 	struct nat_pool *snat_pool[PIPE_BURST];
-	struct nat_result snat[PIPE_BURST];
+	uint32_t snat_slot[PIPE_BURST];	/* for nat_release if the create fails */
+	struct ct_create_hint create_hint[PIPE_BURST];	/* stage_ct: hashes, pass 1 to 2 */
 	uint8_t creating[PIPE_BURST];
 	uint8_t logme[PIPE_BURST];		/* 1: its rule logs; 2: logged as invalid */
 	/* stage_cache */

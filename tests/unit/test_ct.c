@@ -919,11 +919,16 @@ static void test_index_churn(void **state)
 			live--;
 		} else if (live < N) {
 			struct pkt_key rk;
+			struct ct_create_hint hint;
 
 			snat_reply(&rk, (uint16_t)(2000 + i));
-			ct_create_prefetch(t, &x[2 * i].p, (i & 1) ? &rk : NULL);
-			assert_int_equal(ct_create_flow(t, &x[2 * i].p, (i & 1) ? &rk : NULL, 1, 10,
-							&flow), CT_CREATED);
+			/* half the creates take the prefetch's hashes: the
+			 * lookups below find them only if those are right */
+			ct_create_prefetch(t, &x[2 * i].p, (i & 1) ? &rk : NULL, &hint);
+			assert_int_equal(hint.valid, 1);
+			assert_int_equal(ct_create_flow_hinted(t, &x[2 * i].p, (i & 1) ? &rk : NULL,
+							       1, 10, &flow, (i & 2) ? &hint : NULL),
+					 CT_CREATED);
 			flow_of[i] = flow;
 			live++;
 		}
