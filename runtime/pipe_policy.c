@@ -124,6 +124,26 @@ static int make_pools(const struct pipe_worker *w, struct pipe_policy *p)
 	return 0;
 }
 
+/* nat_acl's entries split by kind, rule order kept within each. */
+static int split_nat_entries(struct pipe_policy *p)
+{
+	const struct rfw_view *v = p->view;
+	uint32_t n = 0;
+
+	p->nat_entries = malloc(((size_t)v->nat_acl_count + 1) * sizeof(*p->nat_entries));
+	if (!p->nat_entries)
+		return -1;
+	for (int dnat = 1; dnat >= 0; dnat--) {
+		for (uint32_t e = 0; e < v->nat_acl_count; e++)
+			if ((v->nat_rules[v->nat_acl[e].rule].kind == RFW_NAT_DNAT) == dnat)
+				p->nat_entries[n++] = e;
+		if (dnat)
+			p->nat_dnat_count = n;
+	}
+	p->nat_entry_count = n;
+	return 0;
+}
+
 /* The previous generation's rule and limit numbers, mapped to ours. */
 static int make_remap(const struct pipe_worker *w, struct pipe_policy *p, const uint32_t *map)
 {
@@ -251,6 +271,8 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 			goto nomem;
 		p->have_rl = 1;
 	}
+	if (split_nat_entries(p) < 0)
+		goto nomem;
 	if (w->stateful && make_pools(w, p) < 0) {
 		fail(err, errlen, "cannot make the NAT pools (out of memory, or over %u pools "
 				  "made since start: restart rampartd)", PIPE_MAX_POOLS);
@@ -279,6 +301,7 @@ void pipe_policy_free(struct pipe_policy *p)
 	if (p->have_rl)
 		rl_table_free(&p->rl);
 	free(p->add_pools);
+	free(p->nat_entries);
 	free(p->snat_pool);
 	free(p->masq_pool);
 	pipe_counters_free(p->counters);

@@ -720,23 +720,24 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
  * short: a scan in rule order. */
 static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, int dnat)
 {
-	const struct rfw_view *v = w->pol->view;
+	const struct pipe_policy *p = w->pol;
+	const struct rfw_view *v = p->view;
+	uint32_t e = dnat ? 0 : p->nat_dnat_count;
+	uint32_t end = dnat ? p->nat_dnat_count : p->nat_entry_count;
 
-	for (uint32_t e = 0; e < v->nat_acl_count; e++) {
-		const struct rfw_acl_entry *x = &v->nat_acl[e];
-		int is_dnat = v->nat_rules[x->rule].kind == RFW_NAT_DNAT;
+	for (; e < end; e++) {
+		const struct rfw_acl_entry *x = &v->nat_acl[p->nat_entries[e]];
 
-		if (is_dnat == dnat && cls_entry_matches(&w->pol->acl.sets, x, k))
+		if (cls_entry_matches(&p->acl.sets, x, k))
 			return x->rule;
 	}
 	return 0;
 }
 
-/* DNAT of new flows: the rules will see the translated destination. */
 static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
 {
 	struct pipe_burst *b = &w->burst;
-	int any = w->stateful && w->pol->view->policy->nat_count;
+	int any = w->stateful && w->pol->nat_dnat_count;
 
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k], r;
@@ -890,7 +891,7 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 			b->l_new[mid++] = i;
 			continue;
 		}
-		r = w->pol->view->policy->nat_count ? nat_match(w, &b->akey[i], 0) : 0;
+		r = w->pol->nat_entry_count > w->pol->nat_dnat_count ? nat_match(w, &b->akey[i], 0) : 0;
 		if (r) {
 			pool = snat_pool_for(w, r, pkts[i].out_port);
 			if (!pool || nat_translate_key(pool, &w->pol->view->nat_rules[r], &b->akey[i],

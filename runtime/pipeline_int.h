@@ -100,6 +100,11 @@ struct pipe_policy {
 	struct pipe_counters *counters;
 	struct pipe_rule_stats *rules;			/* per rule (in counters) */
 	uint64_t *limited;				/* per rule (in counters) */
+	/* NAT entries (nat_acl indices) by kind, each in rule order: the
+	 * DNAT ones first, then SNAT and masquerade; a stage scans its own
+	 * kind only, and DNAT none when the policy has no DNAT. */
+	uint32_t *nat_entries;
+	uint32_t nat_dnat_count, nat_entry_count;
 	int32_t *snat_pool;		/* per NAT rule: worker pool index or -1 */
 	int32_t *masq_pool;		/* per NAT rule x port: pool index or -1 */
 	struct pipe_nat_pool **add_pools;	/* made by the build, the worker's at adopt */
