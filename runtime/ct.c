@@ -885,6 +885,7 @@ void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
 		hint->orig_hash = oh;
 		hint->reply_hash = rh;
 		hint->valid = 1;
+		hint->absent = 0;
 	}
 }
 
@@ -913,7 +914,7 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 	if (hint && !hint->valid)
 		hint = NULL;
 	ohash = hint ? hint->orig_hash : ct_hash(t, &ok);
-	idx = index_find(t, &ok, ohash, &dir);
+	idx = hint && hint->absent ? CT_NONE : index_find(t, &ok, ohash, &dir);
 	if (idx != CT_NONE) {
 		if (flow_live(&t->flows[idx], now) && !tcp_reusable(&t->flows[idx], &ok, kind)) {
 			*flow = idx;
@@ -1246,6 +1247,8 @@ static inline void lookup_one(struct ct_table *t, const struct ct_pkt *p, const 
 	} else if (kind == KEY_START) {
 		r->kind = CT_NEW;
 		r->state = RFW_STATE_NEW;
+		if (idx == CT_NONE)
+			r->flags = CT_RF_ABSENT;
 	} else {
 		lookup_other(t, p, KEY_BAD, now, r);
 	}

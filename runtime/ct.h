@@ -75,12 +75,14 @@ struct ct_result {
 	uint8_t dir;		/* enum ct_dir of this packet */
 	uint8_t state;		/* enum rfw_state bit for pkt_key.ct_state */
 	uint8_t kind;		/* enum ct_kind */
-	uint8_t flags;		/* enum ct_result_flags; 0 from ct_lookup_batch */
+	uint8_t flags;		/* enum ct_result_flags; only ABSENT from ct_lookup_batch */
 };
 
-enum ct_result_flags {	/* set by ct_track_batch */
+enum ct_result_flags {	/* set by ct_track_batch (ABSENT by ct_lookup_batch too) */
 	CT_RF_INVALID = 1u << 0,	/* ct_update refused the packet: flow untouched */
 	CT_RF_NAT = 1u << 1,		/* ct_flow_nat(flow): the flow translates */
+	CT_RF_ABSENT = 1u << 2,		/* CT_NEW, and no entry of any age holds the
+					 * tuple: see ct_create_hint.absent */
 };
 
 /* Find the flow of each packet (hash buckets prefetched for the whole
@@ -157,6 +159,12 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p,
 struct ct_create_hint {
 	uint64_t orig_hash, reply_hash;
 	uint8_t valid;		/* 0: the packet cannot start a flow; hashes unset */
+	/* Set by the caller, 0 from ct_create_prefetch: the packet's lookup
+	 * said CT_RF_ABSENT and no flow has been created since with a tuple
+	 * (either direction) of orig_hash. The create then skips its probe
+	 * for an existing flow on the packet's tuple; only removals may have
+	 * happened in between, and they cannot make one appear. */
+	uint8_t absent;
 };
 
 void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,

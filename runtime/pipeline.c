@@ -868,6 +868,28 @@ static struct nat_pool *snat_pool_for(struct pipe_worker *w, uint32_t r, uint8_t
 	return idx < 0 ? NULL : &w->pools[idx]->pool;
 }
 
+/* A burst's filter of 64-bit hashes: no false negatives; with two
+ * hashes per flow and 64 flows, at most one false positive in eight. */
+#define FILTER_WORDS 16u
+static inline uint32_t filter_bit(uint64_t h)
+{
+	return (uint32_t)(h >> 20) & (FILTER_WORDS * 64 - 1);
+}
+
+static inline int filter_has(const uint64_t *f, uint64_t h)
+{
+	uint32_t b = filter_bit(h);
+
+	return (int)(f[b / 64] >> (b % 64) & 1);
+}
+
+static inline void filter_add(uint64_t *f, uint64_t h)
+{
+	uint32_t b = filter_bit(h);
+
+	f[b / 64] |= 1ull << (b % 64);
+}
+
 /* New accepted flows: SNAT choice and the conntrack entry. */
 static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew, uint32_t now)
 {
@@ -913,21 +935,34 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 		b->creating[i] = 1;
 		b->l_new[mid++] = i;
 	}
-	/* Pass 2: the flows. */
+	/* Pass 2: the flows. A create may skip probing for a flow on its own
+	 * tuple when the lookup found none and no create of this burst has
+	 * made one since: `made` is a filter of the tuple hashes (both
+	 * directions) of the flows created so far in this burst, so a second
+	 * packet of a new flow, or the first packet of its reply, still
+	 * probes and finds the flow the earlier one made. */
+	uint64_t made[FILTER_WORDS] = {0};
+
 	for (uint32_t k = 0; k < mid; k++) {
 		uint32_t i = b->l_new[k], flow = CT_NONE;
 		struct pkt_meta *m = &b->meta[i];
 		struct nat_pool *pool = b->snat_pool[i];
 		uint32_t slot = b->snat_slot[i];
+		struct ct_create_hint *hint = &b->create_hint[i];
 		int st;
 
 		if (!b->creating[i]) {
 			b->l_new[kept++] = i;
 			continue;
 		}
+		hint->absent = b->res[i].kind == CT_NEW && (b->res[i].flags & CT_RF_ABSENT) &&
+			       hint->valid && !filter_has(made, hint->orig_hash);
 		st = ct_create_flow_hinted(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL,
-					   pipe_flow_rule(w->pol->tag, b->rule[i]), now, &flow,
-					   &b->create_hint[i]);
+					   pipe_flow_rule(w->pol->tag, b->rule[i]), now, &flow, hint);
+		if (st == CT_CREATED && hint->valid) {
+			filter_add(made, hint->orig_hash);
+			filter_add(made, hint->reply_hash);
+		}
 		if (st == CT_REFUSED_FULL || st == CT_REFUSED_INVALID) {
 			if (pool && slot != NAT_SLOT_NONE)
 				nat_release(pool, slot);

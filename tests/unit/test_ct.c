@@ -301,8 +301,11 @@ static void test_tcp_lifecycle(void **state)
 		assert_int_equal(ct_flow_get(t, flow, &i), 0);
 		assert_int_equal(i.expire, 105 + 30);	/* tcp_closing, moved earlier */
 
-		/* A new SYN on the same ports reuses the closed flow's tuple. */
+		/* A new SYN on the same ports reuses the closed flow's tuple
+		 * (NEW, but the tuple is not absent from the index). */
 		tcp(&x, fam, a, b, 1234, 80, SYN, 90000, 0, 65535, -1, 0);
+		assert_int_equal(look(t, &x, 106).kind, CT_NEW);
+		assert_int_equal(look(t, &x, 106).flags & CT_RF_ABSENT, 0);
 		flow = create(t, &x, 106);
 		assert_string_equal(tstate(t, flow), "SYN_SENT");
 		/* The new flow is reaped at its tcp_syn timeout, not earlier. */
@@ -450,7 +453,11 @@ static void test_udp_timeouts(void **state)
 	assert_int_equal(ct_expire(t, 1039, 100), 0);
 	r = look(t, &out, 1040);
 	assert_int_equal(r.kind, CT_NEW);
+	/* past its timeout but not reaped: the index still holds it, so a
+	 * create must not skip its probe (it recycles the entry) */
+	assert_int_equal(r.flags & CT_RF_ABSENT, 0);
 	assert_int_equal(ct_expire(t, 1040, 100), 1);
+	assert_int_equal(look(t, &out, 1040).flags, CT_RF_ABSENT);
 	/* Both ways: udp_stream (180 s). */
 	flow = create(t, &out, 2000);
 	ok(t, &back, 2001, flow, CT_DIR_REPLY);
@@ -1018,7 +1025,7 @@ static void test_track_batch(void **state)
 	assert_int_equal(r[1].dir, CT_DIR_REPLY);
 	assert_int_equal(r[1].flags, CT_RF_NAT);
 	assert_int_equal(r[2].kind, CT_NEW);
-	assert_int_equal(r[2].flags, 0);
+	assert_int_equal(r[2].flags, CT_RF_ABSENT);	/* no entry on the tuple at all */
 	assert_int_equal(r[3].kind, CT_FOUND);
 	assert_int_equal(r[3].flow, tflow);
 	assert_int_equal(r[3].flags, 0);

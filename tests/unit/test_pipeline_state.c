@@ -66,7 +66,7 @@ struct lab {
 	struct pipe_worker *w;
 };
 
-static void lab_open(struct lab *l, uint32_t max_flows)
+static void lab_open_policy(struct lab *l, uint32_t max_flows, const char *text)
 {
 	char path[] = "/tmp/rampart-test-state-XXXXXX";
 	int fd = mkstemp(path);
@@ -74,7 +74,7 @@ static void lab_open(struct lab *l, uint32_t max_flows)
 	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 2, .max_flows = max_flows, .seed = 7};
 
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, policy, strlen(policy)), (ssize_t)strlen(policy));
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	assert_int_equal(rulec_compile(path, stderr, &l->buf, &l->len), 0);
 	unlink(path);
@@ -93,6 +93,11 @@ static void lab_open(struct lab *l, uint32_t max_flows)
 	assert_int_equal(pipe_neigh_set(l->w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
 	assert_int_equal(pipe_neigh_set(l->w, 0, 4, client_ip, client_mac), 0);
 	assert_int_equal(pipe_neigh_set(l->w, 0, 4, server_ip, server_mac), 0);
+}
+
+static void lab_open(struct lab *l, uint32_t max_flows)
+{
+	lab_open_policy(l, max_flows, policy);
 }
 
 static void lab_close(struct lab *l)
@@ -124,6 +129,70 @@ static struct flow_spec tcp(const uint8_t *src, uint16_t sport, const uint8_t *d
 static uint8_t *ip(struct frame *f)
 {
 	return f->b + 14;
+}
+
+static struct flow_spec udp(const uint8_t *src, uint16_t sport, const uint8_t *dst, uint16_t dport)
+{
+	struct flow_spec s = {.family = 4, .proto = 17, .sport = sport, .dport = dport};
+
+	memcpy(s.src, src, 4);
+	memcpy(s.dst, dst, 4);
+	return s;
+}
+
+/* Several new flows' first packets in one burst: a packet repeated and a
+ * reply arriving before the create of the flow it answers must find the
+ * flow the earlier packet made (the creates' same-burst filter), not
+ * make a second one on the same tuple. */
+static void test_new_flows_in_one_burst(void **state)
+{
+	static const char both_ways[] =
+		"version: 1\n"
+		"zones: {inside: [lan0], outside: [wan0]}\n"
+		"rules:\n"
+		"  - {name: out, proto: udp, from: {zone: inside}, action: accept}\n"
+		"  - {name: in, proto: udp, from: {zone: outside}, action: accept}\n"
+		"defaults: {action: drop}\n"
+		"routes:\n"
+		"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+		"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+	struct lab l;
+	struct frame f[5];
+	struct flow_spec s[5] = {
+		udp(client_ip, 5000, remote_ip, 53),	/* new */
+		udp(client_ip, 5000, remote_ip, 53),	/* again */
+		udp(remote_ip, 53, client_ip, 5000),	/* its reply */
+		udp(client_ip, 5001, remote_ip, 53),	/* another new one */
+		udp(remote_ip, 53, client_ip, 5001),	/* and its reply */
+	};
+	const uint8_t in[5] = {0, 0, 1, 0, 1};
+	struct pipe_pkt p[5];
+	struct ct_stats st;
+
+	(void)state;
+	lab_open_policy(&l, 64, both_ways);
+	for (unsigned i = 0; i < 5; i++) {
+		frame_build(&f[i], &s[i]);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b),
+					 .in_port = in[i]};
+	}
+	pipe_process(l.w, p, 5, SEC);
+	for (unsigned i = 0; i < 5; i++)
+		assert_int_equal(p[i].verdict, PIPE_FORWARD);
+	ct_get_stats(pipe_conntrack(l.w), &st);
+	assert_int_equal(st.created, 2);
+	assert_int_equal(st.in_use, 2);
+	/* and later packets of both directions are the flows' */
+	for (unsigned i = 0; i < 5; i++) {
+		frame_build(&f[i], &s[i]);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b),
+					 .in_port = in[i]};
+	}
+	pipe_process(l.w, p, 5, 2 * SEC);
+	ct_get_stats(pipe_conntrack(l.w), &st);
+	assert_int_equal(st.created, 2);
+	assert_int_equal(pipe_stats(l.w)->flows_hit, 5);
+	lab_close(&l);
 }
 
 /* Client 10.100.0.5:40000 -> 10.200.1.1:443 through masquerade. */
@@ -435,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_icmp),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_new_flows_in_one_burst),
 	};
 	return cmocka_run_group_tests_name("pipeline_state", tests, NULL, NULL);
 }
