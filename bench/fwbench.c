@@ -467,9 +467,13 @@ int main(int argc, char **argv)
 		bench_mark("load");
 		run(&b, 0, o.flows, 0, 1000000000ull, &fwd);
 		bench_mark("load");
-		printf("# loaded %u flows (%.0f%% accepted) in %.2f s; conntrack %.1f bytes/flow\n",
-		       o.flows, 100.0 * (double)fwd / o.flows, now_s() - t0,
-		       ct_bytes_per_flow(pipe_conntrack(b.w)));
+		const struct ct_table *ct = pipe_conntrack(b.w);
+		uint32_t slots = pipe_flow_cache_slots(b.w);
+
+		printf("# loaded %u flows (%.0f%% accepted) in %.2f s; conntrack %.1f bytes/flow"
+		       " (table of %u); flow cache %u slots, %.1f bytes/flow\n",
+		       o.flows, 100.0 * (double)fwd / o.flows, now_s() - t0, ct_bytes_per_flow(ct),
+		       ct_max_flows(ct), slots, 32.0 * slots / ct_max_flows(ct));
 	}
 	/* cached-allow: the DMZ flows again, in the order they were made */
 	for (uint32_t r = 0; r < o.repeat && wanted(&o, "cached-allow"); r++)

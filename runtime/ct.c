@@ -645,6 +645,11 @@ double ct_bytes_per_flow(const struct ct_table *t)
 	return (double)t->alloc_bytes / t->max_flows;
 }
 
+uint32_t ct_max_flows(const struct ct_table *t)
+{
+	return t->max_flows;
+}
+
 void ct_get_stats(const struct ct_table *t, struct ct_stats *s)
 {
 	*s = t->st;

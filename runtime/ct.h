@@ -49,6 +49,8 @@ void ct_destroy(struct ct_table *t);
 /* Total bytes allocated by the table / max_flows: the per-flow memory
  * cost including the index, the wheel and the fragment table. */
 double ct_bytes_per_flow(const struct ct_table *t);
+/* The table's capacity in flows (ct_config.max_flows). */
+uint32_t ct_max_flows(const struct ct_table *t);
 
 /* One packet as the pipeline holds it: the parser's result and its frame
  * (conntrack reads TCP options, ICMP ids and ICMP error payloads from it,

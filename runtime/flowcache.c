@@ -2,16 +2,36 @@
  * pipeline's stage_cache). */
 #include "flowcache.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
 
-int flowcache_init(struct flowcache *c, uint64_t seed)
+uint32_t flowcache_slots_for(uint32_t max_flows)
 {
-	size_t bytes = FLOWCACHE_SLOTS * sizeof(struct flowcache_entry);
+	uint32_t slots = FLOWCACHE_MIN_SLOTS;
 
+	/* the power of two nearest max_flows / 16 (geometrically): double
+	 * while that is more than 1.5 x slots, so a slot stands for 12 to
+	 * 24 flows, under 2.7 bytes a flow */
+	while (slots < FLOWCACHE_MAX_SLOTS &&
+	       (uint64_t)slots * 3 * FLOWCACHE_FLOWS_PER_SLOT / 2 < max_flows)
+		slots *= 2;
+	return slots;
+}
+
+int flowcache_init(struct flowcache *c, uint32_t slots, uint64_t seed)
+{
+	size_t bytes = (size_t)slots * sizeof(struct flowcache_entry);
+
+	if (slots < FLOWCACHE_MIN_SLOTS || slots > FLOWCACHE_MAX_SLOTS || (slots & (slots - 1))) {
+		errno = EINVAL;
+		return -1;
+	}
 	c->slot = aligned_alloc(64, bytes);
 	if (!c->slot)
 		return -1;
+	c->mask = slots - 1;
+	c->fill_bursts = slots / 64;
 	memset(c->slot, 0, bytes);
 	/* keyed like conntrack: a sender must not be able to aim its flows
 	 * at one slot and keep the worker's real flows out of the cache */

@@ -12,9 +12,13 @@
  * route and the next hop's MAC address) is tied to the worker's epoch,
  * which moves on every policy adoption and neighbour change.
  *
- * Sized to stay in L2 (FLOWCACHE_SLOTS x 32 bytes = 256 KiB): it pays
- * off when the active flows fit; with more, most probes miss and cost a
- * hash and one load. */
+ * Sized with the conntrack table: about one 32-byte slot per 16 flows
+ * it may hold (the nearest power of two, so under 2.7 bytes a flow),
+ * from 8,192 slots (256 KiB) to 262,144 (8 MiB); 65,536 (2 MiB, this
+ * machine's L2) for a million flows. It pays off while the active flows fit (measured in
+ * docs/PERFORMANCE.md: 50,000 active flows of a million cost 40% less
+ * with 65,536 slots than with 8,192); with more, most probes miss and
+ * cost a hash and one load, and the pipeline stops probing for a while. */
 #ifndef RAMPART_FLOWCACHE_H
 #define RAMPART_FLOWCACHE_H
 
@@ -27,8 +31,9 @@
 _Static_assert(offsetof(struct pkt_key, icmp_type) == offsetof(struct pkt_key, sport) + 7,
 	       "flowcache_hash reads sport..icmp_type as one word");
 
-#define FLOWCACHE_SLOTS 8192u	/* power of two */
-#define FLOWCACHE_BAD (FLOWCACHE_SLOTS / 64u)	/* bursts of 64 to fill it */
+#define FLOWCACHE_MIN_SLOTS 8192u
+#define FLOWCACHE_MAX_SLOTS 262144u
+#define FLOWCACHE_FLOWS_PER_SLOT 16u
 
 struct flowcache_entry {
 	uint32_t sig;		/* hash bits above the index, | 1; 0 = empty */
@@ -45,11 +50,16 @@ _Static_assert(sizeof(struct flowcache_entry) == 32, "two entries a cache line")
 
 struct flowcache {
 	struct flowcache_entry *slot;
+	uint32_t mask;		/* slots - 1 */
+	uint32_t fill_bursts;	/* bursts of 64 it takes to fill it */
 	uint64_t seed;
 };
 
-/* 0 or -1 (ENOMEM). */
-int flowcache_init(struct flowcache *c, uint64_t seed);
+/* The slot count for a conntrack table of max_flows (see above). */
+uint32_t flowcache_slots_for(uint32_t max_flows);
+/* slots: a power of two in [FLOWCACHE_MIN_SLOTS, FLOWCACHE_MAX_SLOTS].
+ * 0 or -1 (EINVAL, ENOMEM). */
+int flowcache_init(struct flowcache *c, uint32_t slots, uint64_t seed);
 void flowcache_free(struct flowcache *c);
 
 static inline uint64_t flowcache_mix(uint64_t a, uint64_t b)
@@ -79,9 +89,14 @@ static inline uint64_t flowcache_hash(const struct flowcache *c, const struct pk
 			     flowcache_mix(d1 ^ 0xc2b2ae3d27d4eb4full, ports ^ c->seed));
 }
 
+static inline uint32_t flowcache_index(const struct flowcache *c, uint64_t h)
+{
+	return (uint32_t)h & c->mask;
+}
+
 static inline struct flowcache_entry *flowcache_slot(const struct flowcache *c, uint64_t h)
 {
-	return &c->slot[h & (FLOWCACHE_SLOTS - 1)];
+	return &c->slot[flowcache_index(c, h)];
 }
 
 static inline uint32_t flowcache_sig(uint64_t h)

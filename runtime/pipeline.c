@@ -115,7 +115,8 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 		if (!w->ct)
 			goto fail;
 		if (!cfg->no_flow_cache) {
-			if (flowcache_init(&w->fc, cfg->seed ? cfg->seed ^ 0x2545f4914f6cdd1dull : 0) < 0)
+			if (flowcache_init(&w->fc, flowcache_slots_for(cc.max_flows),
+					   cfg->seed ? cfg->seed ^ 0x2545f4914f6cdd1dull : 0) < 0)
 				goto fail;
 			w->have_fc = 1;
 		}
@@ -172,6 +173,11 @@ uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule)
 const struct ct_table *pipe_conntrack(const struct pipe_worker *w)
 {
 	return w->ct;
+}
+
+uint32_t pipe_flow_cache_slots(const struct pipe_worker *w)
+{
+	return w->have_fc ? w->fc.mask + 1 : 0;
 }
 
 uint32_t pipe_nat_pool_count(const struct pipe_worker *w)
@@ -490,12 +496,11 @@ static uint32_t cache_after_syn(struct pipe_worker *w, const struct pipe_pkt *pk
 	for (uint32_t x = 0; x < nsyn; x++) {
 		uint32_t i = b->syn_at[x];
 
-		b->syn_slot[x] = (uint32_t)(flowcache_hash(&w->fc, &b->meta[i].key,
-							   pkts[i].in_port) &
-					    (FLOWCACHE_SLOTS - 1));
+		b->syn_slot[x] = flowcache_index(&w->fc, flowcache_hash(&w->fc, &b->meta[i].key,
+									pkts[i].in_port));
 	}
 	for (uint32_t j = 0; j < ncand; j++) {
-		uint32_t i = b->l_hint[j], slot = (uint32_t)(b->fch[i] & (FLOWCACHE_SLOTS - 1));
+		uint32_t i = b->l_hint[j], slot = flowcache_index(&w->fc, b->fch[i]);
 		uint32_t x;
 
 		for (x = 0; x < nsyn && !(b->syn_slot[x] == slot && b->syn_k[x] < b->hk[j]); x++)
@@ -567,14 +572,14 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		ncand++;
 	}
 	/* More active flows than slots: most probes miss, and each costs a
-	 * hash, a slot and an insert. After FLOWCACHE_BAD bursts in a row
+	 * hash, a slot and an insert. After fill_bursts bursts in a row
 	 * with hardly a hit (as many bursts as it takes to fill the cache,
 	 * so a warming cache is not mistaken for a thrashing one), it rests
 	 * for three times as long, then tries again. */
 	if (probed >= 16 && ncand * 8 < probed) {
-		if (++w->fc_bad >= FLOWCACHE_BAD) {
+		if (++w->fc_bad >= w->fc.fill_bursts) {
 			w->fc_bad = 0;
-			w->fc_rest = 3 * FLOWCACHE_BAD;
+			w->fc_rest = 3 * w->fc.fill_bursts;
 		}
 	} else if (probed) {
 		w->fc_bad = 0;

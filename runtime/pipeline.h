@@ -152,6 +152,8 @@ struct nat_pool;
  * listing flows and stats; read it only from the worker's thread or while
  * it is stopped. */
 const struct ct_table *pipe_conntrack(const struct pipe_worker *w);
+/* Slots of the worker's flow cache (32 bytes each); 0 without one. */
+uint32_t pipe_flow_cache_slots(const struct pipe_worker *w);
 /* Rule limits' excess packets, per rule number (0 when none). */
 uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule);
 /* NAT pools: count, and pool i's stats (see nat.h). */

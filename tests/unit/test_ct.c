@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ct.h"
+#include "flowcache.h"
 #include "pkt.h"
 
 enum { TCP = 6, UDP = 17, ICMP = 1, ICMP6 = 58, GRE = 47 };
@@ -1059,6 +1060,10 @@ static void test_million_flows(void **state)
 	printf("conntrack: %.2f bytes per flow at %u flows (flow entry %zu B)\n", bpf, n,
 	       sizeof(struct ct_flow));
 	assert_true(bpf <= 128.0);
+	/* with the worker's flow cache, sized for this table, still inside */
+	printf("with the flow cache (%u slots): %.2f bytes per flow\n", flowcache_slots_for(n),
+	       bpf + (double)flowcache_slots_for(n) * sizeof(struct flowcache_entry) / n);
+	assert_true(bpf + (double)flowcache_slots_for(n) * sizeof(struct flowcache_entry) / n <= 128.0);
 	/* The packet is patched in place: addresses and port per flow. */
 	udp(&x[0], 4, A4, B4, 1, 53);
 	udp(&x[1], 4, B4, A4, 53, 1);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "ct.h"
+#include "flowcache.h"
 #include "frames.h"
 #include "pipeline.h"
 #include "rulec.h"
@@ -383,9 +384,44 @@ static void test_same_as_without(void **state)
 	pair_close(&wp);
 }
 
+/* The cache grows with the conntrack table, under 2.7 bytes a flow
+ * once past its smallest size, within its bounds, a power of two. */
+static void test_sizing(void **state)
+{
+	static const uint32_t flows[] = {0, 1, 64, 131071, 262144, 300000, 1000000, 2049600,
+					 4194304, CT_MAX_FLOWS};
+	uint32_t last = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(flows) / sizeof(flows[0]); i++) {
+		uint32_t s = flowcache_slots_for(flows[i]);
+
+		assert_true(s >= FLOWCACHE_MIN_SLOTS && s <= FLOWCACHE_MAX_SLOTS);
+		assert_int_equal(s & (s - 1), 0);
+		assert_true(s >= last);
+		if (s > FLOWCACHE_MIN_SLOTS)
+			assert_true((uint64_t)s * 12 < flows[i]);
+		last = s;
+	}
+	assert_int_equal(flowcache_slots_for(64), FLOWCACHE_MIN_SLOTS);
+	assert_int_equal(flowcache_slots_for(1000000), 65536);
+	assert_int_equal(flowcache_slots_for(CT_MAX_FLOWS), FLOWCACHE_MAX_SLOTS);
+	{
+		struct flowcache c;
+
+		assert_int_equal(flowcache_init(&c, 3 * FLOWCACHE_MIN_SLOTS, 1), -1);
+		assert_int_equal(flowcache_init(&c, FLOWCACHE_MIN_SLOTS / 2, 1), -1);
+		assert_int_equal(flowcache_init(&c, 65536, 1), 0);
+		assert_int_equal(c.mask, 65535);
+		assert_int_equal(c.fill_bursts, 1024);
+		flowcache_free(&c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizing),
 		cmocka_unit_test(test_same_as_without),
 	};
 
