@@ -538,12 +538,14 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			b->fcp[b->l_new[k]] = 0;
 		return nnew;
 	}
-	/* The candidates: packets whose slot remembers a flow. */
+	/* The packets to probe: hashed, and their slots prefetched for the
+	 * whole burst first (a cache for a million flows is larger than L2,
+	 * and a probe that waits for its slot stalls the next). */
+	uint32_t probe_k[PIPE_BURST];
+
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k];
 		const struct pkt_meta *m = &b->meta[i];
-		const struct pipe_pkt *p = &pkts[i];
-		const struct flowcache_entry *e;
 		uint64_t h;
 
 		b->fcp[i] = 0;
@@ -554,10 +556,20 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			b->syn_k[nsyn++] = k;
 			continue;
 		}
-		h = flowcache_hash(c, &m->key, p->in_port);
+		h = flowcache_hash(c, &m->key, pkts[i].in_port);
 		b->fch[i] = h;
 		b->fcp[i] = 1;
-		probed++;
+		__builtin_prefetch(flowcache_slot(c, h));
+		probe_k[probed++] = k;
+	}
+	/* The candidates: packets whose slot remembers a flow. */
+	for (uint32_t x = 0; x < probed; x++) {
+		uint32_t k = probe_k[x], i = b->l_new[k];
+		const struct pkt_meta *m = &b->meta[i];
+		const struct pipe_pkt *p = &pkts[i];
+		const struct flowcache_entry *e;
+		uint64_t h = b->fch[i];
+
 		e = flowcache_slot(c, h);
 		if (e->sig != flowcache_sig(h) || e->epoch != epoch || e->in_port != p->in_port)
 			continue;
