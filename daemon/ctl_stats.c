@@ -1,7 +1,8 @@
 /* Renders `rampartctl status` and `rampartctl stats`. Interface numbers
  * follow the counters block printed on SIGUSR1 (counters.c): sent means
  * handed to the NIC, and frames the backend had no room for count as
- * dropped on the port they came in on. */
+ * dropped on the port they came in on. RX_MISSED is what the kernel or
+ * NIC dropped before any worker saw it (the backend's rx_loss). */
 #include "ctl_stats.h"
 
 #include "reload.h"
@@ -332,11 +333,11 @@ static void interfaces_text(struct ctl_buf *out, const struct ctl_report *r)
 {
 	static const char *const head[] = {
 		"INTERFACE", "RX_PACKETS", "RX_BYTES", "TX_PACKETS", "TX_BYTES", "DROPPED",
-		"NON_IP", "MALFORMED", "TX_FULL",
+		"NON_IP", "MALFORMED", "TX_FULL", "RX_MISSED",
 	};
 	struct ctl_table t;
 
-	ctl_table_init(&t, head, 9, 0x1feu);
+	ctl_table_init(&t, head, 10, 0x3feu);
 	for (uint32_t i = 0; i < r->src->nports; i++) {
 		struct counters_port s;
 
@@ -350,8 +351,19 @@ static void interfaces_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_table_addu(&t, s.non_ip);
 		ctl_table_addu(&t, s.malformed);
 		ctl_table_addu(&t, s.tx_full);
+		ctl_table_addu(&t, backend_rx_loss_total(&r->rx_loss[i]));
 	}
 	ctl_table_print(&t, out, 0);
+}
+
+/* Lost before a worker saw them: not in rx_packets nor dropped. */
+static void rx_missed_json(struct ctl_buf *out, const struct backend_rx_loss *l)
+{
+	ctl_printf(out, "\"rx_missed\": %llu, \"rx_missed_by_reason\": {\"ring_full\": %llu, "
+			"\"no_buffer\": %llu, \"invalid\": %llu, \"other\": %llu}",
+		   (unsigned long long)backend_rx_loss_total(l), (unsigned long long)l->ring_full,
+		   (unsigned long long)l->no_buffer, (unsigned long long)l->invalid,
+		   (unsigned long long)l->other);
 }
 
 static void interfaces_json(struct ctl_buf *out, const struct ctl_report *r)
@@ -365,11 +377,13 @@ static void interfaces_json(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_json_str(out, r->src->iface[i].name);
 		ctl_printf(out, ", \"rx_packets\": %llu, \"rx_bytes\": %llu, \"tx_packets\": %llu, "
 				"\"tx_bytes\": %llu, \"dropped\": %llu, \"non_ip\": %llu, "
-				"\"malformed\": %llu, \"tx_full\": %llu}",
+				"\"malformed\": %llu, \"tx_full\": %llu, ",
 			   (unsigned long long)s.rx_packets, (unsigned long long)s.rx_bytes,
 			   (unsigned long long)s.tx_packets, (unsigned long long)s.tx_bytes,
 			   (unsigned long long)s.dropped, (unsigned long long)s.non_ip,
 			   (unsigned long long)s.malformed, (unsigned long long)s.tx_full);
+		rx_missed_json(out, &r->rx_loss[i]);
+		ctl_puts(out, "}");
 	}
 	ctl_puts(out, "]");
 }
