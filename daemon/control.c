@@ -31,6 +31,7 @@
 #include "ctl_flows.h"
 #include "ctl_job.h"
 #include "ctl_request.h"
+#include "ctl_rxloss.h"
 #include "ctl_socket.h"
 #include "ctl_stats.h"
 #include "reload.h"
@@ -222,8 +223,6 @@ static void cpu_list(pthread_t t, char *out, size_t len)
 
 static void report(struct control *c, struct ctl_report *r)
 {
-	struct backend *be = c->src->be;
-
 	memset(r, 0, sizeof(*r));
 	r->src = c->src;
 	r->jobs = c->jobs;
@@ -233,8 +232,7 @@ static void report(struct control *c, struct ctl_report *r)
 	r->uptime_s = ms_since(&c->started) / 1000u;
 	/* asked here, on the control thread: the kernel's or the NIC's
 	 * counters take system calls the workers' filter refuses */
-	for (uint32_t p = 0; be && be->ops->rx_loss && p < c->src->nports; p++)
-		(void)be->ops->rx_loss(be, p, &r->rx_loss[p]);	/* zeros on error */
+	ctl_rx_loss_read(c->src->be, c->src->nports, r->rx_loss);
 	/* asked each time: a worker's affinity may be changed from outside */
 	for (uint32_t k = 0; k < c->src->nworkers; k++)
 		cpu_list(c->src->workers[k]->thread, c->cpus[k], sizeof(c->cpus[k]));

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "counters.h"
+#include "ctl_rxloss.h"
 #include "ctl_table.h"
 
 static void sum_port(const struct ctl_report *r, uint32_t port, struct counters_port *s)
@@ -356,16 +357,6 @@ static void interfaces_text(struct ctl_buf *out, const struct ctl_report *r)
 	ctl_table_print(&t, out, 0);
 }
 
-/* Lost before a worker saw them: not in rx_packets nor dropped. */
-static void rx_missed_json(struct ctl_buf *out, const struct backend_rx_loss *l)
-{
-	ctl_printf(out, "\"rx_missed\": %llu, \"rx_missed_by_reason\": {\"ring_full\": %llu, "
-			"\"no_buffer\": %llu, \"invalid\": %llu, \"other\": %llu}",
-		   (unsigned long long)backend_rx_loss_total(l), (unsigned long long)l->ring_full,
-		   (unsigned long long)l->no_buffer, (unsigned long long)l->invalid,
-		   (unsigned long long)l->other);
-}
-
 static void interfaces_json(struct ctl_buf *out, const struct ctl_report *r)
 {
 	ctl_puts(out, "\"interfaces\": [");
@@ -382,7 +373,8 @@ static void interfaces_json(struct ctl_buf *out, const struct ctl_report *r)
 			   (unsigned long long)s.tx_packets, (unsigned long long)s.tx_bytes,
 			   (unsigned long long)s.dropped, (unsigned long long)s.non_ip,
 			   (unsigned long long)s.malformed, (unsigned long long)s.tx_full);
-		rx_missed_json(out, &r->rx_loss[i]);
+		/* lost before a worker saw them: not in rx_packets nor dropped */
+		ctl_rx_missed_json(out, &r->rx_loss[i]);
 		ctl_puts(out, "}");
 	}
 	ctl_puts(out, "]");
