@@ -10,6 +10,23 @@
 
 struct backend;
 
+/* Frames of one port the kernel or the NIC dropped before a worker saw
+ * them, since start, summed over the port's queues. What each backend
+ * maps here is in docs/operations.md ("Frames lost before the workers"). */
+struct backend_rx_loss {
+	uint64_t ring_full;	/* RX ring full: the worker did not keep up */
+	/* no free buffer to receive into (fill ring, mempool): too few, or
+	 * (AF_XDP copy mode, which takes the buffer first) a stalled worker */
+	uint64_t no_buffer;
+	uint64_t invalid;	/* descriptors the kernel refused: a bug of ours */
+	uint64_t other;		/* anything else the backend counts */
+};
+
+static inline uint64_t backend_rx_loss_total(const struct backend_rx_loss *l)
+{
+	return l->ring_full + l->no_buffer + l->invalid + l->other;
+}
+
 /* Every frame a backend hands out comes with a handle (a UMEM address, a
  * slot number) and stays the worker's until it goes back through
  * tx_burst or free; nothing is lost or handed back twice. */
@@ -36,6 +53,11 @@ struct backend_ops {
 	/* Nothing to do: wait up to timeout_ms for frames. -1 when no frame
 	 * will ever come again (a replay is over). */
 	int (*idle)(struct backend *b, uint32_t queue, int timeout_ms);
+	/* Optional (NULL: the backend counts no such loss, e.g. pcap).
+	 * Port `port`'s losses into *out; 0, or a negative errno with *out
+	 * zeroed. Called by the control thread, never by a worker: it may
+	 * make system calls the workers' filter refuses. */
+	int (*rx_loss)(struct backend *b, uint32_t port, struct backend_rx_loss *out);
 };
 
 struct backend {

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <string.h>
 #include <time.h>
+#include <linux/if_xdp.h>
 
 _Static_assert(PIPE_MAX_PORTS <= XSK_MAX_SHARE, "xsk_queues_refill takes every port's socket");
 
@@ -152,12 +153,50 @@ static int xsk_idle(struct backend *b, uint32_t queue, int timeout_ms)
 	return 0;
 }
 
+/* What the kernel dropped for other reasons. In copy mode a frame lost
+ * for want of a fill-ring buffer counts twice, in rx_dropped and in
+ * rx_fill_ring_empty_descs (__xsk_rcv: xsk_buff_alloc failed); count it
+ * once, as no_buffer. Zero-copy drivers take fill buffers themselves and
+ * rx_dropped has no such share. */
+static uint64_t xsk_other_drops(const struct xsk_queue *q, const struct xdp_statistics *st)
+{
+	uint64_t empty = st->rx_fill_ring_empty_descs;
+
+	if (q->zerocopy)
+		return st->rx_dropped;
+	return st->rx_dropped > empty ? st->rx_dropped - empty : 0;
+}
+
+/* The kernel's counters of the port's sockets, one per queue (the
+ * mapping is docs/operations.md's). Control thread only: getsockopt. */
+static int xsk_rx_loss(struct backend *b, uint32_t port, struct backend_rx_loss *out)
+{
+	const struct xsk_port *p = xsk_of(b)->ports[port];
+
+	memset(out, 0, sizeof(*out));
+	for (uint32_t k = 0; k < p->nqueues; k++) {
+		struct xdp_statistics st;
+		int e = xsk_queue_stats(&p->queues[k], &st);
+
+		if (e) {
+			memset(out, 0, sizeof(*out));
+			return e;
+		}
+		out->ring_full += st.rx_ring_full;
+		out->no_buffer += st.rx_fill_ring_empty_descs;
+		out->invalid += st.rx_invalid_descs + st.tx_invalid_descs;
+		out->other += xsk_other_drops(&p->queues[k], &st);
+	}
+	return 0;
+}
+
 static const struct backend_ops xsk_ops = {
 	.rx_burst = xsk_rx_burst,
 	.tx_burst = xsk_tx_burst,
 	.free = xsk_free,
 	.service = xsk_service,
 	.idle = xsk_idle,
+	.rx_loss = xsk_rx_loss,
 };
 
 void backend_xsk_init(struct backend_xsk *x, struct xsk_port *const *ports, uint32_t nports,

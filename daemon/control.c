@@ -31,6 +31,7 @@
 #include "ctl_flows.h"
 #include "ctl_job.h"
 #include "ctl_request.h"
+#include "ctl_rxloss.h"
 #include "ctl_socket.h"
 #include "ctl_stats.h"
 #include "reload.h"
@@ -229,6 +230,9 @@ static void report(struct control *c, struct ctl_report *r)
 	r->cpus = (const char (*)[64])c->cpus;
 	r->pid = (long)getpid();
 	r->uptime_s = ms_since(&c->started) / 1000u;
+	/* asked here, on the control thread: the kernel's or the NIC's
+	 * counters take system calls the workers' filter refuses */
+	ctl_rx_loss_read(c->src->be, c->src->nports, r->rx_loss);
 	/* asked each time: a worker's affinity may be changed from outside */
 	for (uint32_t k = 0; k < c->src->nworkers; k++)
 		cpu_list(c->src->workers[k]->thread, c->cpus[k], sizeof(c->cpus[k]));

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "artifact.h"
+#include "backend.h"
 #include "pipeline.h"
 #include "worker.h"
 
@@ -36,6 +37,9 @@ struct control_src {
 	const char *policy_path;
 	const char *mode;	/* "bridge" or "router" */
 	const char *backend;
+	/* its rx_loss op (frames lost before the workers) is asked per
+	 * request; NULL, or an op NULL: none counted, shown as 0 */
+	struct backend *be;
 	struct worker *const *workers;
 	uint32_t nworkers;
 	uint32_t nports;

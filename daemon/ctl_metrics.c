@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "counters.h"
+#include "ctl_rxloss.h"
 #include "ctl_stats.h"
 #include "reload.h"
 
@@ -123,6 +124,28 @@ static void interfaces(struct ctl_buf *out, const struct ctl_report *r)
 			memcpy(&v, (const char *)&s + f[m].off, sizeof(v));
 			sample1(out, f[m].name, "interface", r->src->iface[p].name,
 				(unsigned long long)v);
+		}
+	}
+}
+
+/* The backend's rx_loss: frames never seen by a worker, by reason. */
+static void rx_missed(struct ctl_buf *out, const struct ctl_report *r)
+{
+	static const char name[] = "rampart_interface_rx_missed_packets_total";
+
+	family(out, name, "counter",
+	       "Frames the kernel or NIC dropped before a worker saw them, by reason "
+	       "(ring_full: a worker did not keep up; no_buffer: no free buffer, too few or a "
+	       "stalled worker in AF_XDP copy mode; invalid: a bug; docs/operations.md).");
+	for (uint32_t p = 0; p < r->src->nports; p++) {
+		uint64_t v[CTL_RX_LOSS_REASONS];
+
+		ctl_rx_loss_values(&r->rx_loss[p], v);
+		for (int k = 0; k < CTL_RX_LOSS_REASONS; k++) {
+			ctl_printf(out, "%s{", name);
+			label(out, "interface", r->src->iface[p].name, 1);
+			label(out, "reason", ctl_rx_loss_reason[k], 0);
+			ctl_printf(out, "} %llu\n", (unsigned long long)v[k]);
 		}
 	}
 }
@@ -272,6 +295,7 @@ void ctl_metrics(struct ctl_buf *out, const struct ctl_report *r)
 	rules(out, r);
 	last_hits(out, r);
 	interfaces(out, r);
+	rx_missed(out, r);
 	workers(out, r);
 	runtime(out, r);
 	state(out, r);

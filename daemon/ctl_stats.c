@@ -1,7 +1,8 @@
 /* Renders `rampartctl status` and `rampartctl stats`. Interface numbers
  * follow the counters block printed on SIGUSR1 (counters.c): sent means
  * handed to the NIC, and frames the backend had no room for count as
- * dropped on the port they came in on. */
+ * dropped on the port they came in on. RX_MISSED is what the kernel or
+ * NIC dropped before any worker saw it (the backend's rx_loss). */
 #include "ctl_stats.h"
 
 #include "reload.h"
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "counters.h"
+#include "ctl_rxloss.h"
 #include "ctl_table.h"
 
 static void sum_port(const struct ctl_report *r, uint32_t port, struct counters_port *s)
@@ -332,11 +334,11 @@ static void interfaces_text(struct ctl_buf *out, const struct ctl_report *r)
 {
 	static const char *const head[] = {
 		"INTERFACE", "RX_PACKETS", "RX_BYTES", "TX_PACKETS", "TX_BYTES", "DROPPED",
-		"NON_IP", "MALFORMED", "TX_FULL",
+		"NON_IP", "MALFORMED", "TX_FULL", "RX_MISSED",
 	};
 	struct ctl_table t;
 
-	ctl_table_init(&t, head, 9, 0x1feu);
+	ctl_table_init(&t, head, 10, 0x3feu);
 	for (uint32_t i = 0; i < r->src->nports; i++) {
 		struct counters_port s;
 
@@ -350,6 +352,7 @@ static void interfaces_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_table_addu(&t, s.non_ip);
 		ctl_table_addu(&t, s.malformed);
 		ctl_table_addu(&t, s.tx_full);
+		ctl_table_addu(&t, backend_rx_loss_total(&r->rx_loss[i]));
 	}
 	ctl_table_print(&t, out, 0);
 }
@@ -365,11 +368,14 @@ static void interfaces_json(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_json_str(out, r->src->iface[i].name);
 		ctl_printf(out, ", \"rx_packets\": %llu, \"rx_bytes\": %llu, \"tx_packets\": %llu, "
 				"\"tx_bytes\": %llu, \"dropped\": %llu, \"non_ip\": %llu, "
-				"\"malformed\": %llu, \"tx_full\": %llu}",
+				"\"malformed\": %llu, \"tx_full\": %llu, ",
 			   (unsigned long long)s.rx_packets, (unsigned long long)s.rx_bytes,
 			   (unsigned long long)s.tx_packets, (unsigned long long)s.tx_bytes,
 			   (unsigned long long)s.dropped, (unsigned long long)s.non_ip,
 			   (unsigned long long)s.malformed, (unsigned long long)s.tx_full);
+		/* lost before a worker saw them: not in rx_packets nor dropped */
+		ctl_rx_missed_json(out, &r->rx_loss[i]);
+		ctl_puts(out, "}");
 	}
 	ctl_puts(out, "]");
 }

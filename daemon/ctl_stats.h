@@ -18,6 +18,9 @@ struct ctl_report {
 	const char (*cpus)[64];		/* per worker: CPUs it may run on */
 	long pid;
 	uint64_t uptime_s;
+	/* per port: frames the kernel or NIC dropped before a worker saw
+	 * them (the backend's rx_loss; zeros when it has none) */
+	struct backend_rx_loss rx_loss[PIPE_MAX_PORTS];
 };
 
 struct reloader;

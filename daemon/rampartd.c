@@ -717,6 +717,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		}
 	}
 	control_src_xsk(&csrc, o, view, wp, nq, xports, cfg.max_flows);
+	csrc.be = &bx.be;
 	if (go_live(ctl, &csrc, o, view))
 		goto out;
 	if (o->verbose)
@@ -798,6 +799,7 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 		if (dp_daemon_launch(&dports, &workers[started]))
 			goto out;
 	control_src_dpdk(&csrc, o, view, wp, &dports, cfg.max_flows);
+	csrc.be = &bd.be;
 	if (go_live(ctl, &csrc, o, view))
 		goto out;
 	if (o->verbose)

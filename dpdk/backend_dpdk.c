@@ -116,12 +116,36 @@ static int dpdk_idle(struct backend *b, uint32_t queue, int timeout_ms)
 	return 0;
 }
 
+/* The PMD's per-port counters (rte_eth_stats_get covers every queue of
+ * the port): imissed, the RX descriptors were all taken (the worker did
+ * not keep up); rx_nombuf, no mbuf to refill them (mempool too small);
+ * ierrors, frames the NIC refused. DPDK has no invalid-descriptor count.
+ * Control thread only. */
+static int dpdk_rx_loss(struct backend *b, uint32_t port, struct backend_rx_loss *out)
+{
+	const struct dp_ports *d = dpdk_of(b)->ports;
+	struct rte_eth_stats st;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	if (!d->started[port])
+		return 0;
+	e = rte_eth_stats_get(d->port_id[port], &st);
+	if (e)
+		return e;
+	out->ring_full = st.imissed;
+	out->no_buffer = st.rx_nombuf;
+	out->other = st.ierrors;
+	return 0;
+}
+
 static const struct backend_ops dpdk_ops = {
 	.rx_burst = dpdk_rx_burst,
 	.tx_burst = dpdk_tx_burst,
 	.free = dpdk_free,
 	.service = dpdk_service,
 	.idle = dpdk_idle,
+	.rx_loss = dpdk_rx_loss,
 };
 
 void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports)

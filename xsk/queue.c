@@ -228,6 +228,19 @@ uint32_t xsk_queues_refill(struct xsk_queue *const *qs, uint32_t n, uint32_t fir
 	return done;
 }
 
+int xsk_queue_stats(const struct xsk_queue *q, struct xdp_statistics *st)
+{
+	socklen_t len = sizeof(*st);
+
+	memset(st, 0, sizeof(*st));
+	if (!q->sock || q->fd < 0)
+		return 0;
+	/* an older kernel fills a shorter struct; the rest stays 0 */
+	if (getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, st, &len))
+		return -errno;
+	return 0;
+}
+
 int64_t xsk_queue_frames_held(const struct xsk_queue *q)
 {
 	const struct xsk_ring_prod *fill = &q->fill;

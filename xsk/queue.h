@@ -77,6 +77,12 @@ int64_t xsk_queue_frames_held(const struct xsk_queue *q);
 int64_t xsk_pool_frames_unaccounted(const struct xsk_umem_pool *p,
 				    const struct xsk_queue *const *qs, uint32_t n);
 
+/* The kernel's drop counters of the socket (XDP_STATISTICS), since it
+ * was opened. A socket not open (zeroed, closed) has none: *st zeroed,
+ * 0. Otherwise 0 or negative errno. A system call: never from a worker. */
+struct xdp_statistics;
+int xsk_queue_stats(const struct xsk_queue *q, struct xdp_statistics *st);
+
 /* Free frames in the fill ring: how many xsk_queue_refill could give. */
 static inline uint32_t xsk_queue_fill_room(struct xsk_queue *q)
 {

@@ -26,6 +26,8 @@ lab_cleanup() {
 	local pid ns
 	trap - EXIT INT TERM HUP
 	for pid in "${LAB_PIDS[@]}"; do
+		# a test may have left one stopped (SIGSTOP): it must wake to die
+		kill -CONT "$pid" 2>/dev/null
 		kill "$pid" 2>/dev/null
 	done
 	for pid in "${LAB_PIDS[@]}"; do

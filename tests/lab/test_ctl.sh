@@ -3,7 +3,8 @@
 # a client and a server with a small stateful policy; after pings, a TCP
 # connection held open, an HTTP fetch and UDP echoes, checks status, rule
 # counters (table and JSON agree, exact for the pings), the flow listing and
-# its filter, the socket's mode and owner checks, and the exit statuses.
+# its filter, the socket's mode and owner checks, the exit statuses, and
+# the frames the kernel dropped while rampartd was stopped (rx_missed).
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_ctl.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -301,6 +302,75 @@ check_eq "another uid on an opened-up socket: refused by rampartd (exit 1)" "$rc
 [ "$rc" -eq 1 ] || echo "# $msg"
 check "  ... with a clear message" grep -q 'permission denied: uid [0-9]* may not use' <<<"$msg"
 chmod 0700 "$LAB_TMP" "$(dirname "$LAB_CONTROL")"; chmod 0600 "$LAB_CONTROL"
+
+# --- frames lost before the workers (docs/operations.md) ---
+# rampartd stopped (SIGSTOP) cannot empty its RX ring nor refill its fill
+# ring (2048 each, xsk/umem.h); of $FLOOD frames sent meanwhile from cli
+# to a port no rule accepts, the kernel can hold at most 2048 and drops
+# the rest. In copy mode (veth) it takes a fill-ring buffer before it
+# looks for RX ring room, so the loss is no_buffer; zero-copy: ring_full.
+# lab_cleanup sends SIGCONT before it kills, should the test die between.
+FLOOD=$((4 * 2048))
+# if_field FILE FIELD: FIELD (a Python expression on i) of $FW_IF_C's entry.
+if_field() { json_get "[$2 for i in d['interfaces'] if i['name'] == '$FW_IF_C'][0]" <"$1"; }
+ctl --json stats --interfaces >"$LAB_TMP/miss0.json"
+check "stats --json: every interface has rx_missed, the sum of rx_missed_by_reason" \
+	quiet json_get 'all(set(i["rx_missed_by_reason"]) == {"ring_full", "no_buffer", "invalid", "other"} and i["rx_missed"] == sum(i["rx_missed_by_reason"].values()) for i in d["interfaces"]) or exit(1)' <"$LAB_TMP/miss0.json"
+check_eq "no frame lost before the workers yet on $FW_IF_C" "$(if_field "$LAB_TMP/miss0.json" "i['rx_missed']")" 0
+why=no_buffer
+[ "$(ctl --json status | json_get "[i['xsk_mode'] for i in d['interfaces'] if i['name'] == '$FW_IF_C'][0]")" = copy ] ||
+	why=ring_full
+kill -STOP "$RAMPARTD_PID"
+lab_in cli "$LAB_PY" - "$CLI_IF" "$FLOOD" "$(lab_in srv cat "/sys/class/net/$SRV_IF/address")" \
+	<<'PY' >"$LAB_TMP/flood.out" 2>&1
+# Raw UDP frames 10.10.0.1 -> 10.10.0.2:9999 straight onto the link: no
+# ARP or socket buffer in the way, one frame per send.
+import socket, struct, sys
+ifname, count, dst = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+src = s.getsockname()[4]
+udp = struct.pack("!HHHH", 40000, 9999, 8 + 18, 0) + b"x" * 18
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                 socket.inet_aton("10.10.0.1"), socket.inet_aton("10.10.0.2"))
+csum = sum(struct.unpack("!10H", ip))
+csum = (csum & 0xffff) + (csum >> 16)
+ip = ip[:10] + struct.pack("!H", ~((csum & 0xffff) + (csum >> 16)) & 0xffff) + ip[12:]
+frame = bytes.fromhex(dst.replace(":", "")) + src + b"\x08\x00" + ip + udp
+sent = 0
+for _ in range(count):
+    sent += s.send(frame) == len(frame)
+print(sent)
+PY
+kill -CONT "$RAMPARTD_PID"
+check_eq "$FLOOD frames sent while rampartd was stopped" "$(cat "$LAB_TMP/flood.out")" "$FLOOD"
+# the worker drains what its RX ring held (bounded wait)
+lab_wait_for 5 bash -c "[ \$('$RAMPARTCTL' --control '$LAB_CONTROL' --json stats --interfaces |
+	'$LAB_PY' -c 'import json,sys; print([i[\"rx_packets\"] for i in json.load(sys.stdin)[\"interfaces\"] if i[\"name\"] == \"$FW_IF_C\"][0])') -ge \
+	$(( $(if_field "$LAB_TMP/miss0.json" "i['rx_packets']") + 2048 )) ]"
+ctl --json stats --interfaces >"$LAB_TMP/miss1.json"
+ctl stats --interfaces >"$LAB_TMP/miss1.txt"
+metrics /metrics >"$LAB_TMP/metrics1.txt"
+missed=$(( $(if_field "$LAB_TMP/miss1.json" "i['rx_missed']") - $(if_field "$LAB_TMP/miss0.json" "i['rx_missed']") ))
+got=$(( $(if_field "$LAB_TMP/miss1.json" "i['rx_packets']") - $(if_field "$LAB_TMP/miss0.json" "i['rx_packets']") ))
+echo "# the stall: $got frames reached the worker, $missed missed: $(if_field "$LAB_TMP/miss1.json" "i['rx_missed_by_reason']")"
+check "most of the flood was lost before the worker ($missed of $FLOOD)" \
+	test "$missed" -ge $((FLOOD / 2))
+# each frame once: received, or missed under one reason (a few ND/MLD
+# frames of cli's may come too)
+check "received + missed = the flood, none counted twice ($got + $missed)" \
+	test $((got + missed)) -ge "$FLOOD" -a $((got + missed)) -le $((FLOOD + 16))
+check_eq "the loss is counted as $why ($(ctl --json status | json_get "[i['xsk_mode'] for i in d['interfaces']][0]") mode)" \
+	$(( $(if_field "$LAB_TMP/miss1.json" "i['rx_missed_by_reason']['$why']") - $(if_field "$LAB_TMP/miss0.json" "i['rx_missed_by_reason']['$why']") )) "$missed"
+check_eq "stats --interfaces: the RX_MISSED column equals rx_missed" \
+	"$(awk -v n="$FW_IF_C" 'NR == 1 { for (c = 1; c <= NF; c++) if ($c == "RX_MISSED") k = c } $1 == n { print $k }' "$LAB_TMP/miss1.txt")" \
+	"$(if_field "$LAB_TMP/miss1.json" "i['rx_missed']")"
+check_eq "/metrics: rx_missed_packets_total by reason adds up to rx_missed" \
+	"$(awk -v n="$FW_IF_C" 'index($0, "rampart_interface_rx_missed_packets_total{interface=\"" n "\",reason=") == 1 { s += $2; k++ } END { print k, s }' "$LAB_TMP/metrics1.txt")" \
+	"4 $(if_field "$LAB_TMP/miss1.json" "i['rx_missed']")"
+check "/metrics: the family has its HELP and counter TYPE" \
+	bash -c "grep -q '^# HELP rampart_interface_rx_missed_packets_total ' '$LAB_TMP/metrics1.txt' &&
+		 grep -q '^# TYPE rampart_interface_rx_missed_packets_total counter$' '$LAB_TMP/metrics1.txt'"
 
 # the SIGUSR1 counters block and rampartctl read the same workers
 if lab_counters "$LAB_TMP/counters.txt"; then

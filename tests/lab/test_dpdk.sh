@@ -134,6 +134,12 @@ check "rampartctl status: backend dpdk, both ports" \
 		 grep -q '^$P0 ' <<<\"\$out\" && grep -q '^$P1 ' <<<\"\$out\""
 check "rampartctl flows lists the UDP flow" \
 	bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock flows | grep -q ':7000'"
+# the PMD's own counters (rte_eth_stats_get) as frames lost before the worker
+ip netns exec "$(lab_nsname fw)" "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json stats \
+	--interfaces >"$LAB_TMP/if.json" 2>&1
+echo "# rx_missed: $("$LAB_PY" -c 'import json,sys; print([(i["name"], i["rx_missed_by_reason"]) for i in json.load(sys.stdin)["interfaces"]])' <"$LAB_TMP/if.json" 2>&1)"
+check "rampartctl stats --json: rx_missed and its reasons on both ports" \
+	"$LAB_PY" -c 'import json,sys; d = json.load(sys.stdin)["interfaces"]; assert len(d) == 2 and all(i["rx_missed"] == sum(i["rx_missed_by_reason"].values()) and set(i["rx_missed_by_reason"]) == {"ring_full", "no_buffer", "invalid", "other"} for i in d)' <"$LAB_TMP/if.json"
 
 # Least privilege on the lcores (docs/security.md): every worker thread
 # (rampart-wN) dropped its capabilities and runs under the seccomp filter.
