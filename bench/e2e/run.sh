@@ -18,7 +18,9 @@
 # of the generated traffic last (every packet of a new flow walks all the
 # rules), masquerade on the sink side, default drop.
 # Rates: delivered = the sink veth's RX packet counter (ip -s -j link),
-# offered = what trafgen says it sent; both over trafgen's run time.
+# offered = what trafgen says it sent; both over trafgen's run time;
+# for rampartd, the part of the loss the kernel or PMD dropped before a
+# worker saw it (rampartctl stats --json: rx_missed).
 # Writes results/STAMP.md and, if gnuplot is installed, results/STAMP.png
 # (delivered pps per contender, median and min-max of the rounds).
 # Not a test: no timing assertion, not run by CI. Numbers go to
@@ -240,9 +242,19 @@ worker_rx() {
 		"$LAB_TMP/rampartd.out" 2>/dev/null
 }
 
+# frames the kernel or the PMD dropped before a worker saw them, summed
+# over both ports (rampartctl stats: rx_missed; rampartd is started for
+# each measurement, so these are the measurement's): a number, or "-"
+pre_worker_missed() {
+	case "$1" in B* | C) ;; *) echo -; return ;; esac
+	"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" stats --json 2>/dev/null |
+		"$LAB_PY" -c 'import json, sys; print(sum(i["rx_missed"] for i in json.load(sys.stdin)["interfaces"]))' \
+		2>/dev/null || echo -
+}
+
 # ---- one measurement: CONTENDER FLOWS -> a line in $LAB_TMP/raw ----
 measure() {
-	local c=$1 flows=$2 round=$3 rx0 rx1 t0 t1 sent qd0 qd1 w=1 load wrx
+	local c=$1 flows=$2 round=$3 rx0 rx1 t0 t1 sent qd0 qd1 w=1 load wrx missed
 	[ "$c" = B2 ] && w=2
 	gen_queues $w || return 1
 	load=$(cut -d' ' -f1 /proc/loadavg)
@@ -260,12 +272,13 @@ measure() {
 	t1=$(date +%s.%N)
 	sleep 0.5
 	rx1=$(rx_packets "$c"); qd1=$(qdisc_drops)
+	missed=$(pre_worker_missed "$c")
 	stop_fw
 	wrx=$(worker_rx "$c")
 	sent=$(grep -ao '[0-9]* packets outgoing' "$LAB_TMP/trafgen.out" | tail -1 | cut -d' ' -f1)
 	[ -n "$sent" ] || { echo "# no trafgen total:" >&2; tail -3 "$LAB_TMP/trafgen.out" >&2; return 1; }
-	echo "$c $flows $sent $((rx1 - rx0)) $t0 $t1 $round $((qd1 - qd0)) $wrx $load" >>"$LAB_TMP/raw"
-	"$LAB_PY" -c "import sys; s,r,d=$sent,$((rx1 - rx0)),$t1-$t0; print('# %-2s %5s flows: offered %9.0f pps, delivered %9.0f pps, loss %5.1f%% (%.1f%% in the generator qdisc), workers rx $wrx, load $load' % ('$c', $flows, s/d, r/d, 100*(1-r/max(s,1)), 100*$((qd1 - qd0))/max(s,1)))"
+	echo "$c $flows $sent $((rx1 - rx0)) $t0 $t1 $round $((qd1 - qd0)) $wrx $load $missed" >>"$LAB_TMP/raw"
+	"$LAB_PY" -c "import sys; s,r,d=$sent,$((rx1 - rx0)),$t1-$t0; print('# %-2s %5s flows: offered %9.0f pps, delivered %9.0f pps, loss %5.1f%% (%.1f%% in the generator qdisc), lost before a worker $missed, workers rx $wrx, load $load' % ('$c', $flows, s/d, r/d, 100*(1-r/max(s,1)), 100*$((qd1 - qd0))/max(s,1)))"
 }
 
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -300,10 +313,13 @@ names = {"G": "G generator alone (firewall kernel drops; offered capacity, no fo
 short = {"G": "G generator alone (offered)", "A": "A xdpfwd (ceiling)", "B": "B rampartd xsk 1w",
          "B2": "B2 rampartd xsk 2w", "C": "C rampartd DPDK", "D": "D nft linear", "E": "E nft sets"}
 data, by_round, wrx, loads = {}, {}, {}, []
+missed = {}
 for line in open(raw):
-    c, flows, sent, rx, t0, t1, rnd, qd, w, load = line.split()
+    c, flows, sent, rx, t0, t1, rnd, qd, w, load, miss = line.split()
     d = float(t1) - float(t0)
     data.setdefault((int(flows), c), []).append((int(sent) / d, int(rx) / d, int(sent), int(rx), int(qd)))
+    if miss != "-":
+        missed.setdefault((int(flows), c), []).append(100.0 * int(miss) / max(int(sent), 1))
     by_round[(int(flows), c, rnd)] = int(rx) / d
     loads.append(float(load))
     if w != "-":
@@ -320,10 +336,12 @@ print("Delivered: the sink veth's RX packet counter over trafgen's run time (G: 
       "veth's). Offered: trafgen's own count of frames sent. Loss: 1 - delivered/offered, median "
       "over rounds; the part of it dropped by the generator's pfifo is given apart. Ratio to "
       "ceiling: of the medians; paired: the median of each round's own ratio (contender / A in "
-      "the same round).")
+      "the same round). Before a worker: frames the kernel (AF_XDP) or the PMD (DPDK) dropped "
+      "before rampartd's workers saw them, rampartctl stats' rx_missed over both ports, as a "
+      "share of what was offered (median; '-' for contenders without such counters).")
 print()
-print("| flows | contender | delivered pps (median) | min - max | Gbit/s (L2, median) | ratio to ceiling (of medians) | paired ratio (median, min - max) | offered pps (median) | loss % (median) | of it in generator qdisc % |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| flows | contender | delivered pps (median) | min - max | Gbit/s (L2, median) | ratio to ceiling (of medians) | paired ratio (median, min - max) | offered pps (median) | loss % (median) | of it in generator qdisc % | of it before a worker % |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 def paired(flows, c, ref):
     return [by_round[(flows, c, r)] / by_round[(flows, ref, r)] for (f, cc, r) in by_round
             if f == flows and cc == c and by_round.get((flows, ref, r))]
@@ -339,11 +357,12 @@ for flows in flowset:
         med = statistics.median(rx)
         qd = statistics.median(100 * x[4] / max(x[2], 1) for x in v)
         pr = paired(flows, c, "A") if c != "G" else []
-        print("| %d | %s | %.0f | %.0f - %.0f | %.3f | %s | %s | %.0f | %.1f | %.1f |" % (
+        mi = missed.get((flows, c))
+        print("| %d | %s | %.0f | %.0f - %.0f | %.3f | %s | %s | %.0f | %.1f | %.1f | %s |" % (
             flows, names[c], med, min(rx), max(rx), med * int(size) * 8 / 1e9,
             "%.2f" % (med / ceil) if ceil and c != "G" else "-",
             "%.2f (%.2f - %.2f)" % (statistics.median(pr), min(pr), max(pr)) if pr else "-",
-            off, loss, qd))
+            off, loss, qd, "%.1f" % statistics.median(mi) if mi else "-"))
 if any(c == "B2" for (f, c) in data):
     print()
     print("Scaling, rampartd AF_XDP 1 -> 2 workers (B -> B2). On 2 vCPUs the second worker runs "
