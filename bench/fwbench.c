@@ -26,7 +26,9 @@
  *   new-snat       first packets of new flows: rules, SNAT, flow creation
  *   drop-flood     TCP SYNs from outside to a closed port (default drop)
  *   worst-case     new flows through 500 never-matching entries placed
- *                  before the accepting rule, routed by 10,000 /32 routes */
+ *                  after the ClassBench rules and before the accepting
+ *                  rule, routed by 10,000 /32 routes, the million flows
+ *                  loaded as for the others (a policy of its own) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -117,8 +119,9 @@ static int classbench_yaml(FILE *out, const char *path, uint32_t max)
 	return (int)n;
 }
 
-/* The benchmark policy: ClassBench rules (or 500 never-matching ones for
- * the worst case), then the rules the traffic hits, SNAT, routes. */
+/* The benchmark policy: ClassBench rules (for the worst case followed by
+ * 500 never-matching ones), then the rules the traffic hits, SNAT,
+ * routes (for the worst case 10,000 /32s more). */
 static int write_policy(const char *path, const struct opts *o, int worst, uint32_t *nrules)
 {
 	FILE *f = fopen(path, "w");
@@ -129,17 +132,18 @@ static int write_policy(const char *path, const struct opts *o, int worst, uint3
 	fprintf(f, "version: 1\nzones: {inside: [lan0], outside: [wan0], dmz: [dmz0]}\n");
 	fprintf(f, "defaults: {action: drop, conntrack: {max_flows: %u}}\nrules:\n",
 		o->flows + o->packets + 1024);
+	n = classbench_yaml(f, o->classbench, 10000);
+	if (n < 0) {
+		fclose(f);
+		return -1;
+	}
 	if (worst) {
-		for (int i = 0; i < 500; i++)	/* 192.168/16 never appears */
-			fprintf(f, "  - {name: never%d, proto: udp, from: {network: 192.168.%d.0/24},"
-				   " to: {port: %d}, action: drop}\n", i, i % 256, 1000 + i);
-		n = 500;
-	} else {
-		n = classbench_yaml(f, o->classbench, 10000);
-		if (n < 0) {
-			fclose(f);
-			return -1;
-		}
+		/* like the traffic in everything but the source, which never
+		 * appears (192.168/16): each must be ruled out on its source */
+		for (int i = 0; i < 500; i++)
+			fprintf(f, "  - {name: never%d, proto: tcp, from: {network: 192.168.%d.%d},"
+				   " to: {port: 443}, action: drop}\n", i, i / 256, i % 256);
+		n += 500;
 	}
 	fprintf(f, "  - {name: lan-out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
 		   "  - {name: lan-dmz, from: {zone: inside}, to: {zone: dmz}, action: accept}\n");
@@ -411,15 +415,41 @@ static void cached(struct bench *b, const struct opts *o, const char *name, uint
 	scenario(b, name, first, active, rounds, 0, 2000000000ull);
 }
 
+/* The million tracked flows every scenario runs with: half to the DMZ
+ * (no NAT), half out through SNAT; their frames are [0, flows). */
+static void load_flows(struct bench *b, const struct opts *o)
+{
+	const uint8_t outside[2] = {10, 200}, dmz[2] = {10, 50};
+	uint32_t half = o->flows / 2;
+	uint64_t fwd = 0;
+	double t0;
+
+	for (uint32_t i = 0; i < o->flows; i++)
+		flow_frame(b->frames + (size_t)i * FRAME_LEN, i, i < half ? dmz : outside, 17, 53,
+			   0, 0);
+	t0 = now_s();
+	bench_mark("load");
+	run(b, 0, o->flows, 0, 1000000000ull, &fwd);
+	bench_mark("load");
+	{
+		const struct ct_table *ct = pipe_conntrack(b->w);
+		uint32_t slots = pipe_flow_cache_slots(b->w);
+
+		printf("# loaded %u flows (%.0f%% accepted) in %.2f s; conntrack %.1f bytes/flow"
+		       " (table of %u); flow cache %u slots, %.1f bytes/flow\n",
+		       o->flows, 100.0 * (double)fwd / o->flows, now_s() - t0, ct_bytes_per_flow(ct),
+		       ct_max_flows(ct), slots, 32.0 * slots / ct_max_flows(ct));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {.classbench = "../shared/data/classbench/acl1_10k", .flows = 1000000,
 			 .packets = 1 << 20, .repeat = 1, .cpu = 1};
 	struct bench b;
-	uint64_t fwd;
 	uint32_t half;
 	cpu_set_t set;
-	const uint8_t outside[2] = {10, 200}, dmz[2] = {10, 50};
+	const uint8_t outside[2] = {10, 200};
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--classbench") && i + 1 < argc)
@@ -455,26 +485,8 @@ int main(int argc, char **argv)
 
 	if (bench_open(&b, &o, 0) < 0 || bench_frames(&b, o.flows + o.packets) < 0)
 		return 1;
-	/* Load: half the flows to the DMZ (no NAT), half out through SNAT. */
+	load_flows(&b, &o);
 	half = o.flows / 2;
-	for (uint32_t i = 0; i < o.flows; i++)
-		flow_frame(b.frames + (size_t)i * FRAME_LEN, i, i < half ? dmz : outside, 17, 53,
-			   0, 0);
-	fwd = 0;
-	{
-		double t0 = now_s();
-
-		bench_mark("load");
-		run(&b, 0, o.flows, 0, 1000000000ull, &fwd);
-		bench_mark("load");
-		const struct ct_table *ct = pipe_conntrack(b.w);
-		uint32_t slots = pipe_flow_cache_slots(b.w);
-
-		printf("# loaded %u flows (%.0f%% accepted) in %.2f s; conntrack %.1f bytes/flow"
-		       " (table of %u); flow cache %u slots, %.1f bytes/flow\n",
-		       o.flows, 100.0 * (double)fwd / o.flows, now_s() - t0, ct_bytes_per_flow(ct),
-		       ct_max_flows(ct), slots, 32.0 * slots / ct_max_flows(ct));
-	}
 	/* cached-allow: the DMZ flows again, in the order they were made */
 	for (uint32_t r = 0; r < o.repeat && wanted(&o, "cached-allow"); r++)
 		cached(&b, &o, "cached-allow", 0, half);
@@ -497,11 +509,13 @@ int main(int argc, char **argv)
 	bench_close(&b);
 
 	if (wanted(&o, "worst-case")) {
-		if (bench_open(&b, &o, 1) < 0 || bench_frames(&b, o.packets) < 0)
+		if (bench_open(&b, &o, 1) < 0 || bench_frames(&b, o.flows + o.packets) < 0)
 			return 1;
+		load_flows(&b, &o);
 		for (uint32_t i = 0; i < o.packets; i++)	/* new flows to the /32s */
-			flow_frame(b.frames + (size_t)i * FRAME_LEN, i, outside, 6, 443, 0x02, 0);
-		scenario(&b, "worst-case", 0, o.packets, 1, 0, 1000000000ull);
+			flow_frame(b.frames + (size_t)(o.flows + i) * FRAME_LEN, o.flows + i, outside,
+				   6, 443, 0x02, 0);
+		scenario(&b, "worst-case", o.flows, o.packets, 1, 0, 3000000000ull);
 		bench_close(&b);
 	}
 	if (o.repeat > 1)
