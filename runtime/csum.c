@@ -287,7 +287,7 @@ int csum_rewrite(uint8_t *f, uint32_t len, const struct pkt_meta *m,
 	 * packet: what plan_l4 and rewrite do for it, without the general
 	 * plan (same arithmetic, so the same bytes) */
 	if (l.family == 4 && l.l4 && (l.proto == IPP_TCP || l.proto == IPP_UDP) &&
-	    len >= l.l4 + (uint32_t)csum_l4_field(l.proto) + 2) {
+	    len >= l.l4 + (l.proto == IPP_TCP ? 16u : 6u) + 2) {
 		uint8_t *a = f + l.ip + (side == CSUM_DST ? 16 : 12);
 		uint8_t *pp = f + l.l4 + (side == CSUM_DST ? 2 : 0);
 		uint32_t da = csum_delta16(rd16(a), rd16(addr)) +
@@ -297,8 +297,8 @@ int csum_rewrite(uint8_t *f, uint32_t len, const struct pkt_meta *m,
 		memcpy(a, addr, 4);
 		fix(f + l.ip + 10, da, 0);
 		wr16(pp, port);
-		if (da + dp)
-			fix(f + l.l4 + csum_l4_field(l.proto), da + dp, l.proto == IPP_UDP);
+		if (da + dp)	/* csum_l4_field's offsets, without its call */
+			fix(f + l.l4 + (l.proto == IPP_TCP ? 16 : 6), da + dp, l.proto == IPP_UDP);
 		return 0;
 	}
 	if (plan_l4(f, len, &l, side, port, 1, &p) < 0)

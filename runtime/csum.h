@@ -55,8 +55,10 @@ static inline uint16_t csum_apply(uint16_t hc, uint32_t delta)
 {
 	uint32_t s = (uint32_t)(uint16_t)~hc + delta;
 
-	while (s >> 16)
-		s = (s & 0xffffu) + (s >> 16);
+	/* two folds reduce any 32-bit sum to 16 bits (the first leaves at
+	 * most 0x1fffe), with no loop to predict */
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
 	return s ? (uint16_t)~s : 0;
 }
 
