@@ -751,6 +751,7 @@ static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, 
 	return 0;
 }
 
+/* DNAT of new flows: the rules will see the translated destination. */
 static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
 {
 	struct pipe_burst *b = &w->burst;
