@@ -243,6 +243,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		struct pipe_pkt *p = &pkts[i];
 		struct pkt_meta *m = &b->meta[i];
 		struct pipe_port_stats *ps = &w->stats.port[p->in_port];
+		int kind;
 
 		ps->rx_packets++;
 		ps->rx_bytes += p->len;
@@ -251,7 +252,10 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		p->verdict = PIPE_FORWARD;
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
-		switch (pkt_parse(p->data, p->len, m)) {
+		kind = pkt_parse_fast(p->data, p->len, m);
+		if (kind < 0)
+			kind = pkt_parse(p->data, p->len, m);
+		switch (kind) {
 		case PKT_IP:
 			m->key.in_if = port_if[p->in_port];
 			m->key.out_if = p->out_port == PIPE_NO_PORT ? PIPE_NO_PORT

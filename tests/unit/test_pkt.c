@@ -236,6 +236,64 @@ static void test_truncations(void **state)
 	assert_string_equal(pkt_reason_name(m.reason), "bad-l3");
 }
 
+/* The pipeline's inline parser must give exactly pkt_parse's meta for
+ * every frame it takes, and leave every other frame to it. Frames: valid
+ * IPv4 TCP/UDP ones with random bytes of their headers changed (type,
+ * version and IHL, lengths, fragment bits, protocol, flags) and random
+ * lengths, cut short or padded. */
+static void test_fast_parse_agrees(void **state)
+{
+	static const uint8_t hot[] = {12, 13, 14, 16, 17, 20, 21, 23, 47};
+	struct frame f;
+	struct pkt_meta fast, full;
+	uint32_t taken = 0, left = 0, seed = 12345;
+	(void)state;
+
+	for (uint32_t round = 0; round < 200000; round++) {
+		uint32_t len;
+		int kind;
+
+		seed = seed * 1103515245u + 12345u;
+		ipv4(&f, 0, (seed >> 16) & 1 ? 6 : 17, (uint16_t)seed, (uint16_t)(seed >> 8), 0);
+		for (uint32_t k = (seed >> 20) % 3; k > 0; k--) {
+			seed = seed * 1103515245u + 12345u;
+			f.b[hot[(seed >> 16) % sizeof(hot)]] = (uint8_t)(seed >> 8);
+		}
+		seed = seed * 1103515245u + 12345u;
+		len = (seed >> 16) % 4 ? f.len + (seed >> 8) % 24 : (seed >> 8) % (f.len + 1);
+		if (len > sizeof(f.b))
+			len = sizeof(f.b);
+		memset(&fast, 0xa5, sizeof(fast));
+		memset(&full, 0x5a, sizeof(full));
+		kind = pkt_parse_fast(f.b, len, &fast);
+		if (kind < 0) {
+			left++;
+			continue;
+		}
+		taken++;
+		assert_int_equal(kind, PKT_IP);
+		assert_int_equal(pkt_parse(f.b, len, &full), PKT_IP);
+		assert_memory_equal(&fast, &full, sizeof(fast));
+	}
+	/* both sides exercised */
+	assert_true(taken > 50000);
+	assert_true(left > 50000);
+	/* and what it must leave */
+	ipv4(&f, 1, 6, 1, 2, 0);
+	assert_int_equal(pkt_parse_fast(f.b, f.len, &fast), -1);	/* VLAN */
+	ipv4(&f, 0, 6, 1, 2, 0x2000);
+	assert_int_equal(pkt_parse_fast(f.b, f.len, &fast), -1);	/* first fragment */
+	ipv4(&f, 0, 17, 1, 2, 0x0001);
+	assert_int_equal(pkt_parse_fast(f.b, f.len, &fast), -1);	/* later fragment */
+	ipv4(&f, 0, 1, 0, 0, 0);
+	assert_int_equal(pkt_parse_fast(f.b, f.len, &fast), -1);	/* ICMP */
+	ipv6(&f, 6, 1, 2, 0);
+	assert_int_equal(pkt_parse_fast(f.b, f.len, &fast), -1);
+	ipv4(&f, 0, 6, 1, 2, 0);
+	assert_int_equal(pkt_parse_fast(f.b, f.len - 1, &fast), -1);	/* cut */
+	assert_int_equal(pkt_parse_fast(f.b, f.len, &fast), PKT_IP);
+}
+
 static void test_first_match(void **state)
 {
 	struct rfw_acl_entry e[3] = {
@@ -287,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_ipv6_and_extension),
 		cmocka_unit_test(test_non_ip),
 		cmocka_unit_test(test_truncations),
+		cmocka_unit_test(test_fast_parse_agrees),
 		cmocka_unit_test(test_first_match),
 	};
 	return cmocka_run_group_tests_name("pkt", tests, NULL, NULL);
