@@ -290,15 +290,22 @@ int csum_rewrite(uint8_t *f, uint32_t len, const struct pkt_meta *m,
 	    len >= l.l4 + (l.proto == IPP_TCP ? 16u : 6u) + 2) {
 		uint8_t *a = f + l.ip + (side == CSUM_DST ? 16 : 12);
 		uint8_t *pp = f + l.l4 + (side == CSUM_DST ? 2 : 0);
-		uint32_t da = csum_delta16(rd16(a), rd16(addr)) +
-			      csum_delta16(rd16(a + 2), rd16(addr + 2));
-		uint32_t dp = csum_delta16(rd16(pp), port);
+		const uint8_t port_be[2] = {(uint8_t)(port >> 8), (uint8_t)port};
+		uint32_t old_a, new_a;
+		uint16_t old_p, new_p;
+		uint64_t da;
 
+		memcpy(&old_a, a, 4);
+		memcpy(&new_a, addr, 4);
+		memcpy(&old_p, pp, 2);
+		memcpy(&new_p, port_be, 2);
+		da = (uint64_t)(uint32_t)~old_a + new_a;
 		memcpy(a, addr, 4);
-		fix(f + l.ip + 10, da, 0);
-		wr16(pp, port);
-		if (da + dp)	/* csum_l4_field's offsets, without its call */
-			fix(f + l.l4 + (l.proto == IPP_TCP ? 16 : 6), da + dp, l.proto == IPP_UDP);
+		memcpy(pp, port_be, 2);
+		csum_fix_raw(f + l.ip + 10, da, 0);
+		/* csum_l4_field's offsets, without its call */
+		csum_fix_raw(f + l.l4 + (l.proto == IPP_TCP ? 16 : 6),
+			da + (uint16_t)~old_p + new_p, l.proto == IPP_UDP);
 		return 0;
 	}
 	if (plan_l4(f, len, &l, side, port, 1, &p) < 0)

@@ -99,6 +99,73 @@ int csum_rewrite(uint8_t *frame, uint32_t len, const struct pkt_meta *m,
  * offending packet (v4 types 3, 4, 5, 11, 12; v6 types 1-4). */
 int csum_icmp_is_error(const struct pkt_meta *m);
 
+/* Apply a change to a checksum field as it sits in the frame. A
+ * one's-complement sum does not depend on byte order (RFC 1071 section
+ * 2(B)), so changed addresses and ports are added as the 32- and 16-bit
+ * words they are in memory, without swapping; the field comes out bit
+ * for bit as csum_apply's (both fold the same sum, and only a zero sum
+ * folds to zero). delta < 2^35: three folds bring it to 16 bits. udp: a
+ * zero field ("no checksum", RFC 768) stays zero, a computed zero is
+ * written as 0xFFFF. */
+static inline void csum_fix_raw(uint8_t *field, uint64_t delta, int udp)
+{
+	uint16_t hc;
+	uint64_t s;
+
+	__builtin_memcpy(&hc, field, 2);
+	if (udp && hc == 0)
+		return;
+	s = (uint16_t)~hc + delta;
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
+	s = (s & 0xffffu) + (s >> 16);
+	hc = s ? (uint16_t)~s : 0;
+	if (udp && hc == 0)
+		hc = 0xffff;
+	__builtin_memcpy(field, &hc, 2);
+}
+
+/* Both sides' csum_rewrite at once, inline, for the packets NAT mostly
+ * sees: IPv4 TCP or UDP, not a later fragment, with the L4 checksum in
+ * the frame. Every address and port is replaced (unchanged ones add
+ * nothing to the sum), and each checksum is updated once. The bytes are
+ * those of csum_rewrite for each side in turn (test_csum). Returns -1,
+ * the frame untouched, for any other packet. */
+static inline int csum_rewrite4(uint8_t *f, uint32_t len, const struct pkt_meta *m,
+				const uint8_t src[4], uint16_t sport, const uint8_t dst[4],
+				uint16_t dport)
+{
+	const uint32_t ip = m->l3_off, l4 = m->l4_off;
+	const uint8_t proto = m->key.proto;
+	uint32_t old_s, old_d, new_s, new_d, old_p, new_p;
+	uint64_t da, dp;
+
+	/* m is pkt_parse's: the IPv4 header lies before l4, and the L4
+	 * header through a TCP checksum is in the frame when len allows it
+	 * (shorter UDP frames take csum_rewrite) */
+	if (m->key.family != 4 || !l4 || m->fragment == 2 || (proto != 6 && proto != 17) ||
+	    len < l4 + 18)
+		return -1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	new_p = (uint32_t)__builtin_bswap16(sport) | (uint32_t)__builtin_bswap16(dport) << 16;
+#else
+	new_p = (uint32_t)sport << 16 | dport;
+#endif
+	__builtin_memcpy(&old_s, f + ip + 12, 4);
+	__builtin_memcpy(&old_d, f + ip + 16, 4);
+	__builtin_memcpy(&new_s, src, 4);
+	__builtin_memcpy(&new_d, dst, 4);
+	__builtin_memcpy(&old_p, f + l4, 4);
+	da = (uint64_t)(uint32_t)~old_s + new_s + (uint32_t)~old_d + new_d;
+	dp = (uint64_t)(uint32_t)~old_p + new_p;
+	__builtin_memcpy(f + ip + 12, &new_s, 4);
+	__builtin_memcpy(f + ip + 16, &new_d, 4);
+	__builtin_memcpy(f + l4, &new_p, 4);
+	csum_fix_raw(f + ip + 10, da, 0);
+	csum_fix_raw(f + l4 + (proto == 6 ? 16 : 6), da + dp, proto == 17);
+	return 0;
+}
+
 /* Rewrite the packet embedded in an ICMP/ICMPv6 error (RFC 792, RFC 4443
  * section 2.4): its source or destination address and port (or echo
  * identifier), its IPv4 header checksum, its L4 checksum when the

@@ -464,10 +464,13 @@ static inline void cache_finish(struct pipe_worker *w, struct pipe_pkt *p, uint3
 	uint32_t r = e->rule & PIPE_RULE_MASK;
 
 	if (wire) {
-		if (memcmp(wire->src, m->key.src, 4) || wire->sport != m->key.sport)
-			csum_rewrite(p->data, p->len, m, CSUM_SRC, wire->src, wire->sport);
-		if (memcmp(wire->dst, m->key.dst, 4) || wire->dport != m->key.dport)
-			csum_rewrite(p->data, p->len, m, CSUM_DST, wire->dst, wire->dport);
+		if (csum_rewrite4(p->data, p->len, m, wire->src, wire->sport, wire->dst,
+				  wire->dport) < 0) {	/* SCTP */
+			if (memcmp(wire->src, m->key.src, 4) || wire->sport != m->key.sport)
+				csum_rewrite(p->data, p->len, m, CSUM_SRC, wire->src, wire->sport);
+			if (memcmp(wire->dst, m->key.dst, 4) || wire->dport != m->key.dport)
+				csum_rewrite(p->data, p->len, m, CSUM_DST, wire->dst, wire->dport);
+		}
 		w->stats.nat_rewrites++;
 	}
 	if (w->mode == PIPE_ROUTER) {
@@ -1056,12 +1059,14 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		}
 		if (!b->nat[i])
 			continue;
+		w->stats.nat_rewrites++;
+		if (csum_rewrite4(p->data, p->len, m, wk->src, wk->sport, wk->dst, wk->dport) == 0)
+			continue;	/* IPv4 TCP/UDP: both sides in one go */
 		wire_ports(m, p->data, &sp, &dp);
 		if (addr_differs(wk->src, m->key.src, m->key.family) || wk->sport != sp)
 			csum_rewrite(p->data, p->len, m, CSUM_SRC, wk->src, wk->sport);
 		if (addr_differs(wk->dst, m->key.dst, m->key.family) || wk->dport != dp)
 			csum_rewrite(p->data, p->len, m, CSUM_DST, wk->dst, wk->dport);
-		w->stats.nat_rewrites++;
 	}
 }
 

@@ -265,6 +265,63 @@ static void random_rewrites(uint8_t family)
 	}
 }
 
+/* csum_rewrite4 (both sides at once, inline) against a frame built from
+ * scratch with the new addresses and ports; -1 and the frame untouched
+ * for what it does not take. */
+static void rewrite4_and_compare(struct spec *s, const uint8_t *src, uint16_t sport,
+				 const uint8_t *dst, uint16_t dport)
+{
+	uint8_t got[1024], want[1024];
+	uint32_t len = build_frame(got, s), wlen;
+	struct pkt_meta m;
+
+	assert_int_equal(pkt_parse(got, len, &m), PKT_IP);
+	/* it leaves short UDP frames (less than a TCP header) to csum_rewrite */
+	if (s->family != 4 || (s->proto != P_TCP && s->proto != P_UDP) || len < m.l4_off + 18u) {
+		memcpy(want, got, len);
+		assert_int_equal(csum_rewrite4(got, len, &m, src, sport, dst, dport), -1);
+		assert_memory_equal(got, want, len);
+		return;
+	}
+	assert_int_equal(csum_rewrite4(got, len, &m, src, sport, dst, dport), 0);
+	change(s, CSUM_SRC, src, sport);
+	change(s, CSUM_DST, dst, dport);
+	wlen = build_frame(want, s);
+	assert_int_equal(len, wlen);
+	assert_memory_equal(got, want, len);
+}
+
+static void test_rewrite4(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		struct spec s;
+		uint8_t src[16], dst[16];
+		uint16_t sport, dport;
+
+		random_spec(&s, i % 8 ? 4 : 6, 600);
+		random_addr(src, s.family);
+		random_addr(dst, s.family);
+		sport = (uint16_t)rnd();
+		dport = (uint16_t)rnd();
+		switch (rnd() % 4) {	/* SNAT, DNAT, both, ports only */
+		case 0:
+			memcpy(dst, s.dst, 16);
+			dport = s.dport;
+			break;
+		case 1:
+			memcpy(src, s.src, 16);
+			sport = s.sport;
+			break;
+		case 3:
+			memcpy(src, s.src, 16);
+			memcpy(dst, s.dst, 16);
+			break;
+		}
+		rewrite4_and_compare(&s, src, sport, dst, dport);
+	}
+}
+
 static void test_random_v4(void **state)
 {
 	(void)state;
@@ -309,7 +366,8 @@ static void test_udp_zero_rule(void **state)
 		s.opt_words = 0;
 		s.type = 0;
 		s.udp_none = 0;
-		s.plen = 2;
+		s.plen = 12;	/* past a TCP header's length: csum_rewrite4 takes it */
+		memset(s.payload, 0, s.plen);
 		random_addr(a, (uint8_t)fam);
 		{
 			struct spec t = s;
@@ -327,6 +385,11 @@ static void test_udp_zero_rule(void **state)
 			change(&t, CSUM_DST, a, 5353);
 			len = build_frame(f, &t);
 			assert_int_equal(get16(f + l4 + 6), 0xffff);
+		}
+		{
+			struct spec t = s;
+
+			rewrite4_and_compare(&t, t.src, t.sport, a, 5353);
 		}
 		rewrite_and_compare(&s, CSUM_DST, a, 5353);
 	}
@@ -477,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_update128),
 		cmocka_unit_test(test_random_v4),
 		cmocka_unit_test(test_random_v6),
+		cmocka_unit_test(test_rewrite4),
 		cmocka_unit_test(test_udp_zero_rule),
 		cmocka_unit_test(test_fragments_and_refusals),
 		cmocka_unit_test(test_icmp_errors_v4),
