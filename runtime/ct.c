@@ -1337,37 +1337,36 @@ void ct_track_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, u
 
 /* ---- the flow cache's hit path ---- */
 
-void ct_hint_batch(struct ct_table *t, const struct ct_pkt *pkts, const uint32_t *flow,
-		   const uint8_t *dir, const uint32_t *rule, uint32_t n, uint32_t now,
-		   uint8_t *out, struct ct_hint_wire *wire)
+void ct_hint_batch(struct ct_table *t, struct ct_hint *h, uint32_t n, uint32_t now)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (likely(flow[i] < t->max_flows))
-			__builtin_prefetch(&t->flows[flow[i]]);
+		if (likely(h[i].flow < t->max_flows))
+			__builtin_prefetch(&t->flows[h[i].flow]);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct pkt_key *k = &pkts[i].meta->key;
+		struct ct_hint *x = &h[i];
+		const struct pkt_key *k = &x->pkt.meta->key;
 		const struct ct_flow *f;
-		unsigned d = dir[i] & 1, o = d ^ 1;
+		unsigned d = x->dir & 1, o = d ^ 1;
 		uint8_t ok = CT_HINT_OK;
 
-		out[i] = CT_HINT_MISS;
-		if (unlikely(flow[i] >= t->max_flows))	/* the rest is the caller's promise */
+		x->result = CT_HINT_MISS;
+		if (unlikely(x->flow >= t->max_flows))	/* the rest is the caller's promise */
 			continue;
-		f = &t->flows[flow[i]];
-		if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED || f->rule != rule[i] ||
+		f = &t->flows[x->flow];
+		if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED || f->rule != x->rule ||
 		    !flow_live(f, now) || !flow_match(t, f, d, k))
 			continue;
 		if (f->flags & CT_F_NAT) {
 			if (f->family != 4)
 				continue;
 			/* leaves as the reverse of the other direction */
-			memcpy(wire[i].src, f->addr + 8 * o + 4, 4);
-			memcpy(wire[i].dst, f->addr + 8 * o, 4);
-			wire[i].sport = f->port[2 * o + 1];
-			wire[i].dport = f->port[2 * o];
+			memcpy(x->wire.src, f->addr + 8 * o + 4, 4);
+			memcpy(x->wire.dst, f->addr + 8 * o, 4);
+			x->wire.sport = f->port[2 * o + 1];
+			x->wire.dport = f->port[2 * o];
 			ok = CT_HINT_OK_NAT;
 		}
-		out[i] = account_known(t, flow[i], d, &pkts[i], now) ? ok : CT_HINT_INVALID;
+		x->result = account_known(t, x->flow, d, &x->pkt, now) ? ok : CT_HINT_INVALID;
 	}
 }
 

@@ -111,7 +111,7 @@ void ct_track_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n,
  * fragments nor TCP SYNs (a SYN may open a new connection over a closed
  * one: the lookup decides). OK when the flow is alive, still holds that
  * rule value and the packet's tuple in that direction, and is either
- * untranslated or an IPv4 flow (OK_NAT: wire[i] is the tuple the packet
+ * untranslated or an IPv4 flow (OK_NAT: h[i].wire is the tuple the packet
  * leaves with, read from the flow itself, so a flow that reuses the slot
  * with another translation cannot be given the old one); the packet is
  * then accounted as ct_track_batch accounts it. INVALID: it was the
@@ -129,9 +129,18 @@ struct ct_hint_wire {		/* IPv4; ports in host order */
 	uint16_t sport, dport;
 };
 
-void ct_hint_batch(struct ct_table *t, const struct ct_pkt *pkts, const uint32_t *flow,
-		   const uint8_t *dir, const uint32_t *rule, uint32_t n, uint32_t now,
-		   uint8_t *out, struct ct_hint_wire *wire);
+/* One packet for ct_hint_batch: what the cache remembers of its flow
+ * (in) and the answer (out), side by side so that a burst's hints are
+ * one array. */
+struct ct_hint {
+	struct ct_pkt pkt;
+	uint32_t flow, rule;
+	uint8_t dir;
+	uint8_t result;			/* out: enum ct_hint_result */
+	struct ct_hint_wire wire;	/* out, CT_HINT_OK_NAT */
+};
+
+void ct_hint_batch(struct ct_table *t, struct ct_hint *h, uint32_t n, uint32_t now);
 
 enum ct_create_status {
 	CT_CREATED = 0,		/* *flow is the new flow */

@@ -233,11 +233,17 @@ static void wire_ports(const struct pkt_meta *m, const uint8_t *frame, uint16_t 
 
 /* ---- stages ---- */
 
-static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n)
+/* Parse, and, when `probe`, hash the flow cache's probes and prefetch
+ * their slots while the tuple is at hand (stage_cache makes them): a
+ * cache for a million flows is larger than L2, and a probe that waits
+ * for its slot stalls the next. Fragments and ICMP are not probed (the
+ * full path decides), nor TCP SYNs (see cache_after_syn). */
+static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe)
 {
 	struct pipe_burst *b = &w->burst;
 	const uint8_t *port_if = w->pol->port_if;
-	uint32_t nkeys = 0;
+	const struct flowcache *c = &w->fc;
+	uint32_t nkeys = 0, nprobe = 0, nsyn = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct pipe_pkt *p = &pkts[i];
@@ -264,7 +270,19 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			b->path[i] = PATH_NEW;
 			b->nat[i] = 0;
 			b->has_reply[i] = 0;
+			b->fcp[i] = 0;
+			b->fc_taken[i] = 0;
 			b->l_new[nkeys++] = i;
+			if (!probe || m->fragment || !m->key.has_ports)
+				break;
+			if (m->key.proto == 6 && (m->key.tcp_flags & 0x02)) {
+				b->syn_at[nsyn++] = i;
+				break;
+			}
+			b->fch[i] = flowcache_hash(c, &m->key, p->in_port);
+			b->fcp[i] = 1;
+			__builtin_prefetch(flowcache_slot(c, b->fch[i]));
+			b->l_probe[nprobe++] = i;
 			break;
 		case PKT_NON_IP:
 			/* Bridged unchanged (CLI.md); a router leaves them to
@@ -279,6 +297,8 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			break;
 		}
 	}
+	b->nprobe = nprobe;
+	b->nsyn = nsyn;
 	return nkeys;
 }
 
@@ -510,85 +530,55 @@ static uint32_t cache_after_syn(struct pipe_worker *w, const struct pipe_pkt *pk
 		uint32_t i = b->l_hint[j], slot = flowcache_index(&w->fc, b->fch[i]);
 		uint32_t x;
 
-		for (x = 0; x < nsyn && !(b->syn_slot[x] == slot && b->syn_k[x] < b->hk[j]); x++)
+		for (x = 0; x < nsyn && !(b->syn_slot[x] == slot && b->syn_at[x] < i); x++)
 			;
 		if (x < nsyn)
 			continue;
 		b->l_hint[kept] = i;
-		b->hk[kept] = b->hk[j];
-		b->cpl[kept] = b->cpl[j];
-		b->hflow[kept] = b->hflow[j];
-		b->hdir[kept] = b->hdir[j];
-		b->hrule[kept] = b->hrule[j];
+		b->hint[kept] = b->hint[j];
 		kept++;
 	}
 	return kept;
 }
 
 /* The flow cache, before conntrack: packets whose slot remembers a flow
- * are checked against that flow (ct_hint_batch) and, if still its,
- * finished here. Returns the packets left for the full pipeline (in
- * l_new); *ninv: packets of a cached flow that TCP tracking refused and
- * that stay on the new-flow path as invalid (in l_inv). */
+ * (probes hashed by stage_parse) are checked against that flow
+ * (ct_hint_batch) and, if still its, finished here. Returns the packets
+ * left for the full pipeline (in l_new); *ninv: packets of a cached flow
+ * that TCP tracking refused and that stay on the new-flow path as
+ * invalid (in l_inv). */
 static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
 			    uint32_t now, uint32_t *ninv)
 {
 	struct pipe_burst *b = &w->burst;
 	const struct flowcache *c = &w->fc;
-	const uint32_t epoch = w->fc_epoch;
+	const uint32_t epoch = w->fc_epoch, probed = b->nprobe;
 	const int router = w->mode == PIPE_ROUTER;
-	uint32_t ncand = 0, kept = 0, inv = 0, hits = 0, nsyn = 0, probed = 0;
+	uint32_t ncand = 0, kept = 0, inv = 0, hits = 0, taken = 0;
 
-	if (w->fc_rest) {	/* see below */
+	if (w->fc_rest) {	/* see below; stage_parse did not probe */
 		w->fc_rest--;
-		for (uint32_t k = 0; k < nnew; k++)
-			b->fcp[b->l_new[k]] = 0;
 		return nnew;
-	}
-	/* The packets to probe: hashed, and their slots prefetched for the
-	 * whole burst first (a cache for a million flows is larger than L2,
-	 * and a probe that waits for its slot stalls the next). */
-	uint32_t probe_k[PIPE_BURST];
-
-	for (uint32_t k = 0; k < nnew; k++) {
-		uint32_t i = b->l_new[k];
-		const struct pkt_meta *m = &b->meta[i];
-		uint64_t h;
-
-		b->fcp[i] = 0;
-		if (m->fragment || !m->key.has_ports)
-			continue;	/* fragments, ICMP: the full path decides */
-		if (m->key.proto == 6 && (m->key.tcp_flags & 0x02)) {
-			b->syn_at[nsyn] = i;
-			b->syn_k[nsyn++] = k;
-			continue;
-		}
-		h = flowcache_hash(c, &m->key, pkts[i].in_port);
-		b->fch[i] = h;
-		b->fcp[i] = 1;
-		__builtin_prefetch(flowcache_slot(c, h));
-		probe_k[probed++] = k;
 	}
 	/* The candidates: packets whose slot remembers a flow. */
 	for (uint32_t x = 0; x < probed; x++) {
-		uint32_t k = probe_k[x], i = b->l_new[k];
-		const struct pkt_meta *m = &b->meta[i];
+		uint32_t i = b->l_probe[x];
 		const struct pipe_pkt *p = &pkts[i];
 		const struct flowcache_entry *e;
 		uint64_t h = b->fch[i];
+		struct ct_hint *hc;
 
 		e = flowcache_slot(c, h);
 		if (e->sig != flowcache_sig(h) || e->epoch != epoch || e->in_port != p->in_port)
 			continue;
-		if (router && p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1)
+		if (router && p->data[b->meta[i].l3_off + (b->meta[i].key.family == 4 ? 8 : 7)] <= 1)
 			continue;	/* time exceeded: the full path answers */
-		b->l_hint[ncand] = i;
-		b->hk[ncand] = k;
-		b->cpl[ncand] = (struct ct_pkt){m, p->data, p->len};
-		b->hflow[ncand] = e->flow;
-		b->hdir[ncand] = e->dir;
-		b->hrule[ncand] = e->rule;
-		ncand++;
+		hc = &b->hint[ncand];
+		hc->pkt = (struct ct_pkt){&b->meta[i], p->data, p->len};
+		hc->flow = e->flow;
+		hc->dir = e->dir;
+		hc->rule = e->rule;
+		b->l_hint[ncand++] = i;
 	}
 	/* More active flows than slots: most probes miss, and each costs a
 	 * hash, a slot and an insert. After fill_bursts bursts in a row
@@ -603,35 +593,38 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	} else if (probed) {
 		w->fc_bad = 0;
 	}
-	if (ncand && nsyn)
-		ncand = cache_after_syn(w, pkts, ncand, nsyn);
+	if (ncand && b->nsyn)
+		ncand = cache_after_syn(w, pkts, ncand, b->nsyn);
 	if (!ncand)
 		return nnew;
-	ct_hint_batch(w->ct, b->cpl, b->hflow, b->hdir, b->hrule, ncand, now, b->hres, b->hwire);
-	/* the candidates are in l_new's order: walk both */
-	for (uint32_t k = 0, j = 0; k < nnew; k++) {
-		uint32_t i = b->l_new[k];
-		uint8_t res = CT_HINT_MISS;
-		const struct ct_hint_wire *wire = NULL;
+	ct_hint_batch(w->ct, b->hint, ncand, now);
+	for (uint32_t j = 0; j < ncand; j++) {
+		uint32_t i = b->l_hint[j];
+		uint8_t res = b->hint[j].result;
 
-		if (j < ncand && b->l_hint[j] == i) {
-			wire = &b->hwire[j];
-			res = b->hres[j++];
-		}
 		if (__builtin_expect(res == CT_HINT_OK || res == CT_HINT_OK_NAT, 1)) {
 			cache_finish(w, &pkts[i], i, flowcache_slot(c, b->fch[i]),
-				     res == CT_HINT_OK_NAT ? wire : NULL);
+				     res == CT_HINT_OK_NAT ? &b->hint[j].wire : NULL);
+			b->fc_taken[i] = 1;
 			hits++;
 		} else if (res == CT_HINT_INVALID) {
-			b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
+			b->cp[i] = b->hint[j].pkt;
 			inv += invalid(w, &pkts[i], &b->meta[i].key, &b->l_inv[inv], i);
-		} else {
-			b->l_new[kept++] = i;
+			b->fc_taken[i] = 1;
+			taken++;
 		}
 	}
 	w->stats.flow_cache_hits += hits;
 	w->stats.flows_hit += hits;
 	*ninv = inv;
+	if (hits + taken == nnew)
+		return 0;	/* the steady state: every packet a hit */
+	for (uint32_t k = 0; k < nnew; k++) {
+		uint32_t i = b->l_new[k];
+
+		if (!b->fc_taken[i])
+			b->l_new[kept++] = i;
+	}
 	return kept;
 }
 
@@ -1274,7 +1267,7 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	uint32_t nnew, nknown = 0, npass, ninv = 0;
 
 	w->now_ns = now_ns;
-	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n));
+	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n, w->have_fc && !w->fc_rest));
 	if (w->have_fc && nnew)
 		STAGE(PIPE_ST_CACHE, nnew, nnew = stage_cache(w, pkts, nnew, now, &ninv));
 	if (w->stateful && nnew)

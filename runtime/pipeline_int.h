@@ -65,15 +65,15 @@ struct pipe_burst {
 	struct ct_create_hint create_hint[PIPE_BURST];	/* stage_ct: hashes, pass 1 to 2 */
 	uint8_t creating[PIPE_BURST];
 	uint8_t logme[PIPE_BURST];		/* 1: its rule logs; 2: logged as invalid */
-	/* stage_cache */
+	/* the flow cache: probes hashed and prefetched by stage_parse,
+	 * made by stage_cache */
 	uint64_t fch[PIPE_BURST];		/* flow cache hash of the tuple */
 	uint8_t fcp[PIPE_BURST];		/* 1: probed (so may be inserted) */
+	uint8_t fc_taken[PIPE_BURST];		/* 1: finished (or invalid) there */
+	uint32_t l_probe[PIPE_BURST], nprobe;
+	uint32_t syn_at[PIPE_BURST], syn_slot[PIPE_BURST], nsyn;	/* TCP SYNs */
 	uint32_t l_hint[PIPE_BURST], l_inv[PIPE_BURST];
-	uint32_t hk[PIPE_BURST];		/* a candidate's place in l_new */
-	uint32_t syn_at[PIPE_BURST], syn_k[PIPE_BURST], syn_slot[PIPE_BURST];	/* TCP SYNs */
-	uint32_t hflow[PIPE_BURST], hrule[PIPE_BURST];
-	uint8_t hdir[PIPE_BURST], hres[PIPE_BURST];
-	struct ct_hint_wire hwire[PIPE_BURST];	/* CT_HINT_OK_NAT: as it leaves */
+	struct ct_hint hint[PIPE_BURST];	/* the candidates, for conntrack */
 };
 
 struct pipe_nat_pool {
