@@ -249,6 +249,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		struct pipe_pkt *p = &pkts[i];
 		struct pkt_meta *m = &b->meta[i];
 		struct pipe_port_stats *ps = &w->stats.port[p->in_port];
+		uint64_t h;
 		int kind;
 
 		ps->rx_packets++;
@@ -279,9 +280,15 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 				b->syn_at[nsyn++] = i;
 				break;
 			}
-			b->fch[i] = flowcache_hash(c, &m->key, p->in_port);
+			/* a router's last hop: the full path answers (and a
+			 * packet it does not forward is not cached) */
+			if (w->mode == PIPE_ROUTER &&
+			    p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1)
+				break;
+			h = flowcache_hash(c, &m->key, p->in_port);
+			b->fch[i] = h;
 			b->fcp[i] = 1;
-			__builtin_prefetch(flowcache_slot(c, b->fch[i]));
+			__builtin_prefetch(flowcache_slot(c, h));
 			b->l_probe[nprobe++] = i;
 			break;
 		case PKT_NON_IP:
@@ -553,7 +560,6 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	struct pipe_burst *b = &w->burst;
 	const struct flowcache *c = &w->fc;
 	const uint32_t epoch = w->fc_epoch, probed = b->nprobe;
-	const int router = w->mode == PIPE_ROUTER;
 	uint32_t ncand = 0, kept = 0, inv = 0, hits = 0, taken = 0;
 
 	if (w->fc_rest) {	/* see below; stage_parse did not probe */
@@ -571,10 +577,10 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		e = flowcache_slot(c, h);
 		if (e->sig != flowcache_sig(h) || e->epoch != epoch || e->in_port != p->in_port)
 			continue;
-		if (router && p->data[b->meta[i].l3_off + (b->meta[i].key.family == 4 ? 8 : 7)] <= 1)
-			continue;	/* time exceeded: the full path answers */
 		hc = &b->hint[ncand];
-		hc->pkt = (struct ct_pkt){&b->meta[i], p->data, p->len};
+		hc->pkt.meta = &b->meta[i];
+		hc->pkt.frame = p->data;
+		hc->pkt.len = p->len;
 		hc->flow = e->flow;
 		hc->dir = e->dir;
 		hc->rule = e->rule;
