@@ -69,6 +69,22 @@ static inline uint64_t flowcache_mix(uint64_t a, uint64_t b)
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
+/* An IPv4 tuple's hash from its parts: addresses as their 4 bytes sit in
+ * memory, ports in host order. stage_parse takes them from the frame
+ * (reading the pkt_key it has just written would wait for those stores
+ * to retire, a store-forwarding stall per packet). */
+static inline uint64_t flowcache_hash_v4(const struct flowcache *c, uint32_t src, uint32_t dst,
+					 uint16_t sport, uint16_t dport, uint8_t proto,
+					 uint8_t has_ports, uint8_t icmp_type, uint8_t in_port)
+{
+	uint64_t ports = (uint64_t)sport | (uint64_t)dport << 16 | 4ull << 32 |
+			 (uint64_t)proto << 40 | (uint64_t)has_ports << 48 |
+			 (uint64_t)(icmp_type ^ in_port) << 56;
+
+	return flowcache_mix((uint64_t)src ^ c->seed ^ (uint64_t)dst << 32,
+			     ports ^ 0x9e3779b97f4a7c15ull);
+}
+
 /* The hash of a parsed packet's tuple and input port. IPv4 addresses sit
  * in the first 4 bytes of src/dst, the rest zero (pkt_parse). */
 static inline uint64_t flowcache_hash(const struct flowcache *c, const struct pkt_key *k,
@@ -76,13 +92,19 @@ static inline uint64_t flowcache_hash(const struct flowcache *c, const struct pk
 {
 	uint64_t s0, s1, d0, d1, ports;
 
+	if (k->family == 4) {
+		uint32_t s4, d4;
+
+		memcpy(&s4, k->src, 4);
+		memcpy(&d4, k->dst, 4);
+		return flowcache_hash_v4(c, s4, d4, k->sport, k->dport, k->proto, k->has_ports,
+					 k->icmp_type, in_port);
+	}
 	memcpy(&s0, k->src, 8);
 	memcpy(&d0, k->dst, 8);
 	/* sport, dport, family, proto, has_ports, icmp_type: one load */
 	memcpy(&ports, &k->sport, 8);
 	ports ^= (uint64_t)in_port << 56;
-	if (k->family == 4)
-		return flowcache_mix(s0 ^ c->seed ^ d0 << 32, ports ^ 0x9e3779b97f4a7c15ull);
 	memcpy(&s1, k->src + 8, 8);
 	memcpy(&d1, k->dst + 8, 8);
 	return flowcache_mix(flowcache_mix(s0 ^ c->seed, s1 ^ 0x9e3779b97f4a7c15ull) ^ d0,

@@ -250,7 +250,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		struct pkt_meta *m = &b->meta[i];
 		struct pipe_port_stats *ps = &w->stats.port[p->in_port];
 		uint64_t h;
-		int kind;
+		int kind, fast;
 
 		ps->rx_packets++;
 		ps->rx_bytes += p->len;
@@ -260,7 +260,8 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
 		kind = pkt_parse_fast(p->data, p->len, m);
-		if (kind < 0)
+		fast = kind >= 0;
+		if (!fast)
 			kind = pkt_parse(p->data, p->len, m);
 		switch (kind) {
 		case PKT_IP:
@@ -274,18 +275,38 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			b->fcp[i] = 0;
 			b->fc_taken[i] = 0;
 			b->l_new[nkeys++] = i;
-			if (!probe || m->fragment || !m->key.has_ports)
+			if (!probe)
 				break;
-			if (m->key.proto == 6 && (m->key.tcp_flags & 0x02)) {
-				b->syn_at[nsyn++] = i;
-				break;
+			if (fast) {	/* IPv4 TCP/UDP: read the frame, not m */
+				const uint8_t *f = p->data;
+				uint32_t s4, d4;
+
+				if (f[23] == 6 && (f[47] & 0x02)) {
+					b->syn_at[nsyn++] = i;
+					break;
+				}
+				if (w->mode == PIPE_ROUTER && f[22] <= 1)
+					break;	/* see below */
+				memcpy(&s4, f + 26, 4);
+				memcpy(&d4, f + 30, 4);
+				h = flowcache_hash_v4(c, s4, d4, (uint16_t)(f[34] << 8 | f[35]),
+						      (uint16_t)(f[36] << 8 | f[37]), f[23], 1, 0,
+						      p->in_port);
+			} else {
+				if (m->fragment || !m->key.has_ports)
+					break;
+				if (m->key.proto == 6 && (m->key.tcp_flags & 0x02)) {
+					b->syn_at[nsyn++] = i;
+					break;
+				}
+				/* a router's last hop: the full path answers
+				 * (and a packet it does not forward is not
+				 * cached) */
+				if (w->mode == PIPE_ROUTER &&
+				    p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1)
+					break;
+				h = flowcache_hash(c, &m->key, p->in_port);
 			}
-			/* a router's last hop: the full path answers (and a
-			 * packet it does not forward is not cached) */
-			if (w->mode == PIPE_ROUTER &&
-			    p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1)
-				break;
-			h = flowcache_hash(c, &m->key, p->in_port);
 			b->fch[i] = h;
 			b->fcp[i] = 1;
 			__builtin_prefetch(flowcache_slot(c, h));
