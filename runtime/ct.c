@@ -1337,11 +1337,13 @@ void ct_track_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n, u
 
 /* ---- the flow cache's hit path ---- */
 
+const struct ct_flow *ct_flow_entries(const struct ct_table *t)
+{
+	return t->flows;
+}
+
 void ct_hint_batch(struct ct_table *t, struct ct_hint *h, uint32_t n, uint32_t now)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (likely(h[i].flow < t->max_flows))
-			__builtin_prefetch(&t->flows[h[i].flow]);
 	for (uint32_t i = 0; i < n; i++) {
 		struct ct_hint *x = &h[i];
 		const struct pkt_key *k = &x->pkt.meta->key;

@@ -140,7 +140,11 @@ struct ct_hint {
 	struct ct_hint_wire wire;	/* out, CT_HINT_OK_NAT */
 };
 
+/* The caller prefetches each hint's flow as it gathers them (the entry
+ * of flow f is ct_flow_entries(t) + f, f < ct_max_flows(t)), so the
+ * misses of a burst overlap. */
 void ct_hint_batch(struct ct_table *t, struct ct_hint *h, uint32_t n, uint32_t now);
+const struct ct_flow *ct_flow_entries(const struct ct_table *t);
 
 enum ct_create_status {
 	CT_CREATED = 0,		/* *flow is the new flow */

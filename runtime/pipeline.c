@@ -245,17 +245,26 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	const struct flowcache *c = &w->fc;
 	uint32_t nkeys = 0, nprobe = 0, nsyn = 0;
 
+	/* whole arrays, a few wide stores, rather than a byte per packet */
+	memset(b->logme, 0, sizeof(b->logme));
+	memset(b->rule, 0, sizeof(b->rule));	/* until a rule or a flow says otherwise */
+	memset(b->path, PATH_NEW, sizeof(b->path));
+	memset(b->nat, 0, sizeof(b->nat));
+	memset(b->has_reply, 0, sizeof(b->has_reply));
+	memset(b->fcp, 0, sizeof(b->fcp));
+	memset(b->fc_taken, 0, sizeof(b->fc_taken));
 	for (uint32_t i = 0; i < n; i++) {
 		struct pipe_pkt *p = &pkts[i];
 		struct pkt_meta *m = &b->meta[i];
-		struct pipe_port_stats *ps = &w->stats.port[p->in_port];
+		struct pipe_port_stats *ps;
 		uint64_t h;
 		int kind, fast;
 
+		if (p->in_port >= w->nports)
+			p->in_port = 0;	/* a backend bug must not index past */
+		ps = &w->stats.port[p->in_port];
 		ps->rx_packets++;
 		ps->rx_bytes += p->len;
-		b->logme[i] = 0;
-		b->rule[i] = 0;		/* until a rule or a flow says otherwise */
 		p->verdict = PIPE_FORWARD;
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
@@ -269,11 +278,6 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			m->key.out_if = p->out_port == PIPE_NO_PORT ? PIPE_NO_PORT
 								    : port_if[p->out_port];
 			m->key.ct_state = RFW_STATE_NEW;
-			b->path[i] = PATH_NEW;
-			b->nat[i] = 0;
-			b->has_reply[i] = 0;
-			b->fcp[i] = 0;
-			b->fc_taken[i] = 0;
 			b->l_new[nkeys++] = i;
 			if (!probe)
 				break;
@@ -582,11 +586,15 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	const struct flowcache *c = &w->fc;
 	const uint32_t epoch = w->fc_epoch, probed = b->nprobe;
 	uint32_t ncand = 0, kept = 0, inv = 0, hits = 0, taken = 0;
+	const struct ct_flow *flows;
+	uint32_t max_flows;
 
 	if (w->fc_rest) {	/* see below; stage_parse did not probe */
 		w->fc_rest--;
 		return nnew;
 	}
+	flows = ct_flow_entries(w->ct);
+	max_flows = ct_max_flows(w->ct);
 	/* The candidates: packets whose slot remembers a flow. */
 	for (uint32_t x = 0; x < probed; x++) {
 		uint32_t i = b->l_probe[x];
@@ -598,6 +606,8 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		e = flowcache_slot(c, h);
 		if (e->sig != flowcache_sig(h) || e->epoch != epoch || e->in_port != p->in_port)
 			continue;
+		if (e->flow < max_flows)
+			__builtin_prefetch(flows + e->flow);	/* for ct_hint_batch */
 		hc = &b->hint[ncand];
 		hc->pkt.meta = &b->meta[i];
 		hc->pkt.frame = p->data;
@@ -1347,9 +1357,6 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 
 void pipe_process(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, uint64_t now_ns)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (pkts[i].in_port >= w->nports)
-			pkts[i].in_port = 0;	/* a backend bug must not index past */
 	for (uint32_t done = 0; done < n; done += PIPE_BURST)
 		process_burst(w, pkts + done, n - done < PIPE_BURST ? n - done : PIPE_BURST, now_ns);
 }
