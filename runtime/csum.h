@@ -129,11 +129,13 @@ static inline void csum_fix_raw(uint8_t *field, uint64_t delta, int udp)
  * sees: IPv4 TCP or UDP, not a later fragment, with the L4 checksum in
  * the frame. Every address and port is replaced (unchanged ones add
  * nothing to the sum), and each checksum is updated once. The bytes are
- * those of csum_rewrite for each side in turn (test_csum). Returns -1,
- * the frame untouched, for any other packet. */
+ * those of csum_rewrite for each side in turn (test_csum). ttl_dec: a
+ * router's TTL decrement too, in the same IP checksum update (the caller
+ * has checked TTL > 1). Returns -1, the frame untouched, for any other
+ * packet. */
 static inline int csum_rewrite4(uint8_t *f, uint32_t len, const struct pkt_meta *m,
 				const uint8_t src[4], uint16_t sport, const uint8_t dst[4],
-				uint16_t dport)
+				uint16_t dport, int ttl_dec)
 {
 	const uint32_t ip = m->l3_off, l4 = m->l4_off;
 	const uint8_t proto = m->key.proto;
@@ -161,8 +163,16 @@ static inline int csum_rewrite4(uint8_t *f, uint32_t len, const struct pkt_meta 
 	__builtin_memcpy(f + ip + 12, &new_s, 4);
 	__builtin_memcpy(f + ip + 16, &new_d, 4);
 	__builtin_memcpy(f + l4, &new_p, 4);
-	csum_fix_raw(f + ip + 10, da, 0);
 	csum_fix_raw(f + l4 + (proto == 6 ? 16 : 6), da + dp, proto == 17);
+	if (ttl_dec) {	/* TTL and protocol: one 16-bit word, as in memory */
+		uint16_t old_w, new_w;
+
+		__builtin_memcpy(&old_w, f + ip + 8, 2);
+		f[ip + 8]--;
+		__builtin_memcpy(&new_w, f + ip + 8, 2);
+		da += (uint16_t)~old_w + new_w;
+	}
+	csum_fix_raw(f + ip + 10, da, 0);
 	return 0;
 }
 

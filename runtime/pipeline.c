@@ -515,9 +515,14 @@ static inline void cache_finish(struct pipe_worker *w, struct pipe_pkt *p, uint3
 	struct pipe_rule_stats *rs;
 	uint32_t r = e->rule & PIPE_RULE_MASK;
 
+	int ttl_done = 0;
+
 	if (wire) {
+		/* a router's TTL goes in the same IP checksum update */
+		ttl_done = w->mode == PIPE_ROUTER;
 		if (csum_rewrite4(p->data, p->len, m, wire->src, wire->sport, wire->dst,
-				  wire->dport) < 0) {	/* SCTP */
+				  wire->dport, ttl_done) < 0) {	/* SCTP */
+			ttl_done = 0;
 			if (memcmp(wire->src, m->key.src, 4) || wire->sport != m->key.sport)
 				csum_rewrite(p->data, p->len, m, CSUM_SRC, wire->src, wire->sport);
 			if (memcmp(wire->dst, m->key.dst, 4) || wire->dport != m->key.dport)
@@ -527,7 +532,8 @@ static inline void cache_finish(struct pipe_worker *w, struct pipe_pkt *p, uint3
 	}
 	if (w->mode == PIPE_ROUTER) {
 		p->out_port = e->out_port;
-		ttl_decrement(p->data + m->l3_off, m->key.family);
+		if (!ttl_done)
+			ttl_decrement(p->data + m->l3_off, m->key.family);
 		memcpy(p->data, e->mac, 12);	/* next hop's and our own address */
 	}
 	if (r > w->pol->rule_count)
@@ -1090,7 +1096,7 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		if (!b->nat[i])
 			continue;
 		w->stats.nat_rewrites++;
-		if (csum_rewrite4(p->data, p->len, m, wk->src, wk->sport, wk->dst, wk->dport) == 0)
+		if (csum_rewrite4(p->data, p->len, m, wk->src, wk->sport, wk->dst, wk->dport, 0) == 0)
 			continue;	/* IPv4 TCP/UDP: both sides in one go */
 		wire_ports(m, p->data, &sp, &dp);
 		if (addr_differs(wk->src, m->key.src, m->key.family) || wk->sport != sp)

@@ -269,7 +269,7 @@ static void random_rewrites(uint8_t family)
  * scratch with the new addresses and ports; -1 and the frame untouched
  * for what it does not take. */
 static void rewrite4_and_compare(struct spec *s, const uint8_t *src, uint16_t sport,
-				 const uint8_t *dst, uint16_t dport)
+				 const uint8_t *dst, uint16_t dport, int ttl_dec)
 {
 	uint8_t got[1024], want[1024];
 	uint32_t len = build_frame(got, s), wlen;
@@ -279,15 +279,19 @@ static void rewrite4_and_compare(struct spec *s, const uint8_t *src, uint16_t sp
 	/* it leaves short UDP frames (less than a TCP header) to csum_rewrite */
 	if (s->family != 4 || (s->proto != P_TCP && s->proto != P_UDP) || len < m.l4_off + 18u) {
 		memcpy(want, got, len);
-		assert_int_equal(csum_rewrite4(got, len, &m, src, sport, dst, dport), -1);
+		assert_int_equal(csum_rewrite4(got, len, &m, src, sport, dst, dport, ttl_dec), -1);
 		assert_memory_equal(got, want, len);
 		return;
 	}
-	assert_int_equal(csum_rewrite4(got, len, &m, src, sport, dst, dport), 0);
+	assert_int_equal(csum_rewrite4(got, len, &m, src, sport, dst, dport, ttl_dec), 0);
 	change(s, CSUM_SRC, src, sport);
 	change(s, CSUM_DST, dst, dport);
 	wlen = build_frame(want, s);
 	assert_int_equal(len, wlen);
+	if (ttl_dec) {	/* the header checksum recomputed in full */
+		want[14 + 8]--;
+		put16(want + 14 + 10, csum_ipv4_header(want + 14));
+	}
 	assert_memory_equal(got, want, len);
 }
 
@@ -318,7 +322,7 @@ static void test_rewrite4(void **state)
 			memcpy(dst, s.dst, 16);
 			break;
 		}
-		rewrite4_and_compare(&s, src, sport, dst, dport);
+		rewrite4_and_compare(&s, src, sport, dst, dport, (int)(rnd() & 1));
 	}
 }
 
@@ -389,7 +393,7 @@ static void test_udp_zero_rule(void **state)
 		{
 			struct spec t = s;
 
-			rewrite4_and_compare(&t, t.src, t.sport, a, 5353);
+			rewrite4_and_compare(&t, t.src, t.sport, a, 5353, 0);
 		}
 		rewrite_and_compare(&s, CSUM_DST, a, 5353);
 	}
