@@ -186,51 +186,87 @@ enum key_kind {
 	KEY_BAD,
 };
 
+/* Keys are written as five 8-byte words, the loads ct_hash makes of them
+ * right after: written field by field (2- and 1-byte stores), those loads
+ * cannot be forwarded from the stores and wait for them to retire, a
+ * stall per key on the packet path. The key's last word, built in a
+ * register: */
+static inline uint64_t key_tail(uint16_t sport, uint16_t dport, uint8_t family, uint8_t proto)
+{
+	struct {
+		uint16_t sport, dport;
+		uint8_t family, proto;
+		uint16_t zero;
+	} tail = {sport, dport, family, proto, 0};
+	uint64_t w;
+
+	_Static_assert(sizeof(tail) == 8 && offsetof(struct ct_key, sport) == 32,
+		       "the tail is the key's last word");
+	memcpy(&w, &tail, 8);
+	return w;
+}
+
+static inline void key_store(struct ct_key *k, const uint64_t w[5])
+{
+	memcpy(k, w, sizeof(*k));
+}
+
 static enum key_kind key_of(const struct ct_pkt *p, struct ct_key *k)
 {
 	const struct pkt_meta *m = p->meta;
 	const struct pkt_key *pk = &m->key;
+	enum key_kind kind = KEY_START;
+	uint16_t sport = pk->sport, dport = pk->dport;
+	uint64_t w[5];
 
-	/* Addresses, ports, family and proto in one copy; ports cleared
-	 * below where the protocol has none. */
-	memcpy(k, pk, offsetof(struct ct_key, zero));
-	k->zero = 0;
+	/* Addresses from the parsed key (IPv4's 4 bytes with zeros after
+	 * them, as pkt_key keeps them); ports cleared below where the
+	 * protocol has none. */
+	memcpy(w, pk->src, 32);
 	if (unlikely(m->kind != PKT_IP)) {
-		memset(k, 0, sizeof(*k));
+		memset(w, 0, sizeof(w));
+		key_store(k, w);
 		return KEY_BAD;
 	}
 	if (likely(m->fragment != 2)) {
 		switch (pk->proto) {
 		case IPP_TCP:
 			/* pf's default `flags S/SA`: only a bare SYN opens a flow. */
-			return (pk->tcp_flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN ?
+			kind = (pk->tcp_flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN ?
 				KEY_START : KEY_NOSTART;
+			goto done;
 		case IPP_UDP:
 		case IPP_SCTP:
 			if (likely(pk->has_ports))
-				return KEY_START;
-			k->sport = k->dport = 0;
-			return KEY_BAD;
+				goto done;
+			sport = dport = 0;
+			kind = KEY_BAD;
+			goto done;
 		default:
 			break;
 		}
 	}
-	k->sport = k->dport = 0;
-	if (unlikely(m->fragment == 2))
-		return KEY_FRAG;
-	if (is_icmp(pk->proto, pk->family)) {
+	sport = dport = 0;
+	if (unlikely(m->fragment == 2)) {
+		kind = KEY_FRAG;
+	} else if (is_icmp(pk->proto, pk->family)) {
 		int request;
 
 		if (icmp_is_echo(pk->family, pk->icmp_type, &request)) {
-			if (!m->l4_off || p->len < (uint32_t)m->l4_off + 8)
-				return KEY_BAD;
-			k->sport = k->dport = rd16(p->frame + m->l4_off + 4);
-			return request ? KEY_START : KEY_NOSTART;
+			if (!m->l4_off || p->len < (uint32_t)m->l4_off + 8) {
+				kind = KEY_BAD;
+			} else {
+				sport = dport = rd16(p->frame + m->l4_off + 4);
+				kind = request ? KEY_START : KEY_NOSTART;
+			}
+		} else if (icmp_is_error(pk->family, pk->icmp_type)) {
+			kind = KEY_ICMP_ERR;
 		}
-		if (icmp_is_error(pk->family, pk->icmp_type))
-			return KEY_ICMP_ERR;
-	}
-	return KEY_START;	/* other protocols: addresses + proto */
+	}	/* other protocols: addresses + proto, KEY_START */
+done:
+	w[4] = key_tail(sport, dport, pk->family, pk->proto);
+	key_store(k, w);
+	return kind;
 }
 
 /* The flow tuple an ICMP error refers to, in the direction the error
@@ -313,27 +349,30 @@ static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k, uint32_t 
 
 /* A pkt_key's tuple as a ct_key (ports as given: for ICMP echo the
  * caller's convention puts the identifier in both). */
-static void key_from_pkt(const struct pkt_key *pk, struct ct_key *k)
+/* A pkt_key's tuple as a conntrack key, with protocol `proto` (callers
+ * give the key's own, or the flow's for a NAT reply tuple). */
+static void key_from_pkt(const struct pkt_key *pk, uint8_t proto, struct ct_key *k)
 {
-	memset(k, 0, sizeof(*k));
-	memcpy(k->src, pk->src, pk->family == 4 ? 4 : 16);
-	memcpy(k->dst, pk->dst, pk->family == 4 ? 4 : 16);
-	k->sport = pk->sport;
-	k->dport = pk->dport;
-	k->proto = pk->proto;
-	k->family = pk->family;
+	uint64_t w[5] = {0};
+
+	memcpy(w, pk->src, pk->family == 4 ? 4 : 16);
+	memcpy(w + 2, pk->dst, pk->family == 4 ? 4 : 16);
+	w[4] = key_tail(pk->sport, pk->dport, pk->family, proto);
+	key_store(k, w);
 }
 
 /* The tuple replies carry when nothing translates the flow. */
 static void reverse_key(const struct ct_key *k, struct ct_key *r)
 {
-	memset(r, 0, sizeof(*r));
-	memcpy(r->src, k->dst, 16);
-	memcpy(r->dst, k->src, 16);
-	r->sport = k->dport;
-	r->dport = k->sport;
-	r->proto = k->proto;
-	r->family = k->family;
+	uint64_t w[5], kw[5];
+
+	memcpy(kw, k, sizeof(kw));
+	w[0] = kw[2];
+	w[1] = kw[3];
+	w[2] = kw[0];
+	w[3] = kw[1];
+	w[4] = key_tail(k->dport, k->sport, k->family, k->proto);
+	key_store(r, w);
 }
 
 /* The key of a flow in one direction, rebuilt from the entry. */
@@ -879,8 +918,7 @@ void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
 	oh = ct_hash(t, &ok);
 	__builtin_prefetch(&t->buckets[bucket_of(t, oh)], 1);
 	if (reply_key) {
-		key_from_pkt(reply_key, &rk);
-		rk.proto = ok.proto;
+		key_from_pkt(reply_key, ok.proto, &rk);
 	} else {
 		reverse_key(&ok, &rk);
 	}
@@ -931,8 +969,7 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 	if (reply_key) {
 		if (reply_key->family != ok.family)
 			return CT_REFUSED_INVALID;
-		key_from_pkt(reply_key, &rk);
-		rk.proto = ok.proto;
+		key_from_pkt(reply_key, ok.proto, &rk);
 		/* NAT picked a tuple a live flow already answers to. */
 		rhash = hint ? hint->reply_hash : ct_hash(t, &rk);
 		idx = index_find(t, &rk, rhash, &dir);
@@ -1082,9 +1119,11 @@ static struct ct_frag *frag_set(struct ct_table *t, const struct pkt_key *k, uin
 {
 	struct ct_key fk;
 
-	key_from_pkt(k, &fk);
-	fk.sport = (uint16_t)id;
-	fk.dport = (uint16_t)(id >> 16);
+	struct pkt_key ids = *k;
+
+	ids.sport = (uint16_t)id;
+	ids.dport = (uint16_t)(id >> 16);
+	key_from_pkt(&ids, k->proto, &fk);
 	return &t->frags[(uint32_t)(((ct_hash(t, &fk) >> 32) * t->frag_sets) >> 32) * FRAG_WAYS];
 }
 
