@@ -943,7 +943,7 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 			  uint32_t *flow, const struct ct_create_hint *hint)
 {
 	struct ct_key ok, rk;
-	struct ct_flow nf;
+	struct ct_flow *nf;
 	enum key_kind kind = key_of(p, &ok);
 	unsigned dir, need;
 	uint32_t idx;
@@ -983,36 +983,9 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 		rhash = hint ? hint->reply_hash : ct_hash(t, &rk);
 	}
 
-	memset(&nf, 0, sizeof(nf));
-	nf.proto = ok.proto;
-	nf.family = ok.family;
-	nf.flags = CT_F_USED;
-	nf.port[0] = ok.sport;
-	nf.port[1] = ok.dport;
-	nf.port[2] = rk.sport;
-	nf.port[3] = rk.dport;
-	nf.rule = rule;
-	if (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16) ||
-	    rk.sport != ok.dport || rk.dport != ok.sport)
-		nf.flags |= CT_F_NAT;
 	need = 1;
-	if (ok.family == 4) {
-		memcpy(nf.addr, ok.src, 4);
-		memcpy(nf.addr + 4, ok.dst, 4);
-		memcpy(nf.addr + 8, rk.src, 4);
-		memcpy(nf.addr + 12, rk.dst, 4);
-	} else {
-		memcpy(nf.addr, ok.src, 16);
-		memcpy(nf.addr6_dst, ok.dst, 16);
-		if (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16)) {
-			nf.flags |= CT_F_NAT6;
-			need = 2;
-		}
-	}
-	if (ok.proto == IPP_TCP && !ct_tcp_init(&nf, p)) {
-		t->st.invalid++;
-		return CT_REFUSED_INVALID;
-	}
+	if (ok.family == 6 && (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16)))
+		need = 2;	/* CT_F_NAT6: the reply addresses in an entry of their own */
 	if (unlikely(t->free_count < need))
 		ct_expire(t, now, FULL_REAP_BUDGET);
 	if (unlikely(t->free_count < need)) {
@@ -1021,7 +994,39 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 	}
 	if (t->st.in_use == 0)
 		t->wheel_pos = now;	/* empty wheel: nothing to walk up to now */
+	/* The entry is written in place, not built on the stack and copied:
+	 * the copy's wide loads would wait for the field stores before them
+	 * to retire (no store forwarding across sizes). */
 	idx = entry_alloc(t);
+	nf = &t->flows[idx];
+	memset(nf, 0, sizeof(*nf));
+	nf->proto = ok.proto;
+	nf->family = ok.family;
+	nf->flags = CT_F_USED;
+	nf->port[0] = ok.sport;
+	nf->port[1] = ok.dport;
+	nf->port[2] = rk.sport;
+	nf->port[3] = rk.dport;
+	nf->rule = rule;
+	if (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16) ||
+	    rk.sport != ok.dport || rk.dport != ok.sport)
+		nf->flags |= CT_F_NAT;
+	if (ok.family == 4) {
+		memcpy(nf->addr, ok.src, 4);
+		memcpy(nf->addr + 4, ok.dst, 4);
+		memcpy(nf->addr + 8, rk.src, 4);
+		memcpy(nf->addr + 12, rk.dst, 4);
+	} else {
+		memcpy(nf->addr, ok.src, 16);
+		memcpy(nf->addr6_dst, ok.dst, 16);
+	}
+	/* (a SYN whose TCP header cannot be read: the entry goes back; when
+	 * the table is also full, the refusal above counts it as full) */
+	if (ok.proto == IPP_TCP && !ct_tcp_init(nf, p)) {
+		entry_free(t, idx);
+		t->st.invalid++;
+		return CT_REFUSED_INVALID;
+	}
 	if (need == 2) {
 		uint32_t aux = entry_alloc(t);
 
@@ -1029,11 +1034,11 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 		t->flows[aux].flags = CT_F_AUX;
 		memcpy(t->flows[aux].addr, rk.src, 16);
 		memcpy(t->flows[aux].addr6_dst, rk.dst, 16);
-		nf.aux = aux;
+		nf->flags |= CT_F_NAT6;
+		nf->aux = aux;
 	}
-	count_packet(&nf, CT_DIR_ORIG, p->len);
-	nf.expire = now + timeout_of(t, &nf);
-	t->flows[idx] = nf;
+	count_packet(nf, CT_DIR_ORIG, p->len);
+	nf->expire = now + timeout_of(t, nf);
 	index_insert(t, ohash, CT_DIR_ORIG, idx);
 	index_insert(t, rhash, CT_DIR_REPLY, idx);
 	wheel_insert(t, idx);
