@@ -1435,12 +1435,33 @@ int ct_flow_nat(const struct ct_table *t, uint32_t flow)
 	return flow < t->max_flows && (t->flows[flow].flags & CT_F_NAT);
 }
 
+/* Straight from the entry (what flow_key and key_to_pkt would make),
+ * addresses stored at their own width: the pipeline reads them back
+ * right away (flow_wire), and reads wider than the stores before them
+ * would wait for those to retire (see key_tail). */
 void ct_flow_tuple(const struct ct_table *t, uint32_t flow, unsigned dir, struct pkt_key *k)
 {
-	struct ct_key ck;
+	const struct ct_flow *f = &t->flows[flow];
 
-	flow_key(t, &t->flows[flow], dir, &ck);
-	key_to_pkt(&ck, k);
+	memset(k, 0, sizeof(*k));
+	if (f->family == 4) {
+		memcpy(k->src, f->addr + 8 * dir, 4);
+		memcpy(k->dst, f->addr + 8 * dir + 4, 4);
+	} else if (dir == CT_DIR_ORIG) {
+		memcpy(k->src, f->addr, 16);
+		memcpy(k->dst, f->addr6_dst, 16);
+	} else if (f->flags & CT_F_NAT6) {
+		memcpy(k->src, t->flows[f->aux].addr, 16);
+		memcpy(k->dst, t->flows[f->aux].addr6_dst, 16);
+	} else {
+		memcpy(k->src, f->addr6_dst, 16);
+		memcpy(k->dst, f->addr, 16);
+	}
+	k->sport = f->port[2 * dir];
+	k->dport = f->port[2 * dir + 1];
+	k->proto = f->proto;
+	k->family = f->family;
+	k->has_ports = f->proto == IPP_TCP || f->proto == IPP_UDP || f->proto == IPP_SCTP;
 }
 
 int ct_flow_get(const struct ct_table *t, uint32_t flow, struct ct_flow_info *info)

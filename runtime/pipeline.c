@@ -346,12 +346,21 @@ static void flow_wire(struct pipe_burst *b, uint32_t i, const struct pipe_pkt *p
 
 	*wk = m->key;
 	wire_ports(m, p->data, &sp, &dp);
-	/* the packet must look like the reverse of the other direction */
-	memcpy(wk->src, there->dst, 16);
-	memcpy(wk->dst, there->src, 16);
+	/* the packet must look like the reverse of the other direction;
+	 * IPv4 addresses copied and compared at 4 bytes, as ct_flow_tuple
+	 * stored them (a wider read would wait for those stores to retire),
+	 * the rest of both keys being zero */
+	if (m->key.family == 4) {
+		memcpy(wk->src, there->dst, 4);
+		memcpy(wk->dst, there->src, 4);
+	} else {
+		memcpy(wk->src, there->dst, 16);
+		memcpy(wk->dst, there->src, 16);
+	}
 	wk->sport = there->dport;
 	wk->dport = there->sport;
-	b->nat[i] = memcmp(wk->src, m->key.src, 16) || memcmp(wk->dst, m->key.dst, 16) ||
+	b->nat[i] = addr_differs(there->dst, m->key.src, m->key.family) ||
+		    addr_differs(there->src, m->key.dst, m->key.family) ||
 		    ((m->key.has_ports || sp != m->key.sport) &&
 		     (wk->sport != sp || wk->dport != dp));
 }
