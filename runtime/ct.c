@@ -375,6 +375,26 @@ static void reverse_key(const struct ct_key *k, struct ct_key *r)
 	key_store(r, w);
 }
 
+/* A flow's addresses in one direction, into zeroed src/dst (IPv4: 4
+ * bytes each, stored at that width). */
+static void flow_addrs(const struct ct_table *t, const struct ct_flow *f, unsigned dir,
+		       uint8_t *src, uint8_t *dst)
+{
+	if (f->family == 4) {
+		memcpy(src, f->addr + 8 * dir, 4);
+		memcpy(dst, f->addr + 8 * dir + 4, 4);
+	} else if (dir == CT_DIR_ORIG) {
+		memcpy(src, f->addr, 16);
+		memcpy(dst, f->addr6_dst, 16);
+	} else if (f->flags & CT_F_NAT6) {
+		memcpy(src, t->flows[f->aux].addr, 16);
+		memcpy(dst, t->flows[f->aux].addr6_dst, 16);
+	} else {
+		memcpy(src, f->addr6_dst, 16);
+		memcpy(dst, f->addr, 16);
+	}
+}
+
 /* The key of a flow in one direction, rebuilt from the entry. */
 static void flow_key(const struct ct_table *t, const struct ct_flow *f, unsigned dir,
 		     struct ct_key *k)
@@ -384,19 +404,7 @@ static void flow_key(const struct ct_table *t, const struct ct_flow *f, unsigned
 	k->family = f->family;
 	k->sport = f->port[2 * dir];
 	k->dport = f->port[2 * dir + 1];
-	if (f->family == 4) {
-		memcpy(k->src, f->addr + 8 * dir, 4);
-		memcpy(k->dst, f->addr + 8 * dir + 4, 4);
-	} else if (dir == CT_DIR_ORIG) {
-		memcpy(k->src, f->addr, 16);
-		memcpy(k->dst, f->addr6_dst, 16);
-	} else if (f->flags & CT_F_NAT6) {
-		memcpy(k->src, t->flows[f->aux].addr, 16);
-		memcpy(k->dst, t->flows[f->aux].addr6_dst, 16);
-	} else {
-		memcpy(k->src, f->addr6_dst, 16);
-		memcpy(k->dst, f->addr, 16);
-	}
+	flow_addrs(t, f, dir, k->src, k->dst);
 }
 
 /* k: a ct_key or a pkt_key (the same fields at the same places) */
@@ -1444,19 +1452,7 @@ void ct_flow_tuple(const struct ct_table *t, uint32_t flow, unsigned dir, struct
 	const struct ct_flow *f = &t->flows[flow];
 
 	memset(k, 0, sizeof(*k));
-	if (f->family == 4) {
-		memcpy(k->src, f->addr + 8 * dir, 4);
-		memcpy(k->dst, f->addr + 8 * dir + 4, 4);
-	} else if (dir == CT_DIR_ORIG) {
-		memcpy(k->src, f->addr, 16);
-		memcpy(k->dst, f->addr6_dst, 16);
-	} else if (f->flags & CT_F_NAT6) {
-		memcpy(k->src, t->flows[f->aux].addr, 16);
-		memcpy(k->dst, t->flows[f->aux].addr6_dst, 16);
-	} else {
-		memcpy(k->src, f->addr6_dst, 16);
-		memcpy(k->dst, f->addr, 16);
-	}
+	flow_addrs(t, f, dir, k->src, k->dst);
 	k->sport = f->port[2 * dir];
 	k->dport = f->port[2 * dir + 1];
 	k->proto = f->proto;
