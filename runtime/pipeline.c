@@ -258,7 +258,8 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		struct pkt_meta *m = &b->meta[i];
 		struct pipe_port_stats *ps;
 		uint64_t h;
-		int kind, fast;
+		int kind, fast, syn;
+		uint8_t ttl;
 
 		if (p->in_port >= w->nports)
 			p->in_port = 0;	/* a backend bug must not index past */
@@ -281,34 +282,35 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			b->l_new[nkeys++] = i;
 			if (!probe)
 				break;
-			if (fast) {	/* IPv4 TCP/UDP: read the frame, not m */
+			/* IPv4 TCP/UDP parsed inline: read the frame, not the m
+			 * just written (see flowcache_hash_v4) */
+			if (fast) {
+				syn = p->data[23] == 6 && (p->data[47] & 0x02);
+				ttl = p->data[22];
+			} else {
+				if (m->fragment || !m->key.has_ports)
+					break;
+				syn = m->key.proto == 6 && (m->key.tcp_flags & 0x02);
+				ttl = p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)];
+			}
+			if (syn) {
+				b->syn_at[nsyn++] = i;
+				break;
+			}
+			/* a router's last hop: the full path answers (and a
+			 * packet it does not forward is not cached) */
+			if (w->mode == PIPE_ROUTER && ttl <= 1)
+				break;
+			if (fast) {
 				const uint8_t *f = p->data;
 				uint32_t s4, d4;
 
-				if (f[23] == 6 && (f[47] & 0x02)) {
-					b->syn_at[nsyn++] = i;
-					break;
-				}
-				if (w->mode == PIPE_ROUTER && f[22] <= 1)
-					break;	/* see below */
 				memcpy(&s4, f + 26, 4);
 				memcpy(&d4, f + 30, 4);
 				h = flowcache_hash_v4(c, s4, d4, (uint16_t)(f[34] << 8 | f[35]),
 						      (uint16_t)(f[36] << 8 | f[37]), f[23], 1, 0,
 						      p->in_port);
 			} else {
-				if (m->fragment || !m->key.has_ports)
-					break;
-				if (m->key.proto == 6 && (m->key.tcp_flags & 0x02)) {
-					b->syn_at[nsyn++] = i;
-					break;
-				}
-				/* a router's last hop: the full path answers
-				 * (and a packet it does not forward is not
-				 * cached) */
-				if (w->mode == PIPE_ROUTER &&
-				    p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1)
-					break;
 				h = flowcache_hash(c, &m->key, p->in_port);
 			}
 			b->fch[i] = h;
@@ -523,7 +525,6 @@ static inline void cache_finish(struct pipe_worker *w, struct pipe_pkt *p, uint3
 	struct pkt_meta *m = &b->meta[i];
 	struct pipe_rule_stats *rs;
 	uint32_t r = e->rule & PIPE_RULE_MASK;
-
 	int ttl_done = 0;
 
 	if (wire) {
