@@ -46,16 +46,7 @@ enum {
 #define BATCH 64u
 #define FULL_REAP_BUDGET 32u
 
-/* The tuple conntrack hashes and compares. IPv4 addresses in the first
- * 4 bytes, the rest zero, as in pkt_key; for ICMP echo both ports are the
- * identifier, so request and reply keys mirror each other. */
-struct ct_key {
-	uint8_t src[16];
-	uint8_t dst[16];
-	uint16_t sport, dport;
-	uint8_t family, proto;	/* pkt_key's order: key_of copies them in one go */
-	uint16_t zero;
-};
+/* struct ct_key: ct.h */
 _Static_assert(sizeof(struct ct_key) == 40, "ct_key is hashed as 5 words");
 _Static_assert(offsetof(struct ct_key, zero) == offsetof(struct pkt_key, has_ports) &&
 	       offsetof(struct ct_key, sport) == offsetof(struct pkt_key, sport) &&
@@ -914,21 +905,21 @@ int ct_update(struct ct_table *t, uint32_t flow, unsigned dir, const struct ct_p
 void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
 			const struct pkt_key *reply_key, struct ct_create_hint *hint)
 {
-	struct ct_key ok, rk;
+	struct ct_key own, rk, *ok = hint ? &hint->orig : &own;
 	uint64_t oh, rh;
 
 	if (hint)
 		hint->valid = 0;
-	if (key_of(p, &ok) != KEY_START)
+	if (key_of(p, ok) != KEY_START)
 		return;
 	/* The packet's own bucket too: the stages between lookup and create
 	 * (a 10k-rule classifier) evict it often enough to show. */
-	oh = ct_hash(t, &ok);
+	oh = ct_hash(t, ok);
 	__builtin_prefetch(&t->buckets[bucket_of(t, oh)], 1);
 	if (reply_key) {
-		key_from_pkt(reply_key, ok.proto, &rk);
+		key_from_pkt(reply_key, ok->proto, &rk);
 	} else {
-		reverse_key(&ok, &rk);
+		reverse_key(ok, &rk);
 	}
 	rh = ct_hash(t, &rk);
 	__builtin_prefetch(&t->buckets[bucket_of(t, rh)], 1);
@@ -952,18 +943,22 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 {
 	struct ct_key ok, rk;
 	struct ct_flow *nf;
-	enum key_kind kind = key_of(p, &ok);
+	enum key_kind kind = KEY_START;
 	unsigned dir, need;
 	uint32_t idx;
 	uint64_t ohash, rhash;
 
 	*flow = CT_NONE;
+	if (hint && !hint->valid)
+		hint = NULL;
+	if (hint)	/* valid: the packet may start a flow, and this is its key */
+		ok = hint->orig;
+	else
+		kind = key_of(p, &ok);
 	if (kind != KEY_START)
 		return CT_REFUSED_INVALID;
 	/* Two packets of one new flow in a batch both miss; the second finds
 	 * the first here. A dead or closed flow on the tuple is recycled. */
-	if (hint && !hint->valid)
-		hint = NULL;
 	ohash = hint ? hint->orig_hash : ct_hash(t, &ok);
 	idx = hint && hint->absent ? CT_NONE : index_find(t, &ok, ohash, &dir);
 	if (idx != CT_NONE) {

@@ -61,6 +61,18 @@ struct ct_pkt {
 	uint32_t len;
 };
 
+/* The tuple conntrack hashes and compares (its layout is not an API).
+ * IPv4 addresses in the first 4 bytes, the rest zero, as in pkt_key; for
+ * ICMP echo both ports are the identifier, so request and reply keys
+ * mirror each other. */
+struct ct_key {
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint16_t sport, dport;
+	uint8_t family, proto;	/* pkt_key's order: key_of copies them in one go */
+	uint16_t zero;
+};
+
 enum ct_kind {
 	CT_FOUND = 0,		/* flow of a tracked flow: see flow, dir */
 	CT_NEW,			/* no flow; the packet may start one (rules decide) */
@@ -172,6 +184,7 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p,
  * this filled (or NULL: only the prefetch), so the create does not hash
  * the two tuples again. Changes nothing in the table. */
 struct ct_create_hint {
+	struct ct_key orig;	/* the packet's key: the create does not make it again */
 	uint64_t orig_hash, reply_hash;
 	uint8_t valid;		/* 0: the packet cannot start a flow; hashes unset */
 	/* Set by the caller, 0 from ct_create_prefetch: the packet's lookup
