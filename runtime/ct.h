@@ -323,7 +323,9 @@ enum ct_flow_flags {
  * a million flows every line of an entry is a memory miss: an IPv4 UDP
  * packet reads and writes only the first 64 bytes (compare, timer, rule,
  * counters), TCP the first 84 (windows), so an entry 112 bytes from the
- * last costs 1-2 lines, not 2-3. Create and expiry fields next, the
+ * last costs a UDP packet 1-2 lines, not 2-3, and a TCP packet 2-3 (3
+ * when the entry starts 48 bytes into a line: prefetchers must ask for
+ * all of them, see lookup_batch). Create and expiry fields next, the
  * second half of IPv6 addresses last. Addresses: IPv4 orig src, orig
  * dst, reply src, reply dst in addr[0..16); IPv6 orig src in addr, orig
  * dst in addr6_dst, and the reply is their reverse unless CT_F_NAT6
