@@ -44,17 +44,24 @@ int cls_entry_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 int cls_entry_extra_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 			    const struct pkt_key *k);
 
+/* The first len bits of a and p (16-byte addresses) agree: whole 32-bit
+ * words compared as they are, the last one's leading bits in network
+ * order (len past 128 compares all 128). */
 static inline int cls_prefix_match(const uint8_t *a, const uint8_t *p, unsigned len)
 {
-	unsigned bytes = len / 8, bits = len % 8;
+	for (unsigned w = 0; w < 4 && len; w++, len = len > 32 ? len - 32 : 0) {
+		uint32_t x, y;
 
-	for (unsigned i = 0; i < bytes; i++)
-		if (a[i] != p[i])
-			return 0;
-	if (bits) {
-		uint8_t mask = (uint8_t)(0xff00 >> bits);
-
-		if ((a[bytes] ^ p[bytes]) & mask)
+		__builtin_memcpy(&x, a + 4 * w, 4);
+		__builtin_memcpy(&y, p + 4 * w, 4);
+		x ^= y;
+		if (len < 32) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			x = __builtin_bswap32(x);
+#endif
+			return (x >> (32 - len)) == 0;
+		}
+		if (x)
 			return 0;
 	}
 	return 1;

@@ -226,6 +226,43 @@ static void expect_refused(struct built *b, const char *needle)
 		fail_msg("error '%s' does not mention '%s'", err, needle);
 }
 
+/* cls_prefix_match against a bit-by-bit reference: every length 0..128,
+ * addresses that differ in exactly one bit (before, at and after the
+ * prefix's end) and random pairs. */
+static int prefix_ref(const uint8_t *a, const uint8_t *p, unsigned len)
+{
+	for (unsigned i = 0; i < len && i < 128; i++)
+		if ((a[i / 8] ^ p[i / 8]) & (0x80 >> (i % 8)))
+			return 0;
+	return 1;
+}
+
+static void test_prefix_match(void **state)
+{
+	uint64_t r = 0x243f6a8885a308d3ull;
+
+	(void)state;
+	for (unsigned len = 0; len <= 130; len++) {
+		for (unsigned bit = 0; bit < 128; bit++) {
+			uint8_t a[16], p[16];
+
+			for (unsigned i = 0; i < 16; i++) {
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				a[i] = (uint8_t)(r >> 56);
+			}
+			memcpy(p, a, 16);
+			p[bit / 8] ^= (uint8_t)(0x80 >> (bit % 8));
+			assert_int_equal(cls_prefix_match(a, p, len), bit >= len);
+			assert_int_equal(cls_prefix_match(a, p, len), prefix_ref(a, p, len));
+			for (unsigned i = 0; i < 16; i++) {
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				p[i] = (uint8_t)(r >> 56);
+			}
+			assert_int_equal(cls_prefix_match(a, p, len), prefix_ref(a, p, len));
+		}
+	}
+}
+
 static void test_refuses_bad_sets(void **state)
 {
 	struct built b;
@@ -264,6 +301,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conditions),
 		cmocka_unit_test(test_refuses_bad_sets),
+		cmocka_unit_test(test_prefix_match),
 	};
 	return cmocka_run_group_tests_name("cls_match", tests, NULL, NULL);
 }
