@@ -344,10 +344,20 @@ static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k, uint32_t 
  * give the key's own, or the flow's for a NAT reply tuple). */
 static void key_from_pkt(const struct pkt_key *pk, uint8_t proto, struct ct_key *k)
 {
-	uint64_t w[5] = {0};
+	/* IPv4 keeps the first 4 bytes of each address and zeroes the rest,
+	 * whatever a caller's key holds there (a parsed key has zeros) */
+	static const uint8_t first4[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0};
+	uint64_t w[5], lo = ~0ull, hi = ~0ull;
 
-	memcpy(w, pk->src, pk->family == 4 ? 4 : 16);
-	memcpy(w + 2, pk->dst, pk->family == 4 ? 4 : 16);
+	if (pk->family == 4) {
+		memcpy(&lo, first4, 8);
+		hi = 0;
+	}
+	memcpy(w, pk->src, 32);	/* src and dst, adjacent */
+	w[0] &= lo;
+	w[1] &= hi;
+	w[2] &= lo;
+	w[3] &= hi;
 	w[4] = key_tail(pk->sport, pk->dport, pk->family, proto);
 	key_store(k, w);
 }
