@@ -67,6 +67,23 @@ static inline int cls_prefix_match(const uint8_t *a, const uint8_t *p, unsigned 
 	return 1;
 }
 
+/* The conditions outside an entry's 5-tuple box: zones inline (the
+ * common ones: a rule or NAT match per pair of zones), the rest out of
+ * line. */
+static inline int cls_entry_rest_matches(const struct cls_sets *s,
+					 const struct rfw_acl_entry *e,
+					 const struct pkt_key *k)
+{
+	uint16_t f = e->flags;
+
+	if ((f & RFW_ACL_IN_IF) && (k->in_if >= 32 || !(e->in_ifaces >> k->in_if & 1)))
+		return 0;
+	if ((f & RFW_ACL_OUT_IF) && (k->out_if >= 32 || !(e->out_ifaces >> k->out_if & 1)))
+		return 0;
+	return !(f & ~(RFW_ACL_PROTO | RFW_ACL_PORTS | RFW_ACL_IN_IF | RFW_ACL_OUT_IF)) ||
+	       cls_entry_extra_matches(s, e, k);
+}
+
 /* The hot part of cls_entry_matches, inlined into the lookups. */
 static inline int cls_entry_matches_inline(const struct cls_sets *s,
 					   const struct rfw_acl_entry *e,
@@ -85,7 +102,7 @@ static inline int cls_entry_matches_inline(const struct cls_sets *s,
 	if (!cls_prefix_match(k->src, e->src, e->src_len) ||
 	    !cls_prefix_match(k->dst, e->dst, e->dst_len))
 		return 0;
-	return (e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS)) ? cls_entry_extra_matches(s, e, k) : 1;
+	return cls_entry_rest_matches(s, e, k);
 }
 
 #endif

@@ -154,21 +154,13 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf
  * the first 32 bits of both addresses (a prefix is a range on each
  * 16-bit half), ports, protocol, needs-ports, and the family by the tree.
  * Left: prefixes longer than 32 bits (IPv6), then the conditions outside
- * the box, zones first (the common reason a lane asks: a rule per pair
- * of zones), without the call when the interfaces already rule it out. */
+ * the box (zones, the common reason a lane asks, inline). */
 static inline int lane_confirm(const struct cls_sets *s, const struct rfw_acl_entry *e,
 			       const struct pkt_key *k)
 {
-	uint16_t f = e->flags;
-
 	if (__builtin_expect(e->src_len > 32 || e->dst_len > 32, 0))
 		return cls_entry_matches_inline(s, e, k);
-	if ((f & RFW_ACL_IN_IF) && (k->in_if >= 32 || !(e->in_ifaces >> k->in_if & 1)))
-		return 0;
-	if ((f & RFW_ACL_OUT_IF) && (k->out_if >= 32 || !(e->out_ifaces >> k->out_if & 1)))
-		return 0;
-	return !(f & ~(RFW_ACL_PROTO | RFW_ACL_PORTS | RFW_ACL_IN_IF | RFW_ACL_OUT_IF)) ||
-	       cls_entry_extra_matches(s, e, k);
+	return cls_entry_rest_matches(s, e, k);
 }
 
 /* Index of the non-empty leaf's first entry that admits the packet, or
