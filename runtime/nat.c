@@ -148,6 +148,16 @@ static void addr_at(const struct nat_pool *p, uint32_t index, uint8_t *out)
 	unsigned n = addr_len(p->family);
 	uint32_t carry = index;
 
+	if (n == 4) {	/* one 32-bit add; the 16 bytes in one store, as they
+			 * are read back right after (nat_reply_key) */
+		uint32_t v = ((uint32_t)p->base[0] << 24 | (uint32_t)p->base[1] << 16 |
+			      (uint32_t)p->base[2] << 8 | p->base[3]) + index;
+		uint8_t a[16] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8),
+				 (uint8_t)v};
+
+		memcpy(out, a, 16);
+		return;
+	}
 	memset(out, 0, 16);
 	memcpy(out, p->base, n);
 	/* base + index, big-endian, carry through every byte. */
@@ -252,6 +262,7 @@ int nat_translate_key(struct nat_pool *p, const struct rfw_nat_rule *rule,
 		      const struct pkt_key *orig, struct nat_result *out)
 {
 	uint32_t a, idx;
+	int echo;
 
 	out->slot = NAT_SLOT_NONE;
 	out->remote = 0;
@@ -282,9 +293,10 @@ int nat_translate_key(struct nat_pool *p, const struct rfw_nat_rule *rule,
 	while (!p->free_count[a])
 		a = a + 1 == p->addr_count ? 0 : a + 1;
 	addr_at(p, a, out->wire.src);
+	echo = is_echo_request(orig);
 	if (p->strategy == NAT_STEER)	/* steering hashes the reply's tuple */
 		nat_reply_key(&out->wire, &out->reply);
-	idx = choose(p, a, &out->reply, is_echo_request(orig), &out->remote);
+	idx = choose(p, a, &out->reply, echo, &out->remote);
 
 	p->used[(size_t)a * p->words + idx / 64] |= 1ull << (idx % 64);
 	p->free_count[a]--;
@@ -293,7 +305,7 @@ int nat_translate_key(struct nat_pool *p, const struct rfw_nat_rule *rule,
 	p->stats.in_use++;
 
 	out->wire.sport = port_of(p, idx);
-	if (is_echo_request(orig))
+	if (echo)
 		out->wire.dport = out->wire.sport;
 	nat_reply_key(&out->wire, &out->reply);
 	out->slot = a * p->ports + idx;
