@@ -627,10 +627,12 @@ void ctl_top_sample(struct ctl_buf *out, const struct ctl_report *r)
 		struct counters_port s;
 
 		sum_port(r, p, &s);
-		ctl_printf(out, "iface %llu %llu %llu %llu %llu %s\n",
+		ctl_printf(out, "iface %llu %llu %llu %llu %llu %llu %s\n",
 			   (unsigned long long)s.rx_packets, (unsigned long long)s.rx_bytes,
 			   (unsigned long long)s.tx_packets, (unsigned long long)s.tx_bytes,
-			   (unsigned long long)s.dropped, r->src->iface[p].name);
+			   (unsigned long long)s.dropped,
+			   (unsigned long long)backend_rx_loss_total(&r->rx_loss[p]),
+			   r->src->iface[p].name);
 	}
 	for (uint32_t k = 0; k < r->src->nworkers; k++) {
 		struct counters_port s;

@@ -1,8 +1,9 @@
 /* `rampartctl top`: two raw samples of the daemon's counters (the
  * control request `top-sample`, ctl_top_sample) turned into rates per
- * interface, per worker, the busiest rules and the drops by reason, as a
- * plain-text screen (ANSI clear when on a terminal, so it works over
- * SSH without curses). Apart from rampartctl so it is unit-tested. */
+ * interface (RX missed too), per worker, the busiest rules and the drops
+ * by reason, as a plain-text screen (ANSI clear when on a terminal, so
+ * it works over SSH without curses). Apart from rampartctl so it is
+ * unit-tested (tests/unit/test_ctl_top.c). */
 #ifndef RAMPART_DAEMON_CTL_TOP_H
 #define RAMPART_DAEMON_CTL_TOP_H
 
@@ -11,8 +12,9 @@
 
 struct top_row {
 	char name[64];
-	uint64_t v[5];		/* iface: rx, rx bytes, tx, tx bytes, drops; worker: rx, tx,
-				 * drops; rule: packets, bytes; drop: count */
+	uint64_t v[6];		/* iface: rx, rx bytes, tx, tx bytes, drops, RX missed (lost
+				 * before a worker saw them); worker: rx, tx, drops; rule:
+				 * packets, bytes; drop: count */
 };
 
 struct top_sample {

@@ -113,7 +113,8 @@ static const char *const usage_top =
 	"usage: rampartctl [--control PATH] top [--interval S] [--count N]\n"
 	"\n"
 	"A screen refreshed every S seconds (default 1): packets and Mbit/s per\n"
-	"interface, packets per worker, the 10 busiest rules, drops by reason; the\n"
+	"interface with its drops and the frames lost before a worker saw them\n"
+	"(MISSED), packets per worker, the 10 busiest rules, drops by reason; the\n"
 	"conntrack use. Plain text (cleared with ANSI codes on a terminal), so it\n"
 	"works over SSH. --count N stops after N screens; otherwise Ctrl-C.\n";
 

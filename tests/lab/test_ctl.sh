@@ -254,6 +254,9 @@ check "top shows both interfaces with their rates" \
 	bash -c "grep -Eq '^$FW_IF_C +[0-9]+ ' '$LAB_TMP/top.txt' && grep -Eq '^$FW_IF_S +[0-9]+ ' '$LAB_TMP/top.txt'"
 check "top sees the pings (a nonzero RX rate on the client side)" \
 	bash -c "grep -E '^$FW_IF_C +' '$LAB_TMP/top.txt' | awk '\$2 > 0' | grep -q ."
+check "top has the interfaces' RX missed rate (MISSED pps, a number per interface)" \
+	bash -c "grep -q 'DROP pps  *MISSED pps\$' '$LAB_TMP/top.txt' &&
+		 grep -E '^$FW_IF_C +' '$LAB_TMP/top.txt' | awk 'NF == 7 && \$7 ~ /^[0-9]+\$/' | grep -q ."
 check "top lists the busiest rules and the drops" \
 	bash -c "grep -q '^TOP RULES' '$LAB_TMP/top.txt' && grep -q '^DROPS' '$LAB_TMP/top.txt' && grep -q '^ping-in ' '$LAB_TMP/top.txt'"
 
