@@ -14,7 +14,10 @@
  * cost when the active flows fit in cache, next to the default where
  * every packet is another of the 1,000,000 flows; --no-flow-cache
  * sends every packet through the full pipeline (the cache's cost and
- * gain, side by side).
+ * gain, side by side); --shuffle sends the cached scenarios' flows in a
+ * random order instead of the order they were made (whose conntrack
+ * entries lie in address order, a pattern the hardware prefetcher
+ * follows and traffic does not).
  * Instruction counts per scenario: every timed part sits between two
  * calls of bench_mark, so
  *   valgrind --tool=callgrind --toggle-collect=pipe_process \
@@ -56,6 +59,7 @@ struct opts {
 	uint32_t repeat;
 	uint32_t active;	/* cached-*: packets of the first N flows only; 0: all */
 	int no_flow_cache;
+	int shuffle;		/* cached-*: the flows in random order */
 	int cpu;
 };
 
@@ -442,6 +446,28 @@ static void load_flows(struct bench *b, const struct opts *o)
 	}
 }
 
+/* Frames [first, first + n) in a random order (a fixed seed): the
+ * cached scenarios then visit their flows as traffic would, not in the
+ * order the flows were made, which leaves their conntrack entries in
+ * address order for the hardware prefetcher to follow. */
+static void shuffle_frames(struct bench *b, uint32_t first, uint32_t n)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	uint8_t tmp[FRAME_LEN];
+
+	for (uint32_t i = n ? n - 1 : 0; i > 0; i--) {
+		uint8_t *x = b->frames + (size_t)(first + i) * FRAME_LEN, *y;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		y = b->frames + (size_t)(first + s % (i + 1)) * FRAME_LEN;
+		memcpy(tmp, x, FRAME_LEN);
+		memcpy(x, y, FRAME_LEN);
+		memcpy(y, tmp, FRAME_LEN);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = {.classbench = "../shared/data/classbench/acl1_10k", .flows = 1000000,
@@ -468,10 +494,12 @@ int main(int argc, char **argv)
 			o.active = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--no-flow-cache"))
 			o.no_flow_cache = 1;
+		else if (!strcmp(argv[i], "--shuffle"))
+			o.shuffle = 1;
 		else {
 			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
 					" [--only cached-allow|cached-snat|new-snat|drop-flood|worst-case] [--repeat N]"
-					" [--active N] [--no-flow-cache]\n");
+					" [--active N] [--no-flow-cache] [--shuffle]\n");
 			return 1;
 		}
 	}
@@ -487,6 +515,10 @@ int main(int argc, char **argv)
 		return 1;
 	load_flows(&b, &o);
 	half = o.flows / 2;
+	if (o.shuffle) {
+		shuffle_frames(&b, 0, half);
+		shuffle_frames(&b, half, o.flows - half);
+	}
 	/* cached-allow: the DMZ flows again, in the order they were made */
 	for (uint32_t r = 0; r < o.repeat && wanted(&o, "cached-allow"); r++)
 		cached(&b, &o, "cached-allow", 0, half);
