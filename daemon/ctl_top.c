@@ -61,7 +61,11 @@ int top_parse(const char *text, struct top_sample *s)
 		if (line)
 			line++;
 	}
-	return s->t_ns ? 0 : -1;
+	if (!s->t_ns) {		/* no time: no rates; what was read goes */
+		top_free(s);
+		return -1;
+	}
+	return 0;
 }
 
 void top_free(struct top_sample *s)

@@ -24,7 +24,8 @@ struct top_sample {
 	uint64_t flows, flows_max;
 };
 
-/* Parse a top-sample answer. 0, or -1 (malformed or out of memory). */
+/* Parse a top-sample answer. 0, or -1 (malformed or out of memory;
+ * nothing is left to free then). */
 int top_parse(const char *text, struct top_sample *s);
 void top_free(struct top_sample *s);
 
