@@ -376,6 +376,18 @@ static void reverse_key(const struct ct_key *k, struct ct_key *r)
 	key_store(r, w);
 }
 
+/* Is r the plain reverse of k (what reverse_key makes)? Word compares. */
+static inline int is_reverse(const struct ct_key *k, const struct ct_key *r)
+{
+	struct ct_key x;
+	uint64_t a[5], b[5];
+
+	reverse_key(k, &x);
+	memcpy(a, &x, sizeof(a));
+	memcpy(b, r, sizeof(b));
+	return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (a[4] ^ b[4]));
+}
+
 /* A flow's addresses in one direction, into zeroed src/dst (IPv4: 4
  * bytes each, stored at that width). */
 static void flow_addrs(const struct ct_table *t, const struct ct_flow *f, unsigned dir,
@@ -915,7 +927,7 @@ int ct_update(struct ct_table *t, uint32_t flow, unsigned dir, const struct ct_p
 void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
 			const struct pkt_key *reply_key, struct ct_create_hint *hint)
 {
-	struct ct_key own, rk, *ok = hint ? &hint->orig : &own;
+	struct ct_key own, own_r, *ok = hint ? &hint->orig : &own, *rk = hint ? &hint->reply : &own_r;
 	uint64_t oh, rh;
 
 	if (hint)
@@ -927,11 +939,11 @@ void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
 	oh = ct_hash(t, ok);
 	__builtin_prefetch(&t->buckets[bucket_of(t, oh)], 1);
 	if (reply_key) {
-		key_from_pkt(reply_key, ok->proto, &rk);
+		key_from_pkt(reply_key, ok->proto, rk);
 	} else {
-		reverse_key(ok, &rk);
+		reverse_key(ok, rk);
 	}
-	rh = ct_hash(t, &rk);
+	rh = ct_hash(t, rk);
 	__builtin_prefetch(&t->buckets[bucket_of(t, rh)], 1);
 	if (hint) {
 		hint->orig_hash = oh;
@@ -982,7 +994,10 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 	if (reply_key) {
 		if (reply_key->family != ok.family)
 			return CT_REFUSED_INVALID;
-		key_from_pkt(reply_key, ok.proto, &rk);
+		if (hint)
+			rk = hint->reply;
+		else
+			key_from_pkt(reply_key, ok.proto, &rk);
 		/* NAT picked a tuple a live flow already answers to. */
 		rhash = hint ? hint->reply_hash : ct_hash(t, &rk);
 		idx = index_find(t, &rk, rhash, &dir);
@@ -992,7 +1007,10 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 			ct_remove(t, idx);
 		}
 	} else {
-		reverse_key(&ok, &rk);
+		if (hint)
+			rk = hint->reply;
+		else
+			reverse_key(&ok, &rk);
 		rhash = hint ? hint->reply_hash : ct_hash(t, &rk);
 	}
 
@@ -1021,8 +1039,7 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 	nf->port[2] = rk.sport;
 	nf->port[3] = rk.dport;
 	nf->rule = rule;
-	if (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16) ||
-	    rk.sport != ok.dport || rk.dport != ok.sport)
+	if (!is_reverse(&ok, &rk))
 		nf->flags |= CT_F_NAT;
 	if (ok.family == 4) {
 		memcpy(nf->addr, ok.src, 4);

@@ -184,7 +184,9 @@ int ct_create_flow(struct ct_table *t, const struct ct_pkt *p,
  * this filled (or NULL: only the prefetch), so the create does not hash
  * the two tuples again. Changes nothing in the table. */
 struct ct_create_hint {
-	struct ct_key orig;	/* the packet's key: the create does not make it again */
+	/* the packet's key and its reply tuple's: the create does not make
+	 * them again */
+	struct ct_key orig, reply;
 	uint64_t orig_hash, reply_hash;
 	uint8_t valid;		/* 0: the packet cannot start a flow; hashes unset */
 	/* Set by the caller, 0 from ct_create_prefetch: the packet's lookup
