@@ -30,7 +30,8 @@ static inline uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* The rarer conditions, kept out of the common path. */
+/* The rarer conditions, kept out of the common path (zones: checked
+ * before, cls_entry_rest_matches). */
 int cls_entry_extra_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 			 const struct pkt_key *k)
 {
@@ -43,10 +44,6 @@ int cls_entry_extra_matches(const struct cls_sets *s, const struct rfw_acl_entry
 	if ((f & RFW_ACL_TCP_FLAGS) && (k->proto != 6 || (k->tcp_flags & e->tcp_mask) != e->tcp_value))
 		return 0;
 	if ((f & RFW_ACL_STATE) && !(k->ct_state & e->state_mask))
-		return 0;
-	if ((f & RFW_ACL_IN_IF) && (k->in_if >= 32 || !(e->in_ifaces >> k->in_if & 1)))
-		return 0;
-	if ((f & RFW_ACL_OUT_IF) && (k->out_if >= 32 || !(e->out_ifaces >> k->out_if & 1)))
 		return 0;
 	if ((f & RFW_ACL_SRC_SET) &&
 	    cls_set_member(s, le32(e->src), k->family, k->src) == !!(f & RFW_ACL_SRC_NOT))

@@ -39,8 +39,9 @@ void cls_lookup_batch(const struct cls_table *t, const struct pkt_key *const *ke
 int cls_entry_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 		      const struct pkt_key *k);
 
-/* The conditions beyond the 5-tuple (ICMP, TCP flags, state, interfaces,
- * sets); rare, so out of line. */
+/* The conditions beyond the 5-tuple and the zones (ICMP, TCP flags,
+ * state, sets); rare, so out of line. Callers check the zones first
+ * (cls_entry_rest_matches). */
 int cls_entry_extra_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 			    const struct pkt_key *k);
 
