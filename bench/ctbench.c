@@ -9,7 +9,6 @@
  * measured is the memory a TCP packet touches, not the verdict.
  * Usage: ctbench [flows [tcp]] (default 1000000, UDP); built as
  * build/bench/ctbench. */
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,14 +227,12 @@ int main(int argc, char **argv)
 			for (uint32_t r = 0; r < rounds; r++)
 				for (uint32_t i = 0; i < npk; i += BATCH) {
 					for (uint32_t j = 0; j < BATCH; j++) {
-						const char *fp = (const char *)(flows + hints[i + j].flow);
+						const struct ct_flow *f = flows + hints[i + j].flow;
 
-						__builtin_prefetch(fp);
-						if (lines) {
-							__builtin_prefetch(fp + offsetof(struct ct_flow, seqlo) - 1);
-							if (proto == 6)
-								__builtin_prefetch(fp + offsetof(struct ct_flow, next) - 1);
-						}
+						if (lines)
+							ct_flow_prefetch(f, proto, 4);
+						else
+							__builtin_prefetch(f);
 					}
 					ct_hint_batch(t, hints + i, BATCH, 101);
 				}

@@ -15,9 +15,9 @@
  * every packet is another of the 1,000,000 flows; --no-flow-cache
  * sends every packet through the full pipeline (the cache's cost and
  * gain, side by side); --shuffle sends the cached scenarios' flows in a
- * random order instead of the order they were made (whose conntrack
- * entries lie in address order, a pattern the hardware prefetcher
- * follows and traffic does not).
+ * random order instead of the order they were made (their conntrack
+ * entries in address order): a check that the order does not flatter
+ * (measured: it does not, docs/PERFORMANCE.md).
  * Instruction counts per scenario: every timed part sits between two
  * calls of bench_mark, so
  *   valgrind --tool=callgrind --toggle-collect=pipe_process \
@@ -448,8 +448,7 @@ static void load_flows(struct bench *b, const struct opts *o)
 
 /* Frames [first, first + n) in a random order (a fixed seed): the
  * cached scenarios then visit their flows as traffic would, not in the
- * order the flows were made, which leaves their conntrack entries in
- * address order for the hardware prefetcher to follow. */
+ * order the flows were made. */
 static void shuffle_frames(struct bench *b, uint32_t first, uint32_t n)
 {
 	uint64_t s = 0x9e3779b97f4a7c15ull;

@@ -1370,17 +1370,9 @@ static inline void lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, u
 			hits[i] = bucket_match(bk, t->tag_mask, tag[i]);
 			if (hits[i]) {
 				uint32_t s = bk->slot[__builtin_ctz(hits[i])];
-				const char *fp = (const char *)&t->flows[(s & t->idx_mask) - 1];
 
-				/* UDP's 64 bytes are 1-2 lines, TCP's 84 are 2-3: an
-				 * entry that starts 48 bytes into a line (one in four)
-				 * has its middle line only under fp + 63 */
-				__builtin_prefetch(fp);
-				__builtin_prefetch(fp + offsetof(struct ct_flow, seqlo) - 1);
-				if (keys[i].proto == IPP_TCP)
-					__builtin_prefetch(fp + offsetof(struct ct_flow, next) - 1);
-				if (unlikely(keys[i].family == 6))
-					__builtin_prefetch(fp + sizeof(struct ct_flow) - 1);
+				ct_flow_prefetch(&t->flows[(s & t->idx_mask) - 1], keys[i].proto,
+						 keys[i].family);
 			}
 		}
 		/* Pass 3: compare and decide (and account). */

@@ -622,14 +622,8 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		e = flowcache_slot(c, h);
 		if (e->sig != flowcache_sig(h) || e->epoch != epoch || e->in_port != p->in_port)
 			continue;
-		if (e->flow < max_flows) {	/* what ct_hint_batch reads (see lookup_batch) */
-			const char *fp = (const char *)(flows + e->flow);
-
-			__builtin_prefetch(fp);
-			__builtin_prefetch(fp + offsetof(struct ct_flow, seqlo) - 1);
-			if (b->meta[i].key.proto == 6)	/* TCP: its windows too */
-				__builtin_prefetch(fp + offsetof(struct ct_flow, next) - 1);
-		}
+		if (e->flow < max_flows)	/* what ct_hint_batch reads */
+			ct_flow_prefetch(flows + e->flow, b->meta[i].key.proto, b->meta[i].key.family);
 		hc = &b->hint[ncand];
 		hc->pkt.meta = &b->meta[i];
 		hc->pkt.frame = p->data;
