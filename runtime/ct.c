@@ -338,6 +338,16 @@ static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k, uint32_t 
 	return 1;
 }
 
+void ct_packet_tuple(const struct ct_pkt *p, struct ct_key *k)
+{
+	uint32_t seq;
+
+	if (key_of(p, k) == KEY_ICMP_ERR) {
+		memset(k, 0, sizeof(*k));
+		(void)key_of_icmp_error(p, k, &seq);	/* zeros when it quotes no flow */
+	}
+}
+
 /* A pkt_key's tuple as a ct_key (ports as given: for ICMP echo the
  * caller's convention puts the identifier in both). */
 /* A pkt_key's tuple as a conntrack key, with protocol `proto` (callers

@@ -269,6 +269,12 @@ struct ct_flow_info {
 	uint64_t packets[2], bytes[2];	/* per enum ct_dir; bytes are frame bytes */
 };
 
+/* The tuple a packet's flow is known by, whichever direction it goes:
+ * its own (the ICMP echo identifier in both ports), an ICMP error's
+ * quoted packet's, a non-first fragment's addresses; zeros for a packet
+ * conntrack cannot key. For choosing the flow's worker (home.h). */
+void ct_packet_tuple(const struct ct_pkt *p, struct ct_key *k);
+
 /* Per packet of a known flow (cheaper than ct_flow_get): does the flow
  * translate (reply tuple other than the reverse of the original), and one
  * direction's tuple as a pkt_key (addresses, ports, proto, family). */

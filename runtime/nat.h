@@ -18,7 +18,9 @@
  *    takes the first free one and counts `remote`: that reply arrives on
  *    another queue. Needs a hash that mixes the destination port (a
  *    Toeplitz hash over the 4-tuple does), and a symmetric key or the
- *    reply's own RSS function in queue_of.
+ *    reply's own RSS function in queue_of. With pipe_config.handoff the
+ *    pipeline steers by its own hash (home.h): the reply maps to the
+ *    worker that made the flow whatever queue it arrives on.
  *
  * Ownership: a (address, port) pair is held exclusively by one flow until
  * nat_release (flow expiry); it is not reused for another destination even

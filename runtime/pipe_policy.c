@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "home.h"
 #include "pipeline_int.h"
 #include "rule_map.h"
 
@@ -56,6 +57,18 @@ static int same_pool(const struct nat_pool_config *a, const struct nat_pool_conf
 	       !memcmp(a->addr_lo, b->addr_lo, 16) && !memcmp(a->addr_hi, b->addr_hi, 16);
 }
 
+/* NAT_STEER's queue function when frames go to their flow's worker: the
+ * worker the reply's tuple maps to (home.h), as packet_home will find
+ * it when the reply arrives. */
+static uint32_t reply_home(const struct pkt_key *reply, void *ctx)
+{
+	const struct pipe_worker *w = ctx;
+
+	return home_worker(home_hash(reply->src, reply->dst, reply->sport, reply->dport,
+				     reply->proto, w->cfg.home_seed),
+			   w->cfg.worker_count);
+}
+
 /* Index the pool will have in w->pools once p is adopted, or -1. */
 static int32_t pool_for(const struct pipe_worker *w, struct pipe_policy *p,
 			const struct rfw_nat_rule *rule, const uint8_t *masq)
@@ -66,6 +79,12 @@ static int32_t pool_for(const struct pipe_worker *w, struct pipe_policy *p,
 
 	if (nat_pool_config_from_rule(&c, rule, masq, w->cfg.worker_id, count) < 0)
 		return -1;
+	if (w->handoff) {	/* replies must map back to this worker */
+		c.strategy = NAT_STEER;
+		c.queue_of = reply_home;
+		c.queue_ctx = (void *)w;
+		c.queue = w->cfg.worker_id;
+	}
 	for (uint32_t i = 0; i < w->npools; i++)
 		if (same_pool(&w->pools[i]->cfg, &c))
 			return (int32_t)i;

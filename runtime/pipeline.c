@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "csum.h"
+#include "home.h"
 #include "pipeline_int.h"
 #include "reply.h"
 
@@ -99,6 +100,8 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 	w->mode = cfg->mode;
 	w->nports = cfg->nports;
 	w->stateful = view->policy->stateful;
+	/* before the policy is built: its SNAT pools steer (pipe_policy.c) */
+	w->handoff = cfg->handoff && cfg->worker_count > 1 && w->stateful;
 	w->pools = calloc(PIPE_MAX_POOLS, sizeof(*w->pools));
 	if (!w->pools)
 		goto fail;
@@ -233,6 +236,40 @@ static void wire_ports(const struct pkt_meta *m, const uint8_t *frame, uint16_t 
 
 /* ---- stages ---- */
 
+static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, int dnat);
+
+/* The worker that owns the flow of a parsed IP packet (home.h): by the
+ * tuple conntrack knows it by, and for a packet a DNAT rule takes, by
+ * the translated tuple, which its reply carries. Every worker computes
+ * the same (same seed, same policy). */
+static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *p,
+			    const struct pkt_meta *m)
+{
+	const struct pipe_policy *pol = w->pol;
+	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
+	struct ct_key k;
+	uint32_t r;
+
+	ct_packet_tuple(&cp, &k);
+	if (pol->nat_dnat_count) {
+		struct pkt_key t = m->key, wire;
+
+		memcpy(t.src, k.src, 16);
+		memcpy(t.dst, k.dst, 16);
+		t.sport = k.sport;
+		t.dport = k.dport;
+		t.proto = k.proto;
+		r = nat_match(w, &t, 1);
+		if (r) {
+			nat_dnat_key(&pol->view->nat_rules[r], &t, &wire);
+			memcpy(k.dst, wire.dst, 16);
+			k.dport = wire.dport;
+		}
+	}
+	return home_worker(home_hash(k.src, k.dst, k.sport, k.dport, k.proto, w->cfg.home_seed),
+			   w->cfg.worker_count);
+}
+
 /* Parse, and, when `probe`, hash the flow cache's probes and prefetch
  * their slots while the tuple is at hand (stage_cache makes them): a
  * cache for a million flows is larger than L2, and a probe that waits
@@ -279,6 +316,18 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			m->key.out_if = p->out_port == PIPE_NO_PORT ? PIPE_NO_PORT
 								    : port_if[p->out_port];
 			m->key.ct_state = RFW_STATE_NEW;
+			if (__builtin_expect(w->handoff, 0)) {
+				if (p->homed) {
+					w->stats.handed_in++;
+				} else if ((p->worker = (uint8_t)packet_home(w, p, m)) !=
+					   w->cfg.worker_id) {
+					p->verdict = PIPE_HANDOFF;
+					w->stats.handed_off++;
+					ps->rx_packets--;	/* the owner counts it */
+					ps->rx_bytes -= p->len;
+					break;
+				}
+			}
 			b->l_new[nkeys++] = i;
 			if (!probe)
 				break;
@@ -1188,6 +1237,8 @@ static void account_out(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n
 			w->stats.port[p->in_port].dropped++;
 			continue;
 		}
+		if (p->verdict == PIPE_HANDOFF)
+			continue;	/* its owner counts it */
 		if (p->verdict == PIPE_BOUNCE)
 			p->out_port = p->in_port;
 		w->stats.port[p->out_port].tx_packets++;
@@ -1269,6 +1320,8 @@ static void capture(struct pipe_worker *w, const struct pipe_pkt *pkts, uint32_t
 		uint32_t h;
 		struct pktcap_rec *rec;
 
+		if (p->verdict == PIPE_HANDOFF)
+			continue;	/* its owner captures it */
 		if (want == PKTCAP_DROPS ? p->verdict != PIPE_DROP
 					 : p->drop == PIPE_DROP_MALFORMED || b->rule[i] != want ||
 					   b->meta[i].kind != PKT_IP)

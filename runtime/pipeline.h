@@ -25,6 +25,8 @@ enum pipe_verdict {
 	PIPE_DROP = 0,
 	PIPE_FORWARD,	/* send out of out_port */
 	PIPE_BOUNCE,	/* the frame is now our reply: send out of in_port */
+	PIPE_HANDOFF,	/* its flow is another worker's (pipe_config.handoff):
+			 * give it to worker `worker`, which runs it again */
 };
 
 /* Why a frame was dropped (the worker counts each). */
@@ -79,6 +81,13 @@ struct pipe_config {
 	uint64_t seed;		/* conntrack/limit hash key; 0 = random */
 	uint32_t max_flows;	/* 0 = the policy's conntrack.max_flows */
 	uint8_t no_flow_cache;	/* 1: every packet through the full pipeline */
+	/* 1 (with worker_count > 1 and a stateful policy): frames arrive on
+	 * any worker's queue; each goes to the worker that owns its flow
+	 * (home.h), PIPE_HANDOFF when that is another, and SNAT picks ports
+	 * whose replies map back to it. Every worker needs the same
+	 * home_seed (0 is a seed like any other). */
+	uint8_t handoff;
+	uint64_t home_seed;
 };
 
 /* One frame of a burst. The pipeline sets out_port, verdict and drop. */
@@ -90,6 +99,10 @@ struct pipe_pkt {
 	uint8_t out_port;
 	uint8_t verdict;	/* enum pipe_verdict */
 	uint8_t drop;		/* enum pipe_drop */
+	uint8_t worker;		/* PIPE_HANDOFF: the worker that owns its flow */
+	/* in: 1 = handed over by another worker (it is ours): never handed
+	 * on. Backends set 0. */
+	uint8_t homed;
 };
 
 struct pipe_stage_stats {
@@ -122,6 +135,8 @@ struct pipe_stats {
 	uint64_t nat_rewrites;	/* frames translated */
 	uint64_t recheck_ended;	/* flows a reload's re-check refused (and ended) */
 	uint64_t flow_cache_hits;	/* known-flow packets the flow cache finished */
+	uint64_t handed_off;	/* frames of another worker's flows, PIPE_HANDOFF */
+	uint64_t handed_in;	/* frames other workers handed to this one */
 	struct pipe_port_stats port[PIPE_MAX_PORTS];
 };
 

@@ -132,6 +132,7 @@ struct pipe_worker {
 	enum pipe_mode mode;
 	uint32_t nports;
 	int stateful;			/* fixed for the worker's life */
+	int handoff;			/* pipe_config.handoff, in force */
 	struct pipe_policy *pol;	/* current generation */
 	struct ct_table *ct;
 	struct pipe_stats stats;

@@ -132,4 +132,32 @@ static inline int frame_checksums_ok(const uint8_t *b, uint32_t len)
 		       proto, ip + hl, l4len) == frame_get16(ip + hl + at);
 }
 
+/* An ICMPv4 time-exceeded from router `from` to `to` quoting the first 28
+ * bytes (IP header + 8) of the IPv4 frame `quoted` as it died (TTL 1). */
+static inline void frame_build_time_exceeded(struct frame *f, const uint8_t dst_mac[6],
+					     const uint8_t src_mac[6], const uint8_t from[4],
+					     const uint8_t to[4], const struct frame *quoted)
+{
+	uint8_t *q = f->b + 14;
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->b, dst_mac, 6);
+	memcpy(f->b + 6, src_mac, 6);
+	frame_put16(f->b + 12, 0x0800);
+	q[0] = 0x45;
+	frame_put16(q + 2, (uint16_t)(20 + 8 + 28));
+	q[8] = 64;
+	q[9] = 1;
+	memcpy(q + 12, from, 4);
+	memcpy(q + 16, to, 4);
+	frame_put16(q + 10, csum_ipv4_header(q));
+	q[20] = 11;
+	memcpy(q + 28, quoted->b + 14, 28);
+	q[28 + 8] = 1;
+	frame_put16(q + 28 + 10, 0);
+	frame_put16(q + 28 + 10, csum_ipv4_header(q + 28));
+	frame_put16(q + 22, csum_l4(4, q + 12, q + 16, 1, q + 20, 36));
+	f->len = 14 + 56;
+}
+
 #endif

@@ -362,25 +362,8 @@ static void test_icmp(void **state)
 	assert_int_equal(run1(&l, &syn, 0, SEC).verdict, PIPE_FORWARD);
 	pub_port = frame_get16(syn.b + 14 + 20);
 	/* a router at 10.200.9.9 answers the translated SYN: time exceeded */
-	memset(&f, 0, sizeof(f));
-	memcpy(f.b, wan_mac, 6);
-	memcpy(f.b + 6, gw_mac, 6);
-	frame_put16(f.b + 12, 0x0800);
+	frame_build_time_exceeded(&f, wan_mac, gw_mac, (uint8_t[]){10, 200, 9, 9}, wan_ip, &syn);
 	q = f.b + 14;
-	q[0] = 0x45;
-	frame_put16(q + 2, (uint16_t)(20 + 8 + 28));
-	q[8] = 64;
-	q[9] = 1;
-	memcpy(q + 12, (uint8_t[]){10, 200, 9, 9}, 4);
-	memcpy(q + 16, wan_ip, 4);
-	frame_put16(q + 10, csum_ipv4_header(q));
-	q[20] = 11;
-	memcpy(q + 28, syn.b + 14, 28);			/* quoted IP header + 8 bytes */
-	q[28 + 8] = 1;					/* it died with TTL 1 */
-	frame_put16(q + 28 + 10, 0);
-	frame_put16(q + 28 + 10, csum_ipv4_header(q + 28));
-	frame_put16(q + 22, csum_l4(4, q + 12, q + 16, 1, q + 20, 36));
-	f.len = 14 + 56;
 	p = run1(&l, &f, 1, SEC);
 	assert_int_equal(p.verdict, PIPE_FORWARD);
 	assert_int_equal(p.out_port, 0);

@@ -1,0 +1,324 @@
+/* Frames that arrive on the wrong worker's queue (pipe_config.handoff):
+ * two workers of one policy, each frame delivered to either at random
+ * (as veth and RSS do), handed to the worker that owns its flow when it
+ * says PIPE_HANDOFF. Both directions of every flow must end up on one
+ * worker and be translated there: masquerade (the port chosen so that the
+ * reply maps back), DNAT (the owner found by the translated tuple), a
+ * plain flow, ICMP echo and an ICMP error about a translated flow; a
+ * frame handed over once is never handed on, and each frame is counted
+ * received once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "frames.h"
+#include "pipeline.h"
+#include "rulec.h"
+
+#define SEC 1000000000ull
+#define NW 2
+
+static const char policy[] =
+	"version: 1\n"
+	"zones: {inside: [lan0], outside: [wan0]}\n"
+	"rules:\n"
+	"  - name: lan-out\n"
+	"    from: {zone: inside}\n"
+	"    to: {zone: outside}\n"
+	"    action: accept\n"
+	"  - name: web-in\n"
+	"    proto: tcp\n"
+	"    to: {network: 10.100.0.10, port: 80}\n"
+	"    action: accept\n"
+	"defaults: {action: drop}\n"
+	"nat:\n"
+	"  - name: web-forward\n"
+	"    match: {from: {zone: outside}, to: {network: 10.0.1.1, service: tcp/8080}}\n"
+	"    dnat: {to: 10.100.0.10, port: 80}\n"
+	"  - name: masq\n"
+	"    match: {from: {network: 10.100.0.0/16}, to: {zone: outside}}\n"
+	"    snat: {to: masquerade, ports: 20000-29999}\n"
+	"routes:\n"
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+
+static const uint8_t lan_mac[6] = {2, 0xaa, 0, 0, 0, 1}, wan_mac[6] = {2, 0xaa, 0, 0, 0, 2};
+static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe}, client_mac[6] = {2, 0xcc, 0, 0, 0, 5};
+static const uint8_t server_mac[6] = {2, 0xcc, 0, 0, 0, 10};
+static const uint8_t wan_ip[4] = {10, 0, 1, 1}, client_ip[4] = {10, 100, 0, 5};
+static const uint8_t server_ip[4] = {10, 100, 0, 10}, remote_ip[4] = {10, 200, 1, 1};
+
+struct lab {
+	void *buf;
+	size_t len;
+	struct rfw_view view;
+	struct pipe_worker *w[NW];
+	uint32_t handed;	/* deliveries that needed a handoff */
+};
+
+static void lab_open(struct lab *l, int handoff)
+{
+	char path[] = "/tmp/rampart-test-handoff-XXXXXX";
+	int fd = mkstemp(path);
+	char err[256];
+	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 2, .seed = 7,
+				.worker_count = NW, .handoff = (uint8_t)handoff,
+				.home_seed = 0x5eed};
+
+	memset(l, 0, sizeof(*l));
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, policy, strlen(policy)), (ssize_t)strlen(policy));
+	close(fd);
+	assert_int_equal(rulec_compile(path, stderr, &l->buf, &l->len), 0);
+	unlink(path);
+	assert_int_equal(rfw_view_init(&l->view, l->buf, l->len, err, sizeof(err)), 0);
+	strcpy(c.port[0].name, "lan0");
+	memcpy(c.port[0].mac, lan_mac, 6);
+	c.port[0].has_v4 = 1;
+	memcpy(c.port[0].v4, (uint8_t[]){10, 100, 0, 1}, 4);
+	strcpy(c.port[1].name, "wan0");
+	memcpy(c.port[1].mac, wan_mac, 6);
+	c.port[1].has_v4 = 1;
+	memcpy(c.port[1].v4, wan_ip, 4);
+	for (uint16_t k = 0; k < NW; k++) {
+		c.worker_id = k;
+		l->w[k] = pipe_create(&c, &l->view);
+		assert_non_null(l->w[k]);
+		assert_int_equal(pipe_neigh_set(l->w[k], 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac),
+				 0);
+		assert_int_equal(pipe_neigh_set(l->w[k], 0, 4, client_ip, client_mac), 0);
+		assert_int_equal(pipe_neigh_set(l->w[k], 0, 4, server_ip, server_mac), 0);
+	}
+}
+
+static void lab_close(struct lab *l)
+{
+	for (int k = 0; k < NW; k++)
+		pipe_destroy(l->w[k]);
+	free(l->buf);
+}
+
+/* f arrives on worker `at`'s queue; handed over when it says so, as
+ * rampartd's workers do. *by: the worker that ran it to its verdict. */
+static struct pipe_pkt deliver(struct lab *l, struct frame *f, uint8_t in_port, uint32_t at,
+			       uint32_t *by)
+{
+	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
+
+	pipe_process(l->w[at], &p, 1, SEC);
+	*by = at;
+	if (p.verdict == PIPE_HANDOFF) {
+		assert_true(p.worker < NW);
+		assert_int_not_equal(p.worker, at);
+		*by = p.worker;
+		l->handed++;
+		p.homed = 1;
+		pipe_process(l->w[p.worker], &p, 1, SEC);
+		assert_int_not_equal(p.verdict, PIPE_HANDOFF);	/* never handed on */
+	}
+	f->len = p.len;
+	return p;
+}
+
+static struct flow_spec spec(uint8_t proto, const uint8_t *src, uint16_t sport,
+			     const uint8_t *dst, uint16_t dport, uint8_t flags)
+{
+	struct flow_spec s = {.family = 4, .proto = proto, .sport = sport, .dport = dport,
+			      .tcp_flags = flags, .seq = 1000, .ack = flags & 0x10 ? 1 : 0};
+
+	memcpy(s.src, src, 4);
+	memcpy(s.dst, dst, 4);
+	return s;
+}
+
+static uint8_t *ip(struct frame *f)
+{
+	return f->b + 14;
+}
+
+/* 64 UDP flows out through masquerade, requests and replies each on a
+ * random worker's queue: every reply comes back translated. */
+static void test_masquerade_replies_find_their_worker(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by_req, by_rep, ran[NW] = {0}, seed = 12345;
+	uint64_t rx = 0;
+	(void)state;
+
+	lab_open(&l, 1);
+	for (uint16_t i = 0; i < 64; i++) {
+		uint16_t pub;
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(17, client_ip, (uint16_t)(40000 + i), remote_ip, 53, 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, (seed >> 16) % NW, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		pub = frame_get16(ip(&f) + 20);
+		ran[by_req]++;
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(17, remote_ip, 53, wan_ip, pub, 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, (seed >> 16) % NW, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_int_equal(p.out_port, 0);
+		assert_memory_equal(ip(&f) + 16, client_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 40000 + i);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
+	for (int k = 0; k < NW; k++) {
+		const struct pipe_stats *st = pipe_stats(l.w[k]);
+
+		assert_true(ran[k] > 8);	/* the flows spread over both */
+		assert_int_equal(st->drop[PIPE_DROP_CT_INVALID] + st->drop[PIPE_DROP_POLICY], 0);
+		assert_true(st->handed_off > 0);
+		rx += st->port[0].rx_packets + st->port[1].rx_packets;
+	}
+	assert_true(l.handed > 16);
+	assert_int_equal(pipe_stats(l.w[0])->handed_in + pipe_stats(l.w[1])->handed_in, l.handed);
+	assert_int_equal(rx, 128);	/* each frame counted once, by its owner */
+	lab_close(&l);
+}
+
+/* Port forwarding: clients from outside to 10.0.1.1:8080, the server
+ * answers from 10.100.0.10:80 on its own queue; plain flows to the server
+ * (no translation) too. */
+static void test_dnat_and_plain_replies_find_their_worker(void **state)
+{
+	static const uint8_t outside_ip[4] = {10, 200, 5, 5};
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by_req, by_rep, seed = 99;
+	(void)state;
+
+	lab_open(&l, 1);
+	for (uint16_t i = 0; i < 64; i++) {
+		int dnat = i % 2;
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(6, outside_ip, (uint16_t)(5000 + i), dnat ? wan_ip : server_ip,
+			 dnat ? 8080 : 80, 0x02);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, (seed >> 16) % NW, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&f) + 16, server_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 80);
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(6, server_ip, 80, outside_ip, (uint16_t)(5000 + i), 0x12);
+		s.ack = 1001;
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, (seed >> 16) % NW, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_int_equal(p.out_port, 1);
+		assert_memory_equal(ip(&f) + 12, dnat ? wan_ip : server_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 20), dnat ? 8080 : 80);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
+	assert_true(l.handed > 16);
+	lab_close(&l);
+}
+
+/* A ping through masquerade and a time-exceeded about a translated SYN,
+ * each delivered to both workers in turn. */
+static void test_icmp_finds_its_worker(void **state)
+{
+	struct lab l;
+	struct frame f, syn;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by_req, by_rep;
+	uint8_t *q;
+	(void)state;
+
+	lab_open(&l, 1);
+	for (uint16_t i = 0; i < 8; i++) {
+		uint16_t id;
+
+		s = spec(1, client_ip, (uint16_t)(0x4200 + i), remote_ip, 0, 0);
+		s.payload = 16;
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, i % NW, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		id = frame_get16(ip(&f) + 24);
+		s = spec(1, remote_ip, id, wan_ip, 0, 0);
+		s.payload = 16;
+		frame_build(&f, &s);
+		f.b[14 + 20] = 0;	/* echo reply */
+		frame_put16(f.b + 14 + 22, 0);
+		frame_put16(f.b + 14 + 22, csum_l4(4, remote_ip, wan_ip, 1, f.b + 34, f.len - 34));
+		p = deliver(&l, &f, 1, (i / 2) % NW, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 16, client_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 24), 0x4200 + i);
+
+		s = spec(6, client_ip, (uint16_t)(41000 + i), remote_ip, 22, 0x02);
+		frame_build(&syn, &s);
+		assert_int_equal(deliver(&l, &syn, 0, i % NW, &by_req).verdict, PIPE_FORWARD);
+		frame_build_time_exceeded(&f, wan_mac, gw_mac, (uint8_t[]){10, 200, 9, 9}, wan_ip,
+					  &syn);
+		q = f.b + 14;
+		p = deliver(&l, &f, 1, (i / 2) % NW, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(q + 28 + 12, client_ip, 4);	/* quoted source translated */
+		assert_int_equal(frame_get16(q + 28 + 20), 41000 + i);
+	}
+	assert_int_equal(pipe_stats(l.w[0])->related + pipe_stats(l.w[1])->related, 8);
+	assert_true(l.handed > 4);
+	lab_close(&l);
+}
+
+/* Without handoff (one queue per worker and the NIC's word for it) the
+ * same traffic loses the replies that land on the other worker: what the
+ * handoff is for. */
+static void test_without_handoff_replies_are_lost(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by, answered = 0;
+	(void)state;
+
+	lab_open(&l, 0);
+	for (uint16_t i = 0; i < 32; i++) {
+		s = spec(17, client_ip, (uint16_t)(40000 + i), remote_ip, 53, 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, i % NW, &by);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		s = spec(17, remote_ip, 53, wan_ip, frame_get16(ip(&f) + 20), 0);
+		frame_build(&f, &s);
+		answered += deliver(&l, &f, 1, (i + 1) % NW, &by).verdict == PIPE_FORWARD;
+	}
+	assert_int_equal(l.handed, 0);
+	assert_int_equal(answered, 0);	/* every reply on the other worker */
+	lab_close(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_masquerade_replies_find_their_worker),
+		cmocka_unit_test(test_dnat_and_plain_replies_find_their_worker),
+		cmocka_unit_test(test_icmp_finds_its_worker),
+		cmocka_unit_test(test_without_handoff_replies_are_lost),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
