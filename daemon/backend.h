@@ -30,6 +30,12 @@ static inline uint64_t backend_rx_loss_total(const struct backend_rx_loss *l)
 /* Every frame a backend hands out comes with a handle (a UMEM address, a
  * slot number) and stays the worker's until it goes back through
  * tx_burst or free; nothing is lost or handed back twice. */
+
+/* The handle of a frame that is none of the backend's buffers (one
+ * another worker handed over, in a handoff ring): tx_burst copies it
+ * into a buffer of its own, free ignores it. No backend's own handle
+ * has this bit (UMEM offsets, user-space pointers, slot numbers). */
+#define BACKEND_HANDLE_FOREIGN (1ull << 63)
 struct backend_ops {
 	/* Up to n frames from queue `queue` of any port: fills data, len,
 	 * room, in_port of pkts[i] and handle[i]; *now_ns gets the burst's

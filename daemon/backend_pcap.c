@@ -61,6 +61,7 @@ static uint32_t pcap_rx_burst(struct backend *be, uint32_t queue, struct pipe_pk
 		pkts[got].len = len;
 		pkts[got].room = PCAP_SLOT_SIZE;
 		pkts[got].in_port = (uint8_t)in->port;
+		pkts[got].homed = 0;
 		handle[got] = got;
 		got++;
 		read_ahead(in);
@@ -91,7 +92,9 @@ static uint32_t pcap_tx_burst(struct backend *be, uint32_t queue, uint32_t port,
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct pcap_pkthdr h = {
-			.ts = b->slot_ts[handle[i]],
+			/* a frame another worker handed over has no slot (never here:
+			 * a replay runs one worker) */
+			.ts = b->slot_ts[handle[i] & BACKEND_HANDLE_FOREIGN ? 0 : handle[i]],
 			.caplen = pkts[i]->len,
 			.len = pkts[i]->len,
 		};

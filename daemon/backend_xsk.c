@@ -35,6 +35,7 @@ static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt 
 			/* replies may grow the frame up to the end of its chunk */
 			pkts[got].room = XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr));
 			pkts[got].in_port = (uint8_t)port;
+			pkts[got].homed = 0;
 			handle[got] = d->addr;
 		}
 		if (m)
@@ -54,12 +55,13 @@ static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt 
  * slot, and a free frame of the egress UMEM unless it already is one of
  * its frames (a bounce, or a forward between sockets sharing the UMEM). */
 static uint32_t tx_prefix(const struct backend_xsk_worker *w, struct xsk_queue *out,
-			  struct pipe_pkt *const *pkts, uint32_t n)
+			  struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n)
 {
 	uint32_t ring = xsk_prod_nb_free(&out->tx, n), copies = 0, k;
 
 	for (k = 0; k < n && k < ring; k++) {
-		if (w->q[pkts[k]->in_port]->pool == out->pool)
+		if (!(handle[k] & BACKEND_HANDLE_FOREIGN) &&
+		    w->q[pkts[k]->in_port]->pool == out->pool)
 			continue;
 		if (copies == out->pool->nfree)
 			break;
@@ -76,20 +78,22 @@ static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
 	struct xsk_queue *out = w->q[port];
 	uint32_t sent, tidx = 0, copies = 0;
 
-	sent = tx_prefix(w, out, pkts, n);
+	sent = tx_prefix(w, out, pkts, handle, n);
 	if (sent < n) {
 		xsk_queue_reap(out);		/* completions free TX slots and frames */
-		sent = tx_prefix(w, out, pkts, n);
+		sent = tx_prefix(w, out, pkts, handle, n);
 	}
 	if (sent && xsk_ring_prod__reserve(&out->tx, sent, &tidx) != sent)
 		sent = 0;	/* cannot happen: nb_free said they fit */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pipe_pkt *p = pkts[i];
-		struct xsk_umem_pool *in = w->q[p->in_port]->pool;
+		int foreign = !!(handle[i] & BACKEND_HANDLE_FOREIGN);
+		struct xsk_umem_pool *in = foreign ? NULL : w->q[p->in_port]->pool;
 		struct xdp_desc *t;
 
 		if (i >= sent) {
-			xsk_pool_put(in, handle[i]);
+			if (!foreign)
+				xsk_pool_put(in, handle[i]);
 			continue;
 		}
 		t = xsk_ring_prod__tx_desc(&out->tx, tidx + i);
@@ -101,7 +105,8 @@ static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
 		}
 		t->addr = xsk_pool_get(out->pool);
 		memcpy(xsk_pool_data(out->pool, t->addr), p->data, p->len);
-		xsk_pool_put(in, handle[i]);
+		if (!foreign)
+			xsk_pool_put(in, handle[i]);
 		copies++;
 	}
 	if (sent) {
@@ -119,7 +124,8 @@ static void xsk_free(struct backend *b, uint32_t queue, uint32_t port, const uin
 	struct xsk_umem_pool *pool = xsk_of(b)->w[queue].q[port]->pool;
 
 	for (uint32_t i = 0; i < n; i++)
-		xsk_pool_put(pool, handle[i]);
+		if (!(handle[i] & BACKEND_HANDLE_FOREIGN))	/* a copy, not ours */
+			xsk_pool_put(pool, handle[i]);
 }
 
 /* Completions from every socket first (into whichever UMEM they are of),

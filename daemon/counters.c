@@ -12,13 +12,15 @@
 void counters_port_add(struct counters_port *s, const struct pipe_port_stats *ps,
 		       const struct worker_port_stats *ws)
 {
-	s->rx_packets += ps->rx_packets;
-	s->rx_bytes += ps->rx_bytes;
+	/* a frame lost on its way to another worker: received and dropped
+	 * here (the pipeline left it to its owner to count) */
+	s->rx_packets += ps->rx_packets + ws->handoff_lost;
+	s->rx_bytes += ps->rx_bytes + ws->handoff_lost_bytes;
 	/* the pipeline counts a frame as sent when it decides to; the
 	 * backend may still have had no room for it */
 	s->tx_packets += ps->tx_packets - ws->tx_lost_packets;
 	s->tx_bytes += ps->tx_bytes - ws->tx_lost_bytes;
-	s->dropped += ps->dropped + ws->tx_full;
+	s->dropped += ps->dropped + ws->tx_full + ws->handoff_lost;
 	s->non_ip += ws->non_ip;
 	s->malformed += ws->malformed;
 	s->tx_full += ws->tx_full;
@@ -131,7 +133,8 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 void counters_print_workers(FILE *out, const struct counters_src *src)
 {
 	fprintf(out, "rampart workers\n");
-	fprintf(out, "worker id queue cpu rx_packets tx_packets dropped tx_by_address tx_copied\n");
+	fprintf(out, "worker id queue cpu rx_packets tx_packets dropped tx_by_address tx_copied "
+		     "handed_off handed_in\n");
 	for (uint32_t k = 0; k < src->nworkers; k++) {
 		const struct worker *w = src->workers[k];
 		const struct pipe_stats *st = pipe_stats(w->pipe);
@@ -139,16 +142,18 @@ void counters_print_workers(FILE *out, const struct counters_src *src)
 
 		/* the same sums as sum_port, over this worker's ports only */
 		for (uint32_t p = 0; p < src->nports; p++) {
-			rx += st->port[p].rx_packets;
+			rx += st->port[p].rx_packets + w->port[p].handoff_lost;
 			tx += st->port[p].tx_packets - w->port[p].tx_lost_packets;
-			dropped += st->port[p].dropped + w->port[p].tx_full;
+			dropped += st->port[p].dropped + w->port[p].tx_full +
+				   w->port[p].handoff_lost;
 			by_addr += w->port[p].tx_by_address;
 			copied += w->port[p].tx_copied;
 		}
-		fprintf(out, "worker %u %u %d %llu %llu %llu %llu %llu\n", k, w->queue,
+		fprintf(out, "worker %u %u %d %llu %llu %llu %llu %llu %llu %llu\n", k, w->queue,
 			src->cpus ? src->cpus[k] : -1, (unsigned long long)rx,
 			(unsigned long long)tx, (unsigned long long)dropped,
-			(unsigned long long)by_addr, (unsigned long long)copied);
+			(unsigned long long)by_addr, (unsigned long long)copied,
+			(unsigned long long)st->handed_off, (unsigned long long)st->handed_in);
 	}
 	fprintf(out, "end workers\n");
 	fflush(out);

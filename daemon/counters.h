@@ -35,10 +35,12 @@ void counters_port_add(struct counters_port *s, const struct pipe_port_stats *ps
 /* Reads while workers write: see counters.c for why that is fine. */
 void counters_print(FILE *out, const struct counters_src *src);
 void counters_print_runtime(FILE *out, const struct counters_src *src);
-/* rampart workers / worker ID QUEUE CPU RX TX DROPS BY_ADDRESS COPIED /
- * end workers: how the queues spread the load (CPU -1: not pinned), and
- * how many sent frames went out by address or were copied (the two add
- * up to TX). */
+/* rampart workers / worker ID QUEUE CPU RX TX DROPS BY_ADDRESS COPIED
+ * HANDED_OFF HANDED_IN / end workers: how the queues spread the load (CPU
+ * -1: not pinned), how many sent frames went out by address or were
+ * copied (the two add up to TX), and how many frames of other workers'
+ * flows this one handed over and took (handoff.h; RX counts a frame on
+ * the worker that runs it). */
 void counters_print_workers(FILE *out, const struct counters_src *src);
 
 #endif

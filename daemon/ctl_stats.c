@@ -383,10 +383,10 @@ static void interfaces_json(struct ctl_buf *out, const struct ctl_report *r)
 static void workers_text(struct ctl_buf *out, const struct ctl_report *r)
 {
 	static const char *const head[] = { "WORKER", "QUEUE", "RX", "TX", "DROPS", "FLOWS",
-					    "BY-ADDRESS", "COPIED" };
+					    "BY-ADDRESS", "COPIED", "HANDED-OFF", "HANDED-IN" };
 	struct ctl_table t;
 
-	ctl_table_init(&t, head, 8, 0xffu);
+	ctl_table_init(&t, head, 10, 0x3ffu);
 	for (uint32_t k = 0; k < r->src->nworkers; k++) {
 		struct counters_port s;
 
@@ -399,6 +399,8 @@ static void workers_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_table_addu(&t, r->jobs[k].ct.in_use);
 		ctl_table_addu(&t, s.tx_by_address);
 		ctl_table_addu(&t, s.tx_copied);
+		ctl_table_addu(&t, r->jobs[k].stats.handed_off);
+		ctl_table_addu(&t, r->jobs[k].stats.handed_in);
 	}
 	ctl_table_print(&t, out, 0);
 }
@@ -412,11 +414,13 @@ static void workers_json(struct ctl_buf *out, const struct ctl_report *r)
 		sum_worker(r, k, &s);
 		ctl_printf(out, "%s\n  {\"worker\": %u, \"queue\": %u, \"rx\": %llu, \"tx\": %llu, "
 				"\"drops\": %llu, \"flows\": %llu, \"tx_by_address\": %llu, "
-				"\"tx_copied\": %llu}", k ? "," : "", k,
-			   r->src->workers[k]->queue, (unsigned long long)s.rx_packets,
-			   (unsigned long long)s.tx_packets, (unsigned long long)s.dropped,
-			   (unsigned long long)r->jobs[k].ct.in_use,
-			   (unsigned long long)s.tx_by_address, (unsigned long long)s.tx_copied);
+				"\"tx_copied\": %llu, \"handed_off\": %llu, \"handed_in\": %llu}",
+			   k ? "," : "", k, r->src->workers[k]->queue,
+			   (unsigned long long)s.rx_packets, (unsigned long long)s.tx_packets,
+			   (unsigned long long)s.dropped, (unsigned long long)r->jobs[k].ct.in_use,
+			   (unsigned long long)s.tx_by_address, (unsigned long long)s.tx_copied,
+			   (unsigned long long)r->jobs[k].stats.handed_off,
+			   (unsigned long long)r->jobs[k].stats.handed_in);
 	}
 	ctl_puts(out, "]");
 }

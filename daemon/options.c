@@ -21,6 +21,7 @@ static void usage(FILE *out)
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--reload-flows keep|recheck] [--no-sandbox] [--metrics ADDR:PORT]\n"
 		"                [--log FILE|-] [--log-rate N] [--umem shared|per-interface]\n"
+		"                [--handoff on|off]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
 		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
@@ -78,6 +79,12 @@ static void usage(FILE *out)
 		"                      gets its own, and frames to or from it are copied)\n"
 		"  --umem per-interface  every socket its own UMEM: forwarding copies each\n"
 		"                      frame once (for comparison, or a driver that misbehaves)\n"
+		"  --handoff on        with several queues and a stateful policy, a frame\n"
+		"                      that arrives on another worker's queue than its flow's\n"
+		"                      is handed to that worker (default; docs/operations.md)\n"
+		"  --handoff off       each worker keeps what its queue brings: only for NICs\n"
+		"                      steered so that both directions of every flow, NAT\n"
+		"                      replies too, arrive on one queue\n"
 		"  --foreground        rampartd always runs in the foreground for now\n"
 		"  --xdp-object PATH   BPF object to attach (default $RAMPART_XDP_OBJ,\n"
 		"                      else the one built with rampartd)\n"
@@ -394,6 +401,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		OPT_CONTROL,
 		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_DPDK_ISOLATE,
 		OPT_UMEM,
+		OPT_HANDOFF,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -417,6 +425,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "log-rate", required_argument, NULL, OPT_LOG_RATE },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "umem", required_argument, NULL, OPT_UMEM },
+		{ "handoff", required_argument, NULL, OPT_HANDOFF },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -427,6 +436,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	static const char *const fails[] = { "open", "closed", NULL };
 	static const char *const flows[] = { "keep", "recheck", NULL };
 	static const char *const umems[] = { "shared", "per-interface", NULL };
+	static const char *const on_off[] = { "on", "off", NULL };
 	int c, mode_set = 0, r = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -510,6 +520,10 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		case OPT_UMEM:
 			r = check_choice("umem", optarg, umems, "shared|per-interface");
 			o->umem_per_interface = r == 1;
+			break;
+		case OPT_HANDOFF:
+			r = check_choice("handoff", optarg, on_off, "on|off");
+			o->no_handoff = r == 1;
 			break;
 		case 'v':
 			o->verbose = 1;

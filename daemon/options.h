@@ -67,6 +67,7 @@ struct rampartd_opts {
 	char **eal_argv;	/* argv[0] (docs/dpdk.md) */
 	int dpdk_isolate;	/* --dpdk-isolate: rte_flow_isolate the ports */
 	int umem_per_interface;	/* --umem per-interface: no shared UMEM */
+	int no_handoff;		/* --handoff off */
 };
 
 /* 0, or EXIT_USAGE after printing why. May exit(0) for --help. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
 
 #include "artifact.h"
 #include "backend_pcap.h"
@@ -41,6 +42,7 @@ static struct backend_xsk bx;
 static struct backend_pcap bp;
 static struct worker workers[XSK_MAX_QUEUES];
 static struct pipe_worker *pipes[XSK_MAX_QUEUES];
+static struct handoff handoff;	/* between the workers; n = 0: none */
 static int worker_cpu[XSK_MAX_QUEUES];
 static struct reloader reloader;
 static struct logger pktlogger;
@@ -307,6 +309,27 @@ static int pin_worker(uint32_t k)
 	return e;
 }
 
+/* Several workers of a stateful policy: each frame to the worker of its
+ * flow (handoff.h), unless --handoff off. One random key for all, so an
+ * outsider cannot aim every flow at one worker. */
+static int make_handoff(const struct rampartd_opts *o, const struct rfw_view *view, uint32_t n,
+			struct pipe_config *cfg)
+{
+	if (n < 2 || !view->policy->stateful || o->no_handoff)
+		return 0;
+	if (handoff_init(&handoff, n) < 0) {
+		fprintf(stderr, "rampartd: rings between the workers: %s\n", strerror(errno));
+		return -1;
+	}
+	if (getrandom(&cfg->home_seed, sizeof(cfg->home_seed), 0) != sizeof(cfg->home_seed))
+		cfg->home_seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
+	cfg->handoff = 1;
+	if (o->verbose)
+		fprintf(stderr, "rampartd: handoff: %u workers, rings of %u frames between each "
+				"pair\n", n, handoff.slots);
+	return 0;
+}
+
 /* One pipeline per worker: its own flows, NAT port share and limit share
  * (worker_id of worker_count); the policy's max_flows is the total. */
 static int make_pipes(const struct rampartd_opts *o, const struct rfw_view *view, uint32_t n,
@@ -315,12 +338,16 @@ static int make_pipes(const struct rampartd_opts *o, const struct rfw_view *view
 	cfg->worker_count = (uint16_t)n;
 	if (n > 1 && view->policy->max_flows)
 		cfg->max_flows = view->policy->max_flows / n ? view->policy->max_flows / n : 1;
+	if (make_handoff(o, view, n, cfg))
+		return -1;
 	for (uint32_t k = 0; k < n; k++) {
 		cfg->worker_id = (uint16_t)k;
 		pipes[k] = make_pipe(cfg, view);
 		if (!pipes[k])
 			return -1;
 		worker_init(&workers[k], be, k, pipes[k]);
+		if (cfg->handoff)
+			workers[k].ho = &handoff;
 		static_neighbours(o, pipes[k]);
 	}
 	return 0;
@@ -627,6 +654,8 @@ static int finish(int rc, const struct counters_src *src, uint32_t nq)
 		print_all(src);
 	for (uint32_t k = 0; k < nq; k++)
 		pipe_destroy(pipes[k]);
+	if (handoff.n)
+		handoff_free(&handoff);
 	free_capture(nq);
 	if (src->reload)
 		reload_free(&reloader);

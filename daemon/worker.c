@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl_job.h"
 #include "privilege.h"
@@ -121,16 +122,43 @@ static void send_port(struct worker *w, uint32_t port)
 	w->nout[port] = 0;
 }
 
-/* One burst; returns frames received. */
-static uint32_t worker_burst(struct worker *w)
+/* A frame of another worker's flow that cannot reach it: counted here
+ * as received and dropped (the owner never sees it). */
+static void handoff_lost(struct worker *w, const struct pipe_pkt *p)
+{
+	w->port[p->in_port].handoff_lost++;
+	w->port[p->in_port].handoff_lost_bytes += p->len;
+}
+
+/* The burst's frames of other workers' flows, copied into each owner's
+ * ring (their buffers go back with the drops, after this). */
+static void hand_off(struct worker *w, uint32_t n)
+{
+	uint64_t owners = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		owners |= 1ull << w->ho_out[i]->worker;
+	while (owners) {
+		uint32_t to = (uint32_t)__builtin_ctzll(owners), m = 0, sent;
+		struct pipe_pkt *group[PIPE_BURST];
+
+		owners &= owners - 1;
+		for (uint32_t i = 0; i < n; i++)
+			if (w->ho_out[i]->worker == to)
+				group[m++] = w->ho_out[i];
+		sent = handoff_send(handoff_ring(w->ho, w->queue, to), group, m);
+		for (uint32_t i = sent; i < m; i++)
+			handoff_lost(w, group[i]);
+	}
+}
+
+/* Run n frames of w->pkts (received, or handed over) through the
+ * pipeline and send, drop or hand each on as it says. */
+static void dispatch(struct worker *w, uint32_t n, uint64_t now)
 {
 	const struct backend_ops *ops = w->be->ops;
-	uint32_t nports = w->be->nports, n, run = 0;
-	uint64_t now = 0;
+	uint32_t nports = w->be->nports, run = 0, nho = 0;
 
-	n = ops->rx_burst(w->be, w->queue, w->pkts, w->handle, PIPE_BURST, &now);
-	if (!n)
-		return 0;
 	for (uint32_t i = 1; i <= n; i++)
 		if (i == n || w->pkts[i].in_port != w->pkts[run].in_port) {
 			process_run(w, w->pkts + run, i - run, now);
@@ -140,6 +168,16 @@ static uint32_t worker_burst(struct worker *w)
 		struct pipe_pkt *p = &w->pkts[i];
 		uint32_t out;
 
+		if (p->verdict == PIPE_HANDOFF) {
+			if (w->ho && p->worker < w->ho->n && p->worker != w->queue &&
+			    p->len <= HANDOFF_FRAME)
+				w->ho_out[nho++] = p;
+			else
+				handoff_lost(w, p);
+			/* copied (or lost) before the buffer goes back below */
+			w->drop_handle[p->in_port][w->ndrop[p->in_port]++] = w->handle[i];
+			continue;
+		}
 		if (p->verdict == PIPE_DROP) {
 			if (p->drop == PIPE_DROP_MALFORMED)
 				w->port[p->in_port].malformed++;
@@ -151,6 +189,8 @@ static uint32_t worker_burst(struct worker *w)
 		w->out[out][w->nout[out]] = p;
 		w->out_handle[out][w->nout[out]++] = w->handle[i];
 	}
+	if (nho)
+		hand_off(w, nho);
 	for (uint32_t port = 0; port < nports; port++) {
 		if (w->nout[port])
 			send_port(w, port);
@@ -159,7 +199,50 @@ static uint32_t worker_burst(struct worker *w)
 			w->ndrop[port] = 0;
 		}
 	}
+}
+
+/* One burst; returns frames received. */
+static uint32_t worker_burst(struct worker *w)
+{
+	uint64_t now = 0;
+	uint32_t n = w->be->ops->rx_burst(w->be, w->queue, w->pkts, w->handle, PIPE_BURST, &now);
+
+	if (n)
+		dispatch(w, n, now);
 	return n;
+}
+
+/* The frames other workers handed over, a burst per ring at most, the
+ * first ring taken in turn; sent on this worker's queues. */
+static uint32_t take_handed(struct worker *w)
+{
+	uint32_t n = w->ho->n, total = 0;
+	uint64_t now = 0;
+
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t from = (w->ho_next + j) % n, m;
+		struct handoff_ring *r;
+
+		if (from == w->queue)
+			continue;
+		r = handoff_ring(w->ho, from, w->queue);
+		m = handoff_peek(r, w->pkts, PIPE_BURST);
+		if (!m)
+			continue;
+		if (!now) {	/* the backends' clock, once */
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		}
+		for (uint32_t i = 0; i < m; i++)
+			w->handle[i] = BACKEND_HANDLE_FOREIGN;
+		dispatch(w, m, now);
+		handoff_done(r, m);
+		total += m;
+	}
+	w->ho_next = (w->ho_next + 1) % n;
+	return total;
 }
 
 void worker_run(struct worker *w)
@@ -172,13 +255,16 @@ void worker_run(struct worker *w)
 		drain_neigh(w);
 		work = reload_poll(w);
 		work += worker_burst(w);
+		if (w->ho)
+			work += take_handed(w);
 		work += ops->service(w->be, w->queue);
 		work += ctl_job_poll(w);
 		if (work)
 			continue;
 		/* Idle: sleep in the backend until a frame arrives (it wakes
-		 * sooner while its own TX frames are still out). */
-		if (ops->idle(w->be, w->queue, WORKER_IDLE_MS) < 0)
+		 * sooner while its own TX frames are still out). Frames handed
+		 * over wake no one: with handoff, look again within 1 ms. */
+		if (ops->idle(w->be, w->queue, w->ho ? 1 : WORKER_IDLE_MS) < 0)
 			break;
 	}
 	drain_neigh(w);

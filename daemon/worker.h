@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "backend.h"
+#include "handoff.h"
 #include "pipeline.h"
 
 #define WORKER_NEIGH_RING 1024	/* power of two */
@@ -28,6 +29,10 @@ struct worker_port_stats {
 	 * bounce, or a forward within one UMEM) or as a copy (the ports'
 	 * buffers are apart: backend_xsk.h). */
 	uint64_t tx_by_address, tx_copied;
+	/* received here for another worker's flow and lost on the way: its
+	 * ring was full, or the frame longer than HANDOFF_FRAME (counted
+	 * received and dropped here, as the owner never saw it) */
+	uint64_t handoff_lost, handoff_lost_bytes;
 };
 
 struct worker_neigh_cmd {
@@ -51,6 +56,11 @@ struct worker {
 	uint32_t nout[PIPE_MAX_PORTS];
 	uint64_t drop_handle[PIPE_MAX_PORTS][PIPE_BURST];
 	uint32_t ndrop[PIPE_MAX_PORTS];
+	/* Frames to and from the other workers (handoff.h); NULL: none. */
+	struct handoff *ho;
+	struct pipe_pkt *ho_out[PIPE_BURST];	/* a burst's, by owner */
+	uint16_t ho_count[HANDOFF_MAX_WORKERS + 1];
+	uint32_t ho_next;	/* the ring drained first next time */
 	/* Next-hop updates: the main thread writes entries and then head
 	 * (release), the worker reads them up to head and then moves tail.
 	 * pipe_neigh_set writes the worker's own table, so only the worker

@@ -40,6 +40,7 @@ static uint32_t dpdk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt
 			/* replies may grow the frame into the tailroom */
 			pkts[got].room = (uint32_t)m[i]->data_len + rte_pktmbuf_tailroom(m[i]);
 			pkts[got].in_port = (uint8_t)port;
+			pkts[got].homed = 0;
 			handle[got++] = (uint64_t)(uintptr_t)m[i];
 		}
 	}
@@ -57,7 +58,24 @@ static uint32_t dpdk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt
 static void free_handles(const uint64_t *handle, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)handle[i]);
+		if (!(handle[i] & BACKEND_HANDLE_FOREIGN))	/* a copy, not an mbuf */
+			rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)handle[i]);
+}
+
+/* A frame another worker handed over, in an mbuf of the port's pool;
+ * NULL when the pool is empty. */
+static struct rte_mbuf *copy_in(const struct backend_dpdk *x, uint32_t port,
+				const struct pipe_pkt *p)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(x->ports->pool[x->ports->socket[port]]);
+
+	if (m && rte_pktmbuf_tailroom(m) < p->len) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	if (m)
+		memcpy(rte_pktmbuf_mtod(m, uint8_t *), p->data, p->len);
+	return m;
 }
 
 static uint32_t dpdk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
@@ -67,9 +85,21 @@ static uint32_t dpdk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
 	struct backend_dpdk *x = dpdk_of(b);
 	struct rte_mbuf *m[PIPE_BURST];
 	uint16_t id = x->ports->port_id[port], sent = 0;
+	uint8_t copy[PIPE_BURST];
+	uint32_t copies = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		m[i] = (struct rte_mbuf *)(uintptr_t)handle[i];
+		if (handle[i] & BACKEND_HANDLE_FOREIGN) {
+			m[i] = copy_in(x, port, pkts[i]);
+			if (!m[i]) {	/* no mbuf: this one and the rest stay */
+				free_handles(handle + i, n - i);
+				n = i;
+				break;
+			}
+		} else {
+			m[i] = (struct rte_mbuf *)(uintptr_t)handle[i];
+		}
+		copy[i] = !!(handle[i] & BACKEND_HANDLE_FOREIGN);
 		/* the pipeline may have shortened or grown the frame */
 		m[i]->data_len = (uint16_t)pkts[i]->len;
 		m[i]->pkt_len = pkts[i]->len;
@@ -77,9 +107,14 @@ static uint32_t dpdk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
 	/* One retry: a full ring usually has completions to reap. */
 	for (int tries = 0; tries < 2 && sent < n; tries++)
 		sent += rte_eth_tx_burst(id, (uint16_t)queue, m + sent, (uint16_t)(n - sent));
-	if (sent < n)
-		free_handles(handle + sent, n - sent);
-	*copied = 0;	/* the received mbuf itself goes out */
+	if (sent < n) {	/* the copies made for them are ours to free */
+		for (uint32_t i = sent; i < n; i++)
+			rte_pktmbuf_free(m[i]);
+	}
+	/* the received mbuf itself goes out, or a handed-over frame's copy */
+	for (uint32_t i = 0; i < sent; i++)
+		copies += copy[i];
+	*copied = copies;
 	return sent;
 }
 

@@ -1,8 +1,11 @@
 #!/bin/bash
 # Lab test of rampartd with several queues: veths with 4 RX/TX queues,
 # --queues 4 --cores 0,1,0,1 (four workers on two cores here), many flows
-# spread over the workers (the workers block shows it), TCP through
-# masquerade (iperf3) and HTTP through DNAT (curl), IPv4 and IPv6.
+# spread over the workers (the workers block shows it), request/reply
+# flows through masquerade, TCP through masquerade (iperf3) and HTTP
+# through DNAT (curl), IPv4 and IPv6, with the hosts spreading their
+# flows over the queues: each frame handed to its flow's worker; then
+# --handoff off, where that takes hosts sending on one queue.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_multiqueue.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -108,6 +111,15 @@ print(len(got))
 PY
 }
 
+all_echoed() {	# WHAT: 64 UDP request/reply flows through masquerade, each family
+	local addr n
+	for addr in 10.50.2.2 fd00:50:2::2; do
+		n=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" "$addr" 9000 64)
+		check "$1: 64 UDP request/reply flows through masquerade to $addr ($n of 64 echoed)" \
+			test "$n" -eq 64
+	done
+}
+
 start_rampartd() {
 	rm -f "$LAB_TMP/rampartd.out" "$LAB_TMP/rampartd.err"
 	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/mq.rfw" \
@@ -192,20 +204,10 @@ sum=$(awk -v i="$FW_IF_S" '$1 == "interface" && $2 == i { print $5 }' "$LAB_TMP/
 check "all 1280 datagrams forwarded, whichever worker took them (${sum:-0} sent)" \
 	test "${sum:-0}" -ge 1280
 
-# Two-way flows through masquerade with the hosts' default queue choice:
-# measured, not required (see one_queue).
-n4=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" 10.50.2.2 9000 64)
-n6=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" fd00:50:2::2 9000 64)
-echo "# 64 UDP request/reply flows through masquerade, hosts spreading over $NQ queues:" \
-	"$n4 (IPv4) and $n6 (IPv6) answered; a reply on another worker finds no flow"
-check "replies reaching the owning worker get through ($n4 + $n6 of 128)" test $((n4 + n6)) -gt 0
-
-check "hosts send on TX queue 0 only (XPS)" one_queue cli "$CLI_IF"
-check "server sends on TX queue 0 only (XPS)" one_queue srv "$SRV_IF"
-n=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" 10.50.2.2 9000 64)
-check "64 UDP flows through masquerade, IPv4, one queue ($n of 64 echoed)" test "$n" -eq 64
-n=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" fd00:50:2::2 9000 64)
-check "64 UDP flows through masquerade, IPv6, one queue ($n of 64 echoed)" test "$n" -eq 64
+# Two-way flows with the hosts' default queue choice: the two directions
+# of a flow arrive on unrelated queues, and the handoff takes each frame
+# to the worker that owns its flow.
+all_echoed "hosts spreading over $NQ queues"
 
 lab_in cli iperf3 -c 10.50.2.2 -P 16 -t 3 -J >"$LAB_TMP/iperf4.json" 2>&1
 bps=$("$LAB_PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"]))' \
@@ -225,6 +227,18 @@ check "HTTP through DNAT [fd00:50:9::80]:80 -> [fd00:50:2::2]:8080 ($n of 20)" t
 
 lab_workers_block "$w"
 echo "# per worker at the end:"; sed 's/^/# /' "$w"
+handed=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $10 } END { print s + 0 }' "$w")
+took=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $11 } END { print s + 0 }' "$w")
+check "frames were handed between workers ($handed handed off, $took taken)" \
+	test "$handed" -gt 0 -a "$took" -gt 0 -a "$took" -le "$handed"
+"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" stats --workers >"$LAB_TMP/sw.txt" 2>&1
+check "rampartctl stats --workers shows HANDED-OFF and HANDED-IN" grep -q 'HANDED-OFF *HANDED-IN' \
+	"$LAB_TMP/sw.txt"
+"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" stats --workers --json >"$LAB_TMP/sw.json" 2>&1
+jh=$("$LAB_PY" -c 'import json,sys; print(sum(x["handed_off"] for x in json.load(open(sys.argv[1]))["workers"]))' \
+	"$LAB_TMP/sw.json" 2>/dev/null)
+check "rampartctl stats --workers --json: handed_off summed over the workers (${jh:-none})" \
+	test "${jh:-0}" -gt 0
 sum=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $5 } END { print s + 0 }' "$w")
 lab_counters "$LAB_TMP/counters.txt"
 rx=$(awk '$1 == "interface" && $2 != "name" { s += $3 } END { print s + 0 }' "$LAB_TMP/counters.txt")
@@ -243,6 +257,28 @@ check_eq "every frame of every UMEM accounted for" \
 	"$(grep -c ' 0 frames unaccounted$' "$LAB_TMP/rampartd.err")" "$(lab_umems)"
 check_not "XDP program detached from both ports" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
+
+# --handoff off: each worker keeps what its queue brings. With the hosts
+# spreading, a reply lands on its flow's worker 1 time in NQ; with the
+# hosts sending on one queue (XPS), all of them do.
+if start_rampartd --handoff off; then
+	n4=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" 10.50.2.2 9000 64)
+	echo "# --handoff off, hosts spreading: $n4 of 64 IPv4 request/reply flows answered"
+	check "--handoff off: replies on another worker's queue are lost ($n4 of 64 answered)" \
+		test "$n4" -lt 64
+	check "hosts send on TX queue 0 only (XPS)" one_queue cli "$CLI_IF"
+	check "server sends on TX queue 0 only (XPS)" one_queue srv "$SRV_IF"
+	all_echoed "--handoff off, hosts on one queue"
+	lab_workers_block "$w"
+	handed=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $10 } END { print s + 0 }' "$w")
+	check_eq "--handoff off hands nothing over" "$handed" 0
+	kill -TERM "$RAMPARTD_PID"
+	lab_wait_gone "$RAMPARTD_PID" 10
+	wait "$RAMPARTD_PID"
+	check_eq "rampartd --handoff off exits 0 on SIGTERM" "$?" 0
+else
+	not_ok "rampartd --handoff off starts"
+fi
 
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; grep -v '^lib' "$LAB_TMP/rampartd.err" >&2

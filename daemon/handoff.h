@@ -1,0 +1,65 @@
+/* Frames between workers (pipe_config.handoff): one single-producer,
+ * single-consumer ring per ordered pair of workers, of frame copies. A
+ * worker whose pipeline says PIPE_HANDOFF copies the frame into its ring
+ * to the owner and gives its own buffer back at once (buffers belong to
+ * a worker's UMEM or queue, which no other thread may touch); the owner
+ * takes the copies once per loop, runs them through its pipeline and
+ * sends them on its own queues (the backend copies them into its
+ * buffers). No locks: each ring has one writer of head and one of tail,
+ * published with release stores, read with acquire loads, once per
+ * burst. A full ring drops the frame (counted). */
+#ifndef RAMPART_DAEMON_HANDOFF_H
+#define RAMPART_DAEMON_HANDOFF_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "pipeline.h"
+
+#define HANDOFF_FRAME 2048u	/* longest frame handed over (and its room) */
+#define HANDOFF_MAX_WORKERS 64	/* = XSK_MAX_QUEUES = DP_MAX_QUEUES */
+
+struct handoff_slot {
+	uint32_t len;
+	uint8_t in_port;
+	_Alignas(64) uint8_t data[HANDOFF_FRAME];
+};
+
+struct handoff_ring {
+	_Alignas(64) atomic_uint head;	/* producer: slots written */
+	_Alignas(64) atomic_uint tail;	/* consumer: slots given back */
+	_Alignas(64) uint32_t mask;	/* slots - 1 */
+	struct handoff_slot *slot;
+};
+
+struct handoff {
+	uint32_t n;			/* workers */
+	uint32_t slots;			/* per ring, a power of two */
+	struct handoff_ring *ring;	/* [from * n + to]; from == to unused */
+	void *mem;			/* every ring's slots, one mapping */
+	size_t mem_len;
+};
+
+/* Rings for n workers (n >= 2): slots per ring shrink as n grows so the
+ * n * (n - 1) rings stay near 64k slots (~140 MB) in all; the mapping
+ * is touched only as frames pass. 0, or -1 with errno. */
+int handoff_init(struct handoff *h, uint32_t n);
+void handoff_free(struct handoff *h);
+
+static inline struct handoff_ring *handoff_ring(const struct handoff *h, uint32_t from,
+						uint32_t to)
+{
+	return &h->ring[from * h->n + to];
+}
+
+/* Producer: copy up to n frames into r; returns how many fit (the rest
+ * are the caller's to drop). Frames longer than HANDOFF_FRAME are the
+ * caller's to refuse before. */
+uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint32_t n);
+
+/* Consumer: up to max frames waiting in r as pipe_pkts (data in the ring,
+ * homed = 1); give them back with handoff_done once sent or dropped. */
+uint32_t handoff_peek(struct handoff_ring *r, struct pipe_pkt *pkts, uint32_t max);
+void handoff_done(struct handoff_ring *r, uint32_t n);
+
+#endif
