@@ -74,6 +74,7 @@ uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint
 
 		s->len = pkts[i]->len;
 		s->in_port = pkts[i]->in_port;
+		s->homed = (uint8_t)(pkts[i]->homed + 1);
 		memcpy(s->data, pkts[i]->data, pkts[i]->len);
 	}
 	if (n)
@@ -97,7 +98,7 @@ uint32_t handoff_peek(struct handoff_ring *r, struct pipe_pkt *pkts, uint32_t ma
 		pkts[i].len = s->len;
 		pkts[i].room = HANDOFF_FRAME;
 		pkts[i].in_port = s->in_port;
-		pkts[i].homed = 1;
+		pkts[i].homed = s->homed;
 	}
 	return n;
 }

@@ -22,6 +22,7 @@
 struct handoff_slot {
 	uint32_t len;
 	uint8_t in_port;
+	uint8_t homed;		/* the frame's pipe_pkt.homed on arrival */
 	_Alignas(64) uint8_t data[HANDOFF_FRAME];
 };
 
@@ -58,7 +59,8 @@ static inline struct handoff_ring *handoff_ring(const struct handoff *h, uint32_
 uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint32_t n);
 
 /* Consumer: up to max frames waiting in r as pipe_pkts (data in the ring,
- * homed = 1); give them back with handoff_done once sent or dropped. */
+ * homed one more than it was at the sender); give them back with
+ * handoff_done once sent or dropped. */
 uint32_t handoff_peek(struct handoff_ring *r, struct pipe_pkt *pkts, uint32_t max);
 void handoff_done(struct handoff_ring *r, uint32_t n);
 

@@ -1160,6 +1160,11 @@ static int frag_id(const struct ct_pkt *p, uint32_t *id)
 	return 0;
 }
 
+int ct_packet_frag_id(const struct ct_pkt *p, uint32_t *id)
+{
+	return frag_id(p, id);
+}
+
 static struct ct_frag *frag_set(struct ct_table *t, const struct pkt_key *k, uint32_t id)
 {
 	struct ct_key fk;

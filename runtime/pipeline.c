@@ -102,6 +102,11 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 	w->stateful = view->policy->stateful;
 	/* before the policy is built: its SNAT pools steer (pipe_policy.c) */
 	w->handoff = cfg->handoff && cfg->worker_count > 1 && w->stateful;
+	if (w->handoff) {
+		w->dgrams = calloc(PIPE_DGRAM_SLOTS, sizeof(*w->dgrams));
+		if (!w->dgrams)
+			goto fail;
+	}
 	w->pools = calloc(PIPE_MAX_POOLS, sizeof(*w->pools));
 	if (!w->pools)
 		goto fail;
@@ -148,6 +153,7 @@ void pipe_destroy(struct pipe_worker *w)
 		free(w->pools[i]);
 	}
 	free(w->pools);
+	free(w->dgrams);
 	pipe_policy_free(w->pol);
 	flowcache_free(&w->fc);
 	free(w);
@@ -270,6 +276,49 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 			   w->cfg.worker_count);
 }
 
+/* A fragment's worker. A non-first fragment has no ports, so fragments
+ * go first to their datagram's worker (by addresses, protocol and IP
+ * id); there the first fragment, which has them, says whose flow the
+ * datagram is (remembered for PIPE_DGRAM_TIMEOUT) and goes on to that
+ * worker, and the others follow it there. Fragments of a datagram come
+ * in order from one queue (one sender, one NIC hash), and a worker
+ * takes another's frames in order, so the first fragment normally
+ * reaches the datagram's worker first; when it does not, the others stay
+ * there, orphans, as they would with one worker. */
+static uint32_t fragment_home(struct pipe_worker *w, const struct pipe_pkt *p,
+			      const struct pkt_meta *m)
+{
+	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
+	uint32_t self = w->cfg.worker_id, now = (uint32_t)(w->now_ns / 1000000000u), id, d;
+	struct pipe_dgram *e;
+	uint64_t h;
+
+	if (!ct_packet_frag_id(&cp, &id))
+		return self;	/* unreadable: conntrack here refuses it */
+	h = home_hash(m->key.src, m->key.dst, (uint16_t)id, (uint16_t)(id >> 16), m->key.proto,
+		      ~w->cfg.home_seed);
+	d = home_worker(h, w->cfg.worker_count);
+	if (d != self)
+		return p->homed ? self : d;
+	e = &w->dgrams[h & (PIPE_DGRAM_SLOTS - 1)];
+	if (m->fragment == 1) {
+		e->tag = h;
+		e->worker = packet_home(w, p, m);
+		e->expire = now + PIPE_DGRAM_TIMEOUT;
+		return e->worker;
+	}
+	return e->tag == h && now < e->expire ? e->worker : self;
+}
+
+/* With handoff: the worker p goes to (this one when it stays). */
+static uint32_t frame_home(struct pipe_worker *w, const struct pipe_pkt *p,
+			   const struct pkt_meta *m)
+{
+	if (m->fragment)
+		return p->homed >= 2 ? w->cfg.worker_id : fragment_home(w, p, m);
+	return p->homed ? w->cfg.worker_id : packet_home(w, p, m);
+}
+
 /* Parse, and, when `probe`, hash the flow cache's probes and prefetch
  * their slots while the tuple is at hand (stage_cache makes them): a
  * cache for a million flows is larger than L2, and a probe that waits
@@ -317,16 +366,15 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 								    : port_if[p->out_port];
 			m->key.ct_state = RFW_STATE_NEW;
 			if (__builtin_expect(w->handoff, 0)) {
-				if (p->homed) {
-					w->stats.handed_in++;
-				} else if ((p->worker = (uint8_t)packet_home(w, p, m)) !=
-					   w->cfg.worker_id) {
+				if ((p->worker = (uint8_t)frame_home(w, p, m)) != w->cfg.worker_id) {
 					p->verdict = PIPE_HANDOFF;
 					w->stats.handed_off++;
 					ps->rx_packets--;	/* the owner counts it */
 					ps->rx_bytes -= p->len;
 					break;
 				}
+				if (p->homed)
+					w->stats.handed_in++;
 			}
 			b->l_new[nkeys++] = i;
 			if (!probe)
@@ -382,6 +430,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	}
 	b->nprobe = nprobe;
 	b->nsyn = nsyn;
+	b->nfrag_wait = 0;
 	return nkeys;
 }
 
@@ -765,12 +814,45 @@ static void cache_insert(struct pipe_worker *w, const struct pipe_pkt *pkts,
 
 /* Conntrack: packets of known flows leave the new-flow path. Returns the
  * number of packets still on it (in l_new); known ones go to l_known. */
+/* A packet conntrack found a flow for (or the flow of its first
+ * fragment, or of the packet an ICMP error quotes): its path, rule and
+ * wire key. 0 when a reload's re-check refused the flow (dropped). */
+static int flow_known(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i)
+{
+	struct pipe_burst *b = &w->burst;
+	struct ct_result *r = &b->res[i];
+	struct pkt_key *key = &b->meta[i].key;
+
+	if (__builtin_expect(r->rule >> PIPE_RULE_BITS != w->pol->tag, 0) &&
+	    restamp(w, &pkts[i], &b->meta[i], r))
+		return 0;		/* refused by the re-check */
+	b->path[i] = r->kind == CT_RELATED ? PATH_RELATED : r->kind == CT_FRAG ? PATH_FRAG
+										: PATH_FLOW;
+	w->stats.related += r->kind == CT_RELATED;
+	key->ct_state = r->kind == CT_RELATED ? RFW_STATE_RELATED : RFW_STATE_ESTABLISHED;
+	b->rule[i] = r->rule & PIPE_RULE_MASK;
+	b->nat[i] = 0;	/* wire[i] is written only for flows that translate */
+	if (!(r->flags & CT_RF_NAT)) {
+		b->path[i] = b->path[i] == PATH_RELATED ? PATH_FLOW : b->path[i];
+	} else if (b->path[i] == PATH_RELATED) {
+		if (ct_flow_get(w->ct, r->flow, &b->flow[i]) == 0)
+			related_wire(b, i);
+		else
+			b->path[i] = PATH_FLOW;
+	} else {
+		struct pkt_key there;
+
+		ct_flow_tuple(w->ct, r->flow, r->dir ^ 1, &there);
+		flow_wire(b, i, &pkts[i], &there);
+	}
+	return 1;
+}
+
 static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
 			   uint32_t now, uint32_t *nknown)
 {
 	struct pipe_burst *b = &w->burst;
-	const uint32_t tag = w->pol->tag;
-	uint32_t kept = 0, known = 0;
+	uint32_t kept = 0, known = 0, firsts = 0;
 
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k];
@@ -793,39 +875,28 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 				kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 				break;
 			}
-			if (__builtin_expect(r->rule >> PIPE_RULE_BITS != tag, 0) &&
-			    restamp(w, &pkts[i], &b->meta[i], r))
-				break;		/* refused by the re-check */
-			b->path[i] = r->kind == CT_RELATED ? PATH_RELATED
-				   : r->kind == CT_FRAG ? PATH_FRAG : PATH_FLOW;
-			w->stats.related += r->kind == CT_RELATED;
-			key->ct_state = r->kind == CT_RELATED ? RFW_STATE_RELATED
-							      : RFW_STATE_ESTABLISHED;
-			b->rule[i] = r->rule & PIPE_RULE_MASK;
-			b->nat[i] = 0;	/* wire[i] is written only for flows that translate */
-			if (!(r->flags & CT_RF_NAT)) {
-				b->path[i] = b->path[i] == PATH_RELATED ? PATH_FLOW : b->path[i];
-			} else if (b->path[i] == PATH_RELATED) {
-				if (ct_flow_get(w->ct, r->flow, &b->flow[i]) == 0)
-					related_wire(b, i);
-				else
-					b->path[i] = PATH_FLOW;
-			} else {
-				struct pkt_key there;
-
-				ct_flow_tuple(w->ct, r->flow, r->dir ^ 1, &there);
-				flow_wire(b, i, &pkts[i], &there);
+			if (!flow_known(w, pkts, i))
+				break;
+			/* a known flow's first fragment: its other fragments
+			 * follow it (a new flow's: stage_ct, once accepted) */
+			if (b->meta[i].fragment == 1 && r->kind == CT_FOUND) {
+				ct_frag_accept(w->ct, &b->cpl[k], r->flow, r->dir, r->rule, now);
+				firsts++;
 			}
 			b->l_known[known++] = i;
 			break;
 		case CT_FRAG_ORPHAN:
-			drop(w, &pkts[i], PIPE_DROP_FRAG_ORPHAN);
+			if (firsts)	/* its first may be one of this burst's */
+				b->l_frag_wait[b->nfrag_wait++] = i;
+			else
+				drop(w, &pkts[i], PIPE_DROP_FRAG_ORPHAN);
 			break;
 		case CT_INVALID:
 			b->cp[i] = b->cpl[k];
 			kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 			break;
 		default:		/* CT_NEW */
+			firsts += b->meta[i].fragment == 1;
 			b->cp[i] = b->cpl[k];
 			b->l_new[kept++] = i;
 			break;
@@ -833,6 +904,44 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 	}
 	*nknown = known;
 	return kept;
+}
+
+static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list,
+			   uint32_t n, int known);
+
+/* The non-first fragments stage_flow found no first for while a first
+ * fragment came earlier in the burst: looked up again once stage_ct has
+ * accepted the new flows' first fragments. Those that follow a first
+ * now join the known flows (routed here, as the others were); the rest
+ * are orphans. Returns how many joined l_known after its first nknown. */
+static uint32_t frags_after_first(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t now,
+				  uint32_t nknown)
+{
+	struct pipe_burst *b = &w->burst;
+	uint32_t n = b->nfrag_wait, found = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = b->l_frag_wait[k];
+
+		b->cpl[k] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
+	}
+	ct_track_batch(w->ct, b->cpl, n, now, b->resl);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = b->l_frag_wait[k];
+
+		b->res[i] = b->resl[k];
+		if (b->res[i].kind != CT_FRAG)
+			drop(w, &pkts[i], PIPE_DROP_FRAG_ORPHAN);
+		else if (b->res[i].flags & CT_RF_INVALID)
+			drop(w, &pkts[i], PIPE_DROP_CT_INVALID);
+		else if (flow_known(w, pkts, i))
+			b->l_frag_wait[found++] = i;
+	}
+	if (w->mode == PIPE_ROUTER)
+		found = route_list(w, pkts, b->l_frag_wait, found, 1);
+	for (uint32_t k = 0; k < found; k++)
+		b->l_known[nknown + k] = b->l_frag_wait[k];
+	return found;
 }
 
 /* First NAT rule of `kinds` whose match takes k, or 0. NAT lists are
@@ -1398,6 +1507,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	else
 		for (uint32_t k = 0; k < nnew; k++)
 			b->wire[b->l_new[k]] = b->akey[b->l_new[k]];
+	if (b->nfrag_wait)
+		STAGE(PIPE_ST_FLOW, 0, nknown += frags_after_first(w, pkts, now, nknown));
 	count_known(w, pkts, b->l_known, nknown);
 
 	npass = 0;

@@ -99,9 +99,11 @@ struct pipe_pkt {
 	uint8_t out_port;
 	uint8_t verdict;	/* enum pipe_verdict */
 	uint8_t drop;		/* enum pipe_drop */
-	uint8_t worker;		/* PIPE_HANDOFF: the worker that owns its flow */
-	/* in: 1 = handed over by another worker (it is ours): never handed
-	 * on. Backends set 0. */
+	uint8_t worker;		/* PIPE_HANDOFF: the worker to give it to */
+	/* in: how many times workers handed it over (backends set 0). A
+	 * frame handed over once is not handed on, except a fragment: first
+	 * to its datagram's worker, which knows from the first fragment
+	 * which worker owns the flow, then to that one. */
 	uint8_t homed;
 };
 

@@ -73,6 +73,9 @@ struct pipe_burst {
 	uint32_t l_probe[PIPE_BURST], nprobe;
 	uint32_t syn_at[PIPE_BURST], syn_slot[PIPE_BURST], nsyn;	/* TCP SYNs */
 	uint32_t l_hint[PIPE_BURST], l_inv[PIPE_BURST];
+	/* non-first fragments looked up before their first fragment, earlier
+	 * in the burst, was accepted: looked up again after stage_ct */
+	uint32_t l_frag_wait[PIPE_BURST], nfrag_wait;
 	struct ct_hint hint[PIPE_BURST];	/* the candidates, for conntrack */
 };
 
@@ -127,12 +130,25 @@ struct pipe_counters {
 	struct pktlog_bucket *logb;	/* per rule: its log records' rate */
 };
 
+/* Handoff of fragments: the worker that owns a fragmented datagram's
+ * flow, learnt from its first fragment, for its other fragments, which
+ * carry no ports (pipeline.c fragment_home). Direct-mapped by the
+ * datagram's hash, which doubles as the tag. */
+#define PIPE_DGRAM_SLOTS 4096u
+#define PIPE_DGRAM_TIMEOUT 30u	/* seconds: Linux's ipfrag_time */
+struct pipe_dgram {
+	uint64_t tag;
+	uint32_t expire;	/* the burst clock's second */
+	uint32_t worker;
+};
+
 struct pipe_worker {
 	/* hot: read every burst */
 	enum pipe_mode mode;
 	uint32_t nports;
 	int stateful;			/* fixed for the worker's life */
 	int handoff;			/* pipe_config.handoff, in force */
+	struct pipe_dgram *dgrams;	/* handoff: fragmented datagrams' owners */
 	struct pipe_policy *pol;	/* current generation */
 	struct ct_table *ct;
 	struct pipe_stats stats;

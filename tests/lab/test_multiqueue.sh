@@ -88,24 +88,26 @@ routes:
 YAML
 }
 
-# N UDP flows at once, each from its own port: prints how many got their
-# echo (a flow whose reply lands on another worker gets none).
+# N UDP flows at once, each from its own port, datagrams of SIZE bytes
+# (default 64; over the MTU both hosts send fragments): prints how many
+# got their echo (a flow whose reply lands on another worker gets none).
 write_flows_tool() {
 	cat >"$LAB_TMP/flows.py" <<'PY'
 import select, socket, sys, time
 addr, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+size = int(sys.argv[4]) if len(sys.argv) > 4 else 64
 fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
 socks = [socket.socket(fam, socket.SOCK_DGRAM) for _ in range(n)]
 got = set()
 for rnd in range(3):
     for i, s in enumerate(socks):
         if i not in got:
-            s.sendto(b"x" * 64, (addr, port))
+            s.sendto(b"x" * size, (addr, port))
     end = time.time() + 1
     while time.time() < end and len(got) < n:
         r, _, _ = select.select([s for i, s in enumerate(socks) if i not in got], [], [], 0.1)
         for s in r:
-            s.recvfrom(2048)
+            s.recvfrom(65536)
             got.add(socks.index(s))
 print(len(got))
 PY
@@ -208,6 +210,13 @@ check "all 1280 datagrams forwarded, whichever worker took them (${sum:-0} sent)
 # of a flow arrive on unrelated queues, and the handoff takes each frame
 # to the worker that owns its flow.
 all_echoed "hosts spreading over $NQ queues"
+# Datagrams of 3000 bytes go as fragments both ways: the ones without
+# ports follow their first fragment to its flow's worker.
+for addr in 10.50.2.2 fd00:50:2::2; do
+	n=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" "$addr" 9000 32 3000)
+	check "32 UDP request/reply flows of 3000-byte datagrams (fragments) to $addr ($n of 32 echoed)" \
+		test "$n" -eq 32
+done
 
 lab_in cli iperf3 -c 10.50.2.2 -P 16 -t 3 -J >"$LAB_TMP/iperf4.json" 2>&1
 bps=$("$LAB_PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"]))' \

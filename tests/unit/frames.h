@@ -132,6 +132,18 @@ static inline int frame_checksums_ok(const uint8_t *b, uint32_t len)
 		       proto, ip + hl, l4len) == frame_get16(ip + hl + at);
 }
 
+/* Make the IPv4 frame f a fragment: IP id, flags and offset (in 8-byte
+ * units, 0x2000 = more fragments), header checksum again. */
+static inline void frame_set_fragment(struct frame *f, uint16_t id, uint16_t flags_offset)
+{
+	uint8_t *ip = f->b + 14;
+
+	frame_put16(ip + 4, id);
+	frame_put16(ip + 6, flags_offset);
+	frame_put16(ip + 10, 0);
+	frame_put16(ip + 10, csum_ipv4_header(ip));
+}
+
 /* An ICMPv4 time-exceeded from router `from` to `to` quoting the first 28
  * bytes (IP header + 8) of the IPv4 frame `quoted` as it died (TTL 1). */
 static inline void frame_build_time_exceeded(struct frame *f, const uint8_t dst_mac[6],

@@ -59,7 +59,8 @@ struct lab {
 	size_t len;
 	struct rfw_view view;
 	struct pipe_worker *w[NW];
-	uint32_t handed;	/* deliveries that needed a handoff */
+	uint32_t handed;	/* handoffs */
+	uint32_t hops2;		/* second handoffs (fragments) */
 };
 
 static void lab_open(struct lab *l, int handoff)
@@ -104,23 +105,26 @@ static void lab_close(struct lab *l)
 	free(l->buf);
 }
 
-/* f arrives on worker `at`'s queue; handed over when it says so, as
- * rampartd's workers do. *by: the worker that ran it to its verdict. */
+/* f arrives on worker `at`'s queue; handed over while it says so, as
+ * rampartd's workers do (a fragment at most twice, anything else once).
+ * *by: the worker that ran it to its verdict. */
 static struct pipe_pkt deliver(struct lab *l, struct frame *f, uint8_t in_port, uint32_t at,
 			       uint32_t *by)
 {
 	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
+	int fragment = (frame_get16(f->b + 14 + 6) & 0x3fff) != 0;
 
 	pipe_process(l->w[at], &p, 1, SEC);
 	*by = at;
-	if (p.verdict == PIPE_HANDOFF) {
+	while (p.verdict == PIPE_HANDOFF) {
 		assert_true(p.worker < NW);
-		assert_int_not_equal(p.worker, at);
+		assert_int_not_equal(p.worker, *by);
+		assert_true(p.homed < (fragment ? 2 : 1));	/* never handed on further */
 		*by = p.worker;
 		l->handed++;
-		p.homed = 1;
+		p.homed++;
+		l->hops2 += p.homed == 2;
 		pipe_process(l->w[p.worker], &p, 1, SEC);
-		assert_int_not_equal(p.verdict, PIPE_HANDOFF);	/* never handed on */
 	}
 	f->len = p.len;
 	return p;
@@ -285,6 +289,42 @@ static void test_icmp_finds_its_worker(void **state)
 	lab_close(&l);
 }
 
+/* UDP datagrams in two fragments through masquerade, each datagram's
+ * fragments on one queue (one sender, one hash): the second fragment,
+ * which has no ports, ends on the first's worker with its translation,
+ * also when the datagram's worker is not the flow's (two hops). */
+static void test_fragments_follow_their_first(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	uint32_t by_first, by_next;
+	struct pipe_pkt p;
+	(void)state;
+
+	lab_open(&l, 1);
+	for (uint16_t i = 0; i < 32; i++) {
+		s = spec(17, client_ip, (uint16_t)(7000 + i), remote_ip, 53, 0);
+		s.payload = 40;
+		frame_build(&f, &s);
+		frame_set_fragment(&f, (uint16_t)(0x1000 + i), 0x2000);
+		p = deliver(&l, &f, 0, i % NW, &by_first);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+
+		frame_build(&f, &s);
+		frame_set_fragment(&f, (uint16_t)(0x1000 + i), 6);
+		p = deliver(&l, &f, 0, i % NW, &by_next);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_next, by_first);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		assert_int_equal(csum_ipv4_header(ip(&f)), frame_get16(ip(&f) + 10));
+	}
+	assert_true(l.hops2 > 0);
+	for (int k = 0; k < NW; k++)
+		assert_int_equal(pipe_stats(l.w[k])->drop[PIPE_DROP_FRAG_ORPHAN], 0);
+	lab_close(&l);
+}
+
 /* Without handoff (one queue per worker and the NIC's word for it) the
  * same traffic loses the replies that land on the other worker: what the
  * handoff is for. */
@@ -318,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_masquerade_replies_find_their_worker),
 		cmocka_unit_test(test_dnat_and_plain_replies_find_their_worker),
 		cmocka_unit_test(test_icmp_finds_its_worker),
+		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_without_handoff_replies_are_lost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -389,18 +389,12 @@ static void test_fragments(void **state)
 	memcpy(s.src, client_ip, 4);
 	memcpy(s.dst, remote_ip, 4);
 	frame_build(&f, &s);
-	frame_put16(ip(&f) + 4, 0x1234);		/* IP id */
-	frame_put16(ip(&f) + 6, 0x2000);		/* MF, offset 0 */
-	frame_put16(ip(&f) + 10, 0);
-	frame_put16(ip(&f) + 10, csum_ipv4_header(ip(&f)));
+	frame_set_fragment(&f, 0x1234, 0x2000);		/* MF, offset 0 */
 	assert_int_equal(run1(&l, &f, 0, SEC).verdict, PIPE_FORWARD);
 	assert_memory_equal(ip(&f) + 12, wan_ip, 4);
 
 	frame_build(&f, &s);				/* second fragment: offset 48 */
-	frame_put16(ip(&f) + 4, 0x1234);
-	frame_put16(ip(&f) + 6, 6);
-	frame_put16(ip(&f) + 10, 0);
-	frame_put16(ip(&f) + 10, csum_ipv4_header(ip(&f)));
+	frame_set_fragment(&f, 0x1234, 6);
 	assert_int_equal(run1(&l, &f, 0, SEC).verdict, PIPE_FORWARD);
 	assert_memory_equal(ip(&f) + 12, wan_ip, 4);	/* same translation */
 	assert_int_equal(csum_ipv4_header(ip(&f)), frame_get16(ip(&f) + 10));
@@ -410,6 +404,41 @@ static void test_fragments(void **state)
 	frame_put16(ip(&f) + 10, 0);
 	frame_put16(ip(&f) + 10, csum_ipv4_header(ip(&f)));
 	assert_int_equal(run1(&l, &f, 0, SEC).drop, PIPE_DROP_FRAG_ORPHAN);
+	lab_close(&l);
+}
+
+/* Fragments as a host sends them, back to back in one burst: the second
+ * fragment is looked up before its first (same burst) is accepted, yet
+ * follows it. Then a second datagram of the now known flow: its first
+ * fragment finds the flow, and its other fragments follow that one. */
+static void test_fragments_in_one_burst(void **state)
+{
+	struct lab l;
+	struct frame f[4];
+	struct pipe_pkt p[4];
+	struct flow_spec s = {.family = 4, .proto = 17, .sport = 7001, .dport = 53, .payload = 40};
+	(void)state;
+
+	lab_open(&l, 1024);
+	memcpy(s.src, client_ip, 4);
+	memcpy(s.dst, remote_ip, 4);
+	for (int d = 0; d < 2; d++) {	/* datagram 0 opens the flow, 1 finds it */
+		for (int i = 0; i < 2; i++) {
+			frame_build(&f[2 * d + i], &s);
+			frame_set_fragment(&f[2 * d + i], (uint16_t)(0x4000 + d), i ? 6 : 0x2000);
+		}
+	}
+	for (int d = 0; d < 2; d++) {
+		for (int i = 0; i < 2; i++)
+			p[i] = (struct pipe_pkt){.data = f[2 * d + i].b, .len = f[2 * d + i].len,
+						 .room = FRAME_ROOM};
+		pipe_process(l.w, p, 2, SEC);
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(p[i].verdict, PIPE_FORWARD);
+			assert_memory_equal(ip(&f[2 * d + i]) + 12, wan_ip, 4);
+		}
+	}
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_FRAG_ORPHAN], 0);
 	lab_close(&l);
 }
 
@@ -486,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_port_forward),
 		cmocka_unit_test(test_icmp),
 		cmocka_unit_test(test_fragments),
+		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_new_flows_in_one_burst),
 	};
