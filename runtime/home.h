@@ -12,14 +12,13 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint64_t home_mix(uint64_t x)
+/* The two halves of a 128-bit product folded: one multiply that mixes
+ * every bit of both operands into the result. */
+static inline uint64_t home_fold(uint64_t a, uint64_t b)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
+	unsigned __int128 p = (unsigned __int128)a * b;
+
+	return (uint64_t)p ^ (uint64_t)(p >> 64);
 }
 
 /* One endpoint: 16 address bytes (IPv4 in the first 4, zeros after, as
@@ -30,15 +29,15 @@ static inline uint64_t home_endpoint(const uint8_t addr[16], uint16_t port, uint
 
 	memcpy(&lo, addr, 8);
 	memcpy(&hi, addr + 8, 8);
-	return home_mix(home_mix(lo ^ seed) ^ hi ^ ((uint64_t)port << 48));
+	return home_fold(lo ^ seed, hi ^ ((uint64_t)port << 48) ^ 0x9e3779b97f4a7c15ull);
 }
 
 /* Symmetric: home_hash(a, b) == home_hash(b, a) for every field. */
 static inline uint64_t home_hash(const uint8_t src[16], const uint8_t dst[16], uint16_t sport,
 				 uint16_t dport, uint8_t proto, uint64_t seed)
 {
-	return home_mix(home_endpoint(src, sport, seed) + home_endpoint(dst, dport, seed) +
-			proto);
+	return home_fold(home_endpoint(src, sport, seed) + home_endpoint(dst, dport, seed) + proto,
+			 seed ^ 0xc4ceb9fe1a85ec53ull);
 }
 
 /* The worker of a hash, 0 .. n - 1 (a multiply, not a division). */

@@ -252,11 +252,25 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 			    const struct pkt_meta *m)
 {
 	const struct pipe_policy *pol = w->pol;
-	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
+	const struct pkt_key *pk = &m->key;
 	struct ct_key k;
 	uint32_t r;
 
-	ct_packet_tuple(&cp, &k);
+	if (__builtin_expect(pk->has_ports && !pol->nat_dnat_count, 1))	/* TCP, UDP, SCTP */
+		return home_worker(home_hash(pk->src, pk->dst, pk->sport, pk->dport, pk->proto,
+					     w->cfg.home_seed),
+				   w->cfg.worker_count);
+	if (pk->has_ports) {
+		memcpy(k.src, pk->src, 16);
+		memcpy(k.dst, pk->dst, 16);
+		k.sport = pk->sport;
+		k.dport = pk->dport;
+		k.proto = pk->proto;
+	} else {	/* ICMP (echo identifier, quoted packet), other protocols */
+		struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
+
+		ct_packet_tuple(&cp, &k);
+	}
 	if (pol->nat_dnat_count) {
 		struct pkt_key t = m->key, wire;
 
