@@ -180,7 +180,7 @@ check_eq "--cores 1023 (no such CPU) cannot be set up" "$(rd_rc --queues 1 --cor
 check_not "nothing left attached by the refused starts" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
 
-if ! start_rampartd; then
+if ! start_rampartd --metrics 127.0.0.1:19641; then
 	not_ok "rampartd --queues $NQ starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
 fi
 ok "rampartd --queues $NQ --cores 0,1,0,1 starts"
@@ -248,6 +248,10 @@ jh=$("$LAB_PY" -c 'import json,sys; print(sum(x["handed_off"] for x in json.load
 	"$LAB_TMP/sw.json" 2>/dev/null)
 check "rampartctl stats --workers --json: handed_off summed over the workers (${jh:-none})" \
 	test "${jh:-0}" -gt 0
+lab_in fw curl -s --max-time 5 http://127.0.0.1:19641/metrics >"$LAB_TMP/metrics.txt"
+mh=$(awk '/^rampart_worker_handed_in_packets_total\{/ { s += $2 } END { print s + 0 }' "$LAB_TMP/metrics.txt")
+check "--metrics: rampart_worker_handed_in_packets_total summed over the workers ($mh)" \
+	test "$mh" -gt 0
 sum=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $5 } END { print s + 0 }' "$w")
 lab_counters "$LAB_TMP/counters.txt"
 rx=$(awk '$1 == "interface" && $2 != "name" { s += $3 } END { print s + 0 }' "$LAB_TMP/counters.txt")
