@@ -343,6 +343,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	struct pipe_burst *b = &w->burst;
 	const uint8_t *port_if = w->pol->port_if;
 	const struct flowcache *c = &w->fc;
+	const int handoff = w->handoff;	/* once: the stores below may alias it */
 	uint32_t nkeys = 0, nprobe = 0, nsyn = 0;
 
 	/* whole arrays, a few wide stores, rather than a byte per packet */
@@ -379,7 +380,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			m->key.out_if = p->out_port == PIPE_NO_PORT ? PIPE_NO_PORT
 								    : port_if[p->out_port];
 			m->key.ct_state = RFW_STATE_NEW;
-			if (__builtin_expect(w->handoff, 0)) {
+			if (__builtin_expect(handoff, 0)) {
 				if ((p->worker = (uint8_t)frame_home(w, p, m)) != w->cfg.worker_id) {
 					p->verdict = PIPE_HANDOFF;
 					w->stats.handed_off++;
@@ -862,11 +863,20 @@ static int flow_known(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i)
 	return 1;
 }
 
+/* Orphans are rare: look back for a first fragment only for them. */
+static int first_fragment_before(const struct pipe_burst *b, uint32_t i)
+{
+	for (uint32_t j = 0; j < i; j++)
+		if (b->meta[j].fragment == 1 && b->meta[j].kind == PKT_IP)
+			return 1;
+	return 0;
+}
+
 static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
 			   uint32_t now, uint32_t *nknown)
 {
 	struct pipe_burst *b = &w->burst;
-	uint32_t kept = 0, known = 0, firsts = 0;
+	uint32_t kept = 0, known = 0;
 
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k];
@@ -893,14 +903,12 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 				break;
 			/* a known flow's first fragment: its other fragments
 			 * follow it (a new flow's: stage_ct, once accepted) */
-			if (b->meta[i].fragment == 1 && r->kind == CT_FOUND) {
+			if (b->meta[i].fragment == 1 && r->kind == CT_FOUND)
 				ct_frag_accept(w->ct, &b->cpl[k], r->flow, r->dir, r->rule, now);
-				firsts++;
-			}
 			b->l_known[known++] = i;
 			break;
 		case CT_FRAG_ORPHAN:
-			if (firsts)	/* its first may be one of this burst's */
+			if (first_fragment_before(b, i))	/* it may be its first */
 				b->l_frag_wait[b->nfrag_wait++] = i;
 			else
 				drop(w, &pkts[i], PIPE_DROP_FRAG_ORPHAN);
@@ -910,7 +918,6 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 			kept += invalid(w, &pkts[i], key, &b->l_new[kept], i);
 			break;
 		default:		/* CT_NEW */
-			firsts += b->meta[i].fragment == 1;
 			b->cp[i] = b->cpl[k];
 			b->l_new[kept++] = i;
 			break;
