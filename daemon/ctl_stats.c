@@ -80,6 +80,27 @@ static void pool_use(const struct ctl_report *r, uint32_t i, uint64_t *in_use, u
 		}
 }
 
+/* Pool i's ports whose reply maps to another worker than the flow's
+ * (nat.h `remote`, with handoff): those flows' replies are lost. */
+static uint64_t pool_unsteered(const struct ctl_report *r, uint32_t i)
+{
+	uint64_t n = 0;
+
+	for (uint32_t k = 0; k < r->src->nworkers; k++)
+		if (i < r->jobs[k].npools)
+			n += r->jobs[k].pool[i].remote;
+	return n;
+}
+
+/* Frames handed between workers (handoff.h): the rings' size, 0 when
+ * off (one worker, a stateless policy, or --handoff off). */
+static uint32_t handoff_slots(const struct control_src *src)
+{
+	const struct handoff *h = src->nworkers ? src->workers[0]->ho : NULL;
+
+	return h ? h->slots : 0;
+}
+
 static const char *policy_path(const struct control_src *src)
 {
 	return src->reload ? src->reload->path : src->policy_path;
@@ -116,7 +137,8 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 	const struct control_src *src = r->src;
 	static const char *const ihead[] = { "INTERFACE", "XDP", "AF_XDP", "QUEUES", "UMEM" };
 	static const char *const whead[] = { "WORKER", "QUEUE", "CPUS" };
-	static const char *const phead[] = { "NAT POOL", "IN USE", "CAPACITY", "FAILURES" };
+	static const char *const phead[] = { "NAT POOL", "IN USE", "CAPACITY", "FAILURES",
+					     "UNSTEERED" };
 	uint64_t in_use, max, up = r->uptime_s;
 	uint32_t npools = src->nworkers ? r->jobs[0].npools : 0;
 	struct ctl_table t;
@@ -139,6 +161,11 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 			   (unsigned long long)max);
 	else
 		ctl_printf(out, "conntrack: off (stateless policy)\n");
+	if (handoff_slots(src))
+		ctl_printf(out, "handoff:   on, %u workers, rings of %u frames\n", src->nworkers,
+			   handoff_slots(src));
+	else
+		ctl_printf(out, "handoff:   off%s\n", src->nworkers < 2 ? " (one worker)" : "");
 	ctl_puts(out, "\n");
 	ctl_table_init(&t, ihead, 5, 0x8u);
 	for (uint32_t i = 0; i < src->nports; i++) {
@@ -160,7 +187,7 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 	if (!npools)
 		return;
 	ctl_puts(out, "\n");
-	ctl_table_init(&t, phead, 4, 0xeu);
+	ctl_table_init(&t, phead, 5, 0x1eu);
 	for (uint32_t i = 0; i < npools; i++) {
 		uint64_t use, cap, fail;
 
@@ -169,6 +196,7 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_table_addu(&t, use);
 		ctl_table_addu(&t, cap);
 		ctl_table_addu(&t, fail);
+		ctl_table_addu(&t, pool_unsteered(r, i));
 	}
 	ctl_table_print(&t, out, 0);
 }
@@ -208,16 +236,18 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_printf(out, "%s{\"worker\": %u, \"queue\": %u, \"cpus\": \"%s\"}", k ? ", " : "",
 			   k, src->workers[k]->queue, r->cpus[k]);
 	conntrack_use(r, &in_use, &max);
-	ctl_printf(out, "],\n \"conntrack\": {\"in_use\": %llu, \"max\": %llu},\n \"nat_pools\": [",
+	ctl_printf(out, "],\n \"conntrack\": {\"in_use\": %llu, \"max\": %llu},\n",
 		   (unsigned long long)in_use, (unsigned long long)max);
+	ctl_printf(out, " \"handoff\": {\"on\": %s, \"ring_slots\": %u},\n \"nat_pools\": [",
+		   handoff_slots(src) ? "true" : "false", handoff_slots(src));
 	for (uint32_t i = 0; i < npools; i++) {
 		uint64_t use, cap, fail;
 
 		pool_use(r, i, &use, &cap, &fail);
 		ctl_printf(out, "%s{\"pool\": %u, \"in_use\": %llu, \"capacity\": %llu, "
-				"\"failures\": %llu}", i ? ", " : "", i + 1,
+				"\"failures\": %llu, \"unsteered\": %llu}", i ? ", " : "", i + 1,
 			   (unsigned long long)use, (unsigned long long)cap,
-			   (unsigned long long)fail);
+			   (unsigned long long)fail, (unsigned long long)pool_unsteered(r, i));
 	}
 	ctl_puts(out, "]}\n");
 }

@@ -84,6 +84,9 @@ static int32_t pool_for(const struct pipe_worker *w, struct pipe_policy *p,
 		c.queue_of = reply_home;
 		c.queue_ctx = (void *)w;
 		c.queue = w->cfg.worker_id;
+		/* a port qualifies 1 time in n: 16n tries miss with probability
+		 * (1 - 1/n)^16n < e^-16, whatever n */
+		c.steer_tries = 16u * count > NAT_STEER_TRIES ? 16u * count : NAT_STEER_TRIES;
 	}
 	for (uint32_t i = 0; i < w->npools; i++)
 		if (same_pool(&w->pools[i]->cfg, &c))

@@ -248,6 +248,15 @@ jh=$("$LAB_PY" -c 'import json,sys; print(sum(x["handed_off"] for x in json.load
 	"$LAB_TMP/sw.json" 2>/dev/null)
 check "rampartctl stats --workers --json: handed_off summed over the workers (${jh:-none})" \
 	test "${jh:-0}" -gt 0
+"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" status >"$LAB_TMP/status.txt" 2>&1
+check "rampartctl status: handoff on, $NQ workers" grep -q "^handoff: *on, $NQ workers" \
+	"$LAB_TMP/status.txt"
+check "rampartctl status: the masquerade pools' UNSTEERED column" grep -q 'UNSTEERED' \
+	"$LAB_TMP/status.txt"
+"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" status --json >"$LAB_TMP/status.json" 2>&1
+check_eq "rampartctl status --json: handoff.on" \
+	"$("$LAB_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["handoff"]["on"])' \
+		"$LAB_TMP/status.json" 2>&1)" True
 lab_in fw curl -s --max-time 5 http://127.0.0.1:19641/metrics >"$LAB_TMP/metrics.txt"
 mh=$(awk '/^rampart_worker_handed_in_packets_total\{/ { s += $2 } END { print s + 0 }' "$LAB_TMP/metrics.txt")
 check "--metrics: rampart_worker_handed_in_packets_total summed over the workers ($mh)" \
@@ -290,6 +299,8 @@ if start_rampartd --handoff off; then
 	lab_workers_block "$w"
 	handed=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $10 } END { print s + 0 }' "$w")
 	check_eq "--handoff off hands nothing over" "$handed" 0
+	check "rampartctl status: handoff off" bash -c "'$RAMPARTCTL' --control '$LAB_TMP/rampartd.sock' \
+		status | grep -q '^handoff: *off$'"
 	kill -TERM "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 10
 	wait "$RAMPARTD_PID"

@@ -18,11 +18,13 @@
 #include <cmocka.h>
 
 #include "frames.h"
+#include "nat.h"
 #include "pipeline.h"
 #include "rulec.h"
 
 #define SEC 1000000000ull
-#define NW 2
+#define NW 2		/* workers, but for the many-workers test */
+#define NW_MAX 16
 
 static const char policy[] =
 	"version: 1\n"
@@ -58,21 +60,23 @@ struct lab {
 	void *buf;
 	size_t len;
 	struct rfw_view view;
-	struct pipe_worker *w[NW];
+	uint32_t nw;
+	struct pipe_worker *w[NW_MAX];
 	uint32_t handed;	/* handoffs */
 	uint32_t hops2;		/* second handoffs (fragments) */
 };
 
-static void lab_open(struct lab *l, int handoff)
+static void lab_open_n(struct lab *l, int handoff, uint32_t nw)
 {
 	char path[] = "/tmp/rampart-test-handoff-XXXXXX";
 	int fd = mkstemp(path);
 	char err[256];
 	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 2, .seed = 7,
-				.worker_count = NW, .handoff = (uint8_t)handoff,
-				.home_seed = 0x5eed};
+				.worker_count = (uint16_t)nw, .handoff = (uint8_t)handoff,
+				.home_seed = 0x5eed, .max_flows = 4096};
 
 	memset(l, 0, sizeof(*l));
+	l->nw = nw;
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, policy, strlen(policy)), (ssize_t)strlen(policy));
 	close(fd);
@@ -87,7 +91,7 @@ static void lab_open(struct lab *l, int handoff)
 	memcpy(c.port[1].mac, wan_mac, 6);
 	c.port[1].has_v4 = 1;
 	memcpy(c.port[1].v4, wan_ip, 4);
-	for (uint16_t k = 0; k < NW; k++) {
+	for (uint16_t k = 0; k < nw; k++) {
 		c.worker_id = k;
 		l->w[k] = pipe_create(&c, &l->view);
 		assert_non_null(l->w[k]);
@@ -98,9 +102,14 @@ static void lab_open(struct lab *l, int handoff)
 	}
 }
 
+static void lab_open(struct lab *l, int handoff)
+{
+	lab_open_n(l, handoff, NW);
+}
+
 static void lab_close(struct lab *l)
 {
-	for (int k = 0; k < NW; k++)
+	for (uint32_t k = 0; k < l->nw; k++)
 		pipe_destroy(l->w[k]);
 	free(l->buf);
 }
@@ -117,7 +126,7 @@ static struct pipe_pkt deliver(struct lab *l, struct frame *f, uint8_t in_port, 
 	pipe_process(l->w[at], &p, 1, SEC);
 	*by = at;
 	while (p.verdict == PIPE_HANDOFF) {
-		assert_true(p.worker < NW);
+		assert_true(p.worker < l->nw);
 		assert_int_not_equal(p.worker, *by);
 		assert_true(p.homed < (fragment ? 2 : 1));	/* never handed on further */
 		*by = p.worker;
@@ -193,6 +202,39 @@ static void test_masquerade_replies_find_their_worker(void **state)
 	assert_true(l.handed > 16);
 	assert_int_equal(pipe_stats(l.w[0])->handed_in + pipe_stats(l.w[1])->handed_in, l.handed);
 	assert_int_equal(rx, 128);	/* each frame counted once, by its owner */
+	lab_close(&l);
+}
+
+/* Sixteen workers: a port whose reply maps back to the worker is 1 in
+ * 16, and SNAT still finds one for every flow (it tries enough ports). */
+static void test_sixteen_workers(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by_req, by_rep, seed = 4242;
+	uint64_t remote = 0;
+	(void)state;
+
+	lab_open_n(&l, 1, NW_MAX);
+	for (uint16_t i = 0; i < 400; i++) {
+		seed = seed * 1103515245u + 12345u;
+		s = spec(17, client_ip, (uint16_t)(30000 + i), remote_ip, 53, 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, (seed >> 16) % NW_MAX, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		seed = seed * 1103515245u + 12345u;
+		s = spec(17, remote_ip, 53, wan_ip, frame_get16(ip(&f) + 20), 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, (seed >> 16) % NW_MAX, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+	}
+	for (uint32_t k = 0; k < NW_MAX; k++)
+		for (uint32_t i = 0; i < pipe_nat_pool_count(l.w[k]); i++)
+			remote += pipe_nat_pool(l.w[k], i)->stats.remote;
+	assert_int_equal(remote, 0);
 	lab_close(&l);
 }
 
@@ -359,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_dnat_and_plain_replies_find_their_worker),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
+		cmocka_unit_test(test_sixteen_workers),
 		cmocka_unit_test(test_without_handoff_replies_are_lost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
