@@ -234,6 +234,21 @@ check "HTTP through DNAT 10.50.9.80:80 -> 10.50.2.2:8080 ($n of 20)" test "$n" -
 n=$(curl_ok 'http://[fd00:50:9::80]/index.txt' 20)
 check "HTTP through DNAT [fd00:50:9::80]:80 -> [fd00:50:2::2]:8080 ($n of 20)" test "$n" -eq 20
 
+# A reload while TCP flows run through masquerade on every worker: the
+# flows, their NAT ports (kept pools, steering and all) and the handoff
+# carry over; new flows after it are answered too.
+lab_in cli iperf3 -c 10.50.2.2 -P 8 -t 4 -J >"$LAB_TMP/iperf-reload.json" 2>&1 &
+ipid=$!
+sleep 1.5
+check "rampartctl reload under traffic" quiet "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" \
+	reload "$LAB_TMP/mq.rfw"
+wait "$ipid"
+bps=$("$LAB_PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(d["end"]["sum_received"]["bits_per_second"]) if "error" not in d else 0)' \
+	"$LAB_TMP/iperf-reload.json" 2>/dev/null)
+check "iperf3 -P 8 through masquerade across the reload completes (${bps:-0} bit/s)" \
+	test "${bps:-0}" -gt 0
+all_echoed "after the reload"
+
 lab_workers_block "$w"
 echo "# per worker at the end:"; sed 's/^/# /' "$w"
 handed=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $10 } END { print s + 0 }' "$w")

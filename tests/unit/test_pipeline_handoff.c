@@ -66,12 +66,12 @@ struct lab {
 	uint32_t hops2;		/* second handoffs (fragments) */
 };
 
-static void lab_open_n(struct lab *l, int handoff, uint32_t nw)
+static void lab_open_mode(struct lab *l, int handoff, uint32_t nw, enum pipe_mode mode)
 {
 	char path[] = "/tmp/rampart-test-handoff-XXXXXX";
 	int fd = mkstemp(path);
 	char err[256];
-	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 2, .seed = 7,
+	struct pipe_config c = {.mode = mode, .nports = 2, .seed = 7,
 				.worker_count = (uint16_t)nw, .handoff = (uint8_t)handoff,
 				.home_seed = 0x5eed, .max_flows = 4096};
 
@@ -100,6 +100,11 @@ static void lab_open_n(struct lab *l, int handoff, uint32_t nw)
 		assert_int_equal(pipe_neigh_set(l->w[k], 0, 4, client_ip, client_mac), 0);
 		assert_int_equal(pipe_neigh_set(l->w[k], 0, 4, server_ip, server_mac), 0);
 	}
+}
+
+static void lab_open_n(struct lab *l, int handoff, uint32_t nw)
+{
+	lab_open_mode(l, handoff, nw, PIPE_ROUTER);
 }
 
 static void lab_open(struct lab *l, int handoff)
@@ -202,6 +207,39 @@ static void test_masquerade_replies_find_their_worker(void **state)
 	assert_true(l.handed > 16);
 	assert_int_equal(pipe_stats(l.w[0])->handed_in + pipe_stats(l.w[1])->handed_in, l.handed);
 	assert_int_equal(rx, 128);	/* each frame counted once, by its owner */
+	lab_close(&l);
+}
+
+/* A bridge (bump in the wire) hands frames over the same way: TCP
+ * handshakes to the server, each direction on a random worker. */
+static void test_bridge(void **state)
+{
+	static const uint8_t outside_ip[4] = {10, 200, 7, 7};
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by_req, by_rep, seed = 777;
+	(void)state;
+
+	lab_open_mode(&l, 1, NW, PIPE_BRIDGE);
+	for (uint16_t i = 0; i < 32; i++) {
+		seed = seed * 1103515245u + 12345u;
+		s = spec(6, outside_ip, (uint16_t)(6000 + i), server_ip, 80, 0x02);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, (seed >> 16) % NW, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(p.out_port, 0);
+		seed = seed * 1103515245u + 12345u;
+		s = spec(6, server_ip, 80, outside_ip, (uint16_t)(6000 + i), 0x12);
+		s.ack = 1001;
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, (seed >> 16) % NW, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(p.out_port, 1);
+		assert_int_equal(by_rep, by_req);
+	}
+	assert_true(l.handed > 4);
 	lab_close(&l);
 }
 
@@ -402,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
+		cmocka_unit_test(test_bridge),
 		cmocka_unit_test(test_without_handoff_replies_are_lost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
