@@ -1,0 +1,153 @@
+/* The rings between workers (daemon/handoff.c): a ring takes as many
+ * frames as it has slots and refuses the rest, gives them back in order
+ * with their length, port and one more handoff counted, wraps around,
+ * and between two threads (one producing, one consuming, as two workers
+ * do) loses, duplicates or reorders nothing. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "handoff.h"
+
+static void frame_of(uint8_t *b, uint32_t seq, uint32_t len)
+{
+	memset(b, (uint8_t)seq, len);
+	memcpy(b, &seq, sizeof(seq));
+}
+
+static void sizes(void **state)
+{
+	struct handoff h;
+	(void)state;
+
+	assert_int_equal(handoff_init(&h, 1), -1);	/* one worker needs none */
+	assert_int_equal(handoff_init(&h, HANDOFF_MAX_WORKERS + 1), -1);
+	for (uint32_t n = 2; n <= HANDOFF_MAX_WORKERS; n *= 2) {
+		assert_int_equal(handoff_init(&h, n), 0);
+		assert_true(h.slots >= 32 && h.slots <= 1024);
+		assert_int_equal(h.slots & (h.slots - 1), 0);
+		assert_true((uint64_t)h.slots * n * (n - 1) <= 65536u || h.slots == 32);
+		handoff_free(&h);
+	}
+}
+
+static void full_ring_and_order(void **state)
+{
+	struct handoff h;
+	struct handoff_ring *r;
+	static uint8_t buf[PIPE_BURST][256];
+	struct pipe_pkt p[PIPE_BURST], *pp[PIPE_BURST], in[PIPE_BURST];
+	uint32_t sent = 0, got = 0, seq = 0;
+	(void)state;
+
+	assert_int_equal(handoff_init(&h, 2), 0);
+	r = handoff_ring(&h, 0, 1);
+	for (uint32_t round = 0; round < 3 * h.slots / PIPE_BURST + 5; round++) {
+		uint32_t k;
+
+		for (k = 0; k < PIPE_BURST; k++) {
+			frame_of(buf[k], seq + k, 60 + k);
+			p[k] = (struct pipe_pkt){ .data = buf[k], .len = 60 + k, .in_port = (uint8_t)(k & 3),
+						  .homed = 0 };
+			pp[k] = &p[k];
+		}
+		k = handoff_send(r, pp, PIPE_BURST);
+		seq += k;
+		sent += k;
+		if (round < h.slots / PIPE_BURST)
+			assert_int_equal(k, PIPE_BURST);
+		if (sent - got == h.slots) {	/* full: refuses, then drain half */
+			assert_int_equal(handoff_send(r, pp, 1), 0);
+			for (uint32_t d = 0; d < h.slots / 2; d += PIPE_BURST) {
+				uint32_t m = handoff_peek(r, in, PIPE_BURST);
+
+				assert_int_equal(m, PIPE_BURST);
+				for (uint32_t i = 0; i < m; i++) {
+					uint32_t s;
+
+					memcpy(&s, in[i].data, sizeof(s));
+					assert_int_equal(s, got + i);
+					assert_int_equal(in[i].len, 60 + (s % PIPE_BURST));
+					assert_int_equal(in[i].in_port, (s % PIPE_BURST) & 3);
+					assert_int_equal(in[i].homed, 1);
+					assert_int_equal(in[i].room, HANDOFF_FRAME);
+				}
+				handoff_done(r, m);
+				got += m;
+			}
+		}
+	}
+	assert_true(sent > 2 * h.slots);	/* it wrapped */
+	handoff_free(&h);
+}
+
+#define STRESS_FRAMES 2000000u
+
+struct stress {
+	struct handoff_ring *r;
+	uint32_t bad;
+};
+
+static void *producer(void *arg)
+{
+	struct stress *st = arg;
+	static uint8_t buf[PIPE_BURST][64];
+	struct pipe_pkt p[PIPE_BURST], *pp[PIPE_BURST];
+	uint32_t seq = 0;
+
+	while (seq < STRESS_FRAMES) {
+		uint32_t m = STRESS_FRAMES - seq < PIPE_BURST ? STRESS_FRAMES - seq : PIPE_BURST, k;
+
+		for (k = 0; k < m; k++) {
+			frame_of(buf[k], seq + k, 64);
+			p[k] = (struct pipe_pkt){ .data = buf[k], .len = 64 };
+			pp[k] = &p[k];
+		}
+		seq += handoff_send(st->r, pp, m);	/* a full ring: the rest again */
+	}
+	return NULL;
+}
+
+static void two_threads(void **state)
+{
+	struct handoff h;
+	struct stress st = { 0 };
+	struct pipe_pkt in[PIPE_BURST];
+	pthread_t t;
+	uint32_t next = 0;
+	(void)state;
+
+	assert_int_equal(handoff_init(&h, 2), 0);
+	st.r = handoff_ring(&h, 1, 0);
+	assert_int_equal(pthread_create(&t, NULL, producer, &st), 0);
+	while (next < STRESS_FRAMES) {
+		uint32_t m = handoff_peek(st.r, in, PIPE_BURST);
+
+		for (uint32_t i = 0; i < m; i++) {
+			uint32_t s;
+
+			memcpy(&s, in[i].data, sizeof(s));
+			st.bad += s != next + i || in[i].data[63] != (uint8_t)s;
+		}
+		handoff_done(st.r, m);
+		next += m;
+	}
+	pthread_join(t, NULL);
+	assert_int_equal(st.bad, 0);
+	assert_int_equal(handoff_peek(st.r, in, PIPE_BURST), 0);
+	handoff_free(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sizes),
+		cmocka_unit_test(full_ring_and_order),
+		cmocka_unit_test(two_threads),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
