@@ -165,7 +165,9 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_printf(out, "handoff:   on, %u workers, rings of %u frames\n", src->nworkers,
 			   handoff_slots(src));
 	else
-		ctl_printf(out, "handoff:   off%s\n", src->nworkers < 2 ? " (one worker)" : "");
+		ctl_printf(out, "handoff:   off (%s)\n",
+			   src->nworkers < 2		 ? "one worker" :
+			   !src->view->policy->stateful ? "stateless policy" : "--handoff off");
 	ctl_puts(out, "\n");
 	ctl_table_init(&t, ihead, 5, 0x8u);
 	for (uint32_t i = 0; i < src->nports; i++) {

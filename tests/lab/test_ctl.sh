@@ -118,6 +118,7 @@ check "status lists both interfaces with their XDP and AF_XDP modes and UMEM" \
 	bash -c "grep -Eq '^$FW_IF_C +[a-z]+ +(copy|zero-copy) +[0-9]+ +(shared|own|mixed)$' '$LAB_TMP/status.txt' &&
 		 grep -Eq '^$FW_IF_S +[a-z]+ +(copy|zero-copy) +[0-9]+ +(shared|own|mixed)$' '$LAB_TMP/status.txt'"
 check "status shows conntrack use" grep -Eq '^conntrack: [0-9]+ / [0-9]+ flows' "$LAB_TMP/status.txt"
+check "status: no handoff with one worker" grep -q '^handoff: *off (one worker)$' "$LAB_TMP/status.txt"
 check "status --json parses" bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
 	ctl --json status | '$LAB_PY' -c 'import json,sys; json.load(sys.stdin)'"
 check_eq "status --json: mode, rules and interfaces" \

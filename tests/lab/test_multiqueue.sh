@@ -315,7 +315,7 @@ if start_rampartd --handoff off; then
 	handed=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $10 } END { print s + 0 }' "$w")
 	check_eq "--handoff off hands nothing over" "$handed" 0
 	check "rampartctl status: handoff off" bash -c "'$RAMPARTCTL' --control '$LAB_TMP/rampartd.sock' \
-		status | grep -q '^handoff: *off$'"
+		status | grep -q '^handoff: *off (--handoff off)$'"
 	kill -TERM "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 10
 	wait "$RAMPARTD_PID"
