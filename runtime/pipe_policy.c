@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "home.h"
 #include "pipeline_int.h"
 #include "rule_map.h"
 
@@ -62,11 +61,7 @@ static int same_pool(const struct nat_pool_config *a, const struct nat_pool_conf
  * it when the reply arrives. */
 static uint32_t reply_home(const struct pkt_key *reply, void *ctx)
 {
-	const struct pipe_worker *w = ctx;
-
-	return home_worker(home_hash(reply->src, reply->dst, reply->sport, reply->dport,
-				     reply->proto, w->cfg.home_seed),
-			   w->cfg.worker_count);
+	return pipe_home_of(ctx, reply->src, reply->dst, reply->sport, reply->dport, reply->proto);
 }
 
 /* Index the pool will have in w->pools once p is adopted, or -1. */

@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "csum.h"
-#include "home.h"
 #include "pipeline_int.h"
 #include "reply.h"
 
@@ -253,24 +252,14 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 {
 	const struct pipe_policy *pol = w->pol;
 	const struct pkt_key *pk = &m->key;
+	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
 	struct ct_key k;
 	uint32_t r;
 
-	if (__builtin_expect(pk->has_ports && !pol->nat_dnat_count, 1))	/* TCP, UDP, SCTP */
-		return home_worker(home_hash(pk->src, pk->dst, pk->sport, pk->dport, pk->proto,
-					     w->cfg.home_seed),
-				   w->cfg.worker_count);
-	if (pk->has_ports) {
-		memcpy(k.src, pk->src, 16);
-		memcpy(k.dst, pk->dst, 16);
-		k.sport = pk->sport;
-		k.dport = pk->dport;
-		k.proto = pk->proto;
-	} else {	/* ICMP (echo identifier, quoted packet), other protocols */
-		struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
-
-		ct_packet_tuple(&cp, &k);
-	}
+	/* TCP, UDP, SCTP: the parsed key is conntrack's tuple already */
+	if (__builtin_expect(pk->has_ports && !pol->nat_dnat_count, 1))
+		return pipe_home_of(w, pk->src, pk->dst, pk->sport, pk->dport, pk->proto);
+	ct_packet_tuple(&cp, &k);	/* ICMP's identifier or quoted packet, ... */
 	if (pol->nat_dnat_count) {
 		struct pkt_key t = m->key, wire;
 
@@ -286,8 +275,7 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 			k.dport = wire.dport;
 		}
 	}
-	return home_worker(home_hash(k.src, k.dst, k.sport, k.dport, k.proto, w->cfg.home_seed),
-			   w->cfg.worker_count);
+	return pipe_home_of(w, k.src, k.dst, k.sport, k.dport, k.proto);
 }
 
 /* A fragment's worker. A non-first fragment has no ports, so fragments
@@ -827,8 +815,6 @@ static void cache_insert(struct pipe_worker *w, const struct pipe_pkt *pkts,
 	}
 }
 
-/* Conntrack: packets of known flows leave the new-flow path. Returns the
- * number of packets still on it (in l_new); known ones go to l_known. */
 /* A packet conntrack found a flow for (or the flow of its first
  * fragment, or of the packet an ICMP error quotes): its path, rule and
  * wire key. 0 when a reload's re-check refused the flow (dropped). */
@@ -872,6 +858,8 @@ static int first_fragment_before(const struct pipe_burst *b, uint32_t i)
 	return 0;
 }
 
+/* Conntrack: packets of known flows leave the new-flow path. Returns the
+ * number of packets still on it (in l_new); known ones go to l_known. */
 static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
 			   uint32_t now, uint32_t *nknown)
 {

@@ -7,6 +7,7 @@
 #include "cls.h"
 #include "ct.h"
 #include "flowcache.h"
+#include "home.h"
 #include "lpm.h"
 #include "nat.h"
 #include "neigh.h"
@@ -174,6 +175,15 @@ struct pipe_worker {
 	struct pipe_config cfg;
 	struct neigh_table neigh;
 };
+
+/* The worker (of w's count) that owns the flow of a tuple (home.h). */
+static inline uint32_t pipe_home_of(const struct pipe_worker *w, const uint8_t src[16],
+				    const uint8_t dst[16], uint16_t sport, uint16_t dport,
+				    uint8_t proto)
+{
+	return home_worker(home_hash(src, dst, sport, dport, proto, w->cfg.home_seed),
+			   w->cfg.worker_count);
+}
 
 /* pipe_policy.c */
 int pipe_flow_restamp_rule(const struct pipe_policy *p, uint32_t stored, uint32_t *rule);
