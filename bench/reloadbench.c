@@ -86,9 +86,9 @@ static uint32_t mem_service(struct backend *b, uint32_t queue)
 	return 0;
 }
 
-static int mem_idle(struct backend *b, uint32_t queue, int timeout_ms)
+static int mem_idle(struct backend *b, uint32_t queue, int timeout_ms, int wake_fd)
 {
-	(void)b, (void)queue, (void)timeout_ms;
+	(void)b, (void)queue, (void)timeout_ms, (void)wake_fd;
 	return 0;
 }
 

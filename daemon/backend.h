@@ -56,9 +56,12 @@ struct backend_ops {
 	/* Housekeeping between bursts (completions, refills). Returns work
 	 * done, 0 when there was none. */
 	uint32_t (*service)(struct backend *b, uint32_t queue);
-	/* Nothing to do: wait up to timeout_ms for frames. -1 when no frame
-	 * will ever come again (a replay is over). */
-	int (*idle)(struct backend *b, uint32_t queue, int timeout_ms);
+	/* Nothing to do: wait up to timeout_ms for frames, or until wake_fd
+	 * (an eventfd another worker writes when it hands this one frames;
+	 * -1: none) is readable. A backend that sleeps only in short steps
+	 * may ignore it. -1 when no frame will ever come again (a replay is
+	 * over). */
+	int (*idle)(struct backend *b, uint32_t queue, int timeout_ms, int wake_fd);
 	/* Optional (NULL: the backend counts no such loss, e.g. pcap).
 	 * Port `port`'s losses into *out; 0, or a negative errno with *out
 	 * zeroed. Called by the control thread, never by a worker: it may

@@ -116,9 +116,9 @@ static uint32_t pcap_service(struct backend *be, uint32_t queue)
 	return 0;
 }
 
-static int pcap_idle(struct backend *be, uint32_t queue, int timeout_ms)
+static int pcap_idle(struct backend *be, uint32_t queue, int timeout_ms, int wake_fd)
 {
-	(void)be, (void)queue, (void)timeout_ms;
+	(void)be, (void)queue, (void)timeout_ms, (void)wake_fd;
 	return -1;	/* rx_burst found nothing: every input is at its end */
 }
 

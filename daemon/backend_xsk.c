@@ -142,10 +142,11 @@ static uint32_t xsk_service(struct backend *b, uint32_t queue)
 
 /* Sleep in the kernel until a frame arrives; while TX frames are still
  * out, wake soon to kick and reap them. */
-static int xsk_idle(struct backend *b, uint32_t queue, int timeout_ms)
+static int xsk_idle(struct backend *b, uint32_t queue, int timeout_ms, int wake_fd)
 {
 	struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
-	struct pollfd pfd[PIPE_MAX_PORTS];
+	struct pollfd pfd[PIPE_MAX_PORTS + 1];
+	uint32_t nfd = b->nports;
 
 	for (uint32_t p = 0; p < b->nports; p++) {
 		struct xsk_queue *q = w->q[p];
@@ -155,7 +156,11 @@ static int xsk_idle(struct backend *b, uint32_t queue, int timeout_ms)
 		if (q->tx_inflight)
 			timeout_ms = 1;
 	}
-	(void)poll(pfd, b->nports, timeout_ms);
+	if (wake_fd >= 0) {
+		pfd[nfd].fd = wake_fd;
+		pfd[nfd++].events = POLLIN;
+	}
+	(void)poll(pfd, nfd, timeout_ms);
 	return 0;
 }
 

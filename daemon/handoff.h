@@ -33,8 +33,16 @@ struct handoff_ring {
 	struct handoff_slot *slot;
 };
 
+/* A worker about to sleep says so; a worker that hands it frames then
+ * writes its eventfd (a system call only while it sleeps). */
+struct handoff_wake {
+	_Alignas(64) atomic_int sleeping;
+	int fd;				/* eventfd, non-blocking */
+};
+
 struct handoff {
 	uint32_t n;			/* workers */
+	struct handoff_wake *wake;	/* [n] */
 	uint32_t slots;			/* per ring, a power of two */
 	struct handoff_ring *ring;	/* [from * n + to]; from == to unused */
 	void *mem;			/* every ring's slots, one mapping */
@@ -57,6 +65,18 @@ static inline struct handoff_ring *handoff_ring(const struct handoff *h, uint32_
  * are the caller's to drop). Frames longer than HANDOFF_FRAME are the
  * caller's to refuse before. */
 uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint32_t n);
+
+/* Sleeping and waking (the pairing of a store and a load on each side,
+ * with a full fence between, means one of them sees the other: a frame
+ * sent while the owner goes to sleep either is seen by its last look or
+ * wakes it).
+ * handoff_sleep: worker `self` is about to sleep; 0 when it may (its
+ * eventfd to wait on in *fd), 1 when frames are already waiting (it
+ * must not, and is marked awake again). handoff_awake: after the sleep
+ * (empties the eventfd). handoff_wake: after handoff_send to `to`. */
+int handoff_sleep(struct handoff *h, uint32_t self, int *fd);
+void handoff_awake(struct handoff *h, uint32_t self);
+void handoff_wake(struct handoff *h, uint32_t to);
 
 /* Consumer: up to max frames waiting in r as pipe_pkts (data in the ring,
  * homed one more than it was at the sender); give them back with

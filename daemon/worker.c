@@ -147,6 +147,8 @@ static void hand_off(struct worker *w, uint32_t n)
 			if (w->ho_out[i]->worker == to)
 				group[m++] = w->ho_out[i];
 		sent = handoff_send(handoff_ring(w->ho, w->queue, to), group, m);
+		if (sent)
+			handoff_wake(w->ho, to);
 		for (uint32_t i = sent; i < m; i++)
 			handoff_lost(w, group[i]);
 	}
@@ -262,10 +264,20 @@ void worker_run(struct worker *w)
 		if (work)
 			continue;
 		/* Idle: sleep in the backend until a frame arrives (it wakes
-		 * sooner while its own TX frames are still out). Frames handed
-		 * over wake no one: with handoff, look again within 1 ms. */
-		if (ops->idle(w->be, w->queue, w->ho ? 1 : WORKER_IDLE_MS) < 0)
+		 * sooner while its own TX frames are still out), or another
+		 * worker hands this one frames (handoff.h). */
+		if (w->ho) {
+			int fd, rc;
+
+			if (handoff_sleep(w->ho, w->queue, &fd))
+				continue;	/* frames came meanwhile */
+			rc = ops->idle(w->be, w->queue, WORKER_IDLE_MS, fd);
+			handoff_awake(w->ho, w->queue);
+			if (rc < 0)
+				break;
+		} else if (ops->idle(w->be, w->queue, WORKER_IDLE_MS, -1) < 0) {
 			break;
+		}
 	}
 	drain_neigh(w);
 }

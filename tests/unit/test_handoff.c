@@ -1,8 +1,11 @@
 /* The rings between workers (daemon/handoff.c): a ring takes as many
  * frames as it has slots and refuses the rest, gives them back in order
- * with their length, port and one more handoff counted, wraps around,
- * and between two threads (one producing, one consuming, as two workers
+ * with their length, port and one more handoff counted, wraps around;
+ * a worker going to sleep is woken by frames handed to it (and only
+ * then), and does not sleep on frames already waiting; between two
+ * threads (one producing, one consuming, as two workers
  * do) loses, duplicates or reorders nothing. */
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,6 +88,43 @@ static void full_ring_and_order(void **state)
 	handoff_free(&h);
 }
 
+static int readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+static void wake_only_a_sleeper(void **state)
+{
+	struct handoff h;
+	static uint8_t buf[64];
+	struct pipe_pkt p = { .data = buf, .len = 64 }, *pp = &p, in[4];
+	int fd = -1;
+	(void)state;
+
+	assert_int_equal(handoff_init(&h, 2), 0);
+	handoff_wake(&h, 1);			/* awake: no system call, no wake */
+	assert_false(readable(h.wake[1].fd));
+	assert_int_equal(handoff_sleep(&h, 1, &fd), 0);
+	assert_int_equal(fd, h.wake[1].fd);
+	assert_false(readable(fd));
+	assert_int_equal(handoff_send(handoff_ring(&h, 0, 1), &pp, 1), 1);
+	handoff_wake(&h, 1);
+	assert_true(readable(fd));		/* the sleeper's poll returns */
+	handoff_awake(&h, 1);
+	assert_false(readable(fd));		/* emptied */
+	/* a frame is waiting: no sleep, and the worker counts as awake */
+	assert_int_equal(handoff_sleep(&h, 1, &fd), 1);
+	handoff_wake(&h, 1);
+	assert_false(readable(h.wake[1].fd));
+	assert_int_equal(handoff_peek(handoff_ring(&h, 0, 1), in, 4), 1);
+	handoff_done(handoff_ring(&h, 0, 1), 1);
+	assert_int_equal(handoff_sleep(&h, 1, &fd), 0);
+	handoff_awake(&h, 1);
+	handoff_free(&h);
+}
+
 #define STRESS_FRAMES 2000000u
 
 struct stress {
@@ -147,6 +187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sizes),
 		cmocka_unit_test(full_ring_and_order),
+		cmocka_unit_test(wake_only_a_sleeper),
 		cmocka_unit_test(two_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
