@@ -73,6 +73,10 @@ struct backend {
 	const struct backend_ops *ops;
 	uint32_t nports;
 	uint32_t nqueues;
+	/* idle sleeps until wake_fd is readable (AF_XDP's poll); 0: it
+	 * sleeps in short steps and ignores it (DPDK), so the worker need
+	 * not be woken */
+	uint8_t idle_waits_fd;
 };
 
 #endif

@@ -266,7 +266,7 @@ void worker_run(struct worker *w)
 		/* Idle: sleep in the backend until a frame arrives (it wakes
 		 * sooner while its own TX frames are still out), or another
 		 * worker hands this one frames (handoff.h). */
-		if (w->ho) {
+		if (w->ho && w->be->idle_waits_fd) {
 			int fd, rc;
 
 			if (handoff_sleep(w->ho, w->queue, &fd))

@@ -142,7 +142,8 @@ static int dpdk_idle(struct backend *b, uint32_t queue, int timeout_ms, int wake
 	const struct timespec step = { 0, DP_IDLE_SLEEP_US * 1000 };
 
 	(void)timeout_ms;
-	(void)wake_fd;	/* a step is short: handed frames wait at most one */
+	(void)wake_fd;	/* a step is short: handed frames wait at most one (and
+			 * idle_waits_fd is 0: no worker writes it for us) */
 	if (qs->empty_polls < DP_IDLE_SPINS) {
 		qs->empty_polls++;
 		rte_pause();
