@@ -369,6 +369,9 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 								    : port_if[p->out_port];
 			m->key.ct_state = RFW_STATE_NEW;
 			if (__builtin_expect(handoff, 0)) {
+				/* taken from a ring, whether it stays or (a
+				 * fragment) goes on: off - in = lost + in flight */
+				w->stats.handed_in += p->homed != 0;
 				if ((p->worker = (uint8_t)frame_home(w, p, m)) != w->cfg.worker_id) {
 					p->verdict = PIPE_HANDOFF;
 					w->stats.handed_off++;
@@ -376,8 +379,6 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 					ps->rx_bytes -= p->len;
 					break;
 				}
-				if (p->homed)
-					w->stats.handed_in++;
 			}
 			b->l_new[nkeys++] = i;
 			if (!probe)

@@ -383,6 +383,39 @@ lab_dpdk_eal() {
 	fi
 }
 
+# lab_trafgen_udp OUT DA SA SRC DST DPORT: a trafgen config of 64-byte
+# UDP frames from 50,000 source ports (10000-59999) in turn.
+lab_trafgen_udp() {
+	cat >"$1" <<CFG
+{
+  eth(da=$2, sa=$3),
+  ipv4(sa=$4, da=$5, ttl=64),
+  udp(sp=dinc(10000, 59999), dp=$6),
+  fill(0x00, 18)
+}
+CFG
+}
+
+# lab_trafgen NS IF CONF N OUT: N frames of trafgen config CONF out of IF
+# in NS (bounded: 300 s), through the qdisc; trafgen's output in OUT,
+# its exit status returned. trafgen gives up at the first EAGAIN of its
+# socket (its send buffer full of frames the qdisc holds while rampartd's
+# side is still starting): the generator's hiccup, not the firewall's,
+# so it gets one more go.
+lab_trafgen() {
+	local attempt rc
+	for attempt in 1 2; do
+		timeout 300 ip netns exec "$(lab_nsname "$1")" trafgen --dev "$2" --conf "$3" \
+			-n "$4" --qdisc-path --cpus 1 >"$5" 2>&1
+		rc=$?
+		[ "$rc" -ne 0 ] && [ "$attempt" = 1 ] &&
+			grep -q "Resource temporarily unavailable" "$5" || break
+		echo "# trafgen stopped at an EAGAIN of its own socket; once more"
+		sleep 1
+	done
+	return "$rc"
+}
+
 # lab_has_dpdk: 0 when rampartd was built with the DPDK backend.
 lab_has_dpdk() {
 	! "$RAMPARTD" --policy none --interface a --interface b --backend dpdk 2>&1 |

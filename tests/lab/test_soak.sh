@@ -27,32 +27,15 @@ ok "rampartd starts"
 
 srv_mac=$(ip -n "$(lab_nsname srv)" -o link show "$SRV_IF" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
 cli_mac=$(ip -n "$(lab_nsname cli)" -o link show "$CLI_IF" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
-cat > "$LAB_TMP/soak.trafgen" <<CFG
-{
-  eth(da=$srv_mac, sa=$cli_mac),
-  ipv4(sa=10.10.0.1, da=10.10.0.2, ttl=64),
-  udp(sp=dinc(10000, 59999), dp=9),
-  fill(0x00, 18)
-}
-CFG
+lab_trafgen_udp "$LAB_TMP/soak.trafgen" "$srv_mac" "$cli_mac" 10.10.0.1 10.10.0.2 9
 rx_before=$(ip -n "$(lab_nsname srv)" -s -j link show "$SRV_IF" | "$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["packets"])')
 # veth has no queue of its own: a full peer makes trafgen's sendto fail
 # with EAGAIN. A pfifo holds the burst and drops (counted) past its limit.
 lab_in cli tc qdisc replace dev "$CLI_IF" root pfifo limit 4096
 start=$(date +%s)
-# bounded: trafgen stops after FRAMES, timeout stops trafgen. trafgen
-# gives up at the first EAGAIN of its socket (its send buffer full of
-# frames the qdisc holds while rampartd's side is still starting): the
-# generator's hiccup, not the firewall's, so it gets one more go.
-for attempt in 1 2; do
-	timeout 300 ip netns exec "$(lab_nsname cli)" trafgen --dev "$CLI_IF" --conf "$LAB_TMP/soak.trafgen" \
-		-n "$FRAMES" --qdisc-path --cpus 1 >"$LAB_TMP/trafgen.out" 2>&1
-	rc=$?
-	[ "$rc" -ne 0 ] && [ "$attempt" = 1 ] &&
-		grep -q "Resource temporarily unavailable" "$LAB_TMP/trafgen.out" || break
-	echo "# trafgen stopped at an EAGAIN of its own socket; once more"
-	sleep 1
-done
+# bounded: trafgen stops after FRAMES, timeout stops trafgen
+lab_trafgen cli "$CLI_IF" "$LAB_TMP/soak.trafgen" "$FRAMES" "$LAB_TMP/trafgen.out"
+rc=$?
 secs=$(( $(date +%s) - start ))
 check_eq "trafgen sent $FRAMES frames (exit status)" "$rc" 0
 [ "$rc" -eq 0 ] || grep -v "system socket memory" "$LAB_TMP/trafgen.out" | sed "s/^/#   /"

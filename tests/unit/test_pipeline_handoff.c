@@ -387,6 +387,10 @@ static void test_fragments_follow_their_first(void **state)
 	assert_true(l.hops2 > 0);
 	for (int k = 0; k < NW; k++)
 		assert_int_equal(pipe_stats(l.w[k])->drop[PIPE_DROP_FRAG_ORPHAN], 0);
+	/* a second hop is taken in and handed off again: off = in, as for
+	 * any frame that reaches its owner */
+	assert_int_equal(pipe_stats(l.w[0])->handed_off + pipe_stats(l.w[1])->handed_off,
+			 pipe_stats(l.w[0])->handed_in + pipe_stats(l.w[1])->handed_in);
 	lab_close(&l);
 }
 
