@@ -10,7 +10,10 @@
  *                (or veth) that hashes the directions apart would bring
  *                them: half the frames are copied into the other
  *                worker's ring, taken from it and run there
- * Usage: handoffbench [flows] [rounds] [one-worker|at-owner|spread]
+ *   dnat-owner   at-owner with 8 port forwards (DNAT rules) in the
+ *                policy that the traffic never meets: what they add to
+ *                choosing the worker
+ * Usage: handoffbench [flows] [rounds] [one-worker|at-owner|spread|dnat-owner]
  * (default 1000 flows, 2000 rounds, every variant); built as
  * build/bench/handoffbench. Not a test: no assertion on time. For
  * instruction counts: valgrind --tool=callgrind --toggle-collect=burst
@@ -28,17 +31,22 @@
 #define BURST 64u
 #define FRAME 64u
 
-static const char policy[] =
-	"version: 1\n"
-	"zones: {inside: [lan0], outside: [wan0]}\n"
-	"rules:\n"
-	"  - {name: out, proto: udp, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
-	"defaults: {action: drop}\n"
+#define POLICY_HEAD							\
+	"version: 1\n"							\
+	"zones: {inside: [lan0], outside: [wan0]}\n"			\
+	"rules:\n"							\
+	"  - {name: out, proto: udp, from: {zone: inside}, to: {zone: outside}, action: accept}\n" \
+	"defaults: {action: drop}\n"					\
+	"routes:\n"							\
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n" \
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n"			\
 	"nat:\n"
-	"  - {name: masq, match: {from: {zone: inside}, to: {zone: outside}}, snat: {to: masquerade}}\n"
-	"routes:\n"
-	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
-	"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+#define MASQ "  - {name: masq, match: {from: {zone: inside}, to: {zone: outside}}, snat: {to: masquerade}}\n"
+#define FWD(n) "  - {name: fwd" #n ", match: {from: {zone: outside}, to: {network: 10.0.1.1, service: tcp/800" #n "}}, dnat: {to: 10.100.0." #n ", port: 80}}\n"
+
+static const char policy[] = POLICY_HEAD MASQ;
+static const char policy_dnat[] = POLICY_HEAD FWD(1) FWD(2) FWD(3) FWD(4) FWD(5) FWD(6) FWD(7)
+	FWD(8) MASQ;
 
 static const uint8_t wan_ip[4] = {10, 0, 1, 1};
 
@@ -59,16 +67,17 @@ struct lab {
 	struct handoff ho;
 };
 
-static int lab_open(struct lab *l, uint32_t nw, int handoff)
+static int lab_open(struct lab *l, uint32_t nw, int handoff, const char *text)
 {
 	char path[] = "/tmp/rampart-handoffbench-XXXXXX", err[256];
 	int fd = mkstemp(path);
+	size_t len = strlen(text);
 	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 2, .seed = 7,
 				.worker_count = (uint16_t)nw, .handoff = (uint8_t)handoff,
 				.home_seed = 0x5eed, .max_flows = 1u << 20};
 
 	memset(l, 0, sizeof(*l));
-	if (fd < 0 || write(fd, policy, sizeof(policy) - 1) != (ssize_t)(sizeof(policy) - 1))
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len)
 		return -1;
 	close(fd);
 	if (rulec_compile(path, stderr, &l->buf, &l->len) ||
@@ -176,7 +185,7 @@ int main(int argc, char **argv)
 {
 	uint32_t flows = argc > 1 ? (uint32_t)atoi(argv[1]) : 1000;
 	uint32_t rounds = argc > 2 ? (uint32_t)atoi(argv[2]) : 2000;
-	static const char *const names[] = {"one-worker", "at-owner", "spread"};
+	static const char *const names[] = {"one-worker", "at-owner", "spread", "dnat-owner"};
 	const char *only = argc > 3 ? argv[3] : NULL;
 
 	if (!flows || flows > 50000 || !rounds) {
@@ -185,7 +194,7 @@ int main(int argc, char **argv)
 	}
 	printf("# handoffbench: %u UDP flows through masquerade, both directions, %u-byte frames, "
 	       "bursts of %u, %u rounds; TSC cycles/packet\n", flows, FRAME, BURST, rounds);
-	for (int v = 0; v < 3; v++) {
+	for (int v = 0; v < 4; v++) {
 		if (only && strcmp(only, names[v]))
 			continue;
 		struct lab l;
@@ -196,7 +205,8 @@ int main(int argc, char **argv)
 
 		t.tmpl = calloc(t.n, FRAME);
 		t.owner = calloc(t.n, 1);
-		if (!idx || !order || !t.tmpl || !t.owner || lab_open(&l, nw, v != 0)) {
+		if (!idx || !order || !t.tmpl || !t.owner ||
+		    lab_open(&l, nw, v != 0, v == 3 ? policy_dnat : policy)) {
 			fprintf(stderr, "handoffbench: set-up failed\n");
 			return 1;
 		}
@@ -224,9 +234,11 @@ int main(int argc, char **argv)
 			t.owner[2 * i] = t.owner[2 * i + 1] = (uint8_t)at;
 		}
 		/* at-owner: frames grouped by owner so a burst is all one's */
-		for (uint32_t j = 0, n = 0; j < (v == 1 ? nw : 1); j++)
+		int by_owner = v == 1 || v == 3;
+
+		for (uint32_t j = 0, n = 0; j < (by_owner ? nw : 1); j++)
 			for (uint32_t i = 0; i < t.n; i++)
-				if (v != 1 || t.owner[i] == j)
+				if (!by_owner || t.owner[i] == j)
 					order[n++] = i;
 		for (uint32_t r = 0; r < rounds; r++) {
 			for (uint32_t s = 0; s < t.n; s += BURST) {
@@ -234,8 +246,8 @@ int main(int argc, char **argv)
 
 				for (uint32_t k = 0; k < m; k++)
 					idx[k] = order[s + k];
-				at = v == 0 ? 0 : v == 1 ? t.owner[idx[0]] : (s / BURST + r) & 1;
-				if (v == 1)	/* a burst must not straddle two owners */
+				at = v == 0 ? 0 : by_owner ? t.owner[idx[0]] : (s / BURST + r) & 1;
+				if (by_owner)	/* a burst must not straddle two owners */
 					while (m > 1 && t.owner[idx[m - 1]] != at)
 						m--;
 				cycles += burst(&l, &t, idx, m, at, now, &fwd);

@@ -161,6 +161,25 @@ static int split_nat_entries(struct pipe_policy *p)
 	return 0;
 }
 
+/* pipe_policy.dnat_dports, for a worker that hands frames over. */
+static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
+{
+	const struct rfw_view *v = p->view;
+
+	if (!w->handoff || !p->nat_dnat_count)
+		return 0;
+	p->dnat_dports = calloc(65536 / 64, sizeof(uint64_t));
+	if (!p->dnat_dports)
+		return -1;
+	for (uint32_t k = 0; k < p->nat_dnat_count; k++) {
+		const struct rfw_acl_entry *e = &v->nat_acl[p->nat_entries[k]];
+
+		for (uint32_t port = e->dport_lo; port <= e->dport_hi; port++)
+			p->dnat_dports[port >> 6] |= 1ull << (port & 63);
+	}
+	return 0;
+}
+
 /* The previous generation's rule and limit numbers, mapped to ours. */
 static int make_remap(const struct pipe_worker *w, struct pipe_policy *p, const uint32_t *map)
 {
@@ -288,7 +307,7 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 			goto nomem;
 		p->have_rl = 1;
 	}
-	if (split_nat_entries(p) < 0)
+	if (split_nat_entries(p) < 0 || make_dnat_ports(w, p) < 0)
 		goto nomem;
 	if (w->stateful && make_pools(w, p) < 0) {
 		fail(err, errlen, "cannot make the NAT pools (out of memory, or over %u pools "
@@ -319,6 +338,7 @@ void pipe_policy_free(struct pipe_policy *p)
 		rl_table_free(&p->rl);
 	free(p->add_pools);
 	free(p->nat_entries);
+	free(p->dnat_dports);
 	free(p->snat_pool);
 	free(p->masq_pool);
 	pipe_counters_free(p->counters);

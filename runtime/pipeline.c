@@ -256,8 +256,10 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 	struct ct_key k;
 	uint32_t r;
 
-	/* TCP, UDP, SCTP: the parsed key is conntrack's tuple already */
-	if (__builtin_expect(pk->has_ports && !pol->nat_dnat_count, 1))
+	/* TCP, UDP, SCTP: the parsed key is conntrack's tuple already, and
+	 * no DNAT rule need be looked at for a port none of them takes */
+	if (__builtin_expect(pk->has_ports && (!pol->nat_dnat_count ||
+					       !pipe_dnat_port_may(pol, pk->dport)), 1))
 		return pipe_home_of(w, pk->src, pk->dst, pk->sport, pk->dport, pk->proto);
 	ct_packet_tuple(&cp, &k);	/* ICMP's identifier or quoted packet, ... */
 	if (pol->nat_dnat_count) {

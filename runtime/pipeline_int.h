@@ -109,6 +109,11 @@ struct pipe_policy {
 	 * kind only, and DNAT none when the policy has no DNAT. */
 	uint32_t *nat_entries;
 	uint32_t nat_dnat_count, nat_entry_count;
+	/* With handoff: bit p set when some DNAT entry takes destination
+	 * port p (all of them for an entry without ports), so a frame's
+	 * worker is found without scanning the DNAT rules for the ports none
+	 * takes; NULL without handoff or DNAT. */
+	uint64_t *dnat_dports;
 	int32_t *snat_pool;		/* per NAT rule: worker pool index or -1 */
 	int32_t *masq_pool;		/* per NAT rule x port: pool index or -1 */
 	struct pipe_nat_pool **add_pools;	/* made by the build, the worker's at adopt */
@@ -175,6 +180,12 @@ struct pipe_worker {
 	struct pipe_config cfg;
 	struct neigh_table neigh;
 };
+
+/* 0 when no DNAT entry can take destination port `port` (handoff). */
+static inline int pipe_dnat_port_may(const struct pipe_policy *p, uint16_t port)
+{
+	return !p->dnat_dports || (p->dnat_dports[port >> 6] >> (port & 63)) & 1;
+}
 
 /* The worker (of w's count) that owns the flow of a tuple (home.h). */
 static inline uint32_t pipe_home_of(const struct pipe_worker *w, const uint8_t src[16],
