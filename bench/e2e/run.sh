@@ -190,11 +190,12 @@ start_B() {
 	FWPID=$RAMPARTD_PID
 }
 # worker 0 (queue 0) on the firewall's CPU as in B, worker 1 on the
-# generator's: with 2 vCPUs there is no third
+# generator's: with 2 vCPUs there is no third. E2E_B2_ARGS: more rampartd
+# options for B2 (e.g. --handoff off, to compare)
 start_B2() {
 	lab_rampartd_run routing --policy "$LAB_TMP/xsk.rfw" --interface "$FW_IF_C" \
 		--interface "$FW_IF_S" --mode router --backend xsk --queues 2 --cores $FW_CPU,$GEN_CPU \
-		--foreground --control "$LAB_TMP/rampartd.sock" || return 1
+		--foreground --control "$LAB_TMP/rampartd.sock" ${E2E_B2_ARGS:-} || return 1
 	FWPID=$RAMPARTD_PID
 }
 start_C() {
@@ -299,9 +300,9 @@ mkdir -p "$HERE/results"
 STAMP=$(date -u +%Y-%m-%d-%H%M)
 OUT="$HERE/results/$STAMP.md" PNG="$HERE/results/$STAMP.png"
 "$LAB_PY" - "$LAB_TMP/raw" "$SIZE" "$ROUNDS" "$SECONDS_PER" "$LOAD0" "$LOAD1" "$START" "$RULES" \
-	"$LAB_TMP/chart" "$PNG" "$WORKERS" >"$OUT" <<'PY'
+	"$LAB_TMP/chart" "$PNG" "$WORKERS" "${E2E_B2_ARGS:-}" >"$OUT" <<'PY'
 import statistics, sys
-raw, size, rounds, secs, load0, load1, start, rules, chart, png, workers = sys.argv[1:12]
+raw, size, rounds, secs, load0, load1, start, rules, chart, png, workers, b2args = sys.argv[1:13]
 order = ["G", "A", "B", "B2", "C", "D", "E"]
 names = {"G": "G generator alone (firewall kernel drops; offered capacity, no forwarding)",
          "A": "A xdpfwd (AF_XDP L2 forwarder, no policy: ceiling)",
@@ -331,6 +332,9 @@ print("Run %s, %s B UDP, %s rounds x %s s per contender, interleaved; policy %s 
       "%.2f - %.2f (median %.2f)."
       % (start, size, rounds, secs, rules, "2" if "2" in workers.split() else "1",
          load0, load1, min(loads), max(loads), statistics.median(loads)))
+if b2args:
+    print()
+    print("B2 ran with these rampartd options too (E2E_B2_ARGS): `%s`." % b2args)
 print()
 print("Delivered: the sink veth's RX packet counter over trafgen's run time (G: the firewall "
       "veth's). Offered: trafgen's own count of frames sent. Loss: 1 - delivered/offered, median "
