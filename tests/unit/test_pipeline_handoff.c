@@ -20,7 +20,7 @@
 #include "frames.h"
 #include "nat.h"
 #include "pipeline.h"
-#include "rulec.h"
+#include "router_lab.h"
 
 #define SEC 1000000000ull
 #define NW 2		/* workers, but for the many-workers test */
@@ -50,12 +50,6 @@ static const char policy[] =
 	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
 	"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
 
-static const uint8_t lan_mac[6] = {2, 0xaa, 0, 0, 0, 1}, wan_mac[6] = {2, 0xaa, 0, 0, 0, 2};
-static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe}, client_mac[6] = {2, 0xcc, 0, 0, 0, 5};
-static const uint8_t server_mac[6] = {2, 0xcc, 0, 0, 0, 10};
-static const uint8_t wan_ip[4] = {10, 0, 1, 1}, client_ip[4] = {10, 100, 0, 5};
-static const uint8_t server_ip[4] = {10, 100, 0, 10}, remote_ip[4] = {10, 200, 1, 1};
-
 struct lab {
 	void *buf;
 	size_t len;
@@ -68,37 +62,19 @@ struct lab {
 
 static void lab_open_mode(struct lab *l, int handoff, uint32_t nw, enum pipe_mode mode)
 {
-	char path[] = "/tmp/rampart-test-handoff-XXXXXX";
-	int fd = mkstemp(path);
-	char err[256];
-	struct pipe_config c = {.mode = mode, .nports = 2, .seed = 7,
+	struct pipe_config c = {.mode = mode, .seed = 7,
 				.worker_count = (uint16_t)nw, .handoff = (uint8_t)handoff,
 				.home_seed = 0x5eed, .max_flows = 4096};
 
 	memset(l, 0, sizeof(*l));
 	l->nw = nw;
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, policy, strlen(policy)), (ssize_t)strlen(policy));
-	close(fd);
-	assert_int_equal(rulec_compile(path, stderr, &l->buf, &l->len), 0);
-	unlink(path);
-	assert_int_equal(rfw_view_init(&l->view, l->buf, l->len, err, sizeof(err)), 0);
-	strcpy(c.port[0].name, "lan0");
-	memcpy(c.port[0].mac, lan_mac, 6);
-	c.port[0].has_v4 = 1;
-	memcpy(c.port[0].v4, (uint8_t[]){10, 100, 0, 1}, 4);
-	strcpy(c.port[1].name, "wan0");
-	memcpy(c.port[1].mac, wan_mac, 6);
-	c.port[1].has_v4 = 1;
-	memcpy(c.port[1].v4, wan_ip, 4);
+	router_lab_compile(policy, &l->buf, &l->len, &l->view);
+	router_lab_ports(&c);
 	for (uint16_t k = 0; k < nw; k++) {
 		c.worker_id = k;
 		l->w[k] = pipe_create(&c, &l->view);
 		assert_non_null(l->w[k]);
-		assert_int_equal(pipe_neigh_set(l->w[k], 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac),
-				 0);
-		assert_int_equal(pipe_neigh_set(l->w[k], 0, 4, client_ip, client_mac), 0);
-		assert_int_equal(pipe_neigh_set(l->w[k], 0, 4, server_ip, server_mac), 0);
+		router_lab_neighbours(l->w[k]);
 	}
 }
 

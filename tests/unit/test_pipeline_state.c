@@ -19,7 +19,7 @@
 #include "frames.h"
 #include "nat.h"
 #include "pipeline.h"
-#include "rulec.h"
+#include "router_lab.h"
 
 #define SEC 1000000000ull
 
@@ -53,12 +53,6 @@ static const char policy[] =
 	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
 	"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
 
-static const uint8_t lan_mac[6] = {2, 0xaa, 0, 0, 0, 1}, wan_mac[6] = {2, 0xaa, 0, 0, 0, 2};
-static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe}, client_mac[6] = {2, 0xcc, 0, 0, 0, 5};
-static const uint8_t server_mac[6] = {2, 0xcc, 0, 0, 0, 10};
-static const uint8_t wan_ip[4] = {10, 0, 1, 1}, client_ip[4] = {10, 100, 0, 5};
-static const uint8_t server_ip[4] = {10, 100, 0, 10}, remote_ip[4] = {10, 200, 1, 1};
-
 struct lab {
 	void *buf;
 	size_t len;
@@ -68,31 +62,14 @@ struct lab {
 
 static void lab_open_policy(struct lab *l, uint32_t max_flows, const char *text)
 {
-	char path[] = "/tmp/rampart-test-state-XXXXXX";
-	int fd = mkstemp(path);
-	char err[256];
-	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 2, .max_flows = max_flows, .seed = 7};
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = max_flows, .seed = 7};
 
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	assert_int_equal(rulec_compile(path, stderr, &l->buf, &l->len), 0);
-	unlink(path);
-	assert_int_equal(rfw_view_init(&l->view, l->buf, l->len, err, sizeof(err)), 0);
+	router_lab_compile(text, &l->buf, &l->len, &l->view);
 	assert_int_equal(l->view.policy->stateful, 1);
-	strcpy(c.port[0].name, "lan0");
-	memcpy(c.port[0].mac, lan_mac, 6);
-	c.port[0].has_v4 = 1;
-	memcpy(c.port[0].v4, (uint8_t[]){10, 100, 0, 1}, 4);
-	strcpy(c.port[1].name, "wan0");
-	memcpy(c.port[1].mac, wan_mac, 6);
-	c.port[1].has_v4 = 1;
-	memcpy(c.port[1].v4, wan_ip, 4);
+	router_lab_ports(&c);
 	l->w = pipe_create(&c, &l->view);
 	assert_non_null(l->w);
-	assert_int_equal(pipe_neigh_set(l->w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
-	assert_int_equal(pipe_neigh_set(l->w, 0, 4, client_ip, client_mac), 0);
-	assert_int_equal(pipe_neigh_set(l->w, 0, 4, server_ip, server_mac), 0);
+	router_lab_neighbours(l->w);
 }
 
 static void lab_open(struct lab *l, uint32_t max_flows)
