@@ -24,7 +24,7 @@ done
 OUT=${OUT:-$(mktemp -d /tmp/fwcg.XXXXXX)}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
-valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.out" --toggle-collect=pipe_process \
+valgrind --tool=callgrind --compress-strings=no --compress-pos=no --callgrind-out-file="$OUT/cg.out" --toggle-collect=pipe_process \
 	--dump-before=bench_mark "$BUILD/bench/fwbench" --flows "$FLOWS" --packets "$PACKETS" "$@" \
 	>"$OUT/fwbench.txt" 2>"$OUT/valgrind.txt"
 # parts: 2 load; then two marks per scenario, in fwbench's order (the

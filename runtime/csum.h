@@ -125,29 +125,16 @@ static inline void csum_fix_raw(uint8_t *field, uint64_t delta, int udp)
 	__builtin_memcpy(field, &hc, 2);
 }
 
-/* Both sides' csum_rewrite at once, inline, for the packets NAT mostly
- * sees: IPv4 TCP or UDP, not a later fragment, with the L4 checksum in
- * the frame. Every address and port is replaced (unchanged ones add
- * nothing to the sum), and each checksum is updated once. The bytes are
- * those of csum_rewrite for each side in turn (test_csum). ttl_dec: a
- * router's TTL decrement too, in the same IP checksum update (the caller
- * has checked TTL > 1). Returns -1, the frame untouched, for any other
- * packet. */
-static inline int csum_rewrite4(uint8_t *f, uint32_t len, const struct pkt_meta *m,
-				const uint8_t src[4], uint16_t sport, const uint8_t dst[4],
-				uint16_t dport, int ttl_dec)
+/* csum_rewrite4's rewrite, the frame already known to hold an IPv4
+ * header at ip and a TCP (proto 6) or UDP header at l4 through its
+ * checksum (l4 + 18 <= the frame's length). */
+static inline void csum_rewrite4_at(uint8_t *f, uint32_t ip, uint32_t l4, uint8_t proto,
+				    const uint8_t src[4], uint16_t sport, const uint8_t dst[4],
+				    uint16_t dport, int ttl_dec)
 {
-	const uint32_t ip = m->l3_off, l4 = m->l4_off;
-	const uint8_t proto = m->key.proto;
 	uint32_t old_s, old_d, new_s, new_d, old_p, new_p;
 	uint64_t da, dp;
 
-	/* m is pkt_parse's: the IPv4 header lies before l4, and the L4
-	 * header through a TCP checksum is in the frame when len allows it
-	 * (shorter UDP frames take csum_rewrite) */
-	if (m->key.family != 4 || !l4 || m->fragment == 2 || (proto != 6 && proto != 17) ||
-	    len < l4 + 18)
-		return -1;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	new_p = (uint32_t)__builtin_bswap16(sport) | (uint32_t)__builtin_bswap16(dport) << 16;
 #else
@@ -173,6 +160,30 @@ static inline int csum_rewrite4(uint8_t *f, uint32_t len, const struct pkt_meta 
 		da += (uint16_t)~old_w + new_w;
 	}
 	csum_fix_raw(f + ip + 10, da, 0);
+}
+
+/* Both sides' csum_rewrite at once, inline, for the packets NAT mostly
+ * sees: IPv4 TCP or UDP, not a later fragment, with the L4 checksum in
+ * the frame. Every address and port is replaced (unchanged ones add
+ * nothing to the sum), and each checksum is updated once. The bytes are
+ * those of csum_rewrite for each side in turn (test_csum). ttl_dec: a
+ * router's TTL decrement too, in the same IP checksum update (the caller
+ * has checked TTL > 1). Returns -1, the frame untouched, for any other
+ * packet. */
+static inline int csum_rewrite4(uint8_t *f, uint32_t len, const struct pkt_meta *m,
+				const uint8_t src[4], uint16_t sport, const uint8_t dst[4],
+				uint16_t dport, int ttl_dec)
+{
+	const uint32_t ip = m->l3_off, l4 = m->l4_off;
+	const uint8_t proto = m->key.proto;
+
+	/* m is pkt_parse's: the IPv4 header lies before l4, and the L4
+	 * header through a TCP checksum is in the frame when len allows it
+	 * (shorter UDP frames take csum_rewrite) */
+	if (m->key.family != 4 || !l4 || m->fragment == 2 || (proto != 6 && proto != 17) ||
+	    len < l4 + 18)
+		return -1;
+	csum_rewrite4_at(f, ip, l4, proto, src, sport, dst, dport, ttl_dec);
 	return 0;
 }
 

@@ -328,13 +328,24 @@ static uint32_t frame_home(struct pipe_worker *w, const struct pipe_pkt *p,
  * cache for a million flows is larger than L2, and a probe that waits
  * for its slot stalls the next. Fragments and ICMP are not probed (the
  * full path decides), nor TCP SYNs (see cache_after_syn). */
+/* A frame pkt_fast_frame took (IPv4 without options, TCP or UDP) for the
+ * express path (stage_express): with the L4 checksum in the frame, not a
+ * TCP SYN (the full path decides whether one opens a new connection),
+ * and in router mode one the router forwards (TTL > 1). */
+static inline int express_frame(const uint8_t *f, uint32_t len, int router)
+{
+	return len >= 14 + 20 + 18 && !(f[23] == 6 && (f[47] & 0x02)) && (!router || f[22] > 1);
+}
+
 static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe)
 {
 	struct pipe_burst *b = &w->burst;
 	const uint8_t *port_if = w->pol->port_if;
 	const struct flowcache *c = &w->fc;
 	const int handoff = w->handoff;	/* once: the stores below may alias it */
-	uint32_t nkeys = 0, nprobe = 0, nsyn = 0;
+	const int router = w->mode == PIPE_ROUTER;
+	const int express = probe && !handoff;
+	uint32_t nkeys = 0, nprobe = 0, nsyn = 0, nx = 0;
 
 	/* whole arrays, a few wide stores, rather than a byte per packet */
 	memset(b->logme, 0, sizeof(b->logme));
@@ -360,10 +371,27 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		p->verdict = PIPE_FORWARD;
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
-		kind = pkt_parse_fast(p->data, p->len, m);
-		fast = kind >= 0;
-		if (!fast)
+		fast = pkt_fast_frame(p->data, p->len);
+		if (express && fast && express_frame(p->data, p->len, router)) {
+			const uint8_t *f = p->data;
+			uint32_t s4, d4;
+
+			memcpy(&s4, f + 26, 4);
+			memcpy(&d4, f + 30, 4);
+			h = flowcache_hash_v4(c, s4, d4, (uint16_t)(f[34] << 8 | f[35]),
+					      (uint16_t)(f[36] << 8 | f[37]), f[23], 1, 0, p->in_port);
+			b->fch[i] = h;
+			b->fcp[i] = 1;
+			__builtin_prefetch(flowcache_slot(c, h));
+			b->l_x[nx++] = i;
+			continue;	/* no meta yet: stage_express */
+		}
+		if (fast) {
+			pkt_fill_fast(p->data, m);
+			kind = PKT_IP;
+		} else {
 			kind = pkt_parse(p->data, p->len, m);
+		}
 		switch (kind) {
 		case PKT_IP:
 			m->key.in_if = port_if[p->in_port];
@@ -436,6 +464,8 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	}
 	b->nprobe = nprobe;
 	b->nsyn = nsyn;
+	b->nx = nx;
+	b->ncand = b->xfound = 0;
 	b->nfrag_wait = 0;
 	return nkeys;
 }
@@ -705,11 +735,11 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	struct pipe_burst *b = &w->burst;
 	const struct flowcache *c = &w->fc;
 	const uint32_t epoch = w->fc_epoch, probed = b->nprobe;
-	uint32_t ncand = 0, kept = 0, inv = 0, hits = 0, taken = 0;
+	uint32_t ncand = 0, kept = 0, inv = *ninv, hits = 0, taken = 0;
 	const struct ct_flow *flows;
 	uint32_t max_flows;
 
-	if (w->fc_rest) {	/* see below; stage_parse did not probe */
+	if (w->fc_rest) {	/* see fc_judge; stage_parse did not probe */
 		w->fc_rest--;
 		return nnew;
 	}
@@ -737,19 +767,7 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		hc->rule = e->rule;
 		b->l_hint[ncand++] = i;
 	}
-	/* More active flows than slots: most probes miss, and each costs a
-	 * hash, a slot and an insert. After fill_bursts bursts in a row
-	 * with hardly a hit (as many bursts as it takes to fill the cache,
-	 * so a warming cache is not mistaken for a thrashing one), it rests
-	 * for three times as long, then tries again. */
-	if (probed >= 16 && ncand * 8 < probed) {
-		if (++w->fc_bad >= w->fc.fill_bursts) {
-			w->fc_bad = 0;
-			w->fc_rest = 3 * w->fc.fill_bursts;
-		}
-	} else if (probed) {
-		w->fc_bad = 0;
-	}
+	b->ncand = ncand;
 	if (ncand && b->nsyn)
 		ncand = cache_after_syn(w, pkts, ncand, b->nsyn);
 	if (!ncand)
@@ -783,6 +801,168 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			b->l_new[kept++] = i;
 	}
 	return kept;
+}
+
+/* More active flows than slots: most probes miss, and each costs a hash,
+ * a slot and an insert. After fill_bursts bursts in a row with hardly a
+ * hit (as many bursts as it takes to fill the cache, so a warming cache
+ * is not mistaken for a thrashing one), the cache rests for three times
+ * as long (stage_parse does not probe), then tries again. */
+static void fc_judge(struct pipe_worker *w)
+{
+	const struct pipe_burst *b = &w->burst;
+	uint32_t probed = b->nprobe + b->nx, found = b->ncand + b->xfound;
+
+	if (probed >= 16 && found * 8 < probed) {
+		if (++w->fc_bad >= w->fc.fill_bursts) {
+			w->fc_bad = 0;
+			w->fc_rest = 3 * w->fc.fill_bursts;
+		}
+	} else if (probed) {
+		w->fc_bad = 0;
+	}
+}
+
+/* An express hit leaves as cache_finish sends a flow-cache hit, from the
+ * frame (pkt_fast_frame's offsets) instead of its meta. */
+static inline void express_finish(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
+				  const struct flowcache_entry *e, const struct ct_hint_wire *wire)
+{
+	struct pipe_burst *b = &w->burst;
+	struct pipe_rule_stats *rs;
+	uint8_t *f = p->data;
+	uint32_t r = e->rule & PIPE_RULE_MASK;
+	const int router = w->mode == PIPE_ROUTER;
+
+	if (wire) {
+		/* a router's TTL goes in the same IP checksum update */
+		csum_rewrite4_at(f, 14, 34, f[23], wire->src, wire->sport, wire->dst, wire->dport,
+				 router);
+		w->stats.nat_rewrites++;
+	}
+	if (router) {
+		p->out_port = e->out_port;
+		if (!wire)
+			ttl_decrement(f + 14, 4);
+		memcpy(f, e->mac, 12);	/* next hop's and our own address */
+	}
+	if (r > w->pol->rule_count)
+		r = 0;
+	b->rule[i] = r;		/* for the capture */
+	b->path[i] = PATH_FLOW;
+	b->meta[i].kind = PKT_IP;
+	rs = &w->pol->rules[r];
+	rs->packets++;
+	rs->bytes += p->len;
+	rs->last_ns = w->now_ns;
+}
+
+/* An express frame that takes the full path after all: its meta, as
+ * stage_parse makes it for the same frame. */
+static void express_parse(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
+{
+	struct pkt_meta *m = &w->burst.meta[i];
+	const uint8_t *port_if = w->pol->port_if;
+
+	pkt_fill_fast(p->data, m);	/* pkt_fast_frame took it */
+	m->key.in_if = port_if[p->in_port];
+	m->key.out_if = p->out_port == PIPE_NO_PORT ? PIPE_NO_PORT : port_if[p->out_port];
+	m->key.ct_state = RFW_STATE_NEW;
+}
+
+/* The express path: flow-cache hits of IPv4 TCP/UDP frames, which
+ * stage_parse only hashed (l_x), checked against their flow
+ * (ct_hint4_batch) and finished from the frame, no meta made. It runs
+ * the flow cache's checks (stage_cache), with the same answers; what it
+ * saves is the parse into a meta and the lists of the full path. The
+ * frames that miss (or that TCP tracking refused: *ninv, in l_inv) are
+ * parsed now and join the full path's l_new in burst order; returns its
+ * new length. */
+static uint32_t stage_express(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
+			      uint32_t now, uint32_t *ninv)
+{
+	struct pipe_burst *b = &w->burst;
+	const struct flowcache *c = &w->fc;
+	const uint32_t epoch = w->fc_epoch, nx = b->nx, nsyn = b->nsyn;
+	const struct ct_flow *flows = ct_flow_entries(w->ct);
+	const uint32_t max_flows = ct_max_flows(w->ct);
+	uint32_t ncand = 0, hits = 0, taken = 0, inv = *ninv, merged = 0, k = 0;
+
+	if (nsyn)		/* a SYN's later packets in its slot: cache_after_syn */
+		for (uint32_t x = 0; x < nsyn; x++) {
+			uint32_t i = b->syn_at[x];
+
+			b->syn_slot[x] = flowcache_index(
+				c, flowcache_hash(c, &b->meta[i].key, pkts[i].in_port));
+		}
+	for (uint32_t x = 0; x < nx; x++) {
+		uint32_t i = b->l_x[x];
+		const struct pipe_pkt *p = &pkts[i];
+		const uint8_t *f = p->data;
+		const struct flowcache_entry *e;
+		uint64_t h = b->fch[i];
+		struct ct_hint4 *hc;
+
+		e = flowcache_slot(c, h);
+		if (e->sig != flowcache_sig(h) || e->epoch != epoch || e->in_port != p->in_port)
+			continue;
+		if (__builtin_expect(nsyn != 0, 0)) {
+			uint32_t y, slot = flowcache_index(c, h);
+
+			for (y = 0; y < nsyn && !(b->syn_slot[y] == slot && b->syn_at[y] < i); y++)
+				;
+			if (y < nsyn)
+				continue;
+		}
+		if (e->flow < max_flows)	/* what ct_hint4_batch reads */
+			ct_flow_prefetch(flows + e->flow, f[23], 4);
+		hc = &b->hint4[ncand];
+		hc->frame = f;
+		hc->len = p->len;
+		hc->flow = e->flow;
+		hc->rule = e->rule;
+		hc->dir = e->dir;
+		b->l_hint4[ncand++] = i;
+	}
+	b->xfound = ncand;
+	ct_hint4_batch(w->ct, b->hint4, ncand, now);
+	for (uint32_t j = 0; j < ncand; j++) {
+		uint32_t i = b->l_hint4[j];
+		uint8_t res = b->hint4[j].result;
+
+		if (__builtin_expect(res == CT_HINT_OK || res == CT_HINT_OK_NAT, 1)) {
+			express_finish(w, &pkts[i], i, flowcache_slot(c, b->fch[i]),
+				       res == CT_HINT_OK_NAT ? &b->hint4[j].wire : NULL);
+			b->fc_taken[i] = 1;
+			hits++;
+		} else if (res == CT_HINT_INVALID) {
+			express_parse(w, &pkts[i], i);
+			b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
+			inv += invalid(w, &pkts[i], &b->meta[i].key, &b->l_inv[inv], i);
+			b->fc_taken[i] = 1;
+			taken++;
+		}
+	}
+	w->stats.flow_cache_hits += hits;
+	w->stats.flows_hit += hits;
+	*ninv = inv;
+	if (hits + taken == nx)
+		return nnew;	/* the steady state: every one a hit */
+	/* the misses, parsed, merged into l_new by burst index */
+	for (uint32_t x = 0; x < nx; x++) {
+		uint32_t i = b->l_x[x];
+
+		if (b->fc_taken[i])
+			continue;
+		express_parse(w, &pkts[i], i);
+		while (k < nnew && b->l_new[k] < i)
+			b->l_merge[merged++] = b->l_new[k++];
+		b->l_merge[merged++] = i;
+	}
+	while (k < nnew)
+		b->l_merge[merged++] = b->l_new[k++];
+	memcpy(b->l_new, b->l_merge, merged * sizeof(b->l_new[0]));
+	return merged;
 }
 
 /* Remember the known flows the full pipeline forwarded (IPv6 ones only
@@ -1492,11 +1672,16 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	struct pipe_stage_stats *st = w->stats.stage;
 	uint32_t now = (uint32_t)(now_ns / 1000000000u);
 	uint32_t nnew, nknown = 0, npass, ninv = 0;
+	const int probe = w->have_fc && !w->fc_rest;
 
 	w->now_ns = now_ns;
-	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n, w->have_fc && !w->fc_rest));
+	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n, probe));
+	if (b->nx)
+		STAGE(PIPE_ST_CACHE, b->nx, nnew = stage_express(w, pkts, nnew, now, &ninv));
 	if (w->have_fc && nnew)
 		STAGE(PIPE_ST_CACHE, nnew, nnew = stage_cache(w, pkts, nnew, now, &ninv));
+	if (probe)
+		fc_judge(w);
 	if (w->stateful && nnew)
 		STAGE(PIPE_ST_FLOW, nnew, nnew = stage_flow(w, pkts, nnew, now, &nknown));
 	for (uint32_t k = 0; k < ninv; k++)	/* invalid, for the rules that see it */

@@ -78,6 +78,13 @@ struct pipe_burst {
 	 * in the burst, was accepted: looked up again after stage_ct */
 	uint32_t l_frag_wait[PIPE_BURST], nfrag_wait;
 	struct ct_hint hint[PIPE_BURST];	/* the candidates, for conntrack */
+	uint32_t ncand;				/* probes whose slot held a flow */
+	/* the express path: IPv4 TCP/UDP frames stage_parse only hashed
+	 * (no meta until they miss), stage_express's candidates */
+	uint32_t l_x[PIPE_BURST], nx, xfound;
+	uint32_t l_hint4[PIPE_BURST];
+	struct ct_hint4 hint4[PIPE_BURST];
+	uint32_t l_merge[PIPE_BURST];
 };
 
 struct pipe_nat_pool {

@@ -58,21 +58,40 @@ int pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m);
  * IPv4 without options, not a fragment, TCP or UDP whose header fits the
  * IP length), inline for the pipeline's hot loop: the same meta, without
  * the call, the VLAN and IPv6 branches and the L4 switch. Returns PKT_IP,
- * or -1 (m untouched) for any other frame, which pkt_parse then takes. */
-static inline int pkt_parse_fast(const uint8_t *f, uint32_t len, struct pkt_meta *m)
+ * or -1 (m untouched) for any other frame, which pkt_parse then takes.
+ * pkt_fast_frame says whether a frame is one of those without parsing it:
+ * IPv4 at offset 14, TCP or UDP at 34. */
+static inline int pkt_fast_frame(const uint8_t *f, uint32_t len)
 {
-	uint32_t tot;
+	/* bytes 12-14 (ethertype, version and IHL) and 20-21 (MF and the
+	 * offset) as words, masked, whatever the host's byte order */
+	static const uint8_t type_want[4] = {0x08, 0x00, 0x45, 0}, type_mask[4] = {0xff, 0xff, 0xff, 0};
+	static const uint8_t frag_mask[2] = {0x3f, 0xff};
+	uint32_t type, tw, tm, tot;
+	uint16_t frag, fm;
 	uint8_t proto;
 
-	if (len < 14 + 20 + 8 || f[12] != 0x08 || f[13] != 0x00 || f[14] != 0x45 ||
-	    (f[20] & 0x3f) | f[21])
-		return -1;	/* short, not IPv4, options, or a fragment (MF or offset) */
+	if (len < 14 + 20 + 8)
+		return 0;
+	__builtin_memcpy(&type, f + 12, 4);
+	__builtin_memcpy(&tw, type_want, 4);
+	__builtin_memcpy(&tm, type_mask, 4);
+	__builtin_memcpy(&frag, f + 20, 2);
+	__builtin_memcpy(&fm, frag_mask, 2);
+	if ((type & tm) != tw || (frag & fm))
+		return 0;	/* not IPv4, options, or a fragment (MF or offset) */
 	tot = (uint32_t)(f[16] << 8 | f[17]);
 	proto = f[23];
 	if (proto == 6 ? tot < 40 : proto != 17 || tot < 28)
-		return -1;
-	if (len < 14 + tot)
-		return -1;
+		return 0;
+	return len >= 14 + tot;
+}
+
+/* pkt_parse_fast's meta of a frame pkt_fast_frame accepted. */
+static inline void pkt_fill_fast(const uint8_t *f, struct pkt_meta *m)
+{
+	uint8_t proto = f[23];
+
 	__builtin_memset(m, 0, sizeof(*m));
 	__builtin_memcpy(m->key.src, f + 26, 4);
 	__builtin_memcpy(m->key.dst, f + 30, 4);
@@ -86,6 +105,13 @@ static inline int pkt_parse_fast(const uint8_t *f, uint32_t len, struct pkt_meta
 	m->ethertype = 0x0800;
 	m->l3_off = 14;
 	m->l4_off = 34;
+}
+
+static inline int pkt_parse_fast(const uint8_t *f, uint32_t len, struct pkt_meta *m)
+{
+	if (!pkt_fast_frame(f, len))
+		return -1;
+	pkt_fill_fast(f, m);
 	return PKT_IP;
 }
 const char *pkt_reason_name(unsigned reason);

@@ -384,6 +384,96 @@ static void test_same_as_without(void **state)
 	pair_close(&wp);
 }
 
+/* One burst through both workers; they must agree on every packet. */
+static void pair_burst(struct worker_pair *wp, const struct frame *in, const uint8_t *ports,
+		       uint32_t n, uint64_t now, struct pipe_pkt *res, struct frame *out)
+{
+	static struct frame copy[2][8];
+	struct pipe_pkt pk[2][8];
+
+	assert_true(n <= 8);
+	for (int k = 0; k < 2; k++) {
+		for (uint32_t j = 0; j < n; j++) {
+			copy[k][j] = in[j];
+			pk[k][j] = (struct pipe_pkt){.data = copy[k][j].b, .len = in[j].len,
+						     .room = sizeof(copy[k][j].b), .in_port = ports[j]};
+		}
+		pipe_process(wp->w[k], pk[k], n, now);
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		assert_int_equal(pk[0][j].verdict, pk[1][j].verdict);
+		assert_int_equal(pk[0][j].drop, pk[1][j].drop);
+		assert_int_equal(pk[0][j].len, pk[1][j].len);
+		assert_memory_equal(pk[0][j].data, pk[1][j].data, pk[0][j].len);
+		res[j] = pk[0][j];
+		out[j] = copy[0][j];
+	}
+}
+
+/* A SYN that reuses the ports of a reset connection, and a segment of
+ * the old connection right behind it in the same burst (its sequence
+ * number inside the old window). The full path looks the whole burst up
+ * before it creates the SYN's flow, so the segment is the old flow's and
+ * is forwarded. With the cache, packets behind a SYN in the SYN's slot
+ * take the full path too (stage_cache, stage_express), so they meet
+ * conntrack in the order the full path gives them: the same answer,
+ * and the segment is not a cache hit. */
+static void test_syn_then_old_segment(void **state)
+{
+	struct worker_pair wp;
+	struct flow_spec c = {.family = 4, .proto = 6, .sport = 40000, .dport = 443};
+	struct flow_spec sv = {.family = 4, .proto = 6, .sport = 443};
+	struct frame in[2], out[2];
+	struct pipe_pkt res[2];
+	uint8_t lan[2] = {0, 0}, wan = 1;
+	uint64_t now = 10 * SEC;
+	uint64_t hits;
+
+	(void)state;
+	pair_open(&wp);
+	client_addr(4, 0, c.src);
+	memcpy(c.dst, (uint8_t[]){10, 200, 7, 9}, 4);
+	memcpy(sv.src, c.dst, 4);
+	c.tcp_flags = 0x02, c.seq = 1000;
+	frame_build(&in[0], &c);
+	pair_burst(&wp, in, lan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	memcpy(sv.dst, out[0].b + 14 + 12, 4);	/* the masquerade's address and port */
+	sv.dport = frame_get16(out[0].b + 14 + 20);
+	sv.tcp_flags = 0x12, sv.seq = 5000, sv.ack = 1001;
+	frame_build(&in[0], &sv);
+	pair_burst(&wp, in, &wan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	c.tcp_flags = 0x10, c.seq = 1001, c.ack = 5001;
+	for (int i = 0; i < 3; i++) {	/* the handshake's ACK, then data: cached */
+		frame_build(&in[0], &c);
+		pair_burst(&wp, in, lan, 1, now, res, out);
+		assert_int_equal(res[0].verdict, PIPE_FORWARD);
+		c.seq += c.payload;
+		c.tcp_flags = 0x18, c.payload = 10;
+	}
+	hits = pipe_stats(wp.w[0])->flow_cache_hits;
+	assert_true(hits >= 1);
+	c.tcp_flags = 0x04, c.payload = 0;	/* reset */
+	frame_build(&in[0], &c);
+	pair_burst(&wp, in, lan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	{
+		struct flow_spec syn = c;
+
+		syn.tcp_flags = 0x02, syn.seq = 900000, syn.ack = 0;
+		frame_build(&in[0], &syn);
+	}
+	c.tcp_flags = 0x18, c.payload = 10;	/* the old connection's next segment */
+	frame_build(&in[1], &c);
+	pair_burst(&wp, in, lan, 2, now + SEC / 10, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	assert_int_equal(res[1].verdict, PIPE_FORWARD);
+	/* the reset was a hit, the segment behind the SYN was not */
+	assert_int_equal(pipe_stats(wp.w[0])->flow_cache_hits, hits + 1);
+	pair_close(&wp);
+}
+
 /* The cache grows with the conntrack table, under 2.7 bytes a flow
  * once past its smallest size, within its bounds, a power of two. */
 static void test_sizing(void **state)
@@ -423,6 +513,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizing),
 		cmocka_unit_test(test_same_as_without),
+		cmocka_unit_test(test_syn_then_old_segment),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
