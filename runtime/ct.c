@@ -1470,7 +1470,7 @@ void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t
 		const uint8_t *fr = x->frame;
 		struct ct_pkt p;
 		const struct ct_flow *f;
-		unsigned d = x->dir & 1, o = d ^ 1;
+		unsigned d = x->dir & 1;
 		uint32_t fs, fd, fp, ks, kd, kp;
 		uint16_t kports[2];
 		uint8_t ok = CT_HINT_OK;
@@ -1491,14 +1491,8 @@ void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t
 		    !flow_live(f, now) || f->family != 4 || f->proto != fr[23] ||
 		    ((fs ^ ks) | (fd ^ kd) | (fp ^ kp)))
 			continue;
-		if (f->flags & CT_F_NAT) {
-			/* leaves as the reverse of the other direction */
-			memcpy(x->wire.src, f->addr + 8 * o + 4, 4);
-			memcpy(x->wire.dst, f->addr + 8 * o, 4);
-			x->wire.sport = f->port[2 * o + 1];
-			x->wire.dport = f->port[2 * o];
-			ok = CT_HINT_OK_NAT;
-		}
+		if (f->flags & CT_F_NAT)
+			ok = CT_HINT_OK_NAT;	/* the wire: ct_flow_wire4 */
 		p = (struct ct_pkt){&express_tcp4, x->frame, x->len};
 		x->result = account_known(t, x->flow, d, &p, now) ? ok : CT_HINT_INVALID;
 	}

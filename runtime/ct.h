@@ -167,8 +167,8 @@ struct ct_hint4 {
 	uint32_t len;
 	uint32_t flow, rule;		/* in: what the flow cache remembers */
 	uint8_t dir;
-	uint8_t result;			/* out: enum ct_hint_result */
-	struct ct_hint_wire wire;	/* out, CT_HINT_OK_NAT */
+	uint8_t result;			/* out: enum ct_hint_result; for OK_NAT
+					 * the wire is ct_flow_wire4's */
 };
 
 void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t now);
@@ -399,6 +399,22 @@ static inline void ct_flow_prefetch(const struct ct_flow *f, uint8_t proto, uint
 		__builtin_prefetch(fp + offsetof(struct ct_flow, next) - 1);
 	if (family == 6)
 		__builtin_prefetch(fp + sizeof(struct ct_flow) - 1);
+}
+
+/* The tuple an IPv4 packet of a translated flow leaves with, read from
+ * the flow (entries + flow) itself: the reverse of the other direction.
+ * For ct_hint4_batch's OK_NAT answers, before the next conntrack call. */
+static inline void ct_flow_wire4(const struct ct_flow *entries, uint32_t flow, unsigned dir,
+				 const uint8_t **src, const uint8_t **dst, uint16_t *sport,
+				 uint16_t *dport)
+{
+	const struct ct_flow *f = entries + flow;
+	unsigned o = (dir & 1) ^ 1;
+
+	*src = f->addr + 8 * o + 4;
+	*dst = f->addr + 8 * o;
+	*sport = f->port[2 * o + 1];
+	*dport = f->port[2 * o];
 }
 
 /* ct_tcp.c: TCP tracking of one segment of an existing flow (dir = its

@@ -323,11 +323,6 @@ static uint32_t frame_home(struct pipe_worker *w, const struct pipe_pkt *p,
 	return p->homed ? w->cfg.worker_id : packet_home(w, p, m);
 }
 
-/* Parse, and, when `probe`, hash the flow cache's probes and prefetch
- * their slots while the tuple is at hand (stage_cache makes them): a
- * cache for a million flows is larger than L2, and a probe that waits
- * for its slot stalls the next. Fragments and ICMP are not probed (the
- * full path decides), nor TCP SYNs (see cache_after_syn). */
 /* A frame pkt_fast_frame took (IPv4 without options, TCP or UDP) for the
  * express path (stage_express): with the L4 checksum in the frame, not a
  * TCP SYN (the full path decides whether one opens a new connection),
@@ -337,6 +332,13 @@ static inline int express_frame(const uint8_t *f, uint32_t len, int router)
 	return len >= 14 + 20 + 18 && !(f[23] == 6 && (f[47] & 0x02)) && (!router || f[22] > 1);
 }
 
+/* Parse, and, when `probe`, hash the flow cache's probes and prefetch
+ * their slots while the tuple is at hand (stage_cache makes them): a
+ * cache for a million flows is larger than L2, and a probe that waits
+ * for its slot stalls the next. Fragments and ICMP are not probed (the
+ * full path decides), nor TCP SYNs (see cache_after_syn). Frames for the
+ * express path are not parsed at all here, only hashed (l_x; and with
+ * handoff homed). */
 static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe)
 {
 	struct pipe_burst *b = &w->burst;
@@ -344,7 +346,10 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	const struct flowcache *c = &w->fc;
 	const int handoff = w->handoff;	/* once: the stores below may alias it */
 	const int router = w->mode == PIPE_ROUTER;
-	const int express = probe && !handoff;
+	const int express = probe;
+	const struct pipe_policy *pol = w->pol;
+	const uint32_t self = w->cfg.worker_id;
+	const uint32_t nports = w->nports;
 	uint32_t nkeys = 0, nprobe = 0, nsyn = 0, nx = 0;
 
 	/* whole arrays, a few wide stores, rather than a byte per packet */
@@ -363,23 +368,42 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		int kind, fast, syn;
 		uint8_t ttl;
 
-		if (p->in_port >= w->nports)
+		if (p->in_port >= nports)
 			p->in_port = 0;	/* a backend bug must not index past */
 		ps = &w->stats.port[p->in_port];
 		ps->rx_packets++;
 		ps->rx_bytes += p->len;
 		p->verdict = PIPE_FORWARD;
 		p->drop = PIPE_DROP_NONE;
-		p->out_port = w->mode == PIPE_BRIDGE ? p->in_port ^ 1 : PIPE_NO_PORT;
+		p->out_port = router ? PIPE_NO_PORT : p->in_port ^ 1;
 		fast = pkt_fast_frame(p->data, p->len);
-		if (express && fast && express_frame(p->data, p->len, router)) {
+		if (express && fast && express_frame(p->data, p->len, router) &&
+		    !(handoff && !p->homed && pol->nat_dnat_count &&
+		      pipe_dnat_port_may(pol, (uint16_t)(p->data[36] << 8 | p->data[37])))) {
+			/* (a port a DNAT rule may take: the full path finds
+			 * the worker by the translated tuple) */
 			const uint8_t *f = p->data;
+			uint16_t sport = (uint16_t)(f[34] << 8 | f[35]);
+			uint16_t dport = (uint16_t)(f[36] << 8 | f[37]);
 			uint32_t s4, d4;
 
+			if (__builtin_expect(handoff, 0)) {	/* packet_home's, from the frame */
+				w->stats.handed_in += p->homed != 0;
+				p->worker = (uint8_t)(p->homed ? self
+						  : home_worker(home_hash4(f + 26, f + 30, sport, dport, f[23],
+									   w->cfg.home_seed),
+								w->cfg.worker_count));
+				if (p->worker != self) {
+					p->verdict = PIPE_HANDOFF;
+					w->stats.handed_off++;
+					ps->rx_packets--;	/* the owner counts it */
+					ps->rx_bytes -= p->len;
+					continue;
+				}
+			}
 			memcpy(&s4, f + 26, 4);
 			memcpy(&d4, f + 30, 4);
-			h = flowcache_hash_v4(c, s4, d4, (uint16_t)(f[34] << 8 | f[35]),
-					      (uint16_t)(f[36] << 8 | f[37]), f[23], 1, 0, p->in_port);
+			h = flowcache_hash_v4(c, s4, d4, sport, dport, f[23], 1, 0, p->in_port);
 			b->fch[i] = h;
 			b->fcp[i] = 1;
 			__builtin_prefetch(flowcache_slot(c, h));
@@ -826,7 +850,7 @@ static void fc_judge(struct pipe_worker *w)
 /* An express hit leaves as cache_finish sends a flow-cache hit, from the
  * frame (pkt_fast_frame's offsets) instead of its meta. */
 static inline void express_finish(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
-				  const struct flowcache_entry *e, const struct ct_hint_wire *wire)
+				  const struct flowcache_entry *e, const struct ct_flow *nat)
 {
 	struct pipe_burst *b = &w->burst;
 	struct pipe_rule_stats *rs;
@@ -834,22 +858,24 @@ static inline void express_finish(struct pipe_worker *w, struct pipe_pkt *p, uin
 	uint32_t r = e->rule & PIPE_RULE_MASK;
 	const int router = w->mode == PIPE_ROUTER;
 
-	if (wire) {
+	if (nat) {
+		const uint8_t *src, *dst;
+		uint16_t sport, dport;
+
+		ct_flow_wire4(nat, e->flow, e->dir, &src, &dst, &sport, &dport);
 		/* a router's TTL goes in the same IP checksum update */
-		csum_rewrite4_at(f, 14, 34, f[23], wire->src, wire->sport, wire->dst, wire->dport,
-				 router);
+		csum_rewrite4_at(f, 14, 34, f[23], src, sport, dst, dport, router);
 		w->stats.nat_rewrites++;
 	}
 	if (router) {
 		p->out_port = e->out_port;
-		if (!wire)
+		if (!nat)
 			ttl_decrement(f + 14, 4);
 		memcpy(f, e->mac, 12);	/* next hop's and our own address */
 	}
 	if (r > w->pol->rule_count)
 		r = 0;
-	b->rule[i] = r;		/* for the capture */
-	b->path[i] = PATH_FLOW;
+	b->rule[i] = r;		/* for the capture, which also reads the kind */
 	b->meta[i].kind = PKT_IP;
 	rs = &w->pol->rules[r];
 	rs->packets++;
@@ -932,7 +958,7 @@ static uint32_t stage_express(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 
 		if (__builtin_expect(res == CT_HINT_OK || res == CT_HINT_OK_NAT, 1)) {
 			express_finish(w, &pkts[i], i, flowcache_slot(c, b->fch[i]),
-				       res == CT_HINT_OK_NAT ? &b->hint4[j].wire : NULL);
+				       res == CT_HINT_OK_NAT ? flows : NULL);
 			b->fc_taken[i] = 1;
 			hits++;
 		} else if (res == CT_HINT_INVALID) {

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "frames.h"
+#include "home.h"
 #include "nat.h"
 #include "pipeline.h"
 #include "router_lab.h"
@@ -183,6 +184,92 @@ static void test_masquerade_replies_find_their_worker(void **state)
 	assert_true(l.handed > 16);
 	assert_int_equal(pipe_stats(l.w[0])->handed_in + pipe_stats(l.w[1])->handed_in, l.handed);
 	assert_int_equal(rx, 128);	/* each frame counted once, by its owner */
+	lab_close(&l);
+}
+
+/* The express path homes IPv4 frames from their bytes (home_hash4):
+ * the same worker as home_hash of the zero-padded addresses. */
+static void test_home_hash4_is_home_hash(void **state)
+{
+	uint32_t x = 99;
+	(void)state;
+
+	for (int i = 0; i < 100000; i++) {
+		uint8_t s16[16] = {0}, d16[16] = {0};
+		uint16_t sp, dp;
+		uint64_t seed;
+
+		for (int b = 0; b < 4; b++) {
+			x = x * 1103515245u + 12345u;
+			s16[b] = (uint8_t)(x >> 16);
+			d16[b] = (uint8_t)(x >> 24);
+		}
+		x = x * 1103515245u + 12345u;
+		sp = (uint16_t)(x >> 8);
+		dp = (uint16_t)(x >> 12);
+		seed = (uint64_t)x << 32 | (x * 2654435761u);
+		assert_int_equal(home_hash4(s16, d16, sp, dp, (uint8_t)(x >> 3), seed),
+				 home_hash(s16, d16, sp, dp, (uint8_t)(x >> 3), seed));
+	}
+}
+
+/* Flows that go on for a while: after their first packets the flow
+ * cache finishes them on the express path, which must hand them over
+ * like the full path (its worker found from the frame's bytes). 32 UDP
+ * flows through masquerade, 8 requests and replies each on random
+ * queues: all translated, each frame counted once, and most of the later
+ * ones flow-cache hits. */
+static void test_cached_flows_find_their_worker(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by_req, by_rep, owner[32], seed = 777;
+	uint16_t pub[32];
+	uint64_t rx = 0, hits = 0;
+	(void)state;
+
+	lab_open(&l, 1);
+	for (int round = 0; round < 8; round++) {
+		for (uint16_t i = 0; i < 32; i++) {
+			seed = seed * 1103515245u + 12345u;
+			s = spec(17, client_ip, (uint16_t)(41000 + i), remote_ip, 53, 0);
+			s.payload = 32;	/* 74 bytes: a real frame's size */
+			frame_build(&f, &s);
+			p = deliver(&l, &f, 0, (seed >> 16) % NW, &by_req);
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+			assert_true(frame_checksums_ok(f.b, f.len));
+			if (round == 0) {
+				pub[i] = frame_get16(ip(&f) + 20);
+				owner[i] = by_req;
+			}
+			assert_int_equal(frame_get16(ip(&f) + 20), pub[i]);
+			assert_int_equal(by_req, owner[i]);
+
+			seed = seed * 1103515245u + 12345u;
+			s = spec(17, remote_ip, 53, wan_ip, pub[i], 0);
+			s.payload = 32;
+			frame_build(&f, &s);
+			p = deliver(&l, &f, 1, (seed >> 16) % NW, &by_rep);
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(by_rep, owner[i]);
+			assert_memory_equal(ip(&f) + 16, client_ip, 4);
+			assert_int_equal(frame_get16(ip(&f) + 22), 41000 + i);
+			assert_true(frame_checksums_ok(f.b, f.len));
+		}
+	}
+	for (int k = 0; k < NW; k++) {
+		const struct pipe_stats *st = pipe_stats(l.w[k]);
+
+		rx += st->port[0].rx_packets + st->port[1].rx_packets;
+		hits += st->flow_cache_hits;
+	}
+	assert_int_equal(rx, 8 * 64);
+	assert_int_equal(pipe_stats(l.w[0])->handed_in + pipe_stats(l.w[1])->handed_in, l.handed);
+	assert_true(l.handed > 64);
+	assert_true(hits > 6 * 64);	/* rounds 2 to 8, but for slot collisions */
 	lab_close(&l);
 }
 
@@ -405,6 +492,8 @@ int main(void)
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
+		cmocka_unit_test(test_home_hash4_is_home_hash),
+		cmocka_unit_test(test_cached_flows_find_their_worker),
 		cmocka_unit_test(test_bridge),
 		cmocka_unit_test(test_without_handoff_replies_are_lost),
 	};
