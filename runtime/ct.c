@@ -1463,6 +1463,10 @@ static const struct pkt_meta express_tcp4 = {
 	.l4_off = 34,
 };
 
+_Static_assert(offsetof(struct ct_flow, family) == offsetof(struct ct_flow, proto) + 1 &&
+		       offsetof(struct ct_flow, flags) == offsetof(struct ct_flow, proto) + 2,
+	       "ct_hint4_batch reads proto, family and flags as one word");
+
 void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t now)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -1471,9 +1475,9 @@ void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t
 		struct ct_pkt p;
 		const struct ct_flow *f;
 		unsigned d = x->dir & 1;
-		uint32_t fs, fd, fp, ks, kd, kp;
+		uint32_t fs, fd, fp, ks, kd, kp, fk, want;
 		uint16_t kports[2];
-		uint8_t ok = CT_HINT_OK;
+		uint8_t ok = CT_HINT_OK, kind[4];
 
 		x->result = CT_HINT_MISS;
 		if (unlikely(x->flow >= t->max_flows))	/* the rest is the caller's promise */
@@ -1487,9 +1491,15 @@ void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t
 		kports[0] = (uint16_t)(fr[34] << 8 | fr[35]);
 		kports[1] = (uint16_t)(fr[36] << 8 | fr[37]);
 		memcpy(&kp, kports, 4);
-		if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED || f->rule != x->rule ||
-		    !flow_live(f, now) || f->family != 4 || f->proto != fr[23] ||
-		    ((fs ^ ks) | (fd ^ kd) | (fp ^ kp)))
+		/* proto, family and the flags' USED and AUX bits: one word */
+		memcpy(&fk, &f->proto, 4);
+		kind[0] = 0xff, kind[1] = 0xff, kind[2] = CT_F_USED | CT_F_AUX, kind[3] = 0;
+		memcpy(&want, kind, 4);
+		fk &= want;
+		kind[0] = fr[23], kind[1] = 4, kind[2] = CT_F_USED;
+		memcpy(&want, kind, 4);
+		if (((fk ^ want) | (fs ^ ks) | (fd ^ kd) | (fp ^ kp) | (f->rule ^ x->rule)) ||
+		    !flow_live(f, now))
 			continue;
 		if (f->flags & CT_F_NAT)
 			ok = CT_HINT_OK_NAT;	/* the wire: ct_flow_wire4 */

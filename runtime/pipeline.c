@@ -1559,17 +1559,21 @@ static void account_out(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct pipe_pkt *p = &pkts[i];
+		struct pipe_port_stats *ps;
 
-		if (p->verdict == PIPE_DROP) {
-			w->stats.port[p->in_port].dropped++;
-			continue;
+		if (__builtin_expect(p->verdict != PIPE_FORWARD, 0)) {
+			if (p->verdict == PIPE_DROP) {
+				w->stats.port[p->in_port].dropped++;
+				continue;
+			}
+			if (p->verdict == PIPE_HANDOFF)
+				continue;	/* its owner counts it */
+			if (p->verdict == PIPE_BOUNCE)
+				p->out_port = p->in_port;
 		}
-		if (p->verdict == PIPE_HANDOFF)
-			continue;	/* its owner counts it */
-		if (p->verdict == PIPE_BOUNCE)
-			p->out_port = p->in_port;
-		w->stats.port[p->out_port].tx_packets++;
-		w->stats.port[p->out_port].tx_bytes += p->len;
+		ps = &w->stats.port[p->out_port];
+		ps->tx_packets++;
+		ps->tx_bytes += p->len;
 	}
 }
 
