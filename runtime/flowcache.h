@@ -69,17 +69,28 @@ static inline uint64_t flowcache_mix(uint64_t a, uint64_t b)
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
-/* An IPv4 tuple's hash from its parts: addresses as their 4 bytes sit in
- * memory, ports in host order. stage_parse takes them from the frame
+/* An IPv4 tuple's hash from its parts: addresses and ports as their bytes
+ * sit in memory (flowcache_wire_ports). stage_parse takes them from the frame
  * (reading the pkt_key it has just written would wait for those stores
  * to retire, a store-forwarding stall per packet). */
-static inline uint64_t flowcache_hash_v4(const struct flowcache *c, uint32_t src, uint32_t dst,
-					 uint16_t sport, uint16_t dport, uint8_t proto,
-					 uint8_t has_ports, uint8_t icmp_type, uint8_t in_port)
+/* Source and destination port as the 4 bytes a TCP/UDP header holds
+ * them (network order), which flowcache_hash_v4 takes as they are. */
+static inline uint32_t flowcache_wire_ports(uint16_t sport, uint16_t dport)
 {
-	uint64_t ports = (uint64_t)sport | (uint64_t)dport << 16 | 4ull << 32 |
-			 (uint64_t)proto << 40 | (uint64_t)has_ports << 48 |
-			 (uint64_t)(icmp_type ^ in_port) << 56;
+	const uint8_t b[4] = {(uint8_t)(sport >> 8), (uint8_t)sport, (uint8_t)(dport >> 8),
+			      (uint8_t)dport};
+	uint32_t w;
+
+	memcpy(&w, b, 4);
+	return w;
+}
+
+static inline uint64_t flowcache_hash_v4(const struct flowcache *c, uint32_t src, uint32_t dst,
+					 uint32_t wire_ports, uint8_t proto, uint8_t has_ports,
+					 uint8_t icmp_type, uint8_t in_port)
+{
+	uint64_t ports = (uint64_t)wire_ports | 4ull << 32 | (uint64_t)proto << 40 |
+			 (uint64_t)has_ports << 48 | (uint64_t)(icmp_type ^ in_port) << 56;
 
 	return flowcache_mix((uint64_t)src ^ c->seed ^ (uint64_t)dst << 32,
 			     ports ^ 0x9e3779b97f4a7c15ull);
@@ -97,7 +108,8 @@ static inline uint64_t flowcache_hash(const struct flowcache *c, const struct pk
 
 		memcpy(&s4, k->src, 4);
 		memcpy(&d4, k->dst, 4);
-		return flowcache_hash_v4(c, s4, d4, k->sport, k->dport, k->proto, k->has_ports,
+		return flowcache_hash_v4(c, s4, d4, flowcache_wire_ports(k->sport, k->dport), k->proto,
+					 k->has_ports,
 					 k->icmp_type, in_port);
 	}
 	memcpy(&s0, k->src, 8);

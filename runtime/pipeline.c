@@ -385,7 +385,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			const uint8_t *f = p->data;
 			uint16_t sport = (uint16_t)(f[34] << 8 | f[35]);
 			uint16_t dport = (uint16_t)(f[36] << 8 | f[37]);
-			uint32_t s4, d4;
+			uint32_t s4, d4, pw;
 
 			if (__builtin_expect(handoff, 0)) {	/* packet_home's, from the frame */
 				w->stats.handed_in += p->homed != 0;
@@ -403,7 +403,8 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			}
 			memcpy(&s4, f + 26, 4);
 			memcpy(&d4, f + 30, 4);
-			h = flowcache_hash_v4(c, s4, d4, sport, dport, f[23], 1, 0, p->in_port);
+			memcpy(&pw, f + 34, 4);
+			h = flowcache_hash_v4(c, s4, d4, pw, f[23], 1, 0, p->in_port);
 			b->fch[i] = h;
 			b->fcp[i] = 1;
 			__builtin_prefetch(flowcache_slot(c, h));
@@ -458,13 +459,12 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 				break;
 			if (fast) {
 				const uint8_t *f = p->data;
-				uint32_t s4, d4;
+				uint32_t s4, d4, pw;
 
 				memcpy(&s4, f + 26, 4);
 				memcpy(&d4, f + 30, 4);
-				h = flowcache_hash_v4(c, s4, d4, (uint16_t)(f[34] << 8 | f[35]),
-						      (uint16_t)(f[36] << 8 | f[37]), f[23], 1, 0,
-						      p->in_port);
+				memcpy(&pw, f + 34, 4);
+				h = flowcache_hash_v4(c, s4, d4, pw, f[23], 1, 0, p->in_port);
 			} else {
 				h = flowcache_hash(c, &m->key, p->in_port);
 			}
