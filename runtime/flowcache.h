@@ -18,7 +18,10 @@
  * machine's L2) for a million flows. It pays off while the active flows fit (measured in
  * docs/PERFORMANCE.md: 50,000 active flows of a million cost 40% less
  * with 65,536 slots than with 8,192); with more, most probes miss and
- * cost a hash and one load, and the pipeline stops probing for a while. */
+ * cost a hash and one load, and the pipeline stops probing for a while.
+ * Untagged IPv4 TCP/UDP frames go through it on the pipeline's express
+ * path (pipeline.c stage_express), which works from the frame's bytes
+ * and parses only the frames that miss. */
 #ifndef RAMPART_FLOWCACHE_H
 #define RAMPART_FLOWCACHE_H
 
