@@ -341,8 +341,37 @@ static void handshakes(struct lab *l)
 		assert_memory_equal(ip(&f) + 12, dnat ? wan_ip : server_ip, 4);
 		assert_int_equal(frame_get16(ip(&f) + 20), dnat ? 8080 : 80);
 		assert_true(frame_checksums_ok(f.b, f.len));
+
+		/* then data both ways, on any queue: after the first, most
+		 * of it the flow cache's (its express path, with handoff) */
+		for (uint32_t k = 0; k < 4; k++) {
+			seed = seed * 1103515245u + 12345u;
+			s = spec(6, outside_ip, (uint16_t)(5000 + i), dnat ? wan_ip : server_ip,
+				 dnat ? 8080 : 80, 0x18);
+			s.seq = 1001 + 10 * k, s.ack = 1001 + 10 * k, s.payload = 10;
+			frame_build(&f, &s);
+			p = deliver(l, &f, 1, (seed >> 16) % NW, &by_rep);
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(by_rep, by_req);
+			assert_memory_equal(ip(&f) + 16, server_ip, 4);
+			assert_int_equal(frame_get16(ip(&f) + 22), 80);
+			assert_true(frame_checksums_ok(f.b, f.len));
+
+			seed = seed * 1103515245u + 12345u;
+			s = spec(6, server_ip, 80, outside_ip, (uint16_t)(5000 + i), 0x18);
+			s.seq = 1001 + 10 * k, s.ack = 1011 + 10 * k, s.payload = 10;
+			frame_build(&f, &s);
+			p = deliver(l, &f, 0, (seed >> 16) % NW, &by_rep);
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(by_rep, by_req);
+			assert_memory_equal(ip(&f) + 12, dnat ? wan_ip : server_ip, 4);
+			assert_int_equal(frame_get16(ip(&f) + 20), dnat ? 8080 : 80);
+			assert_true(frame_checksums_ok(f.b, f.len));
+		}
 	}
 	assert_true(l->handed > 16);
+	assert_true(pipe_stats(l->w[0])->flow_cache_hits + pipe_stats(l->w[1])->flow_cache_hits >
+		    64 * 4);
 }
 
 static void test_dnat_and_plain_replies_find_their_worker(void **state)
