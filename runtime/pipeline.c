@@ -346,7 +346,6 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	const struct flowcache *c = &w->fc;
 	const int handoff = w->handoff;	/* once: the stores below may alias it */
 	const int router = w->mode == PIPE_ROUTER;
-	const int express = probe;
 	const struct pipe_policy *pol = w->pol;
 	const uint32_t self = w->cfg.worker_id;
 	const uint32_t nports = w->nports;
@@ -377,7 +376,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = router ? PIPE_NO_PORT : p->in_port ^ 1;
 		fast = pkt_fast_frame(p->data, p->len);
-		if (express && fast && express_frame(p->data, p->len, router) &&
+		if (probe && fast && express_frame(p->data, p->len, router) &&
 		    !(handoff && !p->homed && pol->nat_dnat_count &&
 		      pipe_dnat_port_may(pol, (uint16_t)(p->data[36] << 8 | p->data[37])))) {
 			/* (a port a DNAT rule may take: the full path finds
@@ -490,6 +489,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	b->nsyn = nsyn;
 	b->nx = nx;
 	b->ncand = b->xfound = 0;
+	b->syn_slots_made = 0;
 	b->nfrag_wait = 0;
 	return nkeys;
 }
@@ -715,30 +715,49 @@ static inline void cache_finish(struct pipe_worker *w, struct pipe_pkt *p, uint3
 	rs->last_ns = w->now_ns;
 }
 
-/* A burst's TCP SYNs take the full path (one may open a new connection
- * over a closed one), and so must every later packet of the burst in a
- * SYN's slot: it has to meet conntrack after the SYN, as one at a time
- * it would. Drops those from the candidates; the SYNs' hashes are made
- * only here, when a burst has both. */
-static uint32_t cache_after_syn(struct pipe_worker *w, const struct pipe_pkt *pkts,
-				uint32_t ncand, uint32_t nsyn)
+/* The flow cache slots of the burst's TCP SYNs, made at most once a
+ * burst and only when it has both SYNs and candidates. */
+static void syn_slots(struct pipe_worker *w, const struct pipe_pkt *pkts)
 {
 	struct pipe_burst *b = &w->burst;
-	uint32_t kept = 0;
 
-	for (uint32_t x = 0; x < nsyn; x++) {
+	if (b->syn_slots_made)
+		return;
+	for (uint32_t x = 0; x < b->nsyn; x++) {
 		uint32_t i = b->syn_at[x];
 
 		b->syn_slot[x] = flowcache_index(&w->fc, flowcache_hash(&w->fc, &b->meta[i].key,
 									pkts[i].in_port));
 	}
-	for (uint32_t j = 0; j < ncand; j++) {
-		uint32_t i = b->l_hint[j], slot = flowcache_index(&w->fc, b->fch[i]);
-		uint32_t x;
+	b->syn_slots_made = 1;
+}
 
-		for (x = 0; x < nsyn && !(b->syn_slot[x] == slot && b->syn_at[x] < i); x++)
-			;
-		if (x < nsyn)
+/* Is packet i (its flow cache slot) behind a SYN of the burst in that slot?
+ * syn_slots first. */
+static int behind_syn(const struct pipe_burst *b, uint32_t i, uint32_t slot)
+{
+	for (uint32_t x = 0; x < b->nsyn; x++)
+		if (b->syn_slot[x] == slot && b->syn_at[x] < i)
+			return 1;
+	return 0;
+}
+
+/* A burst's TCP SYNs take the full path (one may open a new connection
+ * over a closed one), and so does every later packet of the burst in a
+ * SYN's slot, so that it meets conntrack in the full path's order, after
+ * the SYN (test_flowcache test_syn_then_old_segment). Drops those from
+ * the candidates. */
+static uint32_t cache_after_syn(struct pipe_worker *w, const struct pipe_pkt *pkts,
+				uint32_t ncand)
+{
+	struct pipe_burst *b = &w->burst;
+	uint32_t kept = 0;
+
+	syn_slots(w, pkts);
+	for (uint32_t j = 0; j < ncand; j++) {
+		uint32_t i = b->l_hint[j];
+
+		if (behind_syn(b, i, flowcache_index(&w->fc, b->fch[i])))
 			continue;
 		b->l_hint[kept] = i;
 		b->hint[kept] = b->hint[j];
@@ -793,7 +812,7 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	}
 	b->ncand = ncand;
 	if (ncand && b->nsyn)
-		ncand = cache_after_syn(w, pkts, ncand, b->nsyn);
+		ncand = cache_after_syn(w, pkts, ncand);
 	if (!ncand)
 		return nnew;
 	ct_hint_batch(w->ct, b->hint, ncand, now);
@@ -915,12 +934,7 @@ static uint32_t stage_express(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 	uint32_t ncand = 0, hits = 0, taken = 0, inv = *ninv, merged = 0, k = 0;
 
 	if (nsyn)		/* a SYN's later packets in its slot: cache_after_syn */
-		for (uint32_t x = 0; x < nsyn; x++) {
-			uint32_t i = b->syn_at[x];
-
-			b->syn_slot[x] = flowcache_index(
-				c, flowcache_hash(c, &b->meta[i].key, pkts[i].in_port));
-		}
+		syn_slots(w, pkts);
 	for (uint32_t x = 0; x < nx; x++) {
 		uint32_t i = b->l_x[x];
 		const struct pipe_pkt *p = &pkts[i];
@@ -932,14 +946,8 @@ static uint32_t stage_express(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 		e = flowcache_slot(c, h);
 		if (e->sig != flowcache_sig(h) || e->epoch != epoch || e->in_port != p->in_port)
 			continue;
-		if (__builtin_expect(nsyn != 0, 0)) {
-			uint32_t y, slot = flowcache_index(c, h);
-
-			for (y = 0; y < nsyn && !(b->syn_slot[y] == slot && b->syn_at[y] < i); y++)
-				;
-			if (y < nsyn)
-				continue;
-		}
+		if (__builtin_expect(nsyn != 0, 0) && behind_syn(b, i, flowcache_index(c, h)))
+			continue;
 		if (e->flow < max_flows)	/* what ct_hint4_batch reads */
 			ct_flow_prefetch(flows + e->flow, f[23], 4);
 		hc = &b->hint4[ncand];

@@ -73,6 +73,7 @@ struct pipe_burst {
 	uint8_t fc_taken[PIPE_BURST];		/* 1: finished (or invalid) there */
 	uint32_t l_probe[PIPE_BURST], nprobe;
 	uint32_t syn_at[PIPE_BURST], syn_slot[PIPE_BURST], nsyn;	/* TCP SYNs */
+	int syn_slots_made;			/* syn_slot filled (syn_slots) */
 	uint32_t l_hint[PIPE_BURST], l_inv[PIPE_BURST];
 	/* non-first fragments looked up before their first fragment, earlier
 	 * in the burst, was accepted: looked up again after stage_ct */
