@@ -35,13 +35,17 @@ half=$((FLOWS / 2))
 cached() { if ((ACTIVE > 0 && ACTIVE < $1)); then echo $(((PACKETS + ACTIVE - 1) / ACTIVE * ACTIVE)); else echo "$1"; fi; }
 printf '# fwbench under callgrind: --flows %s --packets %s %s; instructions per packet in pipe_process\n' \
 	"$FLOWS" "$PACKETS" "$*"
+# without --active, fwbench adds the two with 1,000 active flows (HOT_FLOWS)
+hot() { if ((1000 < $1)); then echo $(((PACKETS + 999) / 1000 * 1000)); else echo "$1"; fi; }
+hot_list=
+((ACTIVE == 0)) && hot_list="cached-allow-hot:$(hot $half) cached-snat-hot:$(hot $((FLOWS - half)))"
 part=4
-for s in cached-allow:$(cached $half) cached-snat:$(cached $((FLOWS - half))) new-snat:$PACKETS drop-flood:$PACKETS \
-	worst-case:$PACKETS; do
+for s in cached-allow:$(cached $half) cached-snat:$(cached $((FLOWS - half))) $hot_list new-snat:$PACKETS \
+	drop-flood:$PACKETS worst-case:$PACKETS; do
 	name=${s%%:*} n=${s##*:}
 	# the worst case has a policy of its own: its flows are loaded again first
 	[ "$name" = worst-case ] && part=$((part + 2))
-	printf '%-14s %8.1f\n' "$name" "$(echo "$(ir $part) / $n" | bc -l)"
+	printf '%-16s %8.1f\n' "$name" "$(echo "$(ir $part) / $n" | bc -l)"
 	part=$((part + 2))
 done
 echo "# callgrind parts in $OUT"
