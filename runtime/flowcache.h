@@ -72,10 +72,6 @@ static inline uint64_t flowcache_mix(uint64_t a, uint64_t b)
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
-/* An IPv4 tuple's hash from its parts: addresses and ports as their bytes
- * sit in memory (flowcache_wire_ports). stage_parse takes them from the frame
- * (reading the pkt_key it has just written would wait for those stores
- * to retire, a store-forwarding stall per packet). */
 /* Source and destination port as the 4 bytes a TCP/UDP header holds
  * them (network order), which flowcache_hash_v4 takes as they are. */
 static inline uint32_t flowcache_wire_ports(uint16_t sport, uint16_t dport)
@@ -88,6 +84,10 @@ static inline uint32_t flowcache_wire_ports(uint16_t sport, uint16_t dport)
 	return w;
 }
 
+/* An IPv4 tuple's hash from its parts: addresses and ports as their bytes
+ * sit in memory (flowcache_wire_ports). stage_parse takes them from the frame
+ * (reading the pkt_key it has just written would wait for those stores
+ * to retire, a store-forwarding stall per packet). */
 static inline uint64_t flowcache_hash_v4(const struct flowcache *c, uint32_t src, uint32_t dst,
 					 uint32_t wire_ports, uint8_t proto, uint8_t has_ports,
 					 uint8_t icmp_type, uint8_t in_port)
@@ -112,8 +112,7 @@ static inline uint64_t flowcache_hash(const struct flowcache *c, const struct pk
 		memcpy(&s4, k->src, 4);
 		memcpy(&d4, k->dst, 4);
 		return flowcache_hash_v4(c, s4, d4, flowcache_wire_ports(k->sport, k->dport), k->proto,
-					 k->has_ports,
-					 k->icmp_type, in_port);
+					 k->has_ports, k->icmp_type, in_port);
 	}
 	memcpy(&s0, k->src, 8);
 	memcpy(&d0, k->dst, 8);

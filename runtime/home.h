@@ -33,12 +33,12 @@ static inline uint64_t home_endpoint(const uint8_t addr[16], uint16_t port, uint
 	return home_fold(lo ^ seed, hi ^ port ^ 0x9e3779b97f4a7c15ull);
 }
 
-/* Symmetric: home_hash(a, b) == home_hash(b, a) for every field. The
- * finalizer (MurmurHash3's) matters: SNAT steering walks a worker's ports
- * in order, 1 in n of which must map back to it, and without it the
- * workers' shares of consecutive ports were uneven (in a sweep of seeds,
- * 6 to 100 of 625 ports per worker where a random function gives 17 to
- * 66, and runs of up to 296 ports without one). */
+/* The finalizer (MurmurHash3's) over the two endpoints' sum. It matters:
+ * SNAT steering walks a worker's ports in order, 1 in n of which must
+ * map back to it, and without it the workers' shares of consecutive
+ * ports were uneven (in a sweep of seeds, 6 to 100 of 625 ports per
+ * worker where a random function gives 17 to 66, and runs of up to 296
+ * ports without one). */
 static inline uint64_t home_finish(uint64_t x, uint64_t seed)
 {
 	x ^= seed;
@@ -49,6 +49,7 @@ static inline uint64_t home_finish(uint64_t x, uint64_t seed)
 	return x ^ (x >> 33);
 }
 
+/* Symmetric: home_hash(a, b) == home_hash(b, a) for every field. */
 static inline uint64_t home_hash(const uint8_t src[16], const uint8_t dst[16], uint16_t sport,
 				 uint16_t dport, uint8_t proto, uint64_t seed)
 {
