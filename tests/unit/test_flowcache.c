@@ -20,6 +20,7 @@
 #include "flowcache.h"
 #include "frames.h"
 #include "pipeline.h"
+#include "router_lab.h"
 #include "rulec.h"
 
 #define SEC 1000000000ull
@@ -78,27 +79,13 @@ static void pair_neigh(struct worker_pair *wp, uint32_t port, uint8_t family, co
 		assert_int_equal(pipe_neigh_set(wp->w[k], port, family, a, mac), 0);
 }
 
-static void compile(const char *yaml, void **buf, size_t *len, struct rfw_view *view)
-{
-	char path[] = "/tmp/rampart-test-flowcache-XXXXXX";
-	int fd = mkstemp(path);
-	char err[256];
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
-	close(fd);
-	assert_int_equal(rulec_compile(path, stderr, buf, len), 0);
-	unlink(path);
-	assert_int_equal(rfw_view_init(view, *buf, *len, err, sizeof(err)), 0);
-}
-
 static void pair_open(struct worker_pair *wp)
 {
 	const char *names[3] = {"lan0", "wan0", "dmz0"};
 	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 3, .seed = 11};
 
-	compile(policy, &wp->buf, &wp->len, &wp->view);
-	compile(policy_reload, &wp->buf2, &wp->len2, &wp->view2);
+	router_lab_compile(policy, &wp->buf, &wp->len, &wp->view);
+	router_lab_compile(policy_reload, &wp->buf2, &wp->len2, &wp->view2);
 	for (int p = 0; p < 3; p++) {
 		strcpy(c.port[p].name, names[p]);
 		memcpy(c.port[p].mac, (uint8_t[]){2, 0xaa, 0, 0, 0, (uint8_t)(p + 1)}, 6);

@@ -15,6 +15,7 @@
 
 #include "frames.h"
 #include "pipeline.h"
+#include "router_lab.h"
 #include "rulec.h"
 
 struct lab {
@@ -26,16 +27,7 @@ struct lab {
 
 static void lab_open(struct lab *l, const char *yaml, const struct pipe_config *cfg)
 {
-	char path[] = "/tmp/rampart-test-pipeline-XXXXXX";
-	int fd = mkstemp(path);
-	char err[256];
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
-	close(fd);
-	assert_int_equal(rulec_compile(path, stderr, &l->buf, &l->len), 0);
-	unlink(path);
-	assert_int_equal(rfw_view_init(&l->view, l->buf, l->len, err, sizeof(err)), 0);
+	router_lab_compile(yaml, &l->buf, &l->len, &l->view);
 	l->w = pipe_create(cfg, &l->view);
 	assert_non_null(l->w);
 }

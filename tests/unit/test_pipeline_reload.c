@@ -15,6 +15,7 @@
 
 #include "frames.h"
 #include "pipeline.h"
+#include "router_lab.h"
 #include "rule_map.h"
 #include "rulec.h"
 
@@ -28,16 +29,7 @@ struct compiled {
 
 static void compile(struct compiled *c, const char *yaml)
 {
-	char path[] = "/tmp/rampart-test-reload-XXXXXX";
-	int fd = mkstemp(path);
-	char err[256];
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
-	close(fd);
-	assert_int_equal(rulec_compile(path, stderr, &c->buf, &c->len), 0);
-	unlink(path);
-	assert_int_equal(rfw_view_init(&c->view, c->buf, c->len, err, sizeof(err)), 0);
+	router_lab_compile(yaml, &c->buf, &c->len, &c->view);
 }
 
 static const struct pipe_config bridge_cfg = {
