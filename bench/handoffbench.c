@@ -176,7 +176,7 @@ __attribute__((noinline)) static uint64_t burst(struct lab *l, const struct traf
 		pipe_process(l->w[at ^ 1], in, got, now);
 		for (uint32_t k = 0; k < got; k++)
 			*fwd += in[k].verdict == PIPE_FORWARD;
-		handoff_done(r, got);
+		handoff_done(r);
 	}
 	return tsc() - t0;
 }

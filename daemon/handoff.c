@@ -31,7 +31,7 @@ int handoff_init(struct handoff *h, uint32_t n)
 	rings = (size_t)n * n;
 	h->n = n;
 	h->slots = slots_for(n);
-	per_ring = (size_t)h->slots * sizeof(struct handoff_slot);
+	per_ring = (size_t)(h->slots + 1) * sizeof(struct handoff_slot);	/* + spill room */
 	h->wake = aligned_alloc(64, n * sizeof(*h->wake));
 	if (!h->wake)
 		goto fail;
@@ -124,47 +124,54 @@ uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint
 {
 	unsigned head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	unsigned tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-	uint32_t room = r->mask + 1 - (head - tail);
+	uint32_t room = r->mask + 1 - (head - tail), used = 0, i;
 
-	if (n > room)
-		n = room;
-	for (uint32_t i = 0; i < n; i++) {
-		struct handoff_slot *s = &r->slot[(head + i) & r->mask];
+	for (i = 0; i < n; i++) {
+		const struct pipe_pkt *p = pkts[i];
+		struct handoff_slot *s = &r->slot[(head + used) & r->mask];
+		uint8_t span = p->len > HANDOFF_FRAME ? 2 : 1;
 
-		s->len = pkts[i]->len;
-		s->in_port = pkts[i]->in_port;
-		s->homed = (uint8_t)(pkts[i]->homed + 1);
-		memcpy(s->data, pkts[i]->data, pkts[i]->len);
+		if (used + span > room)
+			break;	/* in order: what follows is dropped too */
+		s->len = p->len;
+		s->in_port = p->in_port;
+		s->homed = (uint8_t)(p->homed + 1);
+		s->span = span;
+		/* a second slot is the next in memory, or the spill room */
+		memcpy(s->data, p->data, p->len);
+		used += span;
 	}
-	if (n)
-		atomic_store_explicit(&r->head, head + n, memory_order_release);
-	return n;
+	if (used)
+		atomic_store_explicit(&r->head, head + used, memory_order_release);
+	return i;
 }
 
 uint32_t handoff_peek(struct handoff_ring *r, struct pipe_pkt *pkts, uint32_t max)
 {
 	unsigned tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	unsigned head = atomic_load_explicit(&r->head, memory_order_acquire);
-	uint32_t n = head - tail;
+	uint32_t used = 0, n = 0;
 
-	if (n > max)
-		n = max;
-	for (uint32_t i = 0; i < n; i++) {
-		struct handoff_slot *s = &r->slot[(tail + i) & r->mask];
+	while (n < max && used < head - tail) {
+		const struct handoff_slot *s = &r->slot[(tail + used) & r->mask];
 
-		memset(&pkts[i], 0, sizeof(pkts[i]));
-		pkts[i].data = s->data;
-		pkts[i].len = s->len;
-		pkts[i].room = HANDOFF_FRAME;
-		pkts[i].in_port = s->in_port;
-		pkts[i].homed = s->homed;
+		memset(&pkts[n], 0, sizeof(pkts[n]));
+		pkts[n].data = (uint8_t *)s->data;
+		pkts[n].len = s->len;
+		pkts[n].room = s->span == 2 ? HANDOFF_FRAME_MAX : HANDOFF_FRAME;
+		pkts[n].in_port = s->in_port;
+		pkts[n].homed = s->homed;
+		used += s->span == 2 ? 2 : 1;
+		n++;
 	}
+	r->peeked = used;
 	return n;
 }
 
-void handoff_done(struct handoff_ring *r, uint32_t n)
+void handoff_done(struct handoff_ring *r)
 {
 	unsigned tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
-	atomic_store_explicit(&r->tail, tail + n, memory_order_release);
+	atomic_store_explicit(&r->tail, tail + r->peeked, memory_order_release);
+	r->peeked = 0;
 }

@@ -16,21 +16,31 @@
 
 #include "pipeline.h"
 
-#define HANDOFF_FRAME 2048u	/* longest frame handed over (and its room) */
+#define HANDOFF_FRAME 2048u	/* a slot's room: frames up to this take one */
+/* Longest frame handed over: an AF_XDP frame (a UMEM frame is a page).
+ * A frame longer than a slot takes two: its bytes run on over the next
+ * slot, header and all (each ring has one spare slot after its last for
+ * a frame that starts there). Jumbo frames (9000-byte MTUs) need more
+ * than AF_XDP without multi-buffer or a 2 KiB mbuf takes in anyway. */
+#define HANDOFF_FRAME_MAX 4096u
 #define HANDOFF_MAX_WORKERS 64	/* = XSK_MAX_QUEUES = DP_MAX_QUEUES */
 
 struct handoff_slot {
 	uint32_t len;
 	uint8_t in_port;
 	uint8_t homed;		/* the frame's pipe_pkt.homed on arrival */
+	uint8_t span;		/* slots the frame takes: 1, or 2 when longer than one's room */
 	_Alignas(64) uint8_t data[HANDOFF_FRAME];
 };
+_Static_assert(HANDOFF_FRAME + sizeof(struct handoff_slot) >= HANDOFF_FRAME_MAX,
+	       "two slots hold the longest frame");
 
 struct handoff_ring {
 	_Alignas(64) atomic_uint head;	/* producer: slots written */
 	_Alignas(64) atomic_uint tail;	/* consumer: slots given back */
+	uint32_t peeked;	/* consumer: slots the last handoff_peek returned */
 	_Alignas(64) uint32_t mask;	/* slots - 1 */
-	struct handoff_slot *slot;
+	struct handoff_slot *slot;	/* mask + 2 of them: the last is spill room */
 };
 
 /* A worker about to sleep says so; a worker that hands it frames then
@@ -61,9 +71,9 @@ static inline struct handoff_ring *handoff_ring(const struct handoff *h, uint32_
 	return &h->ring[from * h->n + to];
 }
 
-/* Producer: copy up to n frames into r; returns how many fit (the rest
- * are the caller's to drop). Frames longer than HANDOFF_FRAME are the
- * caller's to refuse before. */
+/* Producer: copy up to n frames into r, in order; returns how many fit
+ * (the rest are the caller's to drop). Frames longer than
+ * HANDOFF_FRAME_MAX are the caller's to refuse before. */
 uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint32_t n);
 
 /* Sleeping and waking (the pairing of a store and a load on each side,
@@ -79,9 +89,9 @@ void handoff_awake(struct handoff *h, uint32_t self);
 void handoff_wake(struct handoff *h, uint32_t to);
 
 /* Consumer: up to max frames waiting in r as pipe_pkts (data in the ring,
- * homed one more than it was at the sender); give them back with
- * handoff_done once sent or dropped. */
+ * homed one more than it was at the sender, room what their slots hold);
+ * give them all back with handoff_done once sent or dropped. */
 uint32_t handoff_peek(struct handoff_ring *r, struct pipe_pkt *pkts, uint32_t max);
-void handoff_done(struct handoff_ring *r, uint32_t n);
+void handoff_done(struct handoff_ring *r);
 
 #endif

@@ -172,7 +172,7 @@ static void dispatch(struct worker *w, uint32_t n, uint64_t now)
 
 		if (p->verdict == PIPE_HANDOFF) {
 			if (w->ho && p->worker < w->ho->n && p->worker != w->queue &&
-			    p->len <= HANDOFF_FRAME)
+			    p->len <= HANDOFF_FRAME_MAX)
 				w->ho_out[nho++] = p;
 			else
 				handoff_lost(w, p);
@@ -240,7 +240,7 @@ static uint32_t take_handed(struct worker *w)
 		for (uint32_t i = 0; i < m; i++)
 			w->handle[i] = BACKEND_HANDLE_FOREIGN;
 		dispatch(w, m, now);
-		handoff_done(r, m);
+		handoff_done(r);
 		total += m;
 	}
 	w->ho_next = (w->ho_next + 1) % n;

@@ -30,7 +30,7 @@ struct worker_port_stats {
 	 * buffers are apart: backend_xsk.h). */
 	uint64_t tx_by_address, tx_copied;
 	/* received here for another worker's flow and lost on the way: its
-	 * ring was full, or the frame longer than HANDOFF_FRAME (counted
+	 * ring was full, or the frame longer than HANDOFF_FRAME_MAX (counted
 	 * received and dropped here, as the owner never saw it) */
 	uint64_t handoff_lost, handoff_lost_bytes;
 };

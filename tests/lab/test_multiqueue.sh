@@ -218,6 +218,29 @@ for addr in 10.50.2.2 fd00:50:2::2; do
 		test "$n" -eq 32
 done
 
+# The same datagrams unfragmented on an MTU of 3200 (frames of 3042 and
+# 3062 bytes, longer than a handoff slot): a frame of another worker's
+# flow goes over in two slots (daemon/handoff.h), not lost.
+set_mtu() {	# MTU: on all four ends of the two links
+	lab_in cli ip link set "$CLI_IF" mtu "$1" && lab_in fw ip link set "$FW_IF_C" mtu "$1" &&
+		lab_in fw ip link set "$FW_IF_S" mtu "$1" && lab_in srv ip link set "$SRV_IF" mtu "$1"
+}
+if set_mtu 3200; then
+	lab_workers_block "$w"
+	lost0=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $10 - $11 } END { print s + 0 }' "$w")
+	for addr in 10.50.2.2 fd00:50:2::2; do
+		n=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" "$addr" 9000 32 3000)
+		check "MTU 3200: 32 UDP request/reply flows of 3000-byte datagrams, unfragmented, to $addr ($n of 32 echoed)" \
+			test "$n" -eq 32
+	done
+	lab_workers_block "$w"
+	lost=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $10 - $11 } END { print s + 0 }' "$w")
+	check_eq "MTU 3200: no frame lost between workers" "$((lost - lost0))" 0
+else
+	not_ok "MTU 3200 on the lab's links"
+fi
+set_mtu 1500 || not_ok "MTU 1500 again"
+
 lab_in cli iperf3 -c 10.50.2.2 -P 16 -t 3 -J >"$LAB_TMP/iperf4.json" 2>&1
 bps=$("$LAB_PY" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"]))' \
 	"$LAB_TMP/iperf4.json" 2>/dev/null)

@@ -1,6 +1,7 @@
 /* The rings between workers (daemon/handoff.c): a ring takes as many
  * frames as it has slots and refuses the rest, gives them back in order
  * with their length, port and one more handoff counted, wraps around;
+ * frames longer than a slot take two;
  * a worker going to sleep is woken by frames handed to it (and only
  * then), and does not sleep on frames already waiting; between two
  * threads (one producing, one consuming, as two workers
@@ -79,12 +80,89 @@ static void full_ring_and_order(void **state)
 					assert_int_equal(in[i].homed, 1);
 					assert_int_equal(in[i].room, HANDOFF_FRAME);
 				}
-				handoff_done(r, m);
+				handoff_done(r);
 				got += m;
 			}
 		}
 	}
 	assert_true(sent > 2 * h.slots);	/* it wrapped */
+	handoff_free(&h);
+}
+
+/* Frames longer than a slot take two (up to HANDOFF_FRAME_MAX bytes):
+ * every byte arrives, in order with the short ones around them, also
+ * when the long frame starts in the ring's last slot (its bytes run into
+ * the spill room, and the next frame is at slot 1); a ring counts slots,
+ * so a long frame that does not fit is refused and so is what follows;
+ * room says how far the frame may grow. */
+static void long_frames(void **state)
+{
+	struct handoff h;
+	struct handoff_ring *r;
+	static uint8_t buf[3][HANDOFF_FRAME_MAX];
+	struct pipe_pkt p[3], *pp[3], in[PIPE_BURST];
+	const uint32_t lens[3] = { 60, HANDOFF_FRAME_MAX, HANDOFF_FRAME + 1 };
+	uint32_t seq = 0, got = 0;
+	(void)state;
+
+	assert_int_equal(handoff_init(&h, 2), 0);
+	r = handoff_ring(&h, 0, 1);
+	/* a frame waiting in the ring after r in memory, which r's spill
+	 * room keeps apart */
+	frame_of(buf[0], 0xabcdef, 60);
+	p[0] = (struct pipe_pkt){ .data = buf[0], .len = 60 };
+	pp[0] = &p[0];
+	assert_true(handoff_ring(&h, 1, 0) == r + 1);
+	assert_int_equal(handoff_send(r + 1, pp, 1), 1);
+	/* rounds of short, longest, just-too-long-for-one: 5 slots a round;
+	 * over 3 ring lengths, so long frames start at every slot, the last
+	 * among them (5 and the slot count are coprime) */
+	for (uint32_t round = 0; round < 3 * h.slots; round++) {
+		uint32_t m;
+
+		for (uint32_t k = 0; k < 3; k++) {
+			for (uint32_t b = 0; b < lens[k]; b++)
+				buf[k][b] = (uint8_t)(seq + k + b * 7);
+			p[k] = (struct pipe_pkt){ .data = buf[k], .len = lens[k], .in_port = (uint8_t)k };
+			pp[k] = &p[k];
+		}
+		assert_int_equal(handoff_send(r, pp, 3), 3);
+		m = handoff_peek(r, in, PIPE_BURST);
+		assert_int_equal(m, 3);
+		for (uint32_t k = 0; k < 3; k++) {
+			uint32_t bad = 0;
+
+			assert_int_equal(in[k].len, lens[k]);
+			assert_int_equal(in[k].in_port, k);
+			assert_int_equal(in[k].room, lens[k] > HANDOFF_FRAME ? HANDOFF_FRAME_MAX
+									 : HANDOFF_FRAME);
+			for (uint32_t b = 0; b < lens[k]; b++)
+				bad += in[k].data[b] != (uint8_t)(seq + k + b * 7);
+			assert_int_equal(bad, 0);
+		}
+		handoff_done(r);
+		seq += 3;
+		got += 3;
+	}
+	assert_int_equal(atomic_load(&r->head), 5 * 3 * h.slots);
+	/* full: slots - 1 short frames leave one slot, too few for a long one,
+	 * which is refused with the short one behind it */
+	{
+		struct pipe_pkt shortp = { .data = buf[0], .len = 60 }, longp = { .data = buf[1],
+										   .len = 3000 };
+		struct pipe_pkt *mixed[2] = { &longp, &shortp };
+
+		for (uint32_t k = 0; k + 1 < h.slots; k++)
+			assert_int_equal(handoff_send(r, (struct pipe_pkt *const[]){ &shortp }, 1), 1);
+		assert_int_equal(handoff_send(r, mixed, 2), 0);
+		assert_int_equal(handoff_send(r, mixed + 1, 1), 1);	/* one short still fits */
+		assert_int_equal(handoff_peek(r, in, PIPE_BURST), PIPE_BURST);
+		handoff_done(r);
+		assert_int_equal(handoff_send(r, mixed, 2), 2);
+	}
+	assert_int_equal(handoff_peek(r + 1, in, PIPE_BURST), 1);
+	frame_of(buf[0], 0xabcdef, 60);
+	assert_memory_equal(in[0].data, buf[0], 60);
 	handoff_free(&h);
 }
 
@@ -119,7 +197,7 @@ static void wake_only_a_sleeper(void **state)
 	handoff_wake(&h, 1);
 	assert_false(readable(h.wake[1].fd));
 	assert_int_equal(handoff_peek(handoff_ring(&h, 0, 1), in, 4), 1);
-	handoff_done(handoff_ring(&h, 0, 1), 1);
+	handoff_done(handoff_ring(&h, 0, 1));
 	assert_int_equal(handoff_sleep(&h, 1, &fd), 0);
 	handoff_awake(&h, 1);
 	handoff_free(&h);
@@ -173,7 +251,7 @@ static void two_threads(void **state)
 			memcpy(&s, in[i].data, sizeof(s));
 			st.bad += s != next + i || in[i].data[63] != (uint8_t)s;
 		}
-		handoff_done(st.r, m);
+		handoff_done(st.r);
 		next += m;
 	}
 	pthread_join(t, NULL);
@@ -187,6 +265,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sizes),
 		cmocka_unit_test(full_ring_and_order),
+		cmocka_unit_test(long_frames),
 		cmocka_unit_test(wake_only_a_sleeper),
 		cmocka_unit_test(two_threads),
 	};
