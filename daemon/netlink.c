@@ -148,3 +148,70 @@ int nl_neigh_refresh(struct nl_neigh_sync *s, char *err, size_t errlen)
 	}
 	return (int)(s->posted - before);
 }
+
+/* RTM_NEWNEIGH with NTF_USE (and NLM_F_CREATE: the entry may not exist):
+ * the kernel starts resolving the address (neigh_event_send), as if it
+ * had a packet for it. 0, or -1 with errno from the kernel's answer. */
+static int ask_one(struct nl_neigh_sync *s, const struct pipe_nexthop *h)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(s->buf);
+	struct ndmsg *nd;
+	uint32_t seq = ++s->seq;
+	ssize_t n;
+
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
+	nd->ndm_family = h->family == 4 ? AF_INET : AF_INET6;
+	nd->ndm_ifindex = s->ifindex[h->port];
+	nd->ndm_state = NUD_NONE;
+	nd->ndm_flags = NTF_USE;
+	mnl_attr_put(nlh, NDA_DST, h->family == 4 ? 4 : 16, h->addr);
+	if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0)
+		return -1;
+	n = mnl_socket_recvfrom(s->nl, s->buf, NL_BUF_SIZE);
+	if (n <= 0)
+		return -1;
+	return mnl_cb_run(s->buf, (size_t)n, seq, s->portid, NULL, NULL) < 0 ? -1 : 0;
+}
+
+static int asked_lately(struct nl_neigh_sync *s, const struct pipe_nexthop *h, uint64_t now_ms)
+{
+	for (uint32_t k = 0; k < NL_ASKED; k++) {
+		const struct nl_asked *a = &s->asked[k];
+
+		if (a->at_ms && now_ms - a->at_ms < NL_ASK_AGAIN_MS && a->hop.port == h->port &&
+		    a->hop.family == h->family && !memcmp(a->hop.addr, h->addr, 16))
+			return 1;
+	}
+	return 0;
+}
+
+uint32_t nl_neigh_ask(struct nl_neigh_sync *s, uint64_t now_ms)
+{
+	struct pipe_nexthop hop[WORKER_RESOLVE_RING];
+	uint32_t asked = 0;
+
+	for (uint32_t k = 0; k < s->nworkers; k++) {
+		uint32_t n = worker_take_unresolved(s->workers[k], hop, WORKER_RESOLVE_RING);
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct nl_asked *a;
+
+			if (hop[i].port >= s->nports || asked_lately(s, &hop[i], now_ms))
+				continue;
+			a = &s->asked[s->asked_next];
+			s->asked_next = (s->asked_next + 1) % NL_ASKED;
+			a->hop = hop[i];
+			a->at_ms = now_ms ? now_ms : 1;
+			if (ask_one(s, &hop[i]) < 0)
+				s->ask_errors++;
+			s->asks++;
+			asked++;
+		}
+	}
+	if (asked)
+		s->last_ask_ms = now_ms;
+	return asked;
+}

@@ -1,6 +1,12 @@
 /* Router mode's next hops from the kernel: dump its neighbour table over
  * rtnetlink (libmnl) and post what changed to every worker. The main
- * thread calls nl_neigh_refresh once at start and then every second. */
+ * thread calls nl_neigh_refresh once at start and then every second
+ * (every tick while it waits for a resolution it asked for). The kernel
+ * resolves only addresses it sends to itself, so next hops the workers
+ * found no MAC for are asked for (nl_neigh_ask: RTM_NEWNEIGH with
+ * NTF_USE, the kernel's "resolve this", which sends ARP or NS; the
+ * answer reaches the kernel, as the XDP program passes ARP and ND in
+ * router mode, and the next dump brings it to the workers). */
 #ifndef RAMPART_DAEMON_NETLINK_H
 #define RAMPART_DAEMON_NETLINK_H
 
@@ -10,6 +16,9 @@
 #include "worker.h"
 
 struct mnl_socket;
+
+#define NL_ASKED 64
+#define NL_ASK_AGAIN_MS 1000	/* a next hop still unresolved is asked again after */
 
 struct nl_neigh_sync {
 	struct mnl_socket *nl;
@@ -22,6 +31,15 @@ struct nl_neigh_sync {
 	struct neigh_table *told;
 	uint64_t posted;	/* updates handed to the workers */
 	uint64_t ring_full;	/* updates that waited for the next refresh */
+	/* Resolutions asked for lately: one per next hop a second at most. */
+	struct nl_asked {
+		struct pipe_nexthop hop;
+		uint64_t at_ms;
+	} asked[NL_ASKED];
+	uint32_t asked_next;	/* the entry replaced next */
+	uint64_t asks;		/* resolutions asked of the kernel */
+	uint64_t ask_errors;	/* ... that it refused */
+	uint64_t last_ask_ms;
 	char *buf;
 };
 
@@ -30,5 +48,9 @@ int nl_neigh_open(struct nl_neigh_sync *s, const int *ifindex, uint32_t nports,
 /* One dump. Returns the number of updates posted, or -1 with err. */
 int nl_neigh_refresh(struct nl_neigh_sync *s, char *err, size_t errlen);
 void nl_neigh_close(struct nl_neigh_sync *s);
+/* Take every worker's unresolved next hops and ask the kernel to resolve
+ * those not asked for in the last NL_ASK_AGAIN_MS (now_ms: CLOCK_MONOTONIC).
+ * Returns how many were asked; a refusal is counted, not fatal. */
+uint32_t nl_neigh_ask(struct nl_neigh_sync *s, uint64_t now_ms);
 
 #endif

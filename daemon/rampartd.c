@@ -33,7 +33,9 @@
 #include "dp_daemon.h"
 #endif
 
-#define NEIGH_REFRESH_S 1	/* how stale a next hop may be */
+#define NEIGH_REFRESH_MS 1000	/* how stale a next hop may be */
+#define NEIGH_TICK_MS 100	/* unresolved next hops asked for within */
+#define NEIGH_WAIT_MS 3000	/* after asking, a dump every tick this long */
 
 /* Large: kept off the stack. */
 static struct xsk_port xports[PIPE_MAX_PORTS];
@@ -534,22 +536,48 @@ static void sighup_reload(void)
 	reload_unlock(&reloader);
 }
 
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Router mode, each tick: ask the kernel to resolve the next hops the
+ * workers found no MAC for, and read its neighbours every
+ * NEIGH_REFRESH_MS, or every tick for NEIGH_WAIT_MS after asking (so an
+ * answer reaches the workers within a tick of the kernel's). */
+static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
+{
+	uint64_t now = monotonic_ms();
+	char err[256];
+
+	nl_neigh_ask(nl, now);
+	if (now - *last_refresh < NEIGH_REFRESH_MS &&
+	    !(nl->last_ask_ms && now - nl->last_ask_ms < NEIGH_WAIT_MS))
+		return;
+	*last_refresh = now;
+	if (nl_neigh_refresh(nl, err, sizeof(err)) < 0)
+		fprintf(stderr, "rampartd: neighbours: %s\n", err);
+}
+
 /* Signals are blocked in every thread and taken here with sigtimedwait:
  * nothing runs in signal context, so printing is safe. A router wakes
- * every NEIGH_REFRESH_S to read the kernel's neighbours. */
+ * every NEIGH_TICK_MS for its next hops (neigh_tick). */
 static void wait_signals(const sigset_t *set, const struct counters_src *src,
 			 struct nl_neigh_sync *nl)
 {
-	const struct timespec tick = { NEIGH_REFRESH_S, 0 };
-	char err[256];
+	const struct timespec tick = { 0, NEIGH_TICK_MS * 1000000L };
+	uint64_t last_refresh = monotonic_ms();
 
 	for (;;) {
 		int sig = nl ? sigtimedwait(set, NULL, &tick) : sigwaitinfo(set, NULL);
 
 		if (sig < 0) {
-			/* timeout (or EINTR): time for a refresh */
-			if (nl && nl_neigh_refresh(nl, err, sizeof(err)) < 0)
-				fprintf(stderr, "rampartd: neighbours: %s\n", err);
+			/* timeout (or EINTR): the neighbours' tick */
+			if (nl)
+				neigh_tick(nl, &last_refresh);
 			continue;
 		}
 		if (sig == SIGUSR1) {
@@ -765,8 +793,9 @@ out:
 		report_frames(o->nifs, nq);
 		if (nlp)
 			fprintf(stderr, "rampartd: neighbours: %llu updates posted, %llu waited for "
-					"ring room\n", (unsigned long long)nl.posted,
-				(unsigned long long)nl.ring_full);
+					"ring room, %llu resolutions asked (%llu refused)\n",
+				(unsigned long long)nl.posted, (unsigned long long)nl.ring_full,
+				(unsigned long long)nl.asks, (unsigned long long)nl.ask_errors);
 	}
 	if (nlp)
 		nl_neigh_close(nlp);

@@ -23,6 +23,8 @@ void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pi
 	atomic_init(&w->stop, 0);
 	atomic_init(&w->neigh_head, 0);
 	atomic_init(&w->neigh_tail, 0);
+	atomic_init(&w->resolve_head, 0);
+	atomic_init(&w->resolve_tail, 0);
 	atomic_init(&w->ctl_job, NULL);
 	atomic_init(&w->quiesced, 0);
 }
@@ -73,6 +75,35 @@ int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uin
 	c->family = family;
 	atomic_store_explicit(&w->neigh_head, head + 1, memory_order_release);
 	return 0;
+}
+
+/* After a burst: the next hops its pipeline found no MAC for, into the
+ * ring the main thread reads (worker_take_unresolved). */
+static void post_unresolved(struct worker *w)
+{
+	struct pipe_nexthop hop[PIPE_UNRESOLVED];
+	uint32_t n = pipe_unresolved(w->pipe, hop, PIPE_UNRESOLVED);
+	unsigned head, tail;
+
+	if (!n)
+		return;
+	head = atomic_load_explicit(&w->resolve_head, memory_order_relaxed);
+	tail = atomic_load_explicit(&w->resolve_tail, memory_order_acquire);
+	for (uint32_t k = 0; k < n && head - tail < WORKER_RESOLVE_RING; k++)
+		w->resolve[head++ & (WORKER_RESOLVE_RING - 1)] = hop[k];
+	atomic_store_explicit(&w->resolve_head, head, memory_order_release);
+}
+
+uint32_t worker_take_unresolved(struct worker *w, struct pipe_nexthop *out, uint32_t max)
+{
+	unsigned tail = atomic_load_explicit(&w->resolve_tail, memory_order_relaxed);
+	unsigned head = atomic_load_explicit(&w->resolve_head, memory_order_acquire);
+	uint32_t n = 0;
+
+	for (; tail != head && n < max; tail++)
+		out[n++] = w->resolve[tail & (WORKER_RESOLVE_RING - 1)];
+	atomic_store_explicit(&w->resolve_tail, tail, memory_order_release);
+	return n;
 }
 
 static void drain_neigh(struct worker *w)
@@ -259,6 +290,7 @@ void worker_run(struct worker *w)
 		work += worker_burst(w);
 		if (w->ho)
 			work += take_handed(w);
+		post_unresolved(w);
 		work += ops->service(w->be, w->queue);
 		work += ctl_job_poll(w);
 		if (work)

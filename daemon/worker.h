@@ -12,6 +12,7 @@
 #include "pipeline.h"
 
 #define WORKER_NEIGH_RING 1024	/* power of two */
+#define WORKER_RESOLVE_RING 64	/* power of two */
 
 struct ctl_job;
 struct reload_gen;
@@ -69,6 +70,13 @@ struct worker {
 	_Alignas(64) atomic_uint neigh_head;
 	_Alignas(64) atomic_uint neigh_tail;
 	struct worker_neigh_cmd neigh[WORKER_NEIGH_RING];
+	/* Next hops to resolve, the other way (pipe_unresolved): the worker
+	 * writes entries and then head (release) after a burst that found
+	 * some; the main thread reads them up to head and moves tail. A full
+	 * ring drops the request (a later packet to the hop asks again). */
+	_Alignas(64) atomic_uint resolve_head;
+	_Alignas(64) atomic_uint resolve_tail;
+	struct pipe_nexthop resolve[WORKER_RESOLVE_RING];
 	/* Control-socket requests (ctl_job.h), checked once per loop. */
 	_Alignas(64) struct ctl_job *_Atomic ctl_job;
 	/* Reload (reload.h): the generation the reloader publishes, checked
@@ -107,5 +115,8 @@ void worker_stop(struct worker *w);
  * ring is full (the caller retries on its next refresh). */
 int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		      const uint8_t mac[6]);
+
+/* Main thread: up to max next hops the worker found no MAC for. */
+uint32_t worker_take_unresolved(struct worker *w, struct pipe_nexthop *out, uint32_t max);
 
 #endif

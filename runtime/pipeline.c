@@ -217,6 +217,36 @@ int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const u
 	return neigh_set(&w->neigh, (uint8_t)port, family, addr, mac);
 }
 
+uint32_t pipe_unresolved(struct pipe_worker *w, struct pipe_nexthop *out, uint32_t max)
+{
+	uint32_t n = w->nunresolved < max ? w->nunresolved : max;
+
+	memcpy(out, w->unresolved, n * sizeof(*out));
+	w->nunresolved -= n;
+	memmove(w->unresolved, w->unresolved + n, w->nunresolved * sizeof(*out));
+	return n;
+}
+
+/* A next hop without a MAC, remembered once (a burst to it asks once). */
+static void want_neighbour(struct pipe_worker *w, uint8_t port, uint8_t family,
+			   const uint8_t *addr)
+{
+	struct pipe_nexthop *h;
+	uint32_t len = family == 4 ? 4 : 16;
+
+	for (uint32_t k = 0; k < w->nunresolved; k++)
+		if (w->unresolved[k].port == port && w->unresolved[k].family == family &&
+		    !memcmp(w->unresolved[k].addr, addr, len))
+			return;
+	if (w->nunresolved == PIPE_UNRESOLVED)
+		return;		/* asked again by a later packet */
+	h = &w->unresolved[w->nunresolved++];
+	memset(h, 0, sizeof(*h));
+	memcpy(h->addr, addr, len);
+	h->port = port;
+	h->family = family;
+}
+
 static inline void drop(struct pipe_worker *w, struct pipe_pkt *p, enum pipe_drop why)
 {
 	p->verdict = PIPE_DROP;
@@ -1555,6 +1585,7 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 		}
 		if (!mac) {
 			drop(w, p, PIPE_DROP_NO_NEIGH);
+			want_neighbour(w, p->out_port, m->key.family, b->nexthop[i]);
 			continue;
 		}
 		ttl_decrement(l3, m->key.family);

@@ -193,6 +193,20 @@ void pipe_set_capture(struct pipe_worker *w, struct pktcap_ring *ring);
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		   const uint8_t mac[6]);
 
+/* Next hops the router found no MAC for (their packets dropped as
+ * no-neighbour), for whoever can ask the kernel to resolve them (the
+ * kernel only resolves an address it talks to itself). The worker keeps
+ * up to PIPE_UNRESOLVED distinct ones until taken (more are dropped: a
+ * later packet asks again); pipe_unresolved moves up to max of them,
+ * oldest first, into out. Between bursts. */
+#define PIPE_UNRESOLVED 8u
+struct pipe_nexthop {
+	uint8_t addr[16];	/* IPv4 in the first 4 bytes */
+	uint8_t port;
+	uint8_t family;		/* 4 or 6 */
+};
+uint32_t pipe_unresolved(struct pipe_worker *w, struct pipe_nexthop *out, uint32_t max);
+
 /* ---- Reload (docs/operations.md). A new policy is built for each
  * worker off the packet path, made current by the worker itself between
  * two bursts (so a burst sees one policy, whole), and the old one is

@@ -187,6 +187,8 @@ struct pipe_worker {
 	/* cold */
 	struct pipe_config cfg;
 	struct neigh_table neigh;
+	struct pipe_nexthop unresolved[PIPE_UNRESOLVED];	/* pipe_unresolved */
+	uint32_t nunresolved;
 };
 
 /* 0 when no DNAT entry can take destination port `port` (handoff). */

@@ -3,7 +3,8 @@
 # server subnet joined through a firewall namespace whose two ports carry
 # addresses; rampartd routes between them by the policy's routes, with
 # next hops from the kernel's neighbour table. Checks ping, TCP, a denied
-# port, time-exceeded for TTL 1 and the counters.
+# port, time-exceeded for TTL 1 and the counters, then next hops the
+# kernel had not resolved (rampartd asks it to).
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_router.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -14,10 +15,10 @@ router_setup() {
 	lab_router_setup 20 || return 1
 }
 
-# The kernel resolves a neighbour when it talks to it; rampartd only reads
-# the table. Before rampartd takes the ports, the firewall pings both
-# hosts so their entries exist (ARP and ND go on reaching the kernel:
-# the XDP program passes them in router mode).
+# Before rampartd takes the ports, the firewall pings both hosts so their
+# entries exist and the first packets are not dropped (ARP and ND go on
+# reaching the kernel: the XDP program passes them in router mode); the
+# end of the test starts without them.
 router_neighbours() {
 	lab_router_neighbours 20
 }
@@ -125,6 +126,42 @@ check "runtime block shows the route stage and TTL expiries" \
 		 grep -q '^replies [3-9]' '$LAB_TMP/rampartd.out'"
 
 lab_rampartd_stop
+
+# Next hops the kernel has not resolved. rampartd starts again after the
+# firewall's kernel forgot both hosts (the workers' tables only learn from
+# it); the hosts stay silent, and the kernel resolves only addresses it
+# sends to itself, so rampartd asks it to (RTM_NEWNEIGH with NTF_USE):
+# the first packets to each host are dropped as no-neighbour, the ARP/ND
+# answers reach the kernel (the XDP program passes them), and the rest
+# goes through.
+for fam in -4 -6; do
+	lab_in fw ip "$fam" neigh flush dev "$FW_IF_C"
+	lab_in fw ip "$fam" neigh flush dev "$FW_IF_S"
+done
+check_not "the firewall's kernel knows neither host" \
+	bash -c "ip -n $(lab_nsname fw) neigh show | grep -E '10\.20\.[12]\.2 |fd00:20:[12]::2 ' | grep -q lladdr"
+if lab_rampartd_run routing --policy "$LAB_TMP/router.rfw" --interface "$FW_IF_C" \
+	--interface "$FW_IF_S" --mode router --foreground -v --control "$LAB_TMP/rampartd.sock"; then
+	out=$(lab_in cli ping -n -c 8 -i 0.5 -W 1 10.20.2.2 2>&1)
+	got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$out")
+	check "ping 10.20.2.2 with no next hop known: answered once resolved (${got:-0} of 8)" \
+		test "${got:-0}" -ge 4
+	out=$(lab_in cli ping -6 -n -c 8 -i 0.5 -W 1 fd00:20:2::2 2>&1)
+	got=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' <<<"$out")
+	check "ping fd00:20:2::2 with no next hop known: answered once resolved (${got:-0} of 8)" \
+		test "${got:-0}" -ge 4
+	check "the firewall's kernel resolved both hosts, both families" \
+		bash -c "[ \$(ip -n $(lab_nsname fw) neigh show | grep -E '^(10\.20\.[12]\.2|fd00:20:[12]::2) ' | grep -c lladdr) -eq 4 ]"
+	check "SIGUSR1 prints counters" lab_counters "$ctr"
+	lab_rampartd_stop
+	n=$(awk '$1 == "drop" && $2 == "no-neighbour" { n = $3 } END { print n + 0 }' \
+		"$LAB_TMP/rampartd.out")
+	asked=$(sed -n 's/.*, \([0-9]*\) resolutions asked.*/\1/p' "$LAB_TMP/rampartd.err")
+	check "rampartd asked the kernel to resolve them (${asked:-none} asked, $n no-neighbour drops)" \
+		test "${asked:-0}" -ge 4 -a "$n" -ge 2
+else
+	not_ok "rampartd starts again in router mode"; cat "$LAB_TMP/rampartd.err" >&2
+fi
 
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2

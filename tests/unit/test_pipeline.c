@@ -322,6 +322,82 @@ static void test_router(void **state)
 
 /* A burst longer than PIPE_BURST with mixed verdicts: every frame gets its
  * own answer, in order. */
+/* Next hops without a MAC are kept for the daemon to have the kernel
+ * resolve (pipe_unresolved): each once however many packets went to it,
+ * IPv4 and IPv6, up to PIPE_UNRESOLVED, taken oldest first; a hop that
+ * has its MAC is not asked for. */
+static void test_router_wants_neighbours(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	static struct frame f[16];
+	struct pipe_pkt p[16];
+	struct pipe_nexthop hop[2 * PIPE_UNRESOLVED];
+	struct pipe_config cfg;
+	struct lab l;
+	(void)state;
+
+	router_cfg(&cfg);
+	lab_open(&l, router_policy, &cfg);
+	assert_int_equal(pipe_unresolved(l.w, hop, 16), 0);
+	/* a burst: 3 packets via 10.0.1.254, 1 via fd00:1::fe, all wan0 */
+	for (uint32_t i = 0; i < 4; i++) {
+		struct flow_spec s = v4spec(17, (uint16_t)(5000 + i), 53);
+
+		memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+		memcpy(s.dst, (uint8_t[]){10, 200, 1, (uint8_t)(1 + i)}, 4);
+		if (i == 3) {
+			s.family = 6;
+			memcpy(s.src, (uint8_t[]){0xfd, 0, 0, 0x10, [15] = 5}, 16);
+			memcpy(s.dst, (uint8_t[]){0xfd, 0, 2, 0, [15] = 1}, 16);
+		}
+		frame_build(&f[i], &s);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b)};
+	}
+	pipe_process(l.w, p, 4, 0);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(p[i].drop, PIPE_DROP_NO_NEIGH);
+	assert_int_equal(pipe_unresolved(l.w, hop, 1), 1);	/* oldest first */
+	assert_int_equal(hop[0].port, 1);
+	assert_int_equal(hop[0].family, 4);
+	assert_memory_equal(hop[0].addr, ((uint8_t[16]){10, 0, 1, 254}), 16);
+	assert_int_equal(pipe_unresolved(l.w, hop, 16), 1);
+	assert_int_equal(hop[0].family, 6);
+	assert_memory_equal(hop[0].addr, ((uint8_t[16]){0xfd, 0, 0, 1, [15] = 0xfe}), 16);
+	assert_int_equal(pipe_unresolved(l.w, hop, 16), 0);	/* taken */
+
+	/* resolved: forwarded, not asked for again */
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	{
+		struct flow_spec s = v4spec(17, 6000, 53);
+
+		memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+		memcpy(s.dst, (uint8_t[]){10, 200, 1, 1}, 4);
+		frame_build(&f[0], &s);
+		p[0] = (struct pipe_pkt){.data = f[0].b, .len = f[0].len, .room = sizeof(f[0].b)};
+		pipe_process(l.w, p, 1, 0);
+		assert_int_equal(p[0].verdict, PIPE_FORWARD);
+	}
+	assert_int_equal(pipe_unresolved(l.w, hop, 16), 0);
+
+	/* 16 hosts on lan0 (direct: each its own next hop): the first
+	 * PIPE_UNRESOLVED kept */
+	for (uint32_t i = 0; i < 16; i++) {
+		struct flow_spec s = v4spec(17, 7000, 53);
+
+		memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+		memcpy(s.dst, (uint8_t[]){10, 100, 1, (uint8_t)(1 + i)}, 4);
+		frame_build(&f[i], &s);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b)};
+	}
+	pipe_process(l.w, p, 16, 0);
+	assert_int_equal(pipe_unresolved(l.w, hop, 2 * PIPE_UNRESOLVED), PIPE_UNRESOLVED);
+	for (uint32_t k = 0; k < PIPE_UNRESOLVED; k++) {
+		assert_int_equal(hop[k].port, 0);
+		assert_memory_equal(hop[k].addr, ((uint8_t[16]){10, 100, 1, (uint8_t)(1 + k)}), 16);
+	}
+	lab_close(&l);
+}
+
 static void test_long_burst(void **state)
 {
 	enum { N = 300 };
@@ -390,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_bridge_verdicts),
 		cmocka_unit_test(test_reject_replies),
 		cmocka_unit_test(test_router),
+		cmocka_unit_test(test_router_wants_neighbours),
 		cmocka_unit_test(test_long_burst),
 		cmocka_unit_test(test_stateful_bridge),
 	};
