@@ -1504,6 +1504,7 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		      uint32_t n)
 {
 	struct pipe_burst *b = &w->burst;
+	const int router = w->mode == PIPE_ROUTER;
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = list[k];
@@ -1512,6 +1513,13 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		const struct pkt_key *wk = &b->wire[i];
 		uint16_t sp, dp;
 
+		/* A router's last hop: stage_forward answers time-exceeded,
+		 * which must reach the sender and quote what it sent (as a
+		 * Linux router checks TTL between DNAT and SNAT, and its
+		 * conntrack maps the error back), so the packet stays as it
+		 * came. */
+		if (router && p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1)
+			continue;
 		if (b->path[i] == PATH_RELATED) {	/* only NATed flows stay RELATED */
 			rewrite_related(b, i, p);
 			w->stats.nat_rewrites++;

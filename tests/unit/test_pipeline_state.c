@@ -354,6 +354,53 @@ static void test_icmp(void **state)
 	lab_close(&l);
 }
 
+/* A packet whose TTL ends here, of a flow this router translates, gets a
+ * time-exceeded that its sender can match (traceroute through NAT): sent
+ * to the sender's own address and quoting the packet as it sent it, not
+ * as NAT would have rewritten it. SNAT (the client's first hop) and DNAT
+ * (a port forward's first packet from outside). */
+static void test_time_exceeded_before_nat(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	static const uint8_t outside_ip[4] = {10, 200, 5, 5};
+	const uint8_t *q;
+	(void)state;
+
+	lab_open(&l, 1024);
+	s = udp(client_ip, 33434, remote_ip, 33435);	/* traceroute's first probe */
+	s.ttl = 1;
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0, SEC);
+	q = ip(&f);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(p.out_port, 0);
+	assert_int_equal(q[9], 1);
+	assert_int_equal(q[20], 11);				/* time exceeded */
+	assert_memory_equal(q + 12, ((uint8_t[]){10, 100, 0, 1}), 4);	/* from lan0 */
+	assert_memory_equal(q + 16, client_ip, 4);
+	assert_memory_equal(q + 28 + 12, client_ip, 4);	/* the probe as sent */
+	assert_memory_equal(q + 28 + 16, remote_ip, 4);
+	assert_int_equal(frame_get16(q + 28 + 20), 33434);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	s = tcp(outside_ip, 5555, wan_ip, 8080, 0x02, 77, 0, 0);	/* to the port forward */
+	s.ttl = 1;
+	frame_build(&f, &s);
+	p = run1(&l, &f, 1, SEC);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(p.out_port, 1);
+	assert_int_equal(q[20], 11);
+	assert_memory_equal(q + 12, wan_ip, 4);
+	assert_memory_equal(q + 16, outside_ip, 4);
+	assert_memory_equal(q + 28 + 16, wan_ip, 4);		/* the public address */
+	assert_int_equal(frame_get16(q + 28 + 22), 8080);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	lab_close(&l);
+}
+
 /* The first fragment decides; the next ones follow with its translation. */
 static void test_fragments(void **state)
 {
@@ -491,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_through_masquerade),
 		cmocka_unit_test(test_port_forward),
 		cmocka_unit_test(test_icmp),
+		cmocka_unit_test(test_time_exceeded_before_nat),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
