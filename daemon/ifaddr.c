@@ -1,5 +1,6 @@
 /* Port addresses from the kernel: SIOCGIFHWADDR for the MAC, getifaddrs
- * for the IP addresses. Read once at start (a change needs a restart). */
+ * for the IP addresses, read once at start (a change needs a restart);
+ * SIOCGIFMTU for the MTU, at start and again every second (ifaddr_mtu). */
 #include "ifaddr.h"
 
 #include <errno.h>
@@ -32,13 +33,33 @@ static int get_mac(const char *ifname, uint8_t mac[6], char *err, size_t errlen)
 	return r ? -1 : 0;
 }
 
+int ifaddr_mtu(const char *ifname)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	r = ioctl(fd, SIOCGIFMTU, &ifr);
+	close(fd);
+	return r || ifr.ifr_mtu <= 0 ? -1 : ifr.ifr_mtu;
+}
+
 int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t errlen)
 {
 	struct ifaddrs *all, *a;
-	int v6_global = 0;
+	int v6_global = 0, mtu;
 
 	if (get_mac(ifname, c->mac, err, errlen))
 		return -1;
+	mtu = ifaddr_mtu(ifname);
+	if (mtu < 0) {
+		snprintf(err, errlen, "%s: cannot read its MTU: %s", ifname, strerror(errno));
+		return -1;
+	}
+	c->mtu = (uint32_t)mtu;
 	if (getifaddrs(&all)) {
 		snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
 		return -1;

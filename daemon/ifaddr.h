@@ -7,8 +7,11 @@
 #include <stddef.h>
 #include "pipeline.h"
 
-/* Fill c->mac, and v4/v6 when the interface has them (the first IPv4,
- * the first global IPv6, else a link-local one). 0, or -1 with err. */
+/* Fill c->mac, c->mtu, and v4/v6 when the interface has them (the first
+ * IPv4, the first global IPv6, else a link-local one). 0, or -1 with err. */
 int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t errlen);
+
+/* The interface's MTU now, or -1. */
+int ifaddr_mtu(const char *ifname);
 
 #endif

@@ -6,6 +6,8 @@
  * itself would use until it learns better. */
 #include "netlink.h"
 
+#include "ifaddr.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <sys/socket.h>
 
 #define NL_BUF_SIZE 32768
@@ -214,4 +217,22 @@ uint32_t nl_neigh_ask(struct nl_neigh_sync *s, uint64_t now_ms)
 	if (asked)
 		s->last_ask_ms = now_ms;
 	return asked;
+}
+
+void nl_mtu_refresh(struct nl_neigh_sync *s)
+{
+	char name[IF_NAMESIZE];
+
+	for (uint32_t port = 0; port < s->nports; port++) {
+		int mtu;
+
+		if (!if_indextoname((unsigned)s->ifindex[port], name))
+			continue;
+		mtu = ifaddr_mtu(name);
+		if (mtu <= 0 || (uint32_t)mtu == s->mtu[port])
+			continue;
+		s->mtu[port] = (uint32_t)mtu;
+		for (uint32_t k = 0; k < s->nworkers; k++)
+			worker_post_mtu(s->workers[k], port, (uint32_t)mtu);
+	}
 }

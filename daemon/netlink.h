@@ -40,6 +40,7 @@ struct nl_neigh_sync {
 	uint64_t asks;		/* resolutions asked of the kernel */
 	uint64_t ask_errors;	/* ... that it refused */
 	uint64_t last_ask_ms;
+	uint32_t mtu[PIPE_MAX_PORTS];	/* what the workers were last told */
 	char *buf;
 };
 
@@ -52,5 +53,8 @@ void nl_neigh_close(struct nl_neigh_sync *s);
  * those not asked for in the last NL_ASK_AGAIN_MS (now_ms: CLOCK_MONOTONIC).
  * Returns how many were asked; a refusal is counted, not fatal. */
 uint32_t nl_neigh_ask(struct nl_neigh_sync *s, uint64_t now_ms);
+/* The ports' MTUs again (SIOCGIFMTU), a change posted to every worker
+ * (worker_post_mtu); with each neighbour refresh. */
+void nl_mtu_refresh(struct nl_neigh_sync *s);
 
 #endif

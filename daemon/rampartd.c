@@ -545,9 +545,10 @@ static uint64_t monotonic_ms(void)
 }
 
 /* Router mode, each tick: ask the kernel to resolve the next hops the
- * workers found no MAC for, and read its neighbours every
- * NEIGH_REFRESH_MS, or every tick for NEIGH_WAIT_MS after asking (so an
- * answer reaches the workers within a tick of the kernel's). */
+ * workers found no MAC for, and read its neighbours (and the ports'
+ * MTUs) every NEIGH_REFRESH_MS, or every tick for NEIGH_WAIT_MS after
+ * asking (so an answer reaches the workers within a tick of the
+ * kernel's). */
 static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 {
 	uint64_t now = monotonic_ms();
@@ -560,6 +561,7 @@ static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 	*last_refresh = now;
 	if (nl_neigh_refresh(nl, err, sizeof(err)) < 0)
 		fprintf(stderr, "rampartd: neighbours: %s\n", err);
+	nl_mtu_refresh(nl);
 }
 
 /* Signals are blocked in every thread and taken here with sigtimedwait:

@@ -25,6 +25,9 @@ void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pi
 	atomic_init(&w->neigh_tail, 0);
 	atomic_init(&w->resolve_head, 0);
 	atomic_init(&w->resolve_tail, 0);
+	atomic_init(&w->mtu_gen, 0);
+	for (uint32_t k = 0; k < PIPE_MAX_PORTS; k++)
+		atomic_init(&w->mtu[k], 0);
 	atomic_init(&w->ctl_job, NULL);
 	atomic_init(&w->quiesced, 0);
 }
@@ -104,6 +107,31 @@ uint32_t worker_take_unresolved(struct worker *w, struct pipe_nexthop *out, uint
 		out[n++] = w->resolve[tail & (WORKER_RESOLVE_RING - 1)];
 	atomic_store_explicit(&w->resolve_tail, tail, memory_order_release);
 	return n;
+}
+
+void worker_post_mtu(struct worker *w, uint32_t port, uint32_t mtu)
+{
+	if (port >= PIPE_MAX_PORTS)
+		return;
+	atomic_store_explicit(&w->mtu[port], mtu, memory_order_relaxed);
+	atomic_store_explicit(&w->mtu_gen,
+			      atomic_load_explicit(&w->mtu_gen, memory_order_relaxed) + 1,
+			      memory_order_release);	/* one writer: the main thread */
+}
+
+static void drain_mtu(struct worker *w)
+{
+	uint32_t gen = atomic_load_explicit(&w->mtu_gen, memory_order_acquire);
+
+	if (gen == w->mtu_gen_seen)
+		return;
+	w->mtu_gen_seen = gen;
+	for (uint32_t k = 0; k < w->be->nports; k++) {
+		uint32_t mtu = atomic_load_explicit(&w->mtu[k], memory_order_relaxed);
+
+		if (mtu)
+			pipe_set_mtu(w->pipe, k, mtu);
+	}
 }
 
 static void drain_neigh(struct worker *w)
@@ -286,6 +314,7 @@ void worker_run(struct worker *w)
 		uint32_t work;
 
 		drain_neigh(w);
+		drain_mtu(w);
 		work = reload_poll(w);
 		work += worker_burst(w);
 		if (w->ho)

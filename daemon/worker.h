@@ -77,6 +77,12 @@ struct worker {
 	_Alignas(64) atomic_uint resolve_head;
 	_Alignas(64) atomic_uint resolve_tail;
 	struct pipe_nexthop resolve[WORKER_RESOLVE_RING];
+	/* Port MTUs (router mode, pipe_set_mtu): the main thread writes a
+	 * port's and then moves mtu_gen (release); the worker, once per
+	 * loop, applies them all when mtu_gen moved. */
+	_Alignas(64) atomic_uint mtu_gen;
+	_Atomic uint32_t mtu[PIPE_MAX_PORTS];
+	uint32_t mtu_gen_seen;
 	/* Control-socket requests (ctl_job.h), checked once per loop. */
 	_Alignas(64) struct ctl_job *_Atomic ctl_job;
 	/* Reload (reload.h): the generation the reloader publishes, checked
@@ -115,6 +121,10 @@ void worker_stop(struct worker *w);
  * ring is full (the caller retries on its next refresh). */
 int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		      const uint8_t mac[6]);
+
+/* Main thread: port's MTU changed to mtu (the worker applies it between
+ * bursts). */
+void worker_post_mtu(struct worker *w, uint32_t port, uint32_t mtu);
 
 /* Main thread: up to max next hops the worker found no MAC for. */
 uint32_t worker_take_unresolved(struct worker *w, struct pipe_nexthop *out, uint32_t max);

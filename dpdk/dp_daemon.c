@@ -45,6 +45,7 @@ void dp_daemon_macs(const struct dp_ports *d, const struct rampartd_opts *o,
 			given |= options_port(o, o->port_addr[k].ifname) == (int)i;
 		if (!given)
 			dp_port_mac(d, i, cfg->port[i].mac);
+		cfg->port[i].mtu = dp_port_mtu(d, i);
 	}
 }
 

@@ -14,7 +14,8 @@
  * prints why on failure (the caller still calls dp_close). */
 int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o,
 		   const struct rfw_view *view);
-/* Port MACs from the devices, for ports without --port-addr. */
+/* Port MACs from the devices, for ports without --port-addr, and every
+ * port's MTU (router mode's limit, read once). */
 void dp_daemon_macs(const struct dp_ports *d, const struct rampartd_opts *o,
 		    struct pipe_config *cfg);
 void control_src_dpdk(struct control_src *s, const struct rampartd_opts *o,

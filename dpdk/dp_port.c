@@ -225,6 +225,13 @@ void dp_port_mac(const struct dp_ports *d, uint32_t port, uint8_t mac[6])
 		memcpy(mac, a.addr_bytes, 6);
 }
 
+uint32_t dp_port_mtu(const struct dp_ports *d, uint32_t port)
+{
+	uint16_t mtu;
+
+	return rte_eth_dev_get_mtu(d->port_id[port], &mtu) == 0 ? mtu : 0;
+}
+
 int dp_worker_cpu(const struct dp_ports *d, uint32_t k)
 {
 	rte_cpuset_t set = rte_lcore_cpuset(d->lcore[k]);

@@ -48,6 +48,8 @@ void dp_rss_key(uint8_t *key, size_t len);
 int dp_open(struct dp_ports *d, const struct dp_open_cfg *cfg, char *err, size_t errlen);
 /* The port's MAC address (6 bytes). */
 void dp_port_mac(const struct dp_ports *d, uint32_t port, uint8_t mac[6]);
+/* The device's MTU, 0 when it cannot say. */
+uint32_t dp_port_mtu(const struct dp_ports *d, uint32_t port);
 /* The CPU worker k's lcore runs on (-1 when EAL did not pin it). */
 int dp_worker_cpu(const struct dp_ports *d, uint32_t k);
 /* Run fn(arg) on worker k's lcore; 0 or a negative errno. */

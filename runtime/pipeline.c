@@ -133,6 +133,8 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 		goto fail;
 	pipe_adopt(w, p);
 	neigh_init(&w->neigh);
+	for (uint32_t k = 0; k < PIPE_MAX_PORTS; k++)
+		pipe_set_mtu(w, k, k < w->nports ? cfg->port[k].mtu : 0);
 	return w;
 fail:
 	saved = errno ? errno : ENOMEM;
@@ -215,6 +217,19 @@ int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const u
 		return 0;	/* a refresh: the flow cache stays */
 	w->fc_epoch++;		/* the cached next hops may be this one */
 	return neigh_set(&w->neigh, (uint8_t)port, family, addr, mac);
+}
+
+void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu)
+{
+	uint32_t least = UINT32_MAX;
+
+	if (port >= PIPE_MAX_PORTS)
+		return;
+	w->mtu[port] = mtu && w->mode == PIPE_ROUTER ? mtu : UINT32_MAX;
+	for (uint32_t k = 0; k < w->nports; k++)
+		if (w->mtu[k] < least)
+			least = w->mtu[k];
+	w->cache_max_len = least == UINT32_MAX ? UINT32_MAX : 14 + least;
 }
 
 uint32_t pipe_unresolved(struct pipe_worker *w, struct pipe_nexthop *out, uint32_t max)
@@ -379,6 +394,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	const struct pipe_policy *pol = w->pol;
 	const uint32_t self = w->cfg.worker_id;
 	const uint32_t nports = w->nports;
+	const uint32_t cache_max_len = w->cache_max_len;
 	uint32_t nkeys = 0, nprobe = 0, nsyn = 0, nx = 0;
 
 	/* whole arrays, a few wide stores, rather than a byte per packet */
@@ -406,7 +422,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = router ? PIPE_NO_PORT : p->in_port ^ 1;
 		fast = pkt_fast_frame(p->data, p->len);
-		if (probe && fast && express_frame(p->data, p->len, router) &&
+		if (probe && fast && express_frame(p->data, p->len, router) && p->len <= cache_max_len &&
 		    !(handoff && !p->homed && pol->nat_dnat_count &&
 		      pipe_dnat_port_may(pol, (uint16_t)(p->data[36] << 8 | p->data[37])))) {
 			/* (a port a DNAT rule may take: the full path finds
@@ -486,6 +502,8 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 			 * packet it does not forward is not cached) */
 			if (w->mode == PIPE_ROUTER && ttl <= 1)
 				break;
+			if (p->len > cache_max_len)
+				break;	/* maybe too big for its port: stage_forward checks */
 			if (fast) {
 				const uint8_t *f = p->data;
 				uint32_t s4, d4, pw;
@@ -1500,6 +1518,36 @@ static void rewrite_related(struct pipe_burst *b, uint32_t i, struct pipe_pkt *p
 }
 
 /* Apply the translations: incremental checksums (RFC 1624) in csum.c. */
+/* Router mode: is the IP packet longer than its egress port's MTU? */
+static inline int too_big_for_port(const struct pipe_worker *w, const struct pipe_pkt *p,
+				   const struct pkt_meta *m)
+{
+	return p->out_port < PIPE_MAX_PORTS && p->len - m->l3_off > w->mtu[p->out_port];
+}
+
+/* A packet longer than its egress port's MTU: fragmentation needed (IPv4
+ * with DF) or packet too big (IPv6) from the ingress port's address,
+ * with the MTU, so the sender's path MTU discovery learns it. IPv4
+ * without DF a router would fragment (RFC 1812 5.2.6); rampart does not
+ * and drops it, counted like the others as too-big. */
+static void answer_too_big(struct pipe_worker *w, struct pipe_pkt *p, struct pkt_meta *m)
+{
+	const uint32_t mtu = w->mtu[p->out_port];
+	const uint8_t *from = port_addr(&w->cfg, p->in_port, m->key.family);
+	uint32_t len;
+
+	drop(w, p, PIPE_DROP_TOO_BIG);
+	if (!from || (m->key.family == 4 && !(p->data[m->l3_off + 6] & 0x40)))
+		return;
+	pkt_parse(p->data, p->len, m);	/* as time-exceeded does */
+	len = reply_icmp_too_big(p->data, p->len, p->room, m, from, mtu);
+	if (len) {
+		p->len = len;
+		p->verdict = PIPE_BOUNCE;
+		w->stats.replies++;
+	}
+}
+
 static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32_t *list,
 		      uint32_t n)
 {
@@ -1513,12 +1561,13 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		const struct pkt_key *wk = &b->wire[i];
 		uint16_t sp, dp;
 
-		/* A router's last hop: stage_forward answers time-exceeded,
-		 * which must reach the sender and quote what it sent (as a
-		 * Linux router checks TTL between DNAT and SNAT, and its
-		 * conntrack maps the error back), so the packet stays as it
-		 * came. */
-		if (router && p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1)
+		/* A router's last hop, or a packet too big for its port:
+		 * stage_forward answers with an ICMP error, which must reach
+		 * the sender and quote what it sent (as a Linux router checks
+		 * TTL and MTU between DNAT and SNAT, and its conntrack maps
+		 * the error back), so the packet stays as it came. */
+		if (router && (p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1 ||
+			       too_big_for_port(w, p, m)))
 			continue;
 		if (b->path[i] == PATH_RELATED) {	/* only NATed flows stay RELATED */
 			rewrite_related(b, i, p);
@@ -1576,6 +1625,10 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 				p->verdict = PIPE_BOUNCE;
 				w->stats.replies++;
 			}
+			continue;
+		}
+		if (__builtin_expect(too_big_for_port(w, p, m), 0)) {
+			answer_too_big(w, p, m);
 			continue;
 		}
 		memcpy(&hop_lo, b->nexthop[i], 8);
@@ -1831,6 +1884,7 @@ const char *pipe_drop_name(unsigned drop)
 		[PIPE_DROP_CT_FULL] = "ct-full",
 		[PIPE_DROP_NAT_FAILED] = "nat-failed",
 		[PIPE_DROP_RATE_LIMIT] = "rate-limit",
+		[PIPE_DROP_TOO_BIG] = "too-big",
 	};
 	return drop < PIPE_DROP_COUNT ? names[drop] : "?";
 }

@@ -44,6 +44,7 @@ enum pipe_drop {
 	PIPE_DROP_CT_FULL,	/* new flow refused: conntrack table full */
 	PIPE_DROP_NAT_FAILED,	/* no free address/port, or no masquerade address */
 	PIPE_DROP_RATE_LIMIT,	/* over its rule's limit */
+	PIPE_DROP_TOO_BIG,	/* longer than the egress port's MTU (router mode) */
 	PIPE_DROP_COUNT,
 };
 
@@ -70,6 +71,11 @@ struct pipe_port_cfg {
 	uint8_t has_v4, has_v6;	/* addresses replies are sent from */
 	uint8_t v4[4];
 	uint8_t v6[16];
+	/* Router mode: the largest IP packet the port may send (its MTU);
+	 * a longer one is answered with fragmentation-needed / packet-too-big
+	 * (or, IPv4 without DF, dropped: rampart does not fragment). 0: no
+	 * limit. */
+	uint32_t mtu;
 };
 
 struct pipe_config {
@@ -192,6 +198,9 @@ void pipe_set_capture(struct pipe_worker *w, struct pktcap_ring *ring);
 /* Next-hop MAC for router mode; off the packet path. 0 or -1. */
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		   const uint8_t mac[6]);
+
+/* Router mode: port's MTU from now on (pipe_port_cfg.mtu; 0 = none). */
+void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu);
 
 /* Next hops the router found no MAC for (their packets dropped as
  * no-neighbour), for whoever can ask the kernel to resolve them (the

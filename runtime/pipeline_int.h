@@ -176,6 +176,11 @@ struct pipe_worker {
 	uint32_t fc_evict;		/* cache_insert's take-over count */
 	uint32_t fc_rest;		/* bursts left that skip the flow cache */
 	uint32_t fc_bad;		/* bursts in a row with hardly a hit */
+	/* router mode: each port's MTU (UINT32_MAX: none), and the longest
+	 * frame the flow-cache paths may take (14 + the smallest MTU), as
+	 * they do not check it: longer ones take the full path */
+	uint32_t mtu[PIPE_MAX_PORTS];
+	uint32_t cache_max_len;
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;

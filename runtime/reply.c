@@ -131,8 +131,15 @@ static int no_error_allowed(const struct pkt_meta *m, const uint8_t *frame)
 	return k->dst[0] == 0xff || (frame[0] & 1);
 }
 
-uint32_t reply_icmp_error(uint8_t *frame, uint32_t len, uint32_t room,
-			  const struct pkt_meta *m, enum reply_kind kind, const uint8_t *from)
+/* ICMPv4 type/code and ICMPv6 type/code of each kind. */
+static const uint8_t icmp_code[][2][2] = {
+	[REPLY_UNREACHABLE] = {{3, 13}, {1, 1}},
+	[REPLY_TIME_EXCEEDED] = {{11, 0}, {3, 0}},
+	[REPLY_TOO_BIG] = {{3, 4}, {2, 0}},
+};
+
+static uint32_t icmp_error(uint8_t *frame, uint32_t len, uint32_t room, const struct pkt_meta *m,
+			   enum reply_kind kind, const uint8_t *from, uint32_t mtu)
 {
 	const struct pkt_key *k = &m->key;
 	uint32_t l3 = m->l3_off, hl = k->family == 4 ? IPV4_HLEN : IPV6_HLEN;
@@ -154,14 +161,27 @@ uint32_t reply_icmp_error(uint8_t *frame, uint32_t len, uint32_t room,
 	ip_header(frame + l3, k->family, from, dst, proto, ICMP_HLEN + quote);
 	icmp = frame + l3 + hl;
 	memset(icmp, 0, ICMP_HLEN);
-	if (k->family == 4) {
-		icmp[0] = kind == REPLY_TIME_EXCEEDED ? 11 : 3;
-		icmp[1] = kind == REPLY_TIME_EXCEEDED ? 0 : 13;
-	} else {
-		icmp[0] = kind == REPLY_TIME_EXCEEDED ? 3 : 1;
-		icmp[1] = kind == REPLY_TIME_EXCEEDED ? 0 : 1;
+	icmp[0] = icmp_code[kind][k->family == 6][0];
+	icmp[1] = icmp_code[kind][k->family == 6][1];
+	if (kind == REPLY_TOO_BIG) {
+		if (k->family == 4)
+			put16(icmp + 6, (uint16_t)(mtu > 0xffff ? 0xffff : mtu));	/* next-hop MTU */
+		else
+			put32(icmp + 4, mtu);
 	}
 	total = ICMP_HLEN + quote;
 	put16(icmp + 2, csum_l4(k->family, from, dst, proto, icmp, total));
 	return l3 + hl + total;
+}
+
+uint32_t reply_icmp_error(uint8_t *frame, uint32_t len, uint32_t room, const struct pkt_meta *m,
+			  enum reply_kind kind, const uint8_t *from)
+{
+	return icmp_error(frame, len, room, m, kind, from, 0);
+}
+
+uint32_t reply_icmp_too_big(uint8_t *frame, uint32_t len, uint32_t room,
+			    const struct pkt_meta *m, const uint8_t *from, uint32_t mtu)
+{
+	return icmp_error(frame, len, room, m, REPLY_TOO_BIG, from, mtu);
 }

@@ -12,6 +12,7 @@
 enum reply_kind {
 	REPLY_UNREACHABLE,	/* v4 3/13 "administratively prohibited", v6 1/1 */
 	REPLY_TIME_EXCEEDED,	/* v4 11/0, v6 3/0 */
+	REPLY_TOO_BIG,		/* v4 3/4 "fragmentation needed", v6 2/0; with the MTU */
 };
 
 /* Rewrite frame (len bytes of room `room`, parsed as m) into a TCP RST
@@ -30,5 +31,11 @@ uint32_t reply_tcp_rst(uint8_t *frame, uint32_t len, uint32_t room,
 uint32_t reply_icmp_error(uint8_t *frame, uint32_t len, uint32_t room,
 			  const struct pkt_meta *m, enum reply_kind kind,
 			  const uint8_t *from);
+
+/* reply_icmp_error's REPLY_TOO_BIG: the next hop's MTU goes in the
+ * message (RFC 1191 section 4, RFC 4443 section 3.2), so the sender's
+ * path MTU discovery can use it. */
+uint32_t reply_icmp_too_big(uint8_t *frame, uint32_t len, uint32_t room,
+			    const struct pkt_meta *m, const uint8_t *from, uint32_t mtu);
 
 #endif

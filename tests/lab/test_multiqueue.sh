@@ -226,6 +226,7 @@ set_mtu() {	# MTU: on all four ends of the two links
 		lab_in fw ip link set "$FW_IF_S" mtu "$1" && lab_in srv ip link set "$SRV_IF" mtu "$1"
 }
 if set_mtu 3200; then
+	sleep 1.5	# rampartd reads the ports' MTUs every second
 	lab_workers_block "$w"
 	lost0=$(awk '$1 == "worker" && $2 ~ /^[0-9]+$/ { s += $10 - $11 } END { print s + 0 }' "$w")
 	for addr in 10.50.2.2 fd00:50:2::2; do

@@ -3,8 +3,9 @@
 # server subnet joined through a firewall namespace whose two ports carry
 # addresses; rampartd routes between them by the policy's routes, with
 # next hops from the kernel's neighbour table. Checks ping, TCP, a denied
-# port, time-exceeded for TTL 1 and the counters, then next hops the
-# kernel had not resolved (rampartd asks it to).
+# port, time-exceeded for TTL 1, fragmentation needed / packet too big
+# when a port's MTU shrinks, the counters, then next hops the kernel had
+# not resolved (rampartd asks it to).
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_router.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -109,6 +110,22 @@ check "ping -t 1: 'Time to live exceeded' from 10.20.1.1" \
 out=$(lab_in cli ping -6 -n -c 1 -t 1 -W 2 fd00:20:2::2 2>&1)
 check "ping -6 -t 1: 'Time exceeded' from fd00:20:1::1" \
 	bash -c "grep -qi 'From fd00:20:1::1.*Time exceeded' <<<\"\$1\"" _ "$out"
+
+# The server port's MTU lowered while rampartd runs (it reads the MTUs
+# every second): a 1400-byte packet with DF is answered with
+# fragmentation needed / packet too big carrying the new MTU, from the
+# client port's address; one that fits still goes.
+lab_in fw ip link set "$FW_IF_S" mtu 1280
+sleep 1.5
+out=$(lab_in cli ping -n -c 2 -i 0.3 -W 1 -M do -s 1372 10.20.2.2 2>&1)
+check "MTU 1280: 1400-byte ping with DF: 'Frag needed' with mtu = 1280 from 10.20.1.1" \
+	bash -c "grep -Eq 'From 10\.20\.1\.1 .*mtu ?= ?1280' <<<\"\$1\"" _ "$out"
+out=$(lab_in cli ping -6 -n -c 2 -i 0.3 -W 1 -M do -s 1352 fd00:20:2::2 2>&1)
+check "MTU 1280: 1400-byte ping -6: 'Packet too big' with mtu=1280 from fd00:20:1::1" \
+	bash -c "grep -Eq 'From fd00:20:1::1 .*mtu ?= ?1280' <<<\"\$1\"" _ "$out"
+check "MTU 1280: a 1280-byte ping goes through" \
+	quiet lab_in cli ping -q -n -c 2 -i 0.3 -W 2 -M do -s 1252 10.20.2.2
+lab_in fw ip link set "$FW_IF_S" mtu 1500
 
 ctr=$LAB_TMP/counters.txt
 check "SIGUSR1 prints counters" lab_counters "$ctr"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "csum.h"
 #include "frames.h"
 #include "pipeline.h"
 #include "router_lab.h"
@@ -398,6 +399,107 @@ static void test_router_wants_neighbours(void **state)
 	lab_close(&l);
 }
 
+/* A UDP frame from the LAN host to 10.200.1.1 (or fd00:200::1) of
+ * `ip_len` bytes of IP packet, DF set when df (IPv4). */
+static void big_frame(struct frame *f, uint8_t family, uint32_t ip_len, int df, uint16_t sport)
+{
+	struct flow_spec s = v4spec(17, sport, 53);
+
+	s.family = family;
+	if (family == 4) {
+		memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+		memcpy(s.dst, (uint8_t[]){10, 200, 1, 1}, 4);
+		s.payload = ip_len - 28;
+	} else {
+		memcpy(s.src, (uint8_t[]){0xfd, 0, 0, 0x10, [15] = 5}, 16);
+		memcpy(s.dst, (uint8_t[]){0xfd, 0, 2, 0, [15] = 1}, 16);
+		s.payload = ip_len - 48;
+	}
+	frame_build(f, &s);
+	if (family == 4 && df) {
+		f->b[14 + 6] |= 0x40;
+		frame_put16(f->b + 14 + 10, 0);
+		frame_put16(f->b + 14 + 10, csum_ipv4_header(f->b + 14));
+	}
+}
+
+/* Router mode and the egress port's MTU (wan0: 1400): a packet that fits
+ * goes; a longer one is answered from lan0's address with fragmentation
+ * needed (IPv4 with DF) or packet too big (IPv6), the MTU in the
+ * message, the packet quoted; IPv4 without DF is dropped (no
+ * fragmentation); all counted too-big. A new MTU (pipe_set_mtu) applies
+ * from the next burst, 0 lifting the limit. (A stateless policy: the
+ * flow cache's share is test_pipeline_state test_too_big_through_nat.) */
+static void test_router_mtu(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	static const uint8_t lan6[16] = {0xfd, 0, 0, 0x10, [15] = 1};
+	struct pipe_config cfg;
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p;
+	const uint8_t *ip = f.b + 14;
+	(void)state;
+
+	router_cfg(&cfg);
+	cfg.port[0].has_v6 = 1;
+	memcpy(cfg.port[0].v6, lan6, 16);
+	cfg.port[1].mtu = 1400;
+	lab_open(&l, router_policy, &cfg);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac), 0);
+
+	big_frame(&f, 4, 1400, 1, 5000);			/* fits exactly */
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+
+	big_frame(&f, 4, 1401, 1, 5000);			/* DF: fragmentation needed */
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(p.out_port, 0);
+	assert_int_equal(ip[9], 1);
+	assert_int_equal(ip[20], 3);
+	assert_int_equal(ip[21], 4);
+	assert_int_equal(frame_get16(ip + 26), 1400);		/* next-hop MTU */
+	assert_memory_equal(ip + 12, cfg.port[0].v4, 4);
+	assert_memory_equal(ip + 16, ((uint8_t[]){10, 100, 0, 5}), 4);
+	assert_int_equal(frame_get16(ip + 28 + 2), 1401);	/* the packet quoted */
+	assert_int_equal(p.len, 14 + 576);			/* up to 576 bytes */
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	big_frame(&f, 4, 1401, 0, 5001);			/* no DF: dropped */
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_TOO_BIG);
+
+	big_frame(&f, 6, 1401, 0, 5002);			/* IPv6: packet too big */
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(ip[6], 58);
+	assert_int_equal(ip[40], 2);
+	assert_int_equal(ip[41], 0);
+	assert_int_equal(frame_get16(ip + 44) << 16 | frame_get16(ip + 46), 1400);
+	assert_memory_equal(ip + 8, lan6, 16);
+	assert_int_equal(p.len, 14 + 1280);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	big_frame(&f, 4, 1500, 1, 6000);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(frame_get16(ip + 26), 1400);
+
+	pipe_set_mtu(l.w, 1, 1500);				/* the port's MTU changed */
+	big_frame(&f, 4, 1500, 1, 6000);
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	big_frame(&f, 4, 1501, 1, 6000);
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_BOUNCE);
+	pipe_set_mtu(l.w, 1, 0);				/* none */
+	big_frame(&f, 4, 1900, 1, 6000);
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_TOO_BIG], 5);
+	lab_close(&l);
+}
+
 static void test_long_burst(void **state)
 {
 	enum { N = 300 };
@@ -467,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_reject_replies),
 		cmocka_unit_test(test_router),
 		cmocka_unit_test(test_router_wants_neighbours),
+		cmocka_unit_test(test_router_mtu),
 		cmocka_unit_test(test_long_burst),
 		cmocka_unit_test(test_stateful_bridge),
 	};

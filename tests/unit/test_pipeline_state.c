@@ -401,6 +401,50 @@ static void test_time_exceeded_before_nat(void **state)
 	lab_close(&l);
 }
 
+/* A flow through masquerade whose small packets the flow cache (the
+ * express path) takes, then one longer than wan0's MTU: still checked,
+ * answered with fragmentation needed that goes to the client and quotes
+ * the packet as the client sent it; the next small one goes on. */
+static void test_too_big_through_nat(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = udp(client_ip, 7000, remote_ip, 53);
+	struct pipe_pkt p;
+	const uint8_t *q = ip(&f);
+	(void)state;
+
+	lab_open(&l, 1024);
+	pipe_set_mtu(l.w, 1, 1400);
+	s.payload = 100;
+	for (int k = 0; k < 4; k++) {
+		frame_build(&f, &s);
+		assert_int_equal(run1(&l, &f, 0, SEC).verdict, PIPE_FORWARD);
+		assert_memory_equal(q + 12, wan_ip, 4);
+	}
+	assert_true(pipe_stats(l.w)->flow_cache_hits > 0);
+	s.payload = 1500 - 28;
+	frame_build(&f, &s);
+	f.b[14 + 6] |= 0x40;					/* DF */
+	frame_put16(f.b + 14 + 10, 0);
+	frame_put16(f.b + 14 + 10, csum_ipv4_header(f.b + 14));
+	p = run1(&l, &f, 0, SEC);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(p.out_port, 0);
+	assert_int_equal(q[20], 3);
+	assert_int_equal(q[21], 4);
+	assert_int_equal(frame_get16(q + 26), 1400);
+	assert_memory_equal(q + 16, client_ip, 4);
+	assert_memory_equal(q + 28 + 12, client_ip, 4);		/* as sent */
+	assert_int_equal(frame_get16(q + 28 + 20), 7000);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	s.payload = 100;
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, SEC).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_TOO_BIG], 1);
+	lab_close(&l);
+}
+
 /* The first fragment decides; the next ones follow with its translation. */
 static void test_fragments(void **state)
 {
@@ -539,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_port_forward),
 		cmocka_unit_test(test_icmp),
 		cmocka_unit_test(test_time_exceeded_before_nat),
+		cmocka_unit_test(test_too_big_through_nat),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
