@@ -230,6 +230,7 @@ static int bench_open(struct bench *b, const struct opts *o, int worst)
 		memcpy(c.port[p].mac, (uint8_t[]){2, 0xaa, 0, 0, 0, (uint8_t)(p + 1)}, 6);
 		c.port[p].has_v4 = 1;
 		memcpy(c.port[p].v4, (uint8_t[]){10, 0, (uint8_t)(p + 1), 1}, 4);
+		c.port[p].mtu = 1500;	/* as rampartd gives every port (its MTU check) */
 	}
 	b->w = pipe_create(&c, &b->view);
 	if (!b->w) {

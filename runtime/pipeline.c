@@ -226,6 +226,8 @@ void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu)
 	if (port >= PIPE_MAX_PORTS)
 		return;
 	w->mtu[port] = mtu && w->mode == PIPE_ROUTER ? mtu : UINT32_MAX;
+	for (uint32_t k = PIPE_MAX_PORTS; k < 256; k++)
+		w->mtu[k] = UINT32_MAX;	/* PIPE_NO_PORT and the like */
 	for (uint32_t k = 0; k < w->nports; k++)
 		if (w->mtu[k] < least)
 			least = w->mtu[k];
@@ -1522,7 +1524,7 @@ static void rewrite_related(struct pipe_burst *b, uint32_t i, struct pipe_pkt *p
 static inline int too_big_for_port(const struct pipe_worker *w, const struct pipe_pkt *p,
 				   const struct pkt_meta *m)
 {
-	return p->out_port < PIPE_MAX_PORTS && p->len - m->l3_off > w->mtu[p->out_port];
+	return p->len - m->l3_off > w->mtu[p->out_port];
 }
 
 /* A packet longer than its egress port's MTU: fragmentation needed (IPv4
@@ -1539,7 +1541,7 @@ static void answer_too_big(struct pipe_worker *w, struct pipe_pkt *p, struct pkt
 	drop(w, p, PIPE_DROP_TOO_BIG);
 	if (!from || (m->key.family == 4 && !(p->data[m->l3_off + 6] & 0x40)))
 		return;
-	pkt_parse(p->data, p->len, m);	/* as time-exceeded does */
+	pkt_parse(p->data, p->len, m);	/* as for time-exceeded */
 	len = reply_icmp_too_big(p->data, p->len, p->room, m, from, mtu);
 	if (len) {
 		p->len = len;
@@ -1552,7 +1554,6 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		      uint32_t n)
 {
 	struct pipe_burst *b = &w->burst;
-	const int router = w->mode == PIPE_ROUTER;
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = list[k];
@@ -1561,21 +1562,17 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		const struct pkt_key *wk = &b->wire[i];
 		uint16_t sp, dp;
 
-		/* A router's last hop, or a packet too big for its port:
-		 * stage_forward answers with an ICMP error, which must reach
-		 * the sender and quote what it sent (as a Linux router checks
-		 * TTL and MTU between DNAT and SNAT, and its conntrack maps
-		 * the error back), so the packet stays as it came. */
-		if (router && (p->data[m->l3_off + (m->key.family == 4 ? 8 : 7)] <= 1 ||
-			       too_big_for_port(w, p, m)))
+		if (!b->nat[i] && b->path[i] != PATH_RELATED)
+			continue;
+		/* a router's last hop, or a packet too big for its port, that
+		 * stage_forward (before this) answered: as it came */
+		if (p->verdict != PIPE_FORWARD)
 			continue;
 		if (b->path[i] == PATH_RELATED) {	/* only NATed flows stay RELATED */
 			rewrite_related(b, i, p);
 			w->stats.nat_rewrites++;
 			continue;
 		}
-		if (!b->nat[i])
-			continue;
 		w->stats.nat_rewrites++;
 		if (csum_rewrite4(p->data, p->len, m, wk->src, wk->sport, wk->dst, wk->dport, 0) == 0)
 			continue;	/* IPv4 TCP/UDP: both sides in one go */
@@ -1614,8 +1611,9 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			const uint8_t *from = port_addr(&w->cfg, p->in_port, m->key.family);
 			uint32_t len;
 
-			/* The quote is of the packet as it arrived here, so
-			 * reparse after any NAT rewrite changed it. */
+			/* The quote is of the packet as it arrived here (NAT
+			 * comes after this stage); parsed again, as the stages
+			 * before wrote into its meta. */
 			pkt_parse(p->data, p->len, m);
 			len = from ? reply_icmp_error(p->data, p->len, p->room, m,
 						      REPLY_TIME_EXCEEDED, from) : 0;
@@ -1843,10 +1841,14 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		b->l_pass[npass++] = b->l_known[k];
 	for (uint32_t k = 0; k < nnew; k++)
 		b->l_pass[npass++] = b->l_new[k];
-	if (npass && w->stateful)
-		STAGE(PIPE_ST_NAT, npass, stage_nat(w, pkts, b->l_pass, npass));
+	/* Forward first: a router's ICMP errors (TTL, MTU) are about the
+	 * packet as it came, before NAT (as a Linux router checks both
+	 * between DNAT and SNAT, and its conntrack maps the error back);
+	 * the rewrites of the two stages commute. */
 	if (w->mode == PIPE_ROUTER && npass)
 		STAGE(PIPE_ST_FORWARD, npass, stage_forward(w, pkts, b->l_pass, npass));
+	if (npass && w->stateful)
+		STAGE(PIPE_ST_NAT, npass, stage_nat(w, pkts, b->l_pass, npass));
 	if (w->have_fc && nknown)
 		STAGE(PIPE_ST_CACHE, 0, cache_insert(w, pkts, b->l_known, nknown));
 	account_out(w, pkts, n);

@@ -179,7 +179,7 @@ struct pipe_worker {
 	/* router mode: each port's MTU (UINT32_MAX: none), and the longest
 	 * frame the flow-cache paths may take (14 + the smallest MTU), as
 	 * they do not check it: longer ones take the full path */
-	uint32_t mtu[PIPE_MAX_PORTS];
+	uint32_t mtu[256];	/* by pipe_pkt.out_port, so no bounds check */
 	uint32_t cache_max_len;
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
