@@ -101,6 +101,7 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		for (unsigned r = 0; r < PKT_REASON_COUNT; r++)
 			sum.parse_reason[r] += st->parse_reason[r];
 		sum.replies += st->replies;
+		sum.replies_limited += st->replies_limited;
 		sum.flows_hit += st->flows_hit;
 		sum.related += st->related;
 		sum.nat_rewrites += st->nat_rewrites;
@@ -123,6 +124,7 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		fprintf(out, "malformed %s %llu\n", pkt_reason_name(r),
 			(unsigned long long)sum.parse_reason[r]);
 	fprintf(out, "replies %llu\n", (unsigned long long)sum.replies);
+	fprintf(out, "replies-limited %llu\n", (unsigned long long)sum.replies_limited);
 	fprintf(out, "flows-hit %llu\n", (unsigned long long)sum.flows_hit);
 	fprintf(out, "related %llu\n", (unsigned long long)sum.related);
 	fprintf(out, "nat-rewrites %llu\n", (unsigned long long)sum.nat_rewrites);

@@ -20,7 +20,8 @@ static void usage(FILE *out)
 		"                [--mode bridge|router] [--backend xsk|pcap|dpdk] [--foreground] [-v]\n"
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--reload-flows keep|recheck] [--no-sandbox] [--metrics ADDR:PORT]\n"
-		"                [--log FILE|-] [--log-rate N] [--umem shared|per-interface]\n"
+		"                [--log FILE|-] [--log-rate N] [--reply-rate N]\n"
+		"                [--umem shared|per-interface]\n"
 		"                [--handoff on|off]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
@@ -70,6 +71,10 @@ static void usage(FILE *out)
 		"                      stdout); never slows a worker (full: dropped, counted)\n"
 		"  --log-rate N        at most N records a second per rule, and N for invalid\n"
 		"                      packets (default 100)\n"
+		"  --reply-rate N      at most N replies (reject's RST and ICMP unreachable,\n"
+		"                      time-exceeded) a second per worker, bursts of N/10;\n"
+		"                      over it the packet is only dropped (default 1000;\n"
+		"                      0: no limit)\n"
 		"  --no-sandbox        keep every capability after set-up and run the workers\n"
 		"                      without their system call filter (debugging; see\n"
 		"                      docs/security.md)\n"
@@ -399,7 +404,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_DPDK_ISOLATE,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_REPLY_RATE, OPT_DPDK_ISOLATE,
 		OPT_UMEM,
 		OPT_HANDOFF,
 	};
@@ -423,6 +428,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "log", required_argument, NULL, OPT_LOG },
 		{ "log-rate", required_argument, NULL, OPT_LOG_RATE },
+		{ "reply-rate", required_argument, NULL, OPT_REPLY_RATE },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "umem", required_argument, NULL, OPT_UMEM },
 		{ "handoff", required_argument, NULL, OPT_HANDOFF },
@@ -441,6 +447,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->log_rate = 100;
+	o->reply_rate = 1000;
 	while ((c = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -509,6 +516,13 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			if (r < 0)
 				fprintf(stderr, "rampartd: --log-rate '%s': want 1..1000000 a second\n",
 					optarg);
+			break;
+		case OPT_REPLY_RATE:
+			if (!strcmp(optarg, "0"))
+				o->reply_rate = 0;
+			else if ((r = parse_count(optarg, 10000000, &o->reply_rate)) < 0)
+				fprintf(stderr, "rampartd: --reply-rate '%s': want 0..10000000 a "
+						"second\n", optarg);
 			break;
 		case OPT_RELOAD_FLOWS:
 			r = check_choice("reload-flows", optarg, flows, "keep|recheck");

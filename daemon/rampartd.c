@@ -70,6 +70,7 @@ static int port_config(const struct rampartd_opts *o, struct pipe_config *cfg, i
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->mode = o->mode;
 	cfg->nports = o->nifs;
+	cfg->reply_rate = o->reply_rate;
 	for (uint32_t i = 0; i < o->nifs; i++) {
 		struct pipe_port_cfg *c = &cfg->port[i];
 

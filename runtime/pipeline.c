@@ -135,6 +135,12 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 	neigh_init(&w->neigh);
 	for (uint32_t k = 0; k < PIPE_MAX_PORTS; k++)
 		pipe_set_mtu(w, k, k < w->nports ? cfg->port[k].mtu : 0);
+	if (cfg->reply_rate) {
+		uint32_t burst = cfg->reply_rate / 10 > 10 ? cfg->reply_rate / 10 : 10;
+
+		w->reply_cost = 1000000000ull / cfg->reply_rate;
+		w->reply_cap = w->reply_credit = w->reply_cost * burst;
+	}
 	return w;
 fail:
 	saved = errno ? errno : ENOMEM;
@@ -242,6 +248,28 @@ uint32_t pipe_unresolved(struct pipe_worker *w, struct pipe_nexthop *out, uint32
 	w->nunresolved -= n;
 	memmove(w->unresolved, w->unresolved + n, w->nunresolved * sizeof(*out));
 	return n;
+}
+
+/* May this worker write one more reply (pipe_config.reply_rate)? Takes
+ * its cost when it may; counts it when not. Rare: replies only. */
+static int reply_allowed(struct pipe_worker *w)
+{
+	uint64_t now = w->now_ns;
+
+	if (!w->reply_cost)
+		return 1;
+	if (now > w->reply_last_ns) {
+		uint64_t c = w->reply_credit + (now - w->reply_last_ns);
+
+		w->reply_credit = c < w->reply_cap ? c : w->reply_cap;
+	}
+	w->reply_last_ns = now;
+	if (w->reply_credit >= w->reply_cost) {
+		w->reply_credit -= w->reply_cost;
+		return 1;
+	}
+	w->stats.replies_limited++;
+	return 0;
 }
 
 /* A next hop without a MAC, remembered once (a burst to it asks once). */
@@ -1331,6 +1359,8 @@ static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 			continue;
 		/* reject: TCP RST, else ICMP unreachable from the address the
 		 * packet was sent to (the sender sees its peer refuse). */
+		if (!reply_allowed(w))
+			continue;
 		len = m->key.proto == 6 ? reply_tcp_rst(p->data, p->len, p->room, m)
 					: reply_icmp_error(p->data, p->len, p->room, m,
 							   REPLY_UNREACHABLE, m->key.dst);
@@ -1615,8 +1645,9 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			 * comes after this stage); parsed again, as the stages
 			 * before wrote into its meta. */
 			pkt_parse(p->data, p->len, m);
-			len = from ? reply_icmp_error(p->data, p->len, p->room, m,
-						      REPLY_TIME_EXCEEDED, from) : 0;
+			len = from && reply_allowed(w)
+				      ? reply_icmp_error(p->data, p->len, p->room, m,
+							 REPLY_TIME_EXCEEDED, from) : 0;
 			drop(w, p, PIPE_DROP_TTL);
 			if (len) {
 				p->len = len;

@@ -87,6 +87,12 @@ struct pipe_config {
 	uint64_t seed;		/* conntrack/limit hash key; 0 = random */
 	uint32_t max_flows;	/* 0 = the policy's conntrack.max_flows */
 	uint8_t no_flow_cache;	/* 1: every packet through the full pipeline */
+	/* Replies this worker writes (reject's TCP RST and ICMP unreachable,
+	 * time-exceeded) a second at most, bursts up to a tenth of that (at
+	 * least 10); over it the packet is only dropped (replies_limited).
+	 * Fragmentation-needed / packet-too-big are not limited: path MTU
+	 * discovery depends on them (Linux exempts them too). 0: no limit. */
+	uint32_t reply_rate;
 	/* 1 (with worker_count > 1 and a stateful policy): frames arrive on
 	 * any worker's queue; each goes to the worker that owns its flow
 	 * (home.h), PIPE_HANDOFF when that is another, and SNAT picks ports
@@ -138,6 +144,7 @@ struct pipe_stats {
 	uint64_t parse_reason[PKT_REASON_COUNT];
 	uint64_t non_ip;	/* non-IP frames seen (bridged or dropped) */
 	uint64_t replies;	/* RST / ICMP errors sent */
+	uint64_t replies_limited;	/* not sent: over pipe_config.reply_rate */
 	uint64_t flows_hit;	/* packets of known flows (skipped the rules) */
 	uint64_t related;	/* ICMP errors passed for their flow */
 	uint64_t nat_rewrites;	/* frames translated */

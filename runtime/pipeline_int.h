@@ -181,6 +181,10 @@ struct pipe_worker {
 	 * they do not check it: longer ones take the full path */
 	uint32_t mtu[256];	/* by pipe_pkt.out_port, so no bounds check */
 	uint32_t cache_max_len;
+	/* pipe_config.reply_rate's bucket, in nanoseconds of credit: a
+	 * reply costs reply_cost, the credit grows with the burst clock up
+	 * to reply_cap */
+	uint64_t reply_cost, reply_cap, reply_credit, reply_last_ns;
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;

@@ -111,6 +111,41 @@ out=$(lab_in cli ping -6 -n -c 1 -t 1 -W 2 fd00:20:2::2 2>&1)
 check "ping -6 -t 1: 'Time exceeded' from fd00:20:1::1" \
 	bash -c "grep -qi 'From fd00:20:1::1.*Time exceeded' <<<\"\$1\"" _ "$out"
 
+# Replies are rate limited (--reply-rate, 1000 a second by default, bursts
+# of 100): 3000 echo requests with TTL 1 sent as fast as Python can get
+# most of their time-exceeded held back, and a second later ping -t 1 is
+# answered again.
+cat >"$LAB_TMP/ttl1.py" <<'PY'
+import socket, struct, sys
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 1)
+for seq in range(int(sys.argv[2])):
+    h = struct.pack("!BBHHH", 8, 0, 0, 0x7777, seq & 0xffff) + b"x" * 16
+    s.sendto(h[:2] + struct.pack("!H", csum(h)) + h[4:], (sys.argv[1], 0))
+PY
+last_of() {	# NAME: its value in the last block rampartd printed
+	awk -v k="$1" '$1 == k { n = $2 } END { print n + 0 }' "$LAB_TMP/rampartd.out"
+}
+lab_counters "$LAB_TMP/c-before-flood"
+rep0=$(last_of replies); lim0=$(last_of replies-limited)
+lab_in cli "$LAB_PY" "$LAB_TMP/ttl1.py" 10.20.2.2 3000
+sleep 0.5
+lab_counters "$LAB_TMP/c-after-flood"
+rep1=$(last_of replies); lim1=$(last_of replies-limited)
+echo "# 3000 TTL-1 echo requests: $((rep1 - rep0)) time-exceeded sent, $((lim1 - lim0)) held back"
+check "reply rate: most of 3000 TTL-1 packets got no time-exceeded ($((lim1 - lim0)) held back)" \
+	test "$((lim1 - lim0))" -ge 1500
+check "reply rate: at most a burst and the rate's share were sent ($((rep1 - rep0)) of 3000)" \
+	test "$((rep1 - rep0))" -le 1500
+sleep 1
+out=$(lab_in cli ping -n -c 1 -t 1 -W 2 10.20.2.2 2>&1)
+check "reply rate: a second later ping -t 1 is answered again" \
+	bash -c "grep -q 'From 10.20.1.1.*Time to live exceeded' <<<\"\$1\"" _ "$out"
+
 # The server port's MTU lowered while rampartd runs (it reads the MTUs
 # every second): a 1400-byte packet with DF is answered with
 # fragmentation needed / packet too big carrying the new MTU, from the

@@ -399,6 +399,50 @@ static void test_router_wants_neighbours(void **state)
 	lab_close(&l);
 }
 
+/* pipe_config.reply_rate 10: a burst of 10 replies, then one per 100 ms
+ * of the burst clock; a packet over the rate is dropped without one and
+ * counted (replies_limited). */
+static void test_reply_rate(void **state)
+{
+	struct pipe_config cfg = bridge_cfg;
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = v4spec(6, 1000, 23);	/* no-telnet: reject, RST */
+	uint32_t bounced = 0;
+	const uint64_t t0 = 5000000000ull;
+	(void)state;
+
+	cfg.reply_rate = 10;
+	lab_open(&l, bridge_policy, &cfg);
+	for (uint32_t k = 0; k < 15; k++) {
+		struct pipe_pkt p;
+
+		s.sport = (uint16_t)(1000 + k);
+		frame_build(&f, &s);
+		p = (struct pipe_pkt){.data = f.b, .len = f.len, .room = sizeof(f.b)};
+		pipe_process(l.w, &p, 1, t0);
+		assert_int_equal(p.drop, PIPE_DROP_POLICY);
+		bounced += p.verdict == PIPE_BOUNCE;
+	}
+	assert_int_equal(bounced, 10);
+	assert_int_equal(pipe_stats(l.w)->replies, 10);
+	assert_int_equal(pipe_stats(l.w)->replies_limited, 5);
+	bounced = 0;
+	for (uint32_t k = 0; k < 5; k++) {			/* 350 ms later: 3 more */
+		struct pipe_pkt p;
+
+		s.proto = 17;					/* no-discard: ICMP unreachable */
+		s.dport = 9;
+		frame_build(&f, &s);
+		p = (struct pipe_pkt){.data = f.b, .len = f.len, .room = sizeof(f.b)};
+		pipe_process(l.w, &p, 1, t0 + 350000000ull);
+		bounced += p.verdict == PIPE_BOUNCE;
+	}
+	assert_int_equal(bounced, 3);
+	assert_int_equal(pipe_stats(l.w)->replies_limited, 7);
+	lab_close(&l);
+}
+
 /* A UDP frame from the LAN host to 10.200.1.1 (or fd00:200::1) of
  * `ip_len` bytes of IP packet, DF set when df (IPv4). */
 static void big_frame(struct frame *f, uint8_t family, uint32_t ip_len, int df, uint16_t sport)
@@ -428,7 +472,8 @@ static void big_frame(struct frame *f, uint8_t family, uint32_t ip_len, int df, 
  * needed (IPv4 with DF) or packet too big (IPv6), the MTU in the
  * message, the packet quoted; IPv4 without DF is dropped (no
  * fragmentation); all counted too-big. A new MTU (pipe_set_mtu) applies
- * from the next burst, 0 lifting the limit. (A stateless policy: the
+ * from the next burst, 0 lifting the limit. The reply rate does not
+ * hold these back (path MTU discovery needs them). (A stateless policy: the
  * flow cache's share is test_pipeline_state test_too_big_through_nat.) */
 static void test_router_mtu(void **state)
 {
@@ -445,9 +490,18 @@ static void test_router_mtu(void **state)
 	cfg.port[0].has_v6 = 1;
 	memcpy(cfg.port[0].v6, lan6, 16);
 	cfg.port[1].mtu = 1400;
+	cfg.reply_rate = 10;
 	lab_open(&l, router_policy, &cfg);
 	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
 	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac), 0);
+	for (int k = 0; k < 12; k++) {				/* the reply rate spent */
+		big_frame(&f, 4, 100, 1, 5000);
+		f.b[14 + 8] = 1;				/* TTL 1: time exceeded */
+		frame_put16(f.b + 14 + 10, 0);
+		frame_put16(f.b + 14 + 10, csum_ipv4_header(f.b + 14));
+		run1(&l, &f, 0);
+	}
+	assert_int_equal(pipe_stats(l.w)->replies_limited, 2);	/* too-big is not limited: */
 
 	big_frame(&f, 4, 1400, 1, 5000);			/* fits exactly */
 	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
@@ -570,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_router),
 		cmocka_unit_test(test_router_wants_neighbours),
 		cmocka_unit_test(test_router_mtu),
+		cmocka_unit_test(test_reply_rate),
 		cmocka_unit_test(test_long_burst),
 		cmocka_unit_test(test_stateful_bridge),
 	};
