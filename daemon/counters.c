@@ -102,6 +102,8 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 			sum.parse_reason[r] += st->parse_reason[r];
 		sum.replies += st->replies;
 		sum.replies_limited += st->replies_limited;
+		sum.fragmented += st->fragmented;
+		sum.fragments += st->fragments;
 		sum.flows_hit += st->flows_hit;
 		sum.related += st->related;
 		sum.nat_rewrites += st->nat_rewrites;
@@ -125,6 +127,8 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 			(unsigned long long)sum.parse_reason[r]);
 	fprintf(out, "replies %llu\n", (unsigned long long)sum.replies);
 	fprintf(out, "replies-limited %llu\n", (unsigned long long)sum.replies_limited);
+	fprintf(out, "fragmented %llu %llu\n", (unsigned long long)sum.fragmented,
+		(unsigned long long)sum.fragments);	/* datagrams, the fragments they made */
 	fprintf(out, "flows-hit %llu\n", (unsigned long long)sum.flows_hit);
 	fprintf(out, "related %llu\n", (unsigned long long)sum.related);
 	fprintf(out, "nat-rewrites %llu\n", (unsigned long long)sum.nat_rewrites);

@@ -215,6 +215,29 @@ static void hand_off(struct worker *w, uint32_t n)
 
 /* Run n frames of w->pkts (received, or handed over) through the
  * pipeline and send, drop or hand each on as it says. */
+/* The frames the pipeline made itself (pipe_extra: fragments after the
+ * first), after the burst's own, in the pipeline's memory: sent as
+ * foreign frames (the backend copies them), then given back. */
+static void send_extra(struct worker *w)
+{
+	struct pipe_pkt *ex;
+	uint32_t n = pipe_extra(w->pipe, &ex);
+
+	if (!n)
+		return;
+	_Static_assert(PIPE_MAX_EXTRA <= PIPE_BURST, "a port's extras fit its out list");
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t out = ex[i].out_port < w->be->nports ? ex[i].out_port : 0;
+
+		w->out[out][w->nout[out]] = &ex[i];
+		w->out_handle[out][w->nout[out]++] = BACKEND_HANDLE_FOREIGN;
+	}
+	for (uint32_t port = 0; port < w->be->nports; port++)
+		if (w->nout[port])
+			send_port(w, port);
+	pipe_extra_clear(w->pipe);
+}
+
 static void dispatch(struct worker *w, uint32_t n, uint64_t now)
 {
 	const struct backend_ops *ops = w->be->ops;
@@ -260,6 +283,7 @@ static void dispatch(struct worker *w, uint32_t n, uint64_t now)
 			w->ndrop[port] = 0;
 		}
 	}
+	send_extra(w);
 }
 
 /* One burst; returns frames received. */

@@ -16,6 +16,7 @@
 
 #include "csum.h"
 #include "pipeline_int.h"
+#include "fragment.h"
 #include "reply.h"
 
 #define EXPIRE_BUDGET 64	/* conntrack expiry work per burst */
@@ -135,6 +136,14 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 	neigh_init(&w->neigh);
 	for (uint32_t k = 0; k < PIPE_MAX_PORTS; k++)
 		pipe_set_mtu(w, k, k < w->nports ? cfg->port[k].mtu : 0);
+	if (w->mode == PIPE_ROUTER) {
+		w->extra_room = calloc(PIPE_MAX_EXTRA, PIPE_EXTRA_ROOM);
+		if (!w->extra_room) {
+			pipe_destroy(w);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
 	if (cfg->reply_rate) {
 		uint32_t burst = cfg->reply_rate / 10 > 10 ? cfg->reply_rate / 10 : 10;
 
@@ -161,6 +170,7 @@ void pipe_destroy(struct pipe_worker *w)
 	}
 	free(w->pools);
 	free(w->dgrams);
+	free(w->extra_room);
 	pipe_policy_free(w->pol);
 	flowcache_free(&w->fc);
 	free(w);
@@ -238,6 +248,17 @@ void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu)
 		if (w->mtu[k] < least)
 			least = w->mtu[k];
 	w->cache_max_len = least == UINT32_MAX ? UINT32_MAX : 14 + least;
+}
+
+uint32_t pipe_extra(struct pipe_worker *w, struct pipe_pkt **pkts)
+{
+	*pkts = w->extra;
+	return w->nextra;
+}
+
+void pipe_extra_clear(struct pipe_worker *w)
+{
+	w->nextra = 0;
 }
 
 uint32_t pipe_unresolved(struct pipe_worker *w, struct pipe_nexthop *out, uint32_t max)
@@ -1559,18 +1580,34 @@ static inline int too_big_for_port(const struct pipe_worker *w, const struct pip
 
 /* A packet longer than its egress port's MTU: fragmentation needed (IPv4
  * with DF) or packet too big (IPv6) from the ingress port's address,
- * with the MTU, so the sender's path MTU discovery learns it. IPv4
- * without DF a router would fragment (RFC 1812 5.2.6); rampart does not
- * and drops it, counted like the others as too-big. */
-static void answer_too_big(struct pipe_worker *w, struct pipe_pkt *p, struct pkt_meta *m)
+ * with the MTU, so the sender's path MTU discovery learns it; IPv4
+ * without DF is cut into fragments (RFC 1812 5.2.6) after NAT
+ * (stage_fragment), returning 1: it goes on. Dropped as too-big: the
+ * rest, and a datagram that cannot be cut (IP options) or whose pieces
+ * find no room in pipe_extra's. */
+static int answer_too_big(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 {
+	struct pipe_burst *b = &w->burst;
+	struct pkt_meta *m = &b->meta[i];
 	const uint32_t mtu = w->mtu[p->out_port];
 	const uint8_t *from = port_addr(&w->cfg, p->in_port, m->key.family);
 	uint32_t len;
 
+	if (m->key.family == 4 && !(p->data[m->l3_off + 6] & 0x40)) {
+		uint32_t n = fragment_count(p->data, p->len, m->l3_off, mtu);
+
+		if (n && mtu + m->l3_off <= PIPE_EXTRA_ROOM &&
+		    w->nextra + b->cut_extra + n - 1 <= PIPE_MAX_EXTRA) {
+			b->l_cut[b->ncut++] = i;
+			b->cut_extra += n - 1;	/* promised */
+			return 1;
+		}
+		drop(w, p, PIPE_DROP_TOO_BIG);
+		return 0;
+	}
 	drop(w, p, PIPE_DROP_TOO_BIG);
-	if (!from || (m->key.family == 4 && !(p->data[m->l3_off + 6] & 0x40)))
-		return;
+	if (!from)
+		return 0;
 	pkt_parse(p->data, p->len, m);	/* as for time-exceeded */
 	len = reply_icmp_too_big(p->data, p->len, p->room, m, from, mtu);
 	if (len) {
@@ -1578,6 +1615,42 @@ static void answer_too_big(struct pipe_worker *w, struct pipe_pkt *p, struct pkt
 		p->verdict = PIPE_BOUNCE;
 		w->stats.replies++;
 	}
+	return 0;
+}
+
+/* Router mode, after NAT: the datagrams stage_forward found too big and
+ * without DF, cut into fragments (fragment.h), the first in place, the
+ * others into pipe_extra's frames. The L4 checksum was made over the
+ * whole datagram, so NAT's update of it holds for the fragments too. */
+static void stage_fragment(struct pipe_worker *w, struct pipe_pkt *pkts)
+{
+	struct pipe_burst *b = &w->burst;
+
+	for (uint32_t k = 0; k < b->ncut; k++) {
+		uint32_t i = b->l_cut[k];
+		struct pipe_pkt *p = &pkts[i];
+		const uint32_t l3 = b->meta[i].l3_off, mtu = w->mtu[p->out_port];
+		uint32_t n = fragment_count(p->data, p->len, l3, mtu), lens[PIPE_MAX_EXTRA];
+		uint8_t *room[PIPE_MAX_EXTRA];
+
+		if (p->verdict != PIPE_FORWARD || !n || w->nextra + n - 1 > PIPE_MAX_EXTRA)
+			continue;	/* (promised in stage_forward: not expected) */
+		for (uint32_t j = 0; j + 1 < n; j++)
+			room[j] = w->extra_room[w->nextra + j];
+		p->len = fragment_ipv4(p->data, p->len, l3, mtu, room, lens);
+		for (uint32_t j = 0; j + 1 < n; j++) {
+			w->extra[w->nextra++] = (struct pipe_pkt){
+				.data = room[j], .len = lens[j], .room = PIPE_EXTRA_ROOM,
+				.in_port = p->in_port, .out_port = p->out_port,
+				.verdict = PIPE_FORWARD};
+			w->stats.port[p->out_port].tx_packets++;	/* account_out counts the first */
+			w->stats.port[p->out_port].tx_bytes += lens[j];
+		}
+		w->stats.fragmented++;
+		w->stats.fragments += n;
+	}
+	b->ncut = 0;
+	b->cut_extra = 0;
 }
 
 static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32_t *list,
@@ -1656,10 +1729,8 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			}
 			continue;
 		}
-		if (__builtin_expect(too_big_for_port(w, p, m), 0)) {
-			answer_too_big(w, p, m);
+		if (__builtin_expect(too_big_for_port(w, p, m), 0) && !answer_too_big(w, p, i))
 			continue;
-		}
 		memcpy(&hop_lo, b->nexthop[i], 8);
 		memcpy(&hop_hi, b->nexthop[i] + 8, 8);
 		if (memo_mac && hop_lo == memo_lo && hop_hi == memo_hi &&
@@ -1880,6 +1951,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		STAGE(PIPE_ST_FORWARD, npass, stage_forward(w, pkts, b->l_pass, npass));
 	if (npass && w->stateful)
 		STAGE(PIPE_ST_NAT, npass, stage_nat(w, pkts, b->l_pass, npass));
+	if (b->ncut)
+		STAGE(PIPE_ST_FORWARD, 0, stage_fragment(w, pkts));
 	if (w->have_fc && nknown)
 		STAGE(PIPE_ST_CACHE, 0, cache_insert(w, pkts, b->l_known, nknown));
 	account_out(w, pkts, n);

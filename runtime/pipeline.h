@@ -145,6 +145,8 @@ struct pipe_stats {
 	uint64_t non_ip;	/* non-IP frames seen (bridged or dropped) */
 	uint64_t replies;	/* RST / ICMP errors sent */
 	uint64_t replies_limited;	/* not sent: over pipe_config.reply_rate */
+	uint64_t fragmented;	/* IPv4 datagrams sent as fragments (router) */
+	uint64_t fragments;	/* the fragments they made */
 	uint64_t flows_hit;	/* packets of known flows (skipped the rules) */
 	uint64_t related;	/* ICMP errors passed for their flow */
 	uint64_t nat_rewrites;	/* frames translated */
@@ -208,6 +210,18 @@ int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const u
 
 /* Router mode: port's MTU from now on (pipe_port_cfg.mtu; 0 = none). */
 void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu);
+
+/* Frames the pipeline made besides the ones it was given: the 2nd, 3rd,
+ * ... fragments of IPv4 datagrams it fragmented (router mode, longer
+ * than the egress port's MTU, no DF), each PIPE_FORWARD out of its
+ * out_port, in the pipeline's own memory (the backend copies them, as
+ * frames handed over from another worker). They pile up over
+ * pipe_process calls until pipe_extra_clear; with PIPE_MAX_EXTRA of them
+ * waiting, a datagram that needs more is dropped (too-big). */
+#define PIPE_MAX_EXTRA 64u
+#define PIPE_EXTRA_ROOM 4096u	/* bytes of each: an AF_XDP frame */
+uint32_t pipe_extra(struct pipe_worker *w, struct pipe_pkt **pkts);
+void pipe_extra_clear(struct pipe_worker *w);
 
 /* Next hops the router found no MAC for (their packets dropped as
  * no-neighbour), for whoever can ask the kernel to resolve them (the

@@ -53,6 +53,8 @@ struct pipe_burst {
 	uint8_t path[PIPE_BURST];
 	uint8_t nat[PIPE_BURST];		/* wire differs from the frame */
 	uint8_t has_reply[PIPE_BURST];
+	uint32_t l_cut[PIPE_BURST];	/* stage_forward: to fragment after NAT */
+	uint32_t ncut, cut_extra;	/* ... and the extra frames they will take */
 	/* lists of burst indexes */
 	uint32_t l_new[PIPE_BURST], l_known[PIPE_BURST], l_pass[PIPE_BURST];
 	const struct pkt_key *keys[PIPE_BURST];	/* classifier input */
@@ -185,6 +187,10 @@ struct pipe_worker {
 	 * reply costs reply_cost, the credit grows with the burst clock up
 	 * to reply_cap */
 	uint64_t reply_cost, reply_cap, reply_credit, reply_last_ns;
+	/* pipe_extra: fragments beyond the first, and their frames */
+	struct pipe_pkt extra[PIPE_MAX_EXTRA];
+	uint32_t nextra;
+	uint8_t (*extra_room)[PIPE_EXTRA_ROOM];
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;

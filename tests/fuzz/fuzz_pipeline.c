@@ -1,5 +1,7 @@
 /* libFuzzer target: the packet parser and the whole stateful pipeline
- * (conntrack, NAT, router, replies) on arbitrary frames. Input: a series
+ * (conntrack, NAT, router, replies, port MTUs and fragmentation, the
+ * reply limit) on
+ * arbitrary frames. Input: a series
  * of records [port:1][time step:1][len:2][bytes:len]. The policy is
  * compiled once from tests/fuzz/pipeline.yaml. */
 #include <stdint.h>
@@ -36,6 +38,9 @@ static void setup(void)
 	c.port[0].has_v6 = c.port[1].has_v6 = 1;
 	memcpy(c.port[0].v6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 1}, 16);
 	memcpy(c.port[1].v6, (uint8_t[]){0xfd, 0, 0, 2, [15] = 1}, 16);
+	c.port[0].mtu = 1500;	/* frames are up to 1600 bytes: too-big replies */
+	c.port[1].mtu = 1280;
+	c.reply_rate = 100;	/* and the reply limit */
 	worker = pipe_create(&c, &view);
 	if (!worker)
 		abort();
@@ -66,8 +71,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data += 4 + len;
 		size -= 4 + len;
 	}
-	if (n)
+	if (n) {
+		struct pipe_nexthop hop[PIPE_UNRESOLVED];
+		struct pipe_pkt *extra;
+		uint32_t m;
+
 		pipe_process(worker, pkts, n, now_ns);
+		(void)pipe_unresolved(worker, hop, PIPE_UNRESOLVED);	/* as a worker does */
+		m = pipe_extra(worker, &extra);		/* fragments: within their room */
+		for (uint32_t i = 0; i < m; i++)
+			if (extra[i].len > extra[i].room || extra[i].out_port >= 2)
+				abort();
+		pipe_extra_clear(worker);
+	}
 	for (uint32_t i = 0; i < n; i++)	/* whatever comes out stays in its room */
 		if (pkts[i].len > ROOM)
 			abort();

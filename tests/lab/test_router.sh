@@ -48,6 +48,11 @@ rules:
     from: {zone: inside}
     to: {zone: outside, port: 8080}
     action: accept
+  - name: udp-echo-out
+    proto: udp
+    from: {zone: inside}
+    to: {zone: outside, port: 9000}
+    action: accept
   - name: no-9090
     proto: tcp
     to: {port: 9090}
@@ -90,8 +95,10 @@ echo hello >"$LAB_TMP/index.txt"
 lab_bg srv "$LAB_TMP/http4.log" "$LAB_PY" -m http.server 8080 --bind 10.20.2.2 --directory "$LAB_TMP"
 lab_bg srv "$LAB_TMP/http6.log" "$LAB_PY" -m http.server 8080 --bind fd00:20:2::2 --directory "$LAB_TMP"
 lab_bg srv "$LAB_TMP/http9090.log" "$LAB_PY" -m http.server 9090 --bind 10.20.2.2 --directory "$LAB_TMP"
-lab_wait_for 10 lab_port_listening srv tcp 8080 && lab_wait_for 10 lab_port_listening srv tcp 9090 ||
-	not_ok "servers listen"
+lab_write_udp_tool
+lab_bg srv "$LAB_TMP/echo.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.20.2.2 9000
+lab_wait_for 10 lab_port_listening srv tcp 8080 && lab_wait_for 10 lab_port_listening srv tcp 9090 &&
+	lab_wait_for 10 lab_port_listening srv udp 9000 || not_ok "servers listen"
 
 check "ping 10.20.2.2 across the router ($PINGS)" \
 	quiet lab_in cli ping -q -n -c "$PINGS" -i 0.2 -W 2 10.20.2.2
@@ -160,6 +167,35 @@ check "MTU 1280: 1400-byte ping -6: 'Packet too big' with mtu=1280 from fd00:20:
 	bash -c "grep -Eq 'From fd00:20:1::1 .*mtu ?= ?1280' <<<\"\$1\"" _ "$out"
 check "MTU 1280: a 1280-byte ping goes through" \
 	quiet lab_in cli ping -q -n -c 2 -i 0.3 -W 2 -M do -s 1252 10.20.2.2
+# Without DF the router cuts the datagram into fragments instead, which
+# the server puts together and echoes. The server's end of the link gets
+# the same MTU (it answers in fragments of its own); the client forgets
+# the path MTU the pings taught it, so the datagram leaves it whole.
+lab_in srv ip link set "$SRV_IF" mtu 1280
+lab_in cli ip route flush cache
+cat >"$LAB_TMP/nodf.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, 10, 0)	# IP_MTU_DISCOVER = IP_PMTUDISC_DONT: no DF
+s.settimeout(1.0)
+got = 0
+for i in range(int(sys.argv[3])):
+    data = bytes([i % 256]) * int(sys.argv[2])
+    s.sendto(data, (sys.argv[1], 9000))
+    try:
+        got += s.recvfrom(65535)[0] == data
+    except socket.timeout:
+        pass
+print(got)
+PY
+lab_counters "$LAB_TMP/c-before-frag"
+n=$(lab_in cli "$LAB_PY" "$LAB_TMP/nodf.py" 10.20.2.2 1400 5)
+check "MTU 1280: 1400-byte UDP without DF, fragmented by rampart, echoed whole (${n:-0} of 5)" \
+	test "${n:-0}" -eq 5
+lab_counters "$LAB_TMP/c-after-frag"
+fr0=$(awk '$1 == "fragmented" { n = $2 } END { print n + 0 }' "$LAB_TMP/rampartd.out")
+check "MTU 1280: counted as fragmented (${fr0})" test "$fr0" -ge 5
+lab_in srv ip link set "$SRV_IF" mtu 1500
 lab_in fw ip link set "$FW_IF_S" mtu 1500
 
 ctr=$LAB_TMP/counters.txt

@@ -470,8 +470,8 @@ static void big_frame(struct frame *f, uint8_t family, uint32_t ip_len, int df, 
 /* Router mode and the egress port's MTU (wan0: 1400): a packet that fits
  * goes; a longer one is answered from lan0's address with fragmentation
  * needed (IPv4 with DF) or packet too big (IPv6), the MTU in the
- * message, the packet quoted; IPv4 without DF is dropped (no
- * fragmentation); all counted too-big. A new MTU (pipe_set_mtu) applies
+ * message, the packet quoted, counted too-big; IPv4 without DF is
+ * fragmented (test_router_fragments). A new MTU (pipe_set_mtu) applies
  * from the next burst, 0 lifting the limit. The reply rate does not
  * hold these back (path MTU discovery needs them). (A stateless policy: the
  * flow cache's share is test_pipeline_state test_too_big_through_nat.) */
@@ -520,10 +520,11 @@ static void test_router_mtu(void **state)
 	assert_int_equal(p.len, 14 + 576);			/* up to 576 bytes */
 	assert_true(frame_checksums_ok(f.b, f.len));
 
-	big_frame(&f, 4, 1401, 0, 5001);			/* no DF: dropped */
+	big_frame(&f, 4, 1401, 0, 5001);			/* no DF: fragments */
 	p = run1(&l, &f, 0);
-	assert_int_equal(p.verdict, PIPE_DROP);
-	assert_int_equal(p.drop, PIPE_DROP_TOO_BIG);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_stats(l.w)->fragmented, 1);
+	pipe_extra_clear(l.w);
 
 	big_frame(&f, 6, 1401, 0, 5002);			/* IPv6: packet too big */
 	p = run1(&l, &f, 0);
@@ -550,7 +551,109 @@ static void test_router_mtu(void **state)
 	big_frame(&f, 4, 1900, 1, 6000);
 	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
 
-	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_TOO_BIG], 5);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_TOO_BIG], 4);
+	lab_close(&l);
+}
+
+/* The fragments of one datagram (first + extras) put back together:
+ * each within mtu, header checksum right, offsets contiguous from
+ * `first_off`, MF on all but the last (which keeps `last_mf`), TTL and
+ * MACs as forwarded; the payload equals `payload` (len bytes). */
+static void check_fragments(const struct pipe_pkt *first, const struct pipe_pkt *extra,
+			    uint32_t nextra, uint32_t mtu, uint16_t first_off, int last_mf,
+			    const uint8_t *payload, uint32_t len)
+{
+	static uint8_t got[65536];
+	uint32_t at = 0;
+
+	for (uint32_t k = 0; k <= nextra; k++) {
+		const struct pipe_pkt *p = k ? &extra[k - 1] : first;
+		const uint8_t *ip = p->data + 14;
+		uint16_t word = frame_get16(ip + 6), total = frame_get16(ip + 2);
+
+		assert_int_equal(p->verdict, PIPE_FORWARD);
+		assert_true(total <= mtu);
+		assert_int_equal(p->len, 14 + total);
+		assert_int_equal(csum_ipv4_header(ip), frame_get16(ip + 10));
+		assert_int_equal((word & 0x1fff) * 8, first_off * 8 + at);
+		assert_int_equal(!!(word & 0x2000), k < nextra ? 1 : last_mf);
+		assert_int_equal(ip[8], 63);
+		assert_memory_equal(p->data, ((uint8_t[]){2, 0xbb, 0, 0, 0, 0xfe}), 6);
+		memcpy(got + at, ip + 20, total - 20u);
+		at += total - 20u;
+	}
+	assert_int_equal(at, len);
+	assert_memory_equal(got, payload, len);
+}
+
+/* Router mode, IPv4 without DF, longer than wan0's MTU: cut into
+ * fragments of at most the MTU (the first in the packet's frame, the
+ * others from pipe_extra), payload cut at multiples of 8, put back
+ * together byte for byte; a datagram that is itself a first fragment is
+ * cut further (all pieces MF); the extras pile up until pipe_extra_clear
+ * and a datagram that needs more room than is left is dropped as
+ * too-big; IP options are not copied, so such a datagram is dropped. */
+static void test_router_fragments(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	static uint8_t orig[4096];
+	struct pipe_config cfg;
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p, *ex;
+	uint32_t n, len;
+	(void)state;
+
+	router_cfg(&cfg);
+	cfg.port[1].mtu = 576;
+	lab_open(&l, router_policy, &cfg);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+
+	big_frame(&f, 4, 1900, 0, 5000);			/* 1880 bytes of UDP */
+	len = 1880;
+	memcpy(orig, f.b + 34, len);
+	p = run1(&l, &f, 0);
+	n = pipe_extra(l.w, &ex);
+	assert_int_equal(n, 3);					/* 552 * 3 + 224 */
+	assert_int_equal(frame_get16(f.b + 14 + 2), 20 + 552);
+	check_fragments(&p, ex, n, 576, 0, 0, orig, len);
+	assert_int_equal(pipe_stats(l.w)->fragments, 4);
+
+	big_frame(&f, 4, 1020, 0, 5001);			/* a first fragment itself */
+	f.b[14 + 6] = 0x20;					/* MF, offset 0 */
+	frame_put16(f.b + 14 + 10, 0);
+	frame_put16(f.b + 14 + 10, csum_ipv4_header(f.b + 14));
+	memcpy(orig, f.b + 34, 1000);
+	p = run1(&l, &f, 0);
+	assert_int_equal(pipe_extra(l.w, &ex), 4);		/* 3 before + 1 */
+	check_fragments(&p, ex + 3, 1, 576, 0, 1, orig, 1000);
+	pipe_extra_clear(l.w);
+	assert_int_equal(pipe_extra(l.w, &ex), 0);
+
+	for (uint32_t k = 0; k < PIPE_MAX_EXTRA / 3; k++) {	/* room: 21 x 3 of 64 */
+		big_frame(&f, 4, 1900, 0, (uint16_t)(6000 + k));
+		assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	}
+	big_frame(&f, 4, 1900, 0, 7000);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_TOO_BIG);
+	pipe_extra_clear(l.w);
+	big_frame(&f, 4, 1900, 0, 7000);
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	pipe_extra_clear(l.w);
+
+	big_frame(&f, 4, 1900, 0, 7001);			/* IP options: not cut */
+	memmove(f.b + 38, f.b + 34, f.len - 34);
+	memset(f.b + 34, 1, 4);					/* 4 NOPs */
+	f.b[14] = 0x46;
+	f.len += 4;
+	frame_put16(f.b + 14 + 2, 1904);
+	frame_put16(f.b + 14 + 10, 0);
+	frame_put16(f.b + 14 + 10, csum_ipv4_header(f.b + 14));
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_TOO_BIG);
 	lab_close(&l);
 }
 
@@ -624,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_router),
 		cmocka_unit_test(test_router_wants_neighbours),
 		cmocka_unit_test(test_router_mtu),
+		cmocka_unit_test(test_router_fragments),
 		cmocka_unit_test(test_reply_rate),
 		cmocka_unit_test(test_long_burst),
 		cmocka_unit_test(test_stateful_bridge),

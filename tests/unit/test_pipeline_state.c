@@ -445,6 +445,48 @@ static void test_too_big_through_nat(void **state)
 	lab_close(&l);
 }
 
+/* A datagram without DF, longer than wan0's MTU, through masquerade: the
+ * fragments all carry the NAT address, the first the NAT port, and the
+ * UDP checksum NAT updated holds for the datagram they make together. */
+static void test_fragmented_through_nat(void **state)
+{
+	static uint8_t dgram[2048];
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = udp(client_ip, 7100, remote_ip, 53);
+	struct pipe_pkt p, *ex;
+	uint32_t n, at = 0;
+	uint16_t sum;
+	(void)state;
+
+	lab_open(&l, 1024);
+	pipe_set_mtu(l.w, 1, 576);
+	s.payload = 1000 - 28;
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0, SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	n = pipe_extra(l.w, &ex);
+	assert_int_equal(n, 1);
+	for (uint32_t k = 0; k <= n; k++) {
+		const uint8_t *ip = k ? ex[k - 1].data + 14 : f.b + 14;
+		uint32_t bytes = frame_get16(ip + 2) - 20u;
+
+		assert_memory_equal(ip + 12, wan_ip, 4);		/* every fragment */
+		assert_memory_equal(ip + 16, remote_ip, 4);
+		assert_int_equal(csum_ipv4_header(ip), frame_get16(ip + 10));
+		assert_int_equal((frame_get16(ip + 6) & 0x1fff) * 8, at);
+		memcpy(dgram + at, ip + 20, bytes);
+		at += bytes;
+	}
+	assert_int_equal(at, 980);
+	assert_int_not_equal(frame_get16(dgram), 7100);		/* the NAT port */
+	sum = frame_get16(dgram + 6);
+	frame_put16(dgram + 6, 0);
+	assert_int_equal(csum_l4(4, wan_ip, remote_ip, 17, dgram, at), sum);
+	pipe_extra_clear(l.w);
+	lab_close(&l);
+}
+
 /* The first fragment decides; the next ones follow with its translation. */
 static void test_fragments(void **state)
 {
@@ -584,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_icmp),
 		cmocka_unit_test(test_time_exceeded_before_nat),
 		cmocka_unit_test(test_too_big_through_nat),
+		cmocka_unit_test(test_fragmented_through_nat),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
