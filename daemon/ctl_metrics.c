@@ -225,6 +225,19 @@ static void runtime(struct ctl_buf *out, const struct ctl_report *r)
 	       "Packets of known flows the flow cache finished without the full pipeline.");
 	ctl_printf(out, "rampart_flow_cache_hits_total %llu\n",
 		   (unsigned long long)sum.flow_cache_hits);
+	family(out, "rampart_replies_total", "counter",
+	       "RSTs and ICMP errors rampart wrote itself (reject, time-exceeded, too-big).");
+	ctl_printf(out, "rampart_replies_total %llu\n", (unsigned long long)sum.replies);
+	family(out, "rampart_replies_limited_total", "counter",
+	       "Replies not sent: over --reply-rate (the packet was only dropped).");
+	ctl_printf(out, "rampart_replies_limited_total %llu\n",
+		   (unsigned long long)sum.replies_limited);
+	family(out, "rampart_fragmented_datagrams_total", "counter",
+	       "IPv4 datagrams without DF sent as fragments (router mode, longer than the MTU).");
+	ctl_printf(out, "rampart_fragmented_datagrams_total %llu\n",
+		   (unsigned long long)sum.fragmented);
+	family(out, "rampart_fragments_total", "counter", "The fragments they were sent as.");
+	ctl_printf(out, "rampart_fragments_total %llu\n", (unsigned long long)sum.fragments);
 }
 
 static void state(struct ctl_buf *out, const struct ctl_report *r)

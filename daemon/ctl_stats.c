@@ -476,6 +476,10 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 		sum->recheck_ended += st->recheck_ended;
 		sum->flows_hit += st->flows_hit;
 		sum->flow_cache_hits += st->flow_cache_hits;
+		sum->replies += st->replies;
+		sum->replies_limited += st->replies_limited;
+		sum->fragmented += st->fragmented;
+		sum->fragments += st->fragments;
 		for (uint32_t p = 0; p < r->src->nports; p++)
 			*tx_full += r->jobs[k].port[p].tx_full;
 	}
@@ -524,6 +528,10 @@ static void stages_text(struct ctl_buf *out, const struct ctl_report *r)
 		   (unsigned long long)sum.recheck_ended);
 	ctl_printf(out, "known-flow packets: %llu, finished by the flow cache: %llu\n",
 		   (unsigned long long)sum.flows_hit, (unsigned long long)sum.flow_cache_hits);
+	ctl_printf(out, "replies sent: %llu, held back by --reply-rate: %llu\n",
+		   (unsigned long long)sum.replies, (unsigned long long)sum.replies_limited);
+	ctl_printf(out, "datagrams fragmented: %llu, into %llu fragments\n",
+		   (unsigned long long)sum.fragmented, (unsigned long long)sum.fragments);
 }
 
 static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
@@ -554,6 +562,10 @@ static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
 	ctl_printf(out, "},\n \"recheck_ended\": %llu", (unsigned long long)sum.recheck_ended);
 	ctl_printf(out, ",\n \"known_flow_packets\": %llu, \"flow_cache_hits\": %llu",
 		   (unsigned long long)sum.flows_hit, (unsigned long long)sum.flow_cache_hits);
+	ctl_printf(out, ",\n \"replies\": %llu, \"replies_limited\": %llu",
+		   (unsigned long long)sum.replies, (unsigned long long)sum.replies_limited);
+	ctl_printf(out, ",\n \"fragmented\": %llu, \"fragments\": %llu",
+		   (unsigned long long)sum.fragmented, (unsigned long long)sum.fragments);
 }
 
 void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json)

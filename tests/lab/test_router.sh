@@ -148,6 +148,9 @@ check "reply rate: most of 3000 TTL-1 packets got no time-exceeded ($((lim1 - li
 	test "$((lim1 - lim0))" -ge 1500
 check "reply rate: at most a burst and the rate's share were sent ($((rep1 - rep0)) of 3000)" \
 	test "$((rep1 - rep0))" -le 1500
+jl=$("$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json stats |
+	"$LAB_PY" -c 'import json,sys; d = json.load(sys.stdin); print(d["replies_limited"])' 2>&1)
+check_eq "rampartctl --json stats: replies_limited as counted" "$jl" "$lim1"
 sleep 1
 out=$(lab_in cli ping -n -c 1 -t 1 -W 2 10.20.2.2 2>&1)
 check "reply rate: a second later ping -t 1 is answered again" \
@@ -195,6 +198,10 @@ check "MTU 1280: 1400-byte UDP without DF, fragmented by rampart, echoed whole (
 lab_counters "$LAB_TMP/c-after-frag"
 fr0=$(awk '$1 == "fragmented" { n = $2 } END { print n + 0 }' "$LAB_TMP/rampartd.out")
 check "MTU 1280: counted as fragmented (${fr0})" test "$fr0" -ge 5
+jf=$("$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json stats |
+	"$LAB_PY" -c 'import json,sys; d = json.load(sys.stdin); print(d["fragmented"], d["fragments"], d["drops"]["too_big"])' 2>&1)
+check "rampartctl --json stats: fragmented, fragments, drops.too_big ($jf)" \
+	bash -c '[ "$1" -ge 5 ] && [ "$2" -ge 10 ] && [ "$3" -ge 2 ]' _ $jf
 lab_in srv ip link set "$SRV_IF" mtu 1500
 lab_in fw ip link set "$FW_IF_S" mtu 1500
 
