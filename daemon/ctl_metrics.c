@@ -17,6 +17,13 @@ static void family(struct ctl_buf *out, const char *name, const char *type, cons
 	ctl_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A counter without labels: its family and its one sample. */
+static void counter(struct ctl_buf *out, const char *name, const char *help, uint64_t v)
+{
+	family(out, name, "counter", help);
+	ctl_printf(out, "%s %llu\n", name, (unsigned long long)v);
+}
+
 /* A label value: backslash, quote and newline escaped. */
 static void label(struct ctl_buf *out, const char *key, const char *value, int first)
 {
@@ -217,27 +224,21 @@ static void runtime(struct ctl_buf *out, const struct ctl_report *r)
 	for (unsigned m = 1; m < PKT_REASON_COUNT; m++)
 		sample1(out, "rampart_malformed_packets_total", "reason", pkt_reason_name(m),
 			(unsigned long long)sum.parse_reason[m]);
-	family(out, "rampart_reload_recheck_ended_flows_total", "counter",
-	       "Established flows a reload's re-check refused and ended.");
-	ctl_printf(out, "rampart_reload_recheck_ended_flows_total %llu\n",
-		   (unsigned long long)sum.recheck_ended);
-	family(out, "rampart_flow_cache_hits_total", "counter",
-	       "Packets of known flows the flow cache finished without the full pipeline.");
-	ctl_printf(out, "rampart_flow_cache_hits_total %llu\n",
-		   (unsigned long long)sum.flow_cache_hits);
-	family(out, "rampart_replies_total", "counter",
-	       "RSTs and ICMP errors rampart wrote itself (reject, time-exceeded, too-big).");
-	ctl_printf(out, "rampart_replies_total %llu\n", (unsigned long long)sum.replies);
-	family(out, "rampart_replies_limited_total", "counter",
-	       "Replies not sent: over --reply-rate (the packet was only dropped).");
-	ctl_printf(out, "rampart_replies_limited_total %llu\n",
-		   (unsigned long long)sum.replies_limited);
-	family(out, "rampart_fragmented_datagrams_total", "counter",
-	       "IPv4 datagrams without DF sent as fragments (router mode, longer than the MTU).");
-	ctl_printf(out, "rampart_fragmented_datagrams_total %llu\n",
-		   (unsigned long long)sum.fragmented);
-	family(out, "rampart_fragments_total", "counter", "The fragments they were sent as.");
-	ctl_printf(out, "rampart_fragments_total %llu\n", (unsigned long long)sum.fragments);
+	counter(out, "rampart_reload_recheck_ended_flows_total",
+		"Established flows a reload's re-check refused and ended.", sum.recheck_ended);
+	counter(out, "rampart_flow_cache_hits_total",
+		"Packets of known flows the flow cache finished without the full pipeline.",
+		sum.flow_cache_hits);
+	counter(out, "rampart_replies_total",
+		"RSTs and ICMP errors rampart wrote itself (reject, time-exceeded, too-big).",
+		sum.replies);
+	counter(out, "rampart_replies_limited_total",
+		"Replies not sent: over --reply-rate (the packet was only dropped).",
+		sum.replies_limited);
+	counter(out, "rampart_fragmented_datagrams_total",
+		"IPv4 datagrams without DF sent as fragments (router mode, longer than the MTU).",
+		sum.fragmented);
+	counter(out, "rampart_fragments_total", "The fragments they were sent as.", sum.fragments);
 }
 
 static void state(struct ctl_buf *out, const struct ctl_report *r)
