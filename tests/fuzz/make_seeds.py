@@ -2,7 +2,8 @@
 # Writes the pipeline fuzzer's seed corpus (corpus/pipeline/): bursts of
 # frames in its record format [port][time step][len lo][len hi][frame],
 # covering a TCP connection through masquerade, DNAT, ICMP, IPv6,
-# fragments, VLAN and reject. Run once; the files are committed.
+# fragments, VLAN, reject and port MTUs. Run once; the files are
+# committed.
 import os
 import struct
 from scapy.all import (Dot1Q, Ether, ICMP, IP, IPv6, ICMPv6EchoRequest, Raw, TCP, UDP,
@@ -44,6 +45,12 @@ SEEDS = {
     ],
     "fragments": [rec(L, f) for f in fragment(eth() / IP(src="10.1.0.2", dst="10.3.7.7") /
                                                UDP(sport=7000, dport=53) / Raw(b"y" * 100), fragsize=48)],
+    "mtu": [  # wan0's MTU is 1280: no DF cut into fragments, DF too big
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / UDP(sport=7001, dport=53) / Raw(b"z" * 1400)),
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7", flags="DF") / UDP(sport=7002, dport=53) /
+            Raw(b"z" * 1400)),
+        rec(L, eth() / IPv6(src="fd00:0:0:1::2", dst="fd00:9::1") / UDP(dport=53) / Raw(b"z" * 1300)),
+    ],
     "vlan_reject": [
         rec(L, eth() / Dot1Q(vlan=5) / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(dport=23, flags="S")),
         rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7", ttl=1) / UDP(dport=9)),
