@@ -55,15 +55,14 @@ static void fragment_header(uint8_t *ip, uint16_t frag_word, uint32_t at, uint32
 	put16(ip + 10, csum_ipv4_header(ip));
 }
 
-uint32_t fragment_ipv4(uint8_t *frame, uint32_t len, uint32_t l3, uint32_t mtu,
-		       uint8_t *const *out, uint32_t *out_len)
+uint32_t fragment_ipv4(uint8_t *frame, uint32_t l3, uint32_t mtu, uint8_t *const *out,
+		       uint32_t *out_len)
 {
 	uint8_t *ip = frame + l3;
 	const uint32_t step = piece(mtu), payload = get16(ip + 2) - 20u;
 	const uint16_t frag_word = get16(ip + 6);
 	uint32_t at = step, k = 0;
 
-	(void)len;
 	for (; at < payload; at += step, k++) {
 		uint32_t bytes = payload - at < step ? payload - at : step;
 

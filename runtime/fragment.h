@@ -18,10 +18,10 @@
  * minimum). */
 uint32_t fragment_count(const uint8_t *frame, uint32_t len, uint32_t l3, uint32_t mtu);
 
-/* Cut it: fragments 2..count into out[0..count-2] (each of room bytes at
- * least mtu + l3; their lengths in out_len), the first in frame itself,
- * whose new length is returned. */
-uint32_t fragment_ipv4(uint8_t *frame, uint32_t len, uint32_t l3, uint32_t mtu,
-		       uint8_t *const *out, uint32_t *out_len);
+/* Cut a datagram fragment_count said could be: fragments 2..count into
+ * out[0..count-2] (each of room bytes at least mtu + l3; their lengths
+ * in out_len), the first in frame itself, whose new length is returned. */
+uint32_t fragment_ipv4(uint8_t *frame, uint32_t l3, uint32_t mtu, uint8_t *const *out,
+		       uint32_t *out_len);
 
 #endif

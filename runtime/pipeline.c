@@ -1637,7 +1637,7 @@ static void stage_fragment(struct pipe_worker *w, struct pipe_pkt *pkts)
 			continue;	/* (promised in stage_forward: not expected) */
 		for (uint32_t j = 0; j + 1 < n; j++)
 			room[j] = w->extra_room[w->nextra + j];
-		p->len = fragment_ipv4(p->data, p->len, l3, mtu, room, lens);
+		p->len = fragment_ipv4(p->data, l3, mtu, room, lens);
 		for (uint32_t j = 0; j + 1 < n; j++) {
 			w->extra[w->nextra++] = (struct pipe_pkt){
 				.data = room[j], .len = lens[j], .room = PIPE_EXTRA_ROOM,
