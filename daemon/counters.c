@@ -104,6 +104,8 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		sum.replies_limited += st->replies_limited;
 		sum.fragmented += st->fragmented;
 		sum.fragments += st->fragments;
+		sum.held += st->held;
+		sum.held_sent += st->held_sent;
 		sum.flows_hit += st->flows_hit;
 		sum.related += st->related;
 		sum.nat_rewrites += st->nat_rewrites;
@@ -129,6 +131,8 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 	fprintf(out, "replies-limited %llu\n", (unsigned long long)sum.replies_limited);
 	fprintf(out, "fragmented %llu %llu\n", (unsigned long long)sum.fragmented,
 		(unsigned long long)sum.fragments);	/* datagrams, the fragments they made */
+	fprintf(out, "held %llu %llu\n", (unsigned long long)sum.held,
+		(unsigned long long)sum.held_sent);	/* for a next hop; sent once resolved */
 	fprintf(out, "flows-hit %llu\n", (unsigned long long)sum.flows_hit);
 	fprintf(out, "related %llu\n", (unsigned long long)sum.related);
 	fprintf(out, "nat-rewrites %llu\n", (unsigned long long)sum.nat_rewrites);

@@ -101,7 +101,7 @@ static void packet(struct ctl_buf *b, const struct pktcap_rec *r, int64_t real_m
 static void comment_of(const struct pktcap_rec *r, const struct ctl_capture_req *q, char *out,
 		       size_t len)
 {
-	const char *v = r->verdict == PIPE_FORWARD ? "accept"
+	const char *v = r->verdict == PIPE_FORWARD || r->verdict == PIPE_HELD ? "accept"
 		      : r->verdict == PIPE_BOUNCE ? "reject" : "drop";
 	int n = snprintf(out, len, "rampart: rule=%s verdict=%s",
 			 rfw_rule_name(q->view, r->rule <= q->view->policy->rule_count ? r->rule : 0),

@@ -239,6 +239,10 @@ static void runtime(struct ctl_buf *out, const struct ctl_report *r)
 		"IPv4 datagrams without DF sent as fragments (router mode, longer than the MTU).",
 		sum.fragmented);
 	counter(out, "rampart_fragments_total", "The fragments they were sent as.", sum.fragments);
+	counter(out, "rampart_held_packets_total",
+		"Packets held while their next hop was resolved (router mode).", sum.held);
+	counter(out, "rampart_held_sent_packets_total",
+		"Held packets sent once their next hop was resolved.", sum.held_sent);
 }
 
 static void state(struct ctl_buf *out, const struct ctl_report *r)

@@ -480,6 +480,8 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 		sum->replies_limited += st->replies_limited;
 		sum->fragmented += st->fragmented;
 		sum->fragments += st->fragments;
+		sum->held += st->held;
+		sum->held_sent += st->held_sent;
 		for (uint32_t p = 0; p < r->src->nports; p++)
 			*tx_full += r->jobs[k].port[p].tx_full;
 	}
@@ -532,6 +534,8 @@ static void stages_text(struct ctl_buf *out, const struct ctl_report *r)
 		   (unsigned long long)sum.replies, (unsigned long long)sum.replies_limited);
 	ctl_printf(out, "datagrams fragmented: %llu, into %llu fragments\n",
 		   (unsigned long long)sum.fragmented, (unsigned long long)sum.fragments);
+	ctl_printf(out, "held for their next hop: %llu, sent once it was resolved: %llu\n",
+		   (unsigned long long)sum.held, (unsigned long long)sum.held_sent);
 }
 
 static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
@@ -566,6 +570,8 @@ static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
 		   (unsigned long long)sum.replies, (unsigned long long)sum.replies_limited);
 	ctl_printf(out, ",\n \"fragmented\": %llu, \"fragments\": %llu",
 		   (unsigned long long)sum.fragmented, (unsigned long long)sum.fragments);
+	ctl_printf(out, ",\n \"held\": %llu, \"held_sent\": %llu",
+		   (unsigned long long)sum.held, (unsigned long long)sum.held_sent);
 }
 
 void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json)

@@ -53,7 +53,8 @@ nomem:
 
 static const char *verdict_name(const struct pktlog_rec *r)
 {
-	return r->verdict == PIPE_FORWARD ? "accept" : r->verdict == PIPE_BOUNCE ? "reject" : "drop";
+	return r->verdict == PIPE_FORWARD || r->verdict == PIPE_HELD ? "accept"
+	       : r->verdict == PIPE_BOUNCE ? "reject" : "drop";
 }
 
 static void addr_str(const struct pkt_key *k, const uint8_t *a, char *out, size_t len)

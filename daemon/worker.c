@@ -262,9 +262,10 @@ static void dispatch(struct worker *w, uint32_t n, uint64_t now)
 			w->drop_handle[p->in_port][w->ndrop[p->in_port]++] = w->handle[i];
 			continue;
 		}
-		if (p->verdict == PIPE_DROP) {
-			if (p->drop == PIPE_DROP_MALFORMED)
+		if (p->verdict == PIPE_DROP || p->verdict == PIPE_HELD) {
+			if (p->verdict == PIPE_DROP && p->drop == PIPE_DROP_MALFORMED)
 				w->port[p->in_port].malformed++;
+			/* (held: the pipeline has its copy) */
 			w->drop_handle[p->in_port][w->ndrop[p->in_port]++] = w->handle[i];
 			continue;
 		}
@@ -338,6 +339,8 @@ void worker_run(struct worker *w)
 		uint32_t work;
 
 		drain_neigh(w);
+		if (pipe_held_poll(w->pipe, 0))	/* held packets whose next hop came */
+			send_extra(w);
 		drain_mtu(w);
 		work = reload_poll(w);
 		work += worker_burst(w);

@@ -138,7 +138,8 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 		pipe_set_mtu(w, k, k < w->nports ? cfg->port[k].mtu : 0);
 	if (w->mode == PIPE_ROUTER) {
 		w->extra_room = calloc(PIPE_MAX_EXTRA, PIPE_EXTRA_ROOM);
-		if (!w->extra_room) {
+		w->held_room = calloc(PIPE_MAX_HELD, PIPE_EXTRA_ROOM);
+		if (!w->extra_room || !w->held_room) {
 			pipe_destroy(w);
 			errno = ENOMEM;
 			return NULL;
@@ -171,6 +172,7 @@ void pipe_destroy(struct pipe_worker *w)
 	free(w->pools);
 	free(w->dgrams);
 	free(w->extra_room);
+	free(w->held_room);
 	pipe_policy_free(w->pol);
 	flowcache_free(&w->fc);
 	free(w);
@@ -1618,6 +1620,81 @@ static int answer_too_big(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 	return 0;
 }
 
+/* Router mode, after NAT (so the copy is as it will leave): the packets
+ * stage_forward found no MAC for, copied into free held slots until
+ * their next hop is resolved (pipe_held_poll). */
+static void stage_hold(struct pipe_worker *w, struct pipe_pkt *pkts, uint64_t now_ns)
+{
+	struct pipe_burst *b = &w->burst;
+	uint32_t slot = 0;
+
+	for (uint32_t k = 0; k < b->nhold; k++) {
+		uint32_t i = b->l_hold[k];
+		struct pipe_pkt *p = &pkts[i];
+		struct pipe_held *h;
+
+		if (p->verdict != PIPE_FORWARD)
+			continue;
+		while (slot < PIPE_MAX_HELD && w->held[slot].until_ns)
+			slot++;
+		if (slot == PIPE_MAX_HELD || p->len > PIPE_EXTRA_ROOM) {
+			drop(w, p, PIPE_DROP_NO_NEIGH);
+			continue;
+		}
+		h = &w->held[slot];
+		memcpy(w->held_room[slot], p->data, p->len);
+		h->until_ns = (now_ns ? now_ns : 1) + PIPE_HELD_NS;
+		h->len = p->len;
+		h->l3_off = b->meta[i].l3_off;
+		memcpy(h->hop, b->nexthop[i], 16);
+		h->in_port = p->in_port;
+		h->out_port = p->out_port;
+		h->family = b->meta[i].key.family;
+		w->nheld++;
+		w->stats.held++;
+		p->verdict = PIPE_HELD;
+	}
+	b->nhold = 0;
+}
+
+uint32_t pipe_held_poll(struct pipe_worker *w, uint64_t now_ns)
+{
+	uint32_t moved = 0;
+
+	for (uint32_t s = 0; w->nheld && s < PIPE_MAX_HELD; s++) {
+		struct pipe_held *h = &w->held[s];
+		const uint8_t *mac;
+		uint8_t *f;
+
+		if (!h->until_ns)
+			continue;
+		mac = neigh_lookup(&w->neigh, h->out_port, h->family, h->hop);
+		if (mac && w->nextra < PIPE_MAX_EXTRA) {
+			f = w->extra_room[w->nextra];
+			memcpy(f, w->held_room[s], h->len);
+			ttl_decrement(f + h->l3_off, h->family);
+			memcpy(f, mac, 6);
+			memcpy(f + 6, w->cfg.port[h->out_port].mac, 6);
+			w->extra[w->nextra++] = (struct pipe_pkt){
+				.data = f, .len = h->len, .room = PIPE_EXTRA_ROOM,
+				.in_port = h->in_port, .out_port = h->out_port,
+				.verdict = PIPE_FORWARD};
+			w->stats.port[h->out_port].tx_packets++;
+			w->stats.port[h->out_port].tx_bytes += h->len;
+			w->stats.held_sent++;
+			moved++;
+		} else if (mac || !now_ns || now_ns < h->until_ns) {
+			continue;	/* no room yet, or still waiting */
+		} else {
+			w->stats.drop[PIPE_DROP_NO_NEIGH]++;	/* never resolved */
+			w->stats.port[h->in_port].dropped++;
+		}
+		h->until_ns = 0;
+		w->nheld--;
+	}
+	return moved;
+}
+
 /* Router mode, after NAT: the datagrams stage_forward found too big and
  * without DF, cut into fragments (fragment.h), the first in place, the
  * others into pipe_extra's frames. The L4 checksum was made over the
@@ -1698,6 +1775,7 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 	uint64_t memo_lo = 0, memo_hi = 0;
 	uint8_t memo_port = PIPE_NO_PORT, memo_family = 0;
 	const uint8_t *memo_mac = NULL;
+	int cut;
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = list[k];
@@ -1729,7 +1807,9 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			}
 			continue;
 		}
-		if (__builtin_expect(too_big_for_port(w, p, m), 0) && !answer_too_big(w, p, i))
+		cut = 0;
+		if (__builtin_expect(too_big_for_port(w, p, m), 0) &&
+		    !(cut = answer_too_big(w, p, i)))
 			continue;
 		memcpy(&hop_lo, b->nexthop[i], 8);
 		memcpy(&hop_hi, b->nexthop[i] + 8, 8);
@@ -1745,8 +1825,11 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			memo_family = m->key.family;
 		}
 		if (!mac) {
-			drop(w, p, PIPE_DROP_NO_NEIGH);
 			want_neighbour(w, p->out_port, m->key.family, b->nexthop[i]);
+			if (!cut && w->nheld + b->nhold < PIPE_MAX_HELD)
+				b->l_hold[b->nhold++] = i;	/* after NAT: stage_hold */
+			else
+				drop(w, p, PIPE_DROP_NO_NEIGH);
 			continue;
 		}
 		ttl_decrement(l3, m->key.family);
@@ -1766,8 +1849,8 @@ static void account_out(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n
 				w->stats.port[p->in_port].dropped++;
 				continue;
 			}
-			if (p->verdict == PIPE_HANDOFF)
-				continue;	/* its owner counts it */
+			if (p->verdict == PIPE_HANDOFF || p->verdict == PIPE_HELD)
+				continue;	/* its owner counts it; sent or dropped later */
 			if (p->verdict == PIPE_BOUNCE)
 				p->out_port = p->in_port;
 		}
@@ -1953,6 +2036,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		STAGE(PIPE_ST_NAT, npass, stage_nat(w, pkts, b->l_pass, npass));
 	if (b->ncut)
 		STAGE(PIPE_ST_FORWARD, 0, stage_fragment(w, pkts));
+	if (b->nhold)
+		STAGE(PIPE_ST_FORWARD, 0, stage_hold(w, pkts, now_ns));
 	if (w->have_fc && nknown)
 		STAGE(PIPE_ST_CACHE, 0, cache_insert(w, pkts, b->l_known, nknown));
 	account_out(w, pkts, n);
@@ -1970,6 +2055,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 
 void pipe_process(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, uint64_t now_ns)
 {
+	if (__builtin_expect(w->nheld != 0, 0))
+		pipe_held_poll(w, now_ns);
 	for (uint32_t done = 0; done < n; done += PIPE_BURST)
 		process_burst(w, pkts + done, n - done < PIPE_BURST ? n - done : PIPE_BURST, now_ns);
 }

@@ -27,6 +27,9 @@ enum pipe_verdict {
 	PIPE_BOUNCE,	/* the frame is now our reply: send out of in_port */
 	PIPE_HANDOFF,	/* its flow is another worker's (pipe_config.handoff):
 			 * give it to worker `worker`, which runs it again */
+	PIPE_HELD,	/* router mode: its next hop is being resolved; the
+			 * pipeline kept a copy (sent later through pipe_extra,
+			 * or dropped as no-neighbour), the frame goes back */
 };
 
 /* Why a frame was dropped (the worker counts each). */
@@ -147,6 +150,8 @@ struct pipe_stats {
 	uint64_t replies_limited;	/* not sent: over pipe_config.reply_rate */
 	uint64_t fragmented;	/* IPv4 datagrams sent as fragments (router) */
 	uint64_t fragments;	/* the fragments they made */
+	uint64_t held;		/* packets held for their next hop (router) */
+	uint64_t held_sent;	/* ... and sent once it was resolved */
 	uint64_t flows_hit;	/* packets of known flows (skipped the rules) */
 	uint64_t related;	/* ICMP errors passed for their flow */
 	uint64_t nat_rewrites;	/* frames translated */
@@ -222,6 +227,19 @@ void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu);
 #define PIPE_EXTRA_ROOM 4096u	/* bytes of each: an AF_XDP frame */
 uint32_t pipe_extra(struct pipe_worker *w, struct pipe_pkt **pkts);
 void pipe_extra_clear(struct pipe_worker *w);
+
+/* Router mode: packets whose next hop has no MAC yet are held (a copy,
+ * PIPE_HELD) while the kernel resolves it, up to PIPE_MAX_HELD of them
+ * for PIPE_HELD_NS each, instead of being dropped: the first packets to
+ * a new neighbour (a TCP SYN, a DNS query) then go out as soon as its
+ * address is known rather than being lost. pipe_held_poll sends the held
+ * packets whose next hop now has a MAC into pipe_extra and, with now_ns
+ * (0: not), drops those past their time (no-neighbour); pipe_process
+ * does it first, and a worker after it applied neighbour updates.
+ * Returns how many it moved to pipe_extra. */
+#define PIPE_MAX_HELD 16u
+#define PIPE_HELD_NS 3000000000ull
+uint32_t pipe_held_poll(struct pipe_worker *w, uint64_t now_ns);
 
 /* Next hops the router found no MAC for (their packets dropped as
  * no-neighbour), for whoever can ask the kernel to resolve them (the

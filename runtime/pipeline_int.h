@@ -55,6 +55,8 @@ struct pipe_burst {
 	uint8_t has_reply[PIPE_BURST];
 	uint32_t l_cut[PIPE_BURST];	/* stage_forward: to fragment after NAT */
 	uint32_t ncut, cut_extra;	/* ... and the extra frames they will take */
+	uint32_t l_hold[PIPE_BURST];	/* stage_forward: to hold after NAT */
+	uint32_t nhold;
 	/* lists of burst indexes */
 	uint32_t l_new[PIPE_BURST], l_known[PIPE_BURST], l_pass[PIPE_BURST];
 	const struct pkt_key *keys[PIPE_BURST];	/* classifier input */
@@ -191,6 +193,15 @@ struct pipe_worker {
 	struct pipe_pkt extra[PIPE_MAX_EXTRA];
 	uint32_t nextra;
 	uint8_t (*extra_room)[PIPE_EXTRA_ROOM];
+	/* pipe_held_poll: packets waiting for their next hop's MAC */
+	struct pipe_held {
+		uint64_t until_ns;	/* 0: free */
+		uint32_t len, l3_off;
+		uint8_t hop[16];
+		uint8_t in_port, out_port, family;
+	} held[PIPE_MAX_HELD];
+	uint32_t nheld;
+	uint8_t (*held_room)[PIPE_EXTRA_ROOM];
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;

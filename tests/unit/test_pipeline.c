@@ -259,10 +259,12 @@ static void test_router(void **state)
 	memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
 	memcpy(s.dst, (uint8_t[]){10, 200, 1, 1}, 4);
 
-	frame_build(&f, &s);				/* no neighbour yet */
+	frame_build(&f, &s);				/* no neighbour yet: held */
 	p = run1(&l, &f, 0);
-	assert_int_equal(p.drop, PIPE_DROP_NO_NEIGH);
+	assert_int_equal(p.verdict, PIPE_HELD);
 	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_held_poll(l.w, 0), 1);	/* and sent once known */
+	pipe_extra_clear(l.w);
 
 	frame_build(&f, &s);
 	p = run1(&l, &f, 0);
@@ -313,7 +315,7 @@ static void test_router(void **state)
 	assert_int_equal(p.drop, PIPE_DROP_NON_IP);
 
 	st = pipe_stats(l.w);
-	assert_int_equal(st->drop[PIPE_DROP_NO_NEIGH], 1);
+	assert_int_equal(st->drop[PIPE_DROP_NO_NEIGH], 0);
 	assert_int_equal(st->drop[PIPE_DROP_TTL], 1);
 	assert_int_equal(st->stage[PIPE_ST_ROUTE].packets, 6);
 	assert_int_equal(st->stage[PIPE_ST_FORWARD].packets, 4);
@@ -356,7 +358,7 @@ static void test_router_wants_neighbours(void **state)
 	}
 	pipe_process(l.w, p, 4, 0);
 	for (uint32_t i = 0; i < 4; i++)
-		assert_int_equal(p[i].drop, PIPE_DROP_NO_NEIGH);
+		assert_int_equal(p[i].verdict, PIPE_HELD);
 	assert_int_equal(pipe_unresolved(l.w, hop, 1), 1);	/* oldest first */
 	assert_int_equal(hop[0].port, 1);
 	assert_int_equal(hop[0].family, 4);
@@ -465,6 +467,71 @@ static void big_frame(struct frame *f, uint8_t family, uint32_t ip_len, int df, 
 		frame_put16(f->b + 14 + 10, 0);
 		frame_put16(f->b + 14 + 10, csum_ipv4_header(f->b + 14));
 	}
+}
+
+/* Router mode, a next hop without a MAC: its packets are held (a copy,
+ * PIPE_HELD, counted neither sent nor dropped) and go out through
+ * pipe_extra once the address is known, TTL decremented and MACs
+ * written; one never resolved is dropped after PIPE_HELD_NS as
+ * no-neighbour; with every slot taken, the next is dropped at once. */
+static void test_router_holds_packets(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	static struct frame f[PIPE_MAX_HELD + 1];
+	struct pipe_pkt p[PIPE_MAX_HELD + 1], *ex;
+	struct pipe_config cfg;
+	struct lab l;
+	const uint64_t t0 = 10000000000ull;
+	(void)state;
+
+	router_cfg(&cfg);
+	lab_open(&l, router_policy, &cfg);
+	for (uint32_t i = 0; i < 3; i++) {			/* via 10.0.1.254, unknown */
+		struct flow_spec s = v4spec(17, (uint16_t)(5000 + i), 53);
+
+		memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+		memcpy(s.dst, (uint8_t[]){10, 200, 1, 1}, 4);
+		frame_build(&f[i], &s);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b)};
+	}
+	pipe_process(l.w, p, 3, t0);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(p[i].verdict, PIPE_HELD);
+	assert_int_equal(pipe_stats(l.w)->held, 3);
+	assert_int_equal(pipe_stats(l.w)->port[0].dropped, 0);
+	assert_int_equal(pipe_held_poll(l.w, t0), 0);		/* not known yet */
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_held_poll(l.w, 0), 3);
+	assert_int_equal(pipe_extra(l.w, &ex), 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_int_equal(ex[i].out_port, 1);
+		assert_memory_equal(ex[i].data, gw_mac, 6);
+		assert_memory_equal(ex[i].data + 6, cfg.port[1].mac, 6);
+		assert_int_equal(ex[i].data[14 + 8], 63);
+		assert_int_equal(frame_get16(ex[i].data + 34), 5000 + i);	/* in order */
+		assert_true(frame_checksums_ok(ex[i].data, ex[i].len));
+	}
+	assert_int_equal(pipe_stats(l.w)->held_sent, 3);
+	pipe_extra_clear(l.w);
+
+	for (uint32_t i = 0; i <= PIPE_MAX_HELD; i++) {		/* lan hosts, unknown */
+		struct flow_spec s = v4spec(17, 7000, 53);
+
+		memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+		memcpy(s.dst, (uint8_t[]){10, 100, 2, (uint8_t)(1 + i)}, 4);
+		frame_build(&f[i], &s);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b)};
+	}
+	pipe_process(l.w, p, PIPE_MAX_HELD + 1, t0);
+	for (uint32_t i = 0; i < PIPE_MAX_HELD; i++)
+		assert_int_equal(p[i].verdict, PIPE_HELD);
+	assert_int_equal(p[PIPE_MAX_HELD].drop, PIPE_DROP_NO_NEIGH);	/* no slot left */
+	assert_int_equal(pipe_held_poll(l.w, t0 + PIPE_HELD_NS - 1), 0);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NO_NEIGH], 1);
+	assert_int_equal(pipe_held_poll(l.w, t0 + PIPE_HELD_NS), 0);	/* never resolved */
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NO_NEIGH], 1 + PIPE_MAX_HELD);
+	assert_int_equal(pipe_extra(l.w, &ex), 0);
+	lab_close(&l);
 }
 
 /* Router mode and the egress port's MTU (wan0: 1400): a packet that fits
@@ -726,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_reject_replies),
 		cmocka_unit_test(test_router),
 		cmocka_unit_test(test_router_wants_neighbours),
+		cmocka_unit_test(test_router_holds_packets),
 		cmocka_unit_test(test_router_mtu),
 		cmocka_unit_test(test_router_fragments),
 		cmocka_unit_test(test_reply_rate),

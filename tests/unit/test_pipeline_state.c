@@ -487,6 +487,35 @@ static void test_fragmented_through_nat(void **state)
 	lab_close(&l);
 }
 
+/* A packet held for its next hop through masquerade: what goes out once
+ * the gateway is known is the translated packet. */
+static void test_held_through_nat(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = udp(client_ip, 7200, remote_ip, 53);
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 7};
+	struct pipe_pkt p, *ex;
+	(void)state;
+
+	router_lab_compile(policy, &l.buf, &l.len, &l.view);
+	router_lab_ports(&c);
+	l.w = pipe_create(&c, &l.view);
+	assert_non_null(l.w);					/* no neighbours yet */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0, SEC);
+	assert_int_equal(p.verdict, PIPE_HELD);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_held_poll(l.w, 0), 1);
+	assert_int_equal(pipe_extra(l.w, &ex), 1);
+	assert_memory_equal(ex[0].data + 14 + 12, wan_ip, 4);	/* translated */
+	assert_int_not_equal(frame_get16(ex[0].data + 34), 7200);
+	assert_memory_equal(ex[0].data, gw_mac, 6);
+	assert_true(frame_checksums_ok(ex[0].data, ex[0].len));
+	pipe_extra_clear(l.w);
+	lab_close(&l);
+}
+
 /* The first fragment decides; the next ones follow with its translation. */
 static void test_fragments(void **state)
 {
@@ -627,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_time_exceeded_before_nat),
 		cmocka_unit_test(test_too_big_through_nat),
 		cmocka_unit_test(test_fragmented_through_nat),
+		cmocka_unit_test(test_held_through_nat),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
