@@ -8,6 +8,7 @@
 #include "reload.h"
 
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -487,6 +488,30 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 	}
 }
 
+/* The pipe_stats counters shown in pairs after the stage and drop tables:
+ * one text line each (label: value, label: value) and two JSON keys. */
+static const struct {
+	const char *text[2], *json[2];
+	size_t off[2];
+} stat_pairs[] = {
+	{{"known-flow packets", "finished by the flow cache"}, {"known_flow_packets", "flow_cache_hits"},
+	 {offsetof(struct pipe_stats, flows_hit), offsetof(struct pipe_stats, flow_cache_hits)}},
+	{{"replies sent", "held back by --reply-rate"}, {"replies", "replies_limited"},
+	 {offsetof(struct pipe_stats, replies), offsetof(struct pipe_stats, replies_limited)}},
+	{{"datagrams fragmented", "fragments"}, {"fragmented", "fragments"},
+	 {offsetof(struct pipe_stats, fragmented), offsetof(struct pipe_stats, fragments)}},
+	{{"held for their next hop", "sent once it was resolved"}, {"held", "held_sent"},
+	 {offsetof(struct pipe_stats, held), offsetof(struct pipe_stats, held_sent)}},
+};
+
+static uint64_t stat_of(const struct pipe_stats *s, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)s + off, sizeof(v));
+	return v;
+}
+
 static double per_packet(const struct pipe_stage_stats *st)
 {
 	return st->packets ? (double)st->cycles / (double)st->packets : 0.0;
@@ -528,14 +553,10 @@ static void stages_text(struct ctl_buf *out, const struct ctl_report *r)
 	ctl_table_print(&t, out, 0);
 	ctl_printf(out, "\nflows ended by a reload's re-check: %llu\n",
 		   (unsigned long long)sum.recheck_ended);
-	ctl_printf(out, "known-flow packets: %llu, finished by the flow cache: %llu\n",
-		   (unsigned long long)sum.flows_hit, (unsigned long long)sum.flow_cache_hits);
-	ctl_printf(out, "replies sent: %llu, held back by --reply-rate: %llu\n",
-		   (unsigned long long)sum.replies, (unsigned long long)sum.replies_limited);
-	ctl_printf(out, "datagrams fragmented: %llu, into %llu fragments\n",
-		   (unsigned long long)sum.fragmented, (unsigned long long)sum.fragments);
-	ctl_printf(out, "held for their next hop: %llu, sent once it was resolved: %llu\n",
-		   (unsigned long long)sum.held, (unsigned long long)sum.held_sent);
+	for (size_t k = 0; k < sizeof(stat_pairs) / sizeof(stat_pairs[0]); k++)
+		ctl_printf(out, "%s: %llu, %s: %llu\n", stat_pairs[k].text[0],
+			   (unsigned long long)stat_of(&sum, stat_pairs[k].off[0]), stat_pairs[k].text[1],
+			   (unsigned long long)stat_of(&sum, stat_pairs[k].off[1]));
 }
 
 static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
@@ -564,14 +585,10 @@ static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
 			   m + 1 < PKT_REASON_COUNT ? ", " : "");
 	}
 	ctl_printf(out, "},\n \"recheck_ended\": %llu", (unsigned long long)sum.recheck_ended);
-	ctl_printf(out, ",\n \"known_flow_packets\": %llu, \"flow_cache_hits\": %llu",
-		   (unsigned long long)sum.flows_hit, (unsigned long long)sum.flow_cache_hits);
-	ctl_printf(out, ",\n \"replies\": %llu, \"replies_limited\": %llu",
-		   (unsigned long long)sum.replies, (unsigned long long)sum.replies_limited);
-	ctl_printf(out, ",\n \"fragmented\": %llu, \"fragments\": %llu",
-		   (unsigned long long)sum.fragmented, (unsigned long long)sum.fragments);
-	ctl_printf(out, ",\n \"held\": %llu, \"held_sent\": %llu",
-		   (unsigned long long)sum.held, (unsigned long long)sum.held_sent);
+	for (size_t k = 0; k < sizeof(stat_pairs) / sizeof(stat_pairs[0]); k++)
+		ctl_printf(out, ",\n \"%s\": %llu, \"%s\": %llu", stat_pairs[k].json[0],
+			   (unsigned long long)stat_of(&sum, stat_pairs[k].off[0]), stat_pairs[k].json[1],
+			   (unsigned long long)stat_of(&sum, stat_pairs[k].off[1]));
 }
 
 void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json)
