@@ -737,6 +737,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		report_umems(o, nq);
 	if (port_config(o, &cfg, 1))
 		goto out;
+	cfg.hold_unresolved = 1;	/* the main thread has the kernel resolve them */
 	backend_xsk_init(&bx, ports, o->nifs, nq);
 	for (uint32_t k = 0; k < nq; k++)
 		wp[k] = &workers[k];

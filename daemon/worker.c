@@ -368,6 +368,8 @@ void worker_run(struct worker *w)
 		}
 	}
 	drain_neigh(w);
+	if (pipe_held_poll(w->pipe, UINT64_MAX))	/* the rest are dropped: stopping */
+		send_extra(w);
 }
 
 void worker_enter(struct worker *w, int drop_caps)

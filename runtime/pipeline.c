@@ -1826,7 +1826,7 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 		}
 		if (!mac) {
 			want_neighbour(w, p->out_port, m->key.family, b->nexthop[i]);
-			if (!cut && w->nheld + b->nhold < PIPE_MAX_HELD)
+			if (w->cfg.hold_unresolved && !cut && w->nheld + b->nhold < PIPE_MAX_HELD)
 				b->l_hold[b->nhold++] = i;	/* after NAT: stage_hold */
 			else
 				drop(w, p, PIPE_DROP_NO_NEIGH);

@@ -96,6 +96,10 @@ struct pipe_config {
 	 * Fragmentation-needed / packet-too-big are not limited: path MTU
 	 * discovery depends on them (Linux exempts them too). 0: no limit. */
 	uint32_t reply_rate;
+	/* Router mode: hold packets whose next hop has no MAC yet
+	 * (pipe_held_poll) rather than drop them; for a caller that gets
+	 * next hops resolved (rampartd on AF_XDP asks the kernel). */
+	uint8_t hold_unresolved;
 	/* 1 (with worker_count > 1 and a stateful policy): frames arrive on
 	 * any worker's queue; each goes to the worker that owns its flow
 	 * (home.h), PIPE_HANDOFF when that is another, and SNAT picks ports
@@ -228,8 +232,8 @@ void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu);
 uint32_t pipe_extra(struct pipe_worker *w, struct pipe_pkt **pkts);
 void pipe_extra_clear(struct pipe_worker *w);
 
-/* Router mode: packets whose next hop has no MAC yet are held (a copy,
- * PIPE_HELD) while the kernel resolves it, up to PIPE_MAX_HELD of them
+/* Router mode with pipe_config.hold_unresolved: packets whose next hop
+ * has no MAC yet are held (a copy, PIPE_HELD) while it is resolved, up to PIPE_MAX_HELD of them
  * for PIPE_HELD_NS each, instead of being dropped: the first packets to
  * a new neighbour (a TCP SYN, a DNS query) then go out as soon as its
  * address is known rather than being lost. pipe_held_poll sends the held

@@ -259,12 +259,10 @@ static void test_router(void **state)
 	memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
 	memcpy(s.dst, (uint8_t[]){10, 200, 1, 1}, 4);
 
-	frame_build(&f, &s);				/* no neighbour yet: held */
-	p = run1(&l, &f, 0);
-	assert_int_equal(p.verdict, PIPE_HELD);
+	frame_build(&f, &s);				/* no neighbour yet (not held: */
+	p = run1(&l, &f, 0);				/* hold_unresolved is off) */
+	assert_int_equal(p.drop, PIPE_DROP_NO_NEIGH);
 	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
-	assert_int_equal(pipe_held_poll(l.w, 0), 1);	/* and sent once known */
-	pipe_extra_clear(l.w);
 
 	frame_build(&f, &s);
 	p = run1(&l, &f, 0);
@@ -315,7 +313,7 @@ static void test_router(void **state)
 	assert_int_equal(p.drop, PIPE_DROP_NON_IP);
 
 	st = pipe_stats(l.w);
-	assert_int_equal(st->drop[PIPE_DROP_NO_NEIGH], 0);
+	assert_int_equal(st->drop[PIPE_DROP_NO_NEIGH], 1);
 	assert_int_equal(st->drop[PIPE_DROP_TTL], 1);
 	assert_int_equal(st->stage[PIPE_ST_ROUTE].packets, 6);
 	assert_int_equal(st->stage[PIPE_ST_FORWARD].packets, 4);
@@ -358,7 +356,7 @@ static void test_router_wants_neighbours(void **state)
 	}
 	pipe_process(l.w, p, 4, 0);
 	for (uint32_t i = 0; i < 4; i++)
-		assert_int_equal(p[i].verdict, PIPE_HELD);
+		assert_int_equal(p[i].drop, PIPE_DROP_NO_NEIGH);
 	assert_int_equal(pipe_unresolved(l.w, hop, 1), 1);	/* oldest first */
 	assert_int_equal(hop[0].port, 1);
 	assert_int_equal(hop[0].family, 4);
@@ -469,8 +467,9 @@ static void big_frame(struct frame *f, uint8_t family, uint32_t ip_len, int df, 
 	}
 }
 
-/* Router mode, a next hop without a MAC: its packets are held (a copy,
- * PIPE_HELD, counted neither sent nor dropped) and go out through
+/* Router mode with hold_unresolved, a next hop without a MAC: its
+ * packets are held (a copy, PIPE_HELD, counted neither sent nor
+ * dropped) and go out through
  * pipe_extra once the address is known, TTL decremented and MACs
  * written; one never resolved is dropped after PIPE_HELD_NS as
  * no-neighbour; with every slot taken, the next is dropped at once. */
@@ -485,6 +484,7 @@ static void test_router_holds_packets(void **state)
 	(void)state;
 
 	router_cfg(&cfg);
+	cfg.hold_unresolved = 1;
 	lab_open(&l, router_policy, &cfg);
 	for (uint32_t i = 0; i < 3; i++) {			/* via 10.0.1.254, unknown */
 		struct flow_spec s = v4spec(17, (uint16_t)(5000 + i), 53);

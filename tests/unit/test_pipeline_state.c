@@ -494,7 +494,8 @@ static void test_held_through_nat(void **state)
 	struct lab l;
 	struct frame f;
 	struct flow_spec s = udp(client_ip, 7200, remote_ip, 53);
-	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 7};
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 7,
+				.hold_unresolved = 1};
 	struct pipe_pkt p, *ex;
 	(void)state;
 
