@@ -1,6 +1,6 @@
 /* libFuzzer target: the packet parser and the whole stateful pipeline
  * (conntrack, NAT, router, replies, port MTUs and fragmentation, the
- * reply limit) on
+ * reply limit, packets held for their next hop) on
  * arbitrary frames. Input: a series
  * of records [port:1][time step:1][len:2][bytes:len]. The policy is
  * compiled once from tests/fuzz/pipeline.yaml. */
@@ -41,6 +41,7 @@ static void setup(void)
 	c.port[0].mtu = 1500;	/* frames are up to 1600 bytes: too-big replies */
 	c.port[1].mtu = 1280;
 	c.reply_rate = 100;	/* and the reply limit */
+	c.hold_unresolved = 1;	/* lan hosts but two have no MAC: held packets */
 	worker = pipe_create(&c, &view);
 	if (!worker)
 		abort();
