@@ -3,6 +3,7 @@
  * difference of the words they change and fold it into each checksum
  * that covers them, so their cost does not depend on packet length. */
 #include "csum.h"
+#include "wire.h"
 
 #include <string.h>
 
@@ -19,17 +20,6 @@ enum {
 #define IPV6_HLEN 40
 #define ICMP_HLEN 8		/* type, code, checksum, 4 bytes before the copy */
 #define MAX_IPV6_EXT 8
-
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 uint32_t csum_add(uint32_t sum, const void *buf, size_t len)
 {

@@ -12,6 +12,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "wire.h"
+
 /* Single-threaded by design (one table per worker): no locks, no atomics,
  * no allocation and no clock reads after ct_create.
  *
@@ -102,12 +104,6 @@ struct ct_table {
 	void *on_remove_ctx;
 	size_t alloc_bytes;
 };
-
-static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* ---- hashing ---- */
 

@@ -3,6 +3,7 @@
  * OpenBSD pf applies them, and the connection states built on them. */
 #include "ct.h"
 
+#include "wire.h"
 enum {
 	TH_FIN = 0x01, TH_SYN = 0x02, TH_RST = 0x04, TH_ACK = 0x10,
 	TCPOPT_EOL = 0, TCPOPT_NOP = 1, TCPOPT_WSCALE = 3,
@@ -18,12 +19,6 @@ enum {
 static inline int seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
 static inline int seq_leq(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
 static inline int seq_geq(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
-
-static inline uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 struct tcp_seg {
 	uint32_t seq, ack, end;	/* end = seq + payload + SYN + FIN */

@@ -4,22 +4,12 @@
 #include <string.h>
 
 #include "csum.h"
+#include "wire.h"
 
 #define IPV4_MIN_MTU 68	/* RFC 791: every host and router takes this whole */
 #define IP_MF 0x2000u
 #define IP_DF 0x4000u
 #define IP_OFFSET 0x1fffu
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 /* Payload bytes a fragment carries (all but the last): the most the MTU
  * leaves after the header, down to a multiple of 8. */
@@ -35,7 +25,7 @@ uint32_t fragment_count(const uint8_t *frame, uint32_t len, uint32_t l3, uint32_
 
 	if (mtu < IPV4_MIN_MTU || len < l3 + 20 || (ip[0] & 0x0f) != 5)
 		return 0;
-	total = get16(ip + 2);
+	total = rd16(ip + 2);
 	if (total > len - l3 || total <= mtu)
 		return 0;
 	return (total - 20 + piece(mtu) - 1) / piece(mtu);
@@ -49,18 +39,18 @@ static void fragment_header(uint8_t *ip, uint16_t frag_word, uint32_t at, uint32
 	uint16_t off = (uint16_t)((frag_word & IP_OFFSET) + at / 8);
 	uint16_t mf = last ? (uint16_t)(frag_word & IP_MF) : (uint16_t)IP_MF;
 
-	put16(ip + 2, (uint16_t)(20 + bytes));
-	put16(ip + 6, (uint16_t)((frag_word & IP_DF) | mf | off));
-	put16(ip + 10, 0);
-	put16(ip + 10, csum_ipv4_header(ip));
+	wr16(ip + 2, (uint16_t)(20 + bytes));
+	wr16(ip + 6, (uint16_t)((frag_word & IP_DF) | mf | off));
+	wr16(ip + 10, 0);
+	wr16(ip + 10, csum_ipv4_header(ip));
 }
 
 uint32_t fragment_ipv4(uint8_t *frame, uint32_t l3, uint32_t mtu, uint8_t *const *out,
 		       uint32_t *out_len)
 {
 	uint8_t *ip = frame + l3;
-	const uint32_t step = piece(mtu), payload = get16(ip + 2) - 20u;
-	const uint16_t frag_word = get16(ip + 6);
+	const uint32_t step = piece(mtu), payload = rd16(ip + 2) - 20u;
+	const uint16_t frag_word = rd16(ip + 6);
 	uint32_t at = step, k = 0;
 
 	for (; at < payload; at += step, k++) {

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "wire.h"
+
 #define ETH_HLEN 14
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86DD
@@ -21,11 +23,6 @@ enum {
 	IPP_ROUTING = 43, IPP_FRAGMENT = 44, IPP_ESP = 50, IPP_AH = 51,
 	IPP_ICMPV6 = 58, IPP_NONE = 59, IPP_DSTOPTS = 60, IPP_SCTP = 132,
 };
-
-static inline uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 static __attribute__((cold, noinline)) int malformed(struct pkt_meta *m, enum pkt_reason r)
 {

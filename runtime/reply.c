@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "csum.h"
+#include "wire.h"
 
 #define IPV4_HLEN 20
 #define IPV6_HLEN 40
@@ -14,28 +15,6 @@
 #define REPLY_TTL 64
 #define IPV4_ERROR_MAX 576	/* RFC 1812 4.3.2.3 */
 #define IPV6_ERROR_MAX 1280	/* RFC 4443 2.4(c) */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
 
 static void swap_macs(uint8_t *frame)
 {
@@ -53,17 +32,17 @@ static void ip_header(uint8_t *l3, uint8_t family, const uint8_t *src, const uin
 	if (family == 4) {
 		memset(l3, 0, IPV4_HLEN);
 		l3[0] = 0x45;
-		put16(l3 + 2, (uint16_t)(IPV4_HLEN + payload));
-		put16(l3 + 6, 0x4000);		/* DF */
+		wr16(l3 + 2, (uint16_t)(IPV4_HLEN + payload));
+		wr16(l3 + 6, 0x4000);		/* DF */
 		l3[8] = REPLY_TTL;
 		l3[9] = proto;
 		memcpy(l3 + 12, src, 4);
 		memcpy(l3 + 16, dst, 4);
-		put16(l3 + 10, csum_ipv4_header(l3));
+		wr16(l3 + 10, csum_ipv4_header(l3));
 	} else {
 		memset(l3, 0, IPV6_HLEN);
 		l3[0] = 0x60;
-		put16(l3 + 4, (uint16_t)payload);
+		wr16(l3 + 4, (uint16_t)payload);
 		l3[6] = proto;
 		l3[7] = REPLY_TTL;
 		memcpy(l3 + 8, src, 16);
@@ -84,18 +63,18 @@ uint32_t reply_tcp_rst(uint8_t *frame, uint32_t len, uint32_t room, const struct
 		return 0;
 	/* Segment length: IP payload after the TCP header, plus SYN/FIN. */
 	if (k->family == 4)
-		seg_len = get16(frame + l3 + 2) - (l4 - l3);
+		seg_len = rd16(frame + l3 + 2) - (l4 - l3);
 	else
-		seg_len = get16(frame + l3 + 4) + IPV6_HLEN - (l4 - l3);
+		seg_len = rd16(frame + l3 + 4) + IPV6_HLEN - (l4 - l3);
 	seg_len -= (uint32_t)(frame[l4 + 12] >> 4) * 4;
 	seg_len += !!(k->tcp_flags & 0x02) + !!(k->tcp_flags & 0x01);
 	if (k->tcp_flags & 0x10) {		/* ACK set: RST takes its ack as seq */
-		seq = get32(frame + l4 + 8);
+		seq = rd32(frame + l4 + 8);
 		ack = 0;
 		flags = 0x04;
 	} else {
 		seq = 0;
-		ack = get32(frame + l4 + 4) + seg_len;
+		ack = rd32(frame + l4 + 4) + seg_len;
 		flags = 0x14;
 	}
 	memcpy(src, k->dst, 16);
@@ -107,13 +86,13 @@ uint32_t reply_tcp_rst(uint8_t *frame, uint32_t len, uint32_t room, const struct
 	ip_header(frame + l3, k->family, src, dst, 6, TCP_HLEN);
 	t = frame + l3 + hl;
 	memset(t, 0, TCP_HLEN);
-	put16(t, sport);
-	put16(t + 2, dport);
-	put32(t + 4, seq);
-	put32(t + 8, ack);
+	wr16(t, sport);
+	wr16(t + 2, dport);
+	wr32(t + 4, seq);
+	wr32(t + 8, ack);
 	t[12] = 5 << 4;
 	t[13] = flags;
-	put16(t + 16, csum_l4(k->family, src, dst, 6, t, TCP_HLEN));
+	wr16(t + 16, csum_l4(k->family, src, dst, 6, t, TCP_HLEN));
 	return l3 + hl + TCP_HLEN;
 }
 
@@ -165,12 +144,12 @@ static uint32_t icmp_error(uint8_t *frame, uint32_t len, uint32_t room, const st
 	icmp[1] = icmp_code[kind][k->family == 6][1];
 	if (kind == REPLY_TOO_BIG) {
 		if (k->family == 4)
-			put16(icmp + 6, (uint16_t)(mtu > 0xffff ? 0xffff : mtu));	/* next-hop MTU */
+			wr16(icmp + 6, (uint16_t)(mtu > 0xffff ? 0xffff : mtu));	/* next-hop MTU */
 		else
-			put32(icmp + 4, mtu);
+			wr32(icmp + 4, mtu);
 	}
 	total = ICMP_HLEN + quote;
-	put16(icmp + 2, csum_l4(k->family, from, dst, proto, icmp, total));
+	wr16(icmp + 2, csum_l4(k->family, from, dst, proto, icmp, total));
 	return l3 + hl + total;
 }
 
