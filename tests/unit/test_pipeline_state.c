@@ -53,6 +53,9 @@ static const char policy[] =
 	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
 	"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
 
+/* A host on the outside (the port forward's client). */
+static const uint8_t outside_ip[4] = {10, 200, 5, 5};
+
 struct lab {
 	void *buf;
 	size_t len;
@@ -267,7 +270,6 @@ static void test_port_forward(void **state)
 	struct frame f;
 	struct flow_spec s;
 	struct pipe_pkt p;
-	static const uint8_t outside_ip[4] = {10, 200, 5, 5};
 	(void)state;
 
 	lab_open(&l, 1024);
@@ -365,7 +367,6 @@ static void test_time_exceeded_before_nat(void **state)
 	struct frame f;
 	struct flow_spec s;
 	struct pipe_pkt p;
-	static const uint8_t outside_ip[4] = {10, 200, 5, 5};
 	const uint8_t *q;
 	(void)state;
 
