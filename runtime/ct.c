@@ -930,6 +930,55 @@ int ct_update(struct ct_table *t, uint32_t flow, unsigned dir, const struct ct_p
 	return account(t, flow, dir, p, now);
 }
 
+/* A new entry's tuple (both directions) and rule; the rest zero. */
+static inline void entry_fill(struct ct_flow *nf, const struct ct_key *ok, const struct ct_key *rk,
+			      uint32_t rule)
+{
+	memset(nf, 0, sizeof(*nf));
+	nf->proto = ok->proto;
+	nf->family = ok->family;
+	nf->flags = CT_F_USED;
+	nf->port[0] = ok->sport;
+	nf->port[1] = ok->dport;
+	nf->port[2] = rk->sport;
+	nf->port[3] = rk->dport;
+	nf->rule = rule;
+	if (!is_reverse(ok, rk))
+		nf->flags |= CT_F_NAT;
+	if (ok->family == 4) {
+		memcpy(nf->addr, ok->src, 4);
+		memcpy(nf->addr + 4, ok->dst, 4);
+		memcpy(nf->addr + 8, rk->src, 4);
+		memcpy(nf->addr + 12, rk->dst, 4);
+	} else {
+		memcpy(nf->addr, ok->src, 16);
+		memcpy(nf->addr6_dst, ok->dst, 16);
+	}
+}
+
+/* An IPv6 flow whose reply addresses are not the reverse: they go in a
+ * side entry (the caller made sure one is free). */
+static void entry_nat6(struct ct_table *t, struct ct_flow *nf, const struct ct_key *rk)
+{
+	uint32_t aux = entry_alloc(t);
+
+	memset(&t->flows[aux], 0, sizeof(struct ct_flow));
+	t->flows[aux].flags = CT_F_AUX;
+	memcpy(t->flows[aux].addr, rk->src, 16);
+	memcpy(t->flows[aux].addr6_dst, rk->dst, 16);
+	nf->flags |= CT_F_NAT6;
+	nf->aux = aux;
+}
+
+/* A filled entry (expire set) into the index both ways and the wheel. */
+static inline void entry_link(struct ct_table *t, uint32_t idx, uint64_t ohash, uint64_t rhash)
+{
+	index_insert(t, ohash, CT_DIR_ORIG, idx);
+	index_insert(t, rhash, CT_DIR_REPLY, idx);
+	wheel_insert(t, idx);
+	t->st.in_use++;
+}
+
 void ct_create_prefetch(const struct ct_table *t, const struct ct_pkt *p,
 			const struct pkt_key *reply_key, struct ct_create_hint *hint)
 {
@@ -1036,26 +1085,7 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 	 * to retire (no store forwarding across sizes). */
 	idx = entry_alloc(t);
 	nf = &t->flows[idx];
-	memset(nf, 0, sizeof(*nf));
-	nf->proto = ok.proto;
-	nf->family = ok.family;
-	nf->flags = CT_F_USED;
-	nf->port[0] = ok.sport;
-	nf->port[1] = ok.dport;
-	nf->port[2] = rk.sport;
-	nf->port[3] = rk.dport;
-	nf->rule = rule;
-	if (!is_reverse(&ok, &rk))
-		nf->flags |= CT_F_NAT;
-	if (ok.family == 4) {
-		memcpy(nf->addr, ok.src, 4);
-		memcpy(nf->addr + 4, ok.dst, 4);
-		memcpy(nf->addr + 8, rk.src, 4);
-		memcpy(nf->addr + 12, rk.dst, 4);
-	} else {
-		memcpy(nf->addr, ok.src, 16);
-		memcpy(nf->addr6_dst, ok.dst, 16);
-	}
+	entry_fill(nf, &ok, &rk, rule);
 	/* (a SYN whose TCP header cannot be read: the entry goes back; when
 	 * the table is also full, the refusal above counts it as full) */
 	if (ok.proto == IPP_TCP && !ct_tcp_init(nf, p)) {
@@ -1063,23 +1093,12 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 		t->st.invalid++;
 		return CT_REFUSED_INVALID;
 	}
-	if (need == 2) {
-		uint32_t aux = entry_alloc(t);
-
-		memset(&t->flows[aux], 0, sizeof(struct ct_flow));
-		t->flows[aux].flags = CT_F_AUX;
-		memcpy(t->flows[aux].addr, rk.src, 16);
-		memcpy(t->flows[aux].addr6_dst, rk.dst, 16);
-		nf->flags |= CT_F_NAT6;
-		nf->aux = aux;
-	}
+	if (need == 2)
+		entry_nat6(t, nf, &rk);
 	count_packet(nf, CT_DIR_ORIG, p->len);
 	nf->expire = now + timeout_of(t, nf);
-	index_insert(t, ohash, CT_DIR_ORIG, idx);
-	index_insert(t, rhash, CT_DIR_REPLY, idx);
-	wheel_insert(t, idx);
+	entry_link(t, idx, ohash, rhash);
 	t->st.created++;
-	t->st.in_use++;
 	*flow = idx;
 	return CT_CREATED;
 }
@@ -1575,4 +1594,135 @@ void ct_foreach(const struct ct_table *t,
 	for (uint32_t i = 0; i < t->max_flows; i++)
 		if (ct_flow_get(t, i, &info) == 0 && fn(&info, arg))
 			return;
+}
+
+/* ---- Flows over a restart ---- */
+
+int ct_flow_save(const struct ct_table *t, uint32_t flow, uint32_t now, struct ct_saved_flow *s)
+{
+	const struct ct_flow *f;
+	struct ct_key ok, rk;
+
+	if (flow >= t->max_flows)
+		return -1;
+	f = &t->flows[flow];
+	if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED || !flow_live(f, now))
+		return -1;
+	flow_key(t, f, CT_DIR_ORIG, &ok);
+	flow_key(t, f, CT_DIR_REPLY, &rk);
+	memset(s, 0, sizeof(*s));
+	memcpy(s->orig_src, ok.src, 16);
+	memcpy(s->orig_dst, ok.dst, 16);
+	memcpy(s->reply_src, rk.src, 16);
+	memcpy(s->reply_dst, rk.dst, 16);
+	s->orig_sport = ok.sport;
+	s->orig_dport = ok.dport;
+	s->reply_sport = rk.sport;
+	s->reply_dport = rk.dport;
+	s->proto = f->proto;
+	s->family = f->family;
+	s->reply_seen = !!(f->flags & CT_F_REPLY_SEEN);
+	s->rst = !!(f->flags & CT_F_RST);
+	s->wscale = f->wscale;
+	for (unsigned d = 0; d < 2; d++) {
+		s->tstate[d] = f->tstate[d];
+		s->max_win[d] = f->max_win[d];
+		s->seqlo[d] = f->seqlo[d];
+		s->seqhi[d] = f->seqhi[d];
+		s->pkts[d] = (uint64_t)f->pkts_hi[d] << 32 | f->pkts[d];
+		s->bytes[d] = f->bytes[d];
+	}
+	s->ttl = f->expire - now;
+	s->rule = f->rule;
+	return 0;
+}
+
+/* A saved tuple as a key (IPv4: the first 4 address bytes, the rest
+ * zero whatever the file holds). */
+static void saved_key(const uint8_t *src, const uint8_t *dst, uint16_t sport, uint16_t dport,
+		      uint8_t family, uint8_t proto, struct ct_key *k)
+{
+	unsigned alen = family == 4 ? 4 : 16;
+
+	memset(k, 0, sizeof(*k));
+	memcpy(k->src, src, alen);
+	memcpy(k->dst, dst, alen);
+	k->sport = sport;
+	k->dport = dport;
+	k->family = family;
+	k->proto = proto;
+}
+
+/* A live flow on a tuple refuses the restore; a dead one goes. */
+static int tuple_taken(struct ct_table *t, const struct ct_key *k, uint64_t h, uint32_t now)
+{
+	unsigned dir;
+	uint32_t idx = index_find(t, k, h, &dir);
+
+	if (idx == CT_NONE)
+		return 0;
+	if (flow_live(&t->flows[idx], now))
+		return 1;
+	ct_remove(t, idx);
+	return 0;
+}
+
+int ct_flow_restore(struct ct_table *t, const struct ct_saved_flow *s, uint32_t rule,
+		    uint32_t now, uint32_t *flow)
+{
+	struct ct_key ok, rk;
+	struct ct_flow *nf;
+	uint32_t idx, longest = 0, ttl = s->ttl;
+	uint64_t ohash, rhash;
+	unsigned need = 1;
+
+	*flow = CT_NONE;
+	if ((s->family != 4 && s->family != 6) || s->tstate[0] > CT_PEER_TIME_WAIT ||
+	    s->tstate[1] > CT_PEER_TIME_WAIT || (s->proto != IPP_TCP && (s->tstate[0] | s->tstate[1])))
+		return CT_RESTORE_BAD;
+	if (ttl == 0)
+		return CT_RESTORE_EXPIRED;
+	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
+		if (t->timeout[i] > longest)
+			longest = t->timeout[i];
+	if (ttl > longest)
+		ttl = longest;
+	saved_key(s->orig_src, s->orig_dst, s->orig_sport, s->orig_dport, s->family, s->proto, &ok);
+	saved_key(s->reply_src, s->reply_dst, s->reply_sport, s->reply_dport, s->family, s->proto,
+		  &rk);
+	ohash = ct_hash(t, &ok);
+	rhash = ct_hash(t, &rk);
+	if (tuple_taken(t, &ok, ohash, now) || tuple_taken(t, &rk, rhash, now))
+		return CT_RESTORE_DUP;
+	if (ok.family == 6 && (memcmp(rk.src, ok.dst, 16) || memcmp(rk.dst, ok.src, 16)))
+		need = 2;
+	if (t->free_count < need) {
+		t->st.refused_full++;
+		return CT_RESTORE_FULL;
+	}
+	if (t->st.in_use == 0)
+		t->wheel_pos = now;
+	idx = entry_alloc(t);
+	nf = &t->flows[idx];
+	entry_fill(nf, &ok, &rk, rule);
+	if (need == 2)
+		entry_nat6(t, nf, &rk);
+	if (s->reply_seen)
+		nf->flags |= CT_F_REPLY_SEEN;
+	if (s->rst)
+		nf->flags |= CT_F_RST;
+	nf->wscale = s->wscale;
+	for (unsigned d = 0; d < 2; d++) {
+		nf->tstate[d] = s->tstate[d];
+		nf->max_win[d] = s->max_win[d];
+		nf->seqlo[d] = s->seqlo[d];
+		nf->seqhi[d] = s->seqhi[d];
+		nf->pkts[d] = (uint32_t)s->pkts[d];
+		nf->pkts_hi[d] = (uint8_t)(s->pkts[d] >> 32);
+		nf->bytes[d] = s->bytes[d];
+	}
+	nf->expire = now + ttl;
+	entry_link(t, idx, ohash, rhash);
+	*flow = idx;
+	return CT_RESTORED;
 }

@@ -321,6 +321,48 @@ struct ct_stats {
 };
 void ct_get_stats(const struct ct_table *t, struct ct_stats *s);
 
+/* ---- Flows over a restart: rampartd --state-file writes every flow at
+ * a clean stop and reads them back at start (pipe_state.c), so the
+ * connections through the firewall outlive a new binary. ---- */
+
+/* One flow as a state file keeps it: independent of the table's layout
+ * (ct_flow may change between versions; this is the file format, see
+ * docs/operations.md). Addresses as pkt_key holds them (IPv4 in the
+ * first 4 bytes), ports in host order (ICMP echo: the identifier). */
+struct ct_saved_flow {
+	uint8_t orig_src[16], orig_dst[16];
+	uint8_t reply_src[16], reply_dst[16];
+	uint16_t orig_sport, orig_dport, reply_sport, reply_dport;
+	uint8_t proto, family;
+	uint8_t reply_seen, rst;	/* 0 or 1 */
+	uint8_t wscale;			/* low nibble orig, high reply; 0xf: none */
+	uint8_t tstate[2];		/* enum ct_peer_state per direction */
+	uint8_t zero;
+	uint16_t max_win[2];
+	uint32_t seqlo[2], seqhi[2];
+	uint32_t ttl;			/* seconds it had left when saved */
+	uint32_t rule;			/* the caller's value, stored as is */
+	uint64_t pkts[2], bytes[2];
+};
+_Static_assert(sizeof(struct ct_saved_flow) == 144, "ct_saved_flow is a file format");
+
+/* A live flow as saved at `now`. 0, or -1 when flow is not a live flow. */
+int ct_flow_save(const struct ct_table *t, uint32_t flow, uint32_t now,
+		 struct ct_saved_flow *s);
+
+enum ct_restore_status {
+	CT_RESTORED = 0,	/* *flow is the flow, as it was saved */
+	CT_RESTORE_EXPIRED,	/* no time left (ttl 0) */
+	CT_RESTORE_DUP,		/* a live flow already has one of its tuples */
+	CT_RESTORE_FULL,	/* the table is full */
+	CT_RESTORE_BAD,		/* not a flow (family, protocol, TCP state) */
+};
+
+/* Put a saved flow back with rule stored as its rule and `ttl` seconds
+ * (at most the longest timeout) from now to live. */
+int ct_flow_restore(struct ct_table *t, const struct ct_saved_flow *s, uint32_t rule,
+		    uint32_t now, uint32_t *flow);
+
 /* ---- Layout, exposed for the TCP tracker (ct_tcp.c) and the size
  * assertion; not an API. ---- */
 

@@ -336,6 +336,26 @@ void nat_release(struct nat_pool *p, uint32_t slot)
 	p->stats.in_use--;
 }
 
+int nat_claim(struct nat_pool *p, uint32_t slot)
+{
+	uint32_t a, idx;
+	uint64_t *w, bit;
+
+	if (slot >= p->capacity)
+		return -1;
+	a = slot / p->ports;
+	idx = slot % p->ports;
+	w = &p->used[(size_t)a * p->words + idx / 64];
+	bit = 1ull << (idx % 64);
+	if (*w & bit)
+		return -1;
+	*w |= bit;
+	p->free_count[a]--;
+	p->stats.allocs++;
+	p->stats.in_use++;
+	return 0;
+}
+
 int nat_slot_pair(const struct nat_pool *p, uint32_t slot, uint8_t addr[16],
 		  uint16_t *port)
 {

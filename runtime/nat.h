@@ -148,6 +148,9 @@ void nat_reply_key(const struct pkt_key *wire, struct pkt_key *reply);
 
 /* Return a slot from nat_translate_key to the pool (flow expired). */
 void nat_release(struct nat_pool *pool, uint32_t slot);
+/* Take a given slot (a flow restored from a state file keeps its
+ * port): 0, or -1 when it is out of range or already taken. */
+int nat_claim(struct nat_pool *pool, uint32_t slot);
 /* The slot an (address, port) pair of this pool stands for (the
  * reverse of nat_slot_pair), or NAT_SLOT_NONE when the pair is not one
  * of this worker's. Conntrack keeps no slot; on expiry the pipeline finds

@@ -60,6 +60,16 @@ void rule_index_free(struct rule_index *ix)
 	ix->hash = NULL;
 }
 
+uint32_t rule_index_lookup(const struct rule_index *ix, const char *name)
+{
+	uint64_t h0 = name_hash(name), h1 = name_hash2(name);
+
+	for (uint32_t i = (uint32_t)h0 & ix->mask; ix->slot[i]; i = (i + 1) & ix->mask)
+		if (ix->hash[ix->slot[i]][0] == h0 && ix->hash[ix->slot[i]][1] == h1)
+			return ix->slot[i];
+	return RULE_MAP_GONE;
+}
+
 static int same(const struct rule_index *a, uint32_t i, const struct rule_index *b, uint32_t j)
 {
 	return a->hash[i][0] == b->hash[j][0] && a->hash[i][1] == b->hash[j][1];

@@ -14,6 +14,8 @@
  * (two independent 64-bit hashes; names are taken as equal when both
  * agree: a false match needs a collision of both, about 2^-128 a pair),
  * and a hash table from name to rule. */
+#define RULE_MAP_GONE 0xffffffffu
+
 struct rule_index {
 	uint64_t (*hash)[2];	/* [1..rule_count] */
 	uint32_t *slot;		/* rule numbers, 0 = empty */
@@ -22,6 +24,9 @@ struct rule_index {
 };
 int rule_index_build(struct rule_index *ix, const struct rfw_view *v);	/* 0 or -1 */
 void rule_index_free(struct rule_index *ix);
+/* The rule of ix named `name`, or RULE_MAP_GONE (rule 0, the default,
+ * is "default" and not in the index: callers map it themselves). */
+uint32_t rule_index_lookup(const struct rule_index *ix, const char *name);
 
 /* map[r] for r in 0..from->policy->rule_count: the rule of `to` with r's
  * name, or RULE_MAP_GONE; map[0] = 0 (the default continues the
@@ -30,7 +35,6 @@ void rule_index_free(struct rule_index *ix);
  * over the hashes that follows the usual edits (rules inserted, removed
  * or changed in place), and a table lookup for each rule it could not
  * place. */
-#define RULE_MAP_GONE 0xffffffffu
 uint32_t *rule_map_build(const struct rfw_view *from, const struct rule_index *from_ix,
 			 const struct rfw_view *to, const struct rule_index *to_ix);
 

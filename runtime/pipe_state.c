@@ -1,0 +1,403 @@
+/* The flows of every worker to a file and back (pipe_state.h). */
+#define _GNU_SOURCE
+#include "pipe_state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "ct.h"
+#include "nat.h"
+#include "pipeline_int.h"
+#include "rule_map.h"
+
+#define STATE_MAGIC "RAMPFLOW"
+#define STATE_VERSION 1u
+#define STATE_HANDOFF 1u	/* header flags: the workers handed frames over */
+
+/* The file: this header, the saving policy's rule names (rules 0 ..
+ * rule_count, each NUL-terminated, padded to 8 bytes), then one record
+ * per flow. Host byte order: a state file stays on the host that wrote
+ * it. */
+struct state_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;
+	uint32_t record_size;
+	uint32_t workers;
+	uint32_t flags;
+	uint32_t names_size;
+	uint32_t rule_count;
+	uint32_t zero;
+	uint64_t flows;
+	uint64_t home_seed;
+	uint64_t wall_ns;	/* CLOCK_REALTIME when written */
+	uint32_t body_crc;	/* CRC32C of everything after the header */
+	uint32_t header_crc;	/* CRC32C of the header before this field */
+};
+_Static_assert(sizeof(struct state_header) == 72, "the state file's header");
+
+struct state_record {
+	uint32_t worker;
+	uint32_t rule;		/* in the saving policy */
+	struct ct_saved_flow flow;
+};
+_Static_assert(sizeof(struct state_record) == 152, "the state file's record");
+
+struct pipe_state {
+	const uint8_t *map;
+	size_t size;
+	const struct state_header *h;
+	const char **names;	/* rule_count + 1 */
+	const struct state_record *rec;
+};
+
+static int fail(char *err, size_t errlen, const char *what, const char *path)
+{
+	snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+	return -1;
+}
+
+static int put(FILE *f, const void *p, size_t n, uint32_t *crc)
+{
+	if (crc)
+		*crc = crc32c(*crc, p, n);
+	return fwrite(p, 1, n, f) == n ? 0 : -1;
+}
+
+/* Rule names of the policy the workers run, NUL-terminated, padded. */
+static int put_names(FILE *f, const struct rfw_view *v, uint32_t *size, uint32_t *crc)
+{
+	static const char pad[8];
+	uint32_t total = 0;
+
+	for (uint32_t r = 0; r <= v->policy->rule_count; r++) {
+		const char *name = rfw_rule_name(v, r);
+		size_t len = strlen(name) + 1;
+
+		if (put(f, name, len, crc))
+			return -1;
+		total += (uint32_t)len;
+	}
+	if (put(f, pad, (8 - total % 8) % 8, crc))
+		return -1;
+	*size = (total + 7) / 8 * 8;
+	return 0;
+}
+
+/* One worker's live flows, their rules as the current policy numbers
+ * them (a flow the sweep has not restamped yet is mapped here). */
+static int put_flows(FILE *f, const struct pipe_worker *w, uint32_t k, uint32_t now,
+		     uint64_t *count, uint32_t *crc)
+{
+	const struct ct_table *t = w->ct;
+	struct state_record r;
+
+	if (!t)
+		return 0;
+	for (uint32_t i = 0, max = ct_max_flows(t); i < max; i++) {
+		if (ct_flow_save(t, i, now, &r.flow))
+			continue;
+		r.worker = k;
+		pipe_flow_restamp_rule(w->pol, r.flow.rule, &r.rule);
+		r.flow.rule = 0;
+		if (put(f, &r, sizeof(r), crc))
+			return -1;
+		(*count)++;
+	}
+	return 0;
+}
+
+int pipe_state_save(const char *path, struct pipe_worker *const *w, uint32_t n,
+		    uint64_t now_ns, uint64_t wall_ns, struct pipe_state_counts *c, char *err,
+		    size_t errlen)
+{
+	struct state_header h;
+	uint32_t now = (uint32_t)(now_ns / 1000000000u);
+	char tmp[4096];
+	FILE *f;
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	if (n == 0) {
+		snprintf(err, errlen, "no workers");
+		return -1;
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		snprintf(err, errlen, "state file name too long");
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fail(err, errlen, "cannot create", tmp);
+	f = fdopen(fd, "wb");
+	if (!f) {
+		close(fd);
+		return fail(err, errlen, "cannot write", tmp);
+	}
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, STATE_MAGIC, 8);
+	h.version = STATE_VERSION;
+	h.header_size = sizeof(h);
+	h.record_size = sizeof(struct state_record);
+	h.workers = n;
+	h.flags = w[0]->handoff ? STATE_HANDOFF : 0;
+	h.rule_count = w[0]->pol->view->policy->rule_count;
+	h.home_seed = w[0]->cfg.home_seed;
+	h.wall_ns = wall_ns;
+	if (put(f, &h, sizeof(h), NULL) || put_names(f, w[0]->pol->view, &h.names_size, &h.body_crc))
+		goto write_failed;
+	for (uint32_t k = 0; k < n; k++)
+		if (put_flows(f, w[k], k, now, &h.flows, &h.body_crc))
+			goto write_failed;
+	h.header_crc = crc32c(0, &h, offsetof(struct state_header, header_crc));
+	if (fseek(f, 0, SEEK_SET) || put(f, &h, sizeof(h), NULL) || fflush(f) || fsync(fd))
+		goto write_failed;
+	if (fclose(f)) {
+		f = NULL;
+		goto write_failed;
+	}
+	if (rename(tmp, path)) {
+		fail(err, errlen, "cannot rename to", path);
+		unlink(tmp);
+		return -1;
+	}
+	c->flows = h.flows;
+	return 0;
+write_failed:
+	fail(err, errlen, "cannot write", tmp);
+	if (f)
+		fclose(f);
+	unlink(tmp);
+	return -1;
+}
+
+static struct pipe_state *refuse(struct pipe_state *s, char *err, size_t errlen,
+				 const char *path, const char *why)
+{
+	snprintf(err, errlen, "state file %s refused: %s", path, why);
+	pipe_state_close(s);
+	errno = EINVAL;
+	return NULL;
+}
+
+/* The names section: rule_count + 1 NUL-terminated strings inside it. */
+static int read_names(struct pipe_state *s)
+{
+	const char *p = (const char *)s->map + s->h->header_size;
+	const char *end = p + s->h->names_size;
+
+	s->names = calloc((size_t)s->h->rule_count + 1, sizeof(*s->names));
+	if (!s->names)
+		return -1;
+	for (uint32_t r = 0; r <= s->h->rule_count; r++) {
+		const char *nul = memchr(p, 0, (size_t)(end - p));
+
+		if (!nul)
+			return -1;
+		s->names[r] = p;
+		p = nul + 1;
+	}
+	return 0;
+}
+
+struct pipe_state *pipe_state_open(const char *path, char *err, size_t errlen)
+{
+	struct pipe_state *s;
+	const struct state_header *h;
+	struct stat st;
+	uint64_t body;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e != ENOENT)
+			fail(err, errlen, "cannot open", path);
+		errno = e;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || fstat(fd, &st)) {
+		fail(err, errlen, "cannot read", path);
+		free(s);
+		close(fd);
+		return NULL;
+	}
+	s->size = (size_t)st.st_size;
+	if (s->size >= sizeof(*h)) {
+		void *m = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		s->map = m == MAP_FAILED ? NULL : m;
+	}
+	close(fd);
+	if (!s->map)
+		return refuse(s, err, errlen, path, "shorter than its header, or unreadable");
+	h = s->h = (const struct state_header *)s->map;
+	if (memcmp(h->magic, STATE_MAGIC, 8))
+		return refuse(s, err, errlen, path, "not a rampart state file");
+	if (h->version != STATE_VERSION || h->header_size != sizeof(*h) ||
+	    h->record_size != sizeof(struct state_record))
+		return refuse(s, err, errlen, path, "written by another version of rampart");
+	if (crc32c(0, h, offsetof(struct state_header, header_crc)) != h->header_crc)
+		return refuse(s, err, errlen, path, "header checksum mismatch");
+	body = s->size - sizeof(*h);
+	if (h->names_size % 8 || h->names_size > body ||
+	    h->flows != (body - h->names_size) / sizeof(struct state_record) ||
+	    (body - h->names_size) % sizeof(struct state_record))
+		return refuse(s, err, errlen, path, "truncated or sizes inconsistent");
+	if (crc32c(0, s->map + sizeof(*h), body) != h->body_crc)
+		return refuse(s, err, errlen, path, "checksum mismatch (damaged or cut short)");
+	if (read_names(s))
+		return refuse(s, err, errlen, path, "rule names damaged");
+	s->rec = (const struct state_record *)(s->map + sizeof(*h) + h->names_size);
+	return s;
+}
+
+void pipe_state_close(struct pipe_state *s)
+{
+	if (!s)
+		return;
+	if (s->map)
+		munmap((void *)s->map, s->size);
+	free(s->names);
+	free(s);
+}
+
+uint32_t pipe_state_workers(const struct pipe_state *s)
+{
+	return s->h->workers;
+}
+
+int pipe_state_handoff(const struct pipe_state *s)
+{
+	return !!(s->h->flags & STATE_HANDOFF);
+}
+
+uint64_t pipe_state_home_seed(const struct pipe_state *s)
+{
+	return s->h->home_seed;
+}
+
+/* A translated flow keeps its (address, port): taken in whichever of
+ * the worker's pools it belongs to (release_nat gives it back). */
+static int claim_nat(struct pipe_worker *w, const struct ct_saved_flow *f)
+{
+	for (uint32_t i = 0; i < w->npools; i++) {
+		struct nat_pool *p = &w->pools[i]->pool;
+		uint32_t slot;
+
+		if (p->family != f->family)
+			continue;
+		slot = nat_pair_slot(p, f->reply_dst, f->reply_dport);
+		if (slot != NAT_SLOT_NONE)
+			return nat_claim(p, slot);
+	}
+	return -1;
+}
+
+/* The saving policy's rule numbers -> the running one's, by name. */
+static uint32_t *map_rules(const struct pipe_state *s, const struct rfw_view *v)
+{
+	struct rule_index ix;
+	uint32_t *map = malloc(((size_t)s->h->rule_count + 1) * sizeof(*map));
+
+	if (!map || rule_index_build(&ix, v)) {
+		free(map);
+		return NULL;
+	}
+	map[0] = 0;
+	for (uint32_t r = 1; r <= s->h->rule_count; r++)
+		map[r] = rule_index_lookup(&ix, s->names[r]);
+	rule_index_free(&ix);
+	return map;
+}
+
+static void restore_one(struct pipe_worker *w, const struct state_record *r, const uint32_t *map,
+			uint32_t down, uint32_t now, int recheck, struct pipe_state_counts *c)
+{
+	struct ct_saved_flow f = r->flow;
+	uint32_t rule, flow;
+	int st;
+
+	rule = map[r->rule];
+	if (rule == RULE_MAP_GONE) {
+		rule = 0;
+		c->rule_gone++;
+	}
+	f.ttl = f.ttl > down ? f.ttl - down : 0;
+	st = ct_flow_restore(w->ct, &f,
+			     pipe_flow_rule(w->pol->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule),
+			     now, &flow);
+	switch (st) {
+	case CT_RESTORED:
+		c->restored++;
+		if (memcmp(f.reply_dst, f.orig_src, 16) && claim_nat(w, &f))
+			c->nat_unclaimed++;
+		break;
+	case CT_RESTORE_EXPIRED:
+		c->expired++;
+		break;
+	case CT_RESTORE_DUP:
+		c->duplicate++;
+		break;
+	case CT_RESTORE_FULL:
+		c->full++;
+		break;
+	default:
+		c->invalid++;
+		break;
+	}
+}
+
+int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w, uint32_t n,
+		       uint64_t now_ns, uint64_t wall_ns, int recheck, struct pipe_state_counts *c,
+		       char *err, size_t errlen)
+{
+	int handoff = n && w[0]->handoff;
+	const struct state_header *h = s->h;
+	uint32_t now = (uint32_t)(now_ns / 1000000000u), down = 0, *map;
+
+	memset(c, 0, sizeof(*c));
+	c->flows = h->flows;
+	if (h->workers != n) {
+		snprintf(err, errlen, "written by %u workers, %u run now: its flows are not theirs",
+			 h->workers, n);
+		return -1;
+	}
+	if (pipe_state_handoff(s) != !!handoff) {
+		snprintf(err, errlen, "written with handoff %s, it is %s now",
+			 pipe_state_handoff(s) ? "on" : "off", handoff ? "on" : "off");
+		return -1;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (!w[k]->ct && h->flows) {
+			snprintf(err, errlen, "the policy is stateless now");
+			return -1;
+		}
+	if (wall_ns > h->wall_ns)
+		down = (uint32_t)((wall_ns - h->wall_ns + 999999999u) / 1000000000u);
+	map = map_rules(s, w[0]->pol->view);
+	if (!map) {
+		snprintf(err, errlen, "out of memory mapping rule names");
+		return -1;
+	}
+	for (uint64_t i = 0; i < h->flows; i++) {
+		const struct state_record *r = &s->rec[i];
+
+		if (r->worker >= n || r->rule > h->rule_count) {
+			c->invalid++;
+			continue;
+		}
+		restore_one(w[r->worker], r, map, down, now, recheck, c);
+	}
+	free(map);
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* Flows over a restart: every worker's conntrack table written to a
+ * state file at a clean stop and read back by the next start (rampartd
+ * --state-file), so connections through the firewall outlive an upgrade
+ * of the binary. Off the packet path: the workers must not run.
+ *
+ * What comes back: each flow's tuples both ways (so its NAT port and
+ * address), its TCP windows and state, counters, and the time it had
+ * left less the time rampart was down; its rule by name in the new
+ * policy (a rule that is gone: the default's, as a reload keeps such a
+ * flow). Each flow goes back to the worker that had it, so the file is
+ * refused when the worker count or the handoff setting changed (the
+ * NAT port shares and the flow-to-worker hash depend on them); the
+ * handoff hash key comes from the file (pipe_state_home_seed).
+ * The file format is in docs/operations.md. */
+#ifndef RAMPART_PIPE_STATE_H
+#define RAMPART_PIPE_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pipe_worker;
+
+struct pipe_state_counts {
+	uint64_t flows;		/* in the file (restore) or written (save) */
+	uint64_t restored;
+	uint64_t expired;	/* their time ran out while rampart was down */
+	uint64_t duplicate;	/* a tuple already taken (a corrupt file) */
+	uint64_t full;		/* the table had no room */
+	uint64_t invalid;	/* not a flow */
+	uint64_t rule_gone;	/* restored under the default's row */
+	uint64_t nat_unclaimed;	/* a translated flow whose pair no pool has now */
+};
+
+/* Write the flows of workers w[0..n) (stopped) to path: a temporary
+ * file, flushed to disk, then renamed over path. now_ns: the workers'
+ * clock (CLOCK_MONOTONIC); wall_ns: CLOCK_REALTIME. 0, or -1 with err. */
+int pipe_state_save(const char *path, struct pipe_worker *const *w, uint32_t n,
+		    uint64_t now_ns, uint64_t wall_ns, struct pipe_state_counts *c, char *err,
+		    size_t errlen);
+
+/* A state file, mapped and checked (magic, version, sizes, CRC32C over
+ * the whole): NULL with errno ENOENT when there is none, or NULL with err
+ * saying why it is refused. */
+struct pipe_state;
+struct pipe_state *pipe_state_open(const char *path, char *err, size_t errlen);
+void pipe_state_close(struct pipe_state *s);
+uint32_t pipe_state_workers(const struct pipe_state *s);
+int pipe_state_handoff(const struct pipe_state *s);
+uint64_t pipe_state_home_seed(const struct pipe_state *s);
+
+/* Put the file's flows back into workers w[0..n) (made with the file's
+ * home seed, not yet running). recheck: flows are due a re-check against
+ * the rules on their next packet (--reload-flows recheck). 0, or -1 with
+ * err when the file does not fit these workers (nothing restored). */
+int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w, uint32_t n,
+		       uint64_t now_ns, uint64_t wall_ns, int recheck, struct pipe_state_counts *c,
+		       char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,455 @@
+/* Flows over a restart (pipe_state.h): a TCP connection through
+ * masquerade saved by one pipeline and restored into a new one carries
+ * on mid-stream with its public port; rules follow by name; time spent
+ * down counts; damaged, truncated or foreign files and a changed worker
+ * count are refused whole; an IPv6 flow with translated addresses comes
+ * back with them. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ct.h"
+#include "frames.h"
+#include "nat.h"
+#include "pipe_state.h"
+#include "pipeline.h"
+#include "router_lab.h"
+
+#define SEC 1000000000ull
+#define WALL (1700000000ull * SEC)	/* the wall clock when saved */
+
+/* Masquerade through wan0, and the routes. */
+#define POLICY_TAIL \
+	"defaults: {action: drop}\n" \
+	"nat:\n" \
+	"  - name: masq\n" \
+	"    match: {from: {network: 10.100.0.0/16}, to: {zone: outside}}\n" \
+	"    snat: {to: masquerade, ports: 20000-20002}\n" \
+	"routes:\n" \
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n" \
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
+
+static const char policy[] =
+	"version: 1\n"
+	"zones: {inside: [lan0], outside: [wan0]}\n"
+	"rules:\n"
+	"  - {name: lan-out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+	"  - {name: dns-in, proto: udp, from: {zone: outside}, to: {port: 53}, action: accept}\n"
+	POLICY_TAIL;
+
+/* The same with a rule before lan-out and dns-in gone. */
+static const char policy_edited[] =
+	"version: 1\n"
+	"zones: {inside: [lan0], outside: [wan0]}\n"
+	"rules:\n"
+	"  - {name: ssh-in, proto: tcp, from: {zone: outside}, to: {port: 22}, action: accept}\n"
+	"  - {name: lan-out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+	POLICY_TAIL;
+
+struct lab {
+	void *buf;
+	size_t len;
+	struct rfw_view view;
+	struct pipe_worker *w[2];
+	uint32_t n;
+};
+
+static void lab_open_n(struct lab *l, const char *text, uint32_t n, uint64_t seed)
+{
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 64, .seed = seed,
+				.worker_count = (uint16_t)n};
+
+	router_lab_compile(text, &l->buf, &l->len, &l->view);
+	router_lab_ports(&c);
+	l->n = n;
+	for (uint32_t k = 0; k < n; k++) {
+		c.worker_id = (uint16_t)k;
+		l->w[k] = pipe_create(&c, &l->view);
+		assert_non_null(l->w[k]);
+		router_lab_neighbours(l->w[k]);
+	}
+}
+
+static void lab_open(struct lab *l, const char *text, uint64_t seed)
+{
+	lab_open_n(l, text, 1, seed);
+}
+
+static void lab_close(struct lab *l)
+{
+	for (uint32_t k = 0; k < l->n; k++)
+		pipe_destroy(l->w[k]);
+	free(l->buf);
+}
+
+static struct pipe_pkt run1(struct lab *l, struct frame *f, uint8_t in_port, uint64_t now)
+{
+	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
+
+	pipe_process(l->w[0], &p, 1, now);
+	f->len = p.len;
+	return p;
+}
+
+static struct pipe_pkt tcp(struct lab *l, const uint8_t *src, uint16_t sport, const uint8_t *dst,
+			   uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack, uint32_t len,
+			   uint64_t now, struct frame *f)
+{
+	struct flow_spec s = {.family = 4, .proto = 6, .sport = sport, .dport = dport,
+			      .tcp_flags = flags, .seq = seq, .ack = ack, .payload = len};
+
+	memcpy(s.src, src, 4);
+	memcpy(s.dst, dst, 4);
+	frame_build(f, &s);
+	return run1(l, f, memcmp(src, client_ip, 4) ? 1 : 0, now);
+}
+
+static char *temp_path(void)
+{
+	static char path[] = "/tmp/rampart-test-state-XXXXXX";
+	int fd;
+
+	strcpy(path, "/tmp/rampart-test-state-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	return path;
+}
+
+/* A connection through masquerade, established, data sent: its public
+ * port in *pub. */
+static void establish(struct lab *l, uint16_t *pub)
+{
+	struct frame f;
+
+	assert_int_equal(tcp(l, client_ip, 40000, remote_ip, 443, 0x02, 1000, 0, 0, 10 * SEC, &f)
+				 .verdict, PIPE_FORWARD);
+	*pub = frame_get16(f.b + 14 + 20);
+	assert_int_equal(tcp(l, remote_ip, 443, wan_ip, *pub, 0x12, 5000, 1001, 0, 10 * SEC, &f)
+				 .verdict, PIPE_FORWARD);
+	assert_int_equal(tcp(l, client_ip, 40000, remote_ip, 443, 0x10, 1001, 5001, 0, 10 * SEC, &f)
+				 .verdict, PIPE_FORWARD);
+	assert_int_equal(tcp(l, client_ip, 40000, remote_ip, 443, 0x18, 1001, 5001, 100, 11 * SEC,
+			     &f).verdict, PIPE_FORWARD);
+}
+
+static void save(struct lab *l, const char *path, uint64_t now, uint64_t wall, uint64_t flows)
+{
+	struct pipe_state_counts c;
+	char err[256];
+
+	assert_int_equal(pipe_state_save(path, l->w, l->n, now, wall, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.flows, flows);
+}
+
+static int restore(struct lab *l, const char *path, uint64_t now, uint64_t wall,
+		   struct pipe_state_counts *c, char *err, size_t errlen)
+{
+	struct pipe_state *s = pipe_state_open(path, err, errlen);
+	int rc;
+
+	if (!s)
+		return -2;
+	rc = pipe_state_restore(s, l->w, l->n, now, wall, 0, c, err, errlen);
+	pipe_state_close(s);
+	return rc;
+}
+
+/* The connection's next segments both ways, after the restart. */
+static void carries_on(struct lab *l, uint16_t pub, uint64_t now)
+{
+	struct frame f;
+	struct pipe_pkt p;
+
+	p = tcp(l, client_ip, 40000, remote_ip, 443, 0x18, 1101, 5001, 50, now, &f);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(frame_get16(f.b + 14 + 20), pub);	/* the same public port */
+	assert_memory_equal(f.b + 14 + 12, wan_ip, 4);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	p = tcp(l, remote_ip, 443, wan_ip, pub, 0x18, 5001, 1151, 200, now, &f);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.out_port, 0);
+	assert_memory_equal(f.b + 14 + 16, client_ip, 4);
+	assert_int_equal(frame_get16(f.b + 14 + 22), 40000);
+	assert_true(frame_checksums_ok(f.b, f.len));
+}
+
+/* NAT pairs taken in all of the worker's pools (masquerade has one per
+ * port address). */
+static uint64_t pairs_in_use(const struct lab *l)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < pipe_nat_pool_count(l->w[0]); i++)
+		n += pipe_nat_pool(l->w[0], i)->stats.in_use;
+	return n;
+}
+
+static void test_connection_survives(void **state)
+{
+	struct lab a, b;
+	struct pipe_state_counts c;
+	struct ct_stats st;
+	struct frame f;
+	struct pipe_pkt p;
+	char err[256], *path = temp_path();
+	uint16_t pub;
+	(void)state;
+
+	lab_open(&a, policy, 7);
+	establish(&a, &pub);
+	save(&a, path, 20 * SEC, WALL, 1);
+	lab_close(&a);
+
+	/* A new process: another hash key, its clock elsewhere, 2 s later. */
+	lab_open(&b, policy, 99);
+	p = tcp(&b, client_ip, 40000, remote_ip, 443, 0x18, 1101, 5001, 50, 3 * SEC, &f);
+	assert_int_equal(p.verdict, PIPE_DROP);	/* without the state: no flow, mid-stream */
+	assert_int_equal(restore(&b, path, 3 * SEC, WALL + 2 * SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.flows, 1);
+	assert_int_equal(c.restored, 1);
+	assert_int_equal(c.rule_gone + c.expired + c.duplicate + c.full + c.invalid, 0);
+	assert_int_equal(c.nat_unclaimed, 0);
+	ct_get_stats(pipe_conntrack(b.w[0]), &st);
+	assert_int_equal(st.in_use, 1);
+	/* the port is taken in the pool again: two more flows get the other two */
+	assert_int_equal(pairs_in_use(&b), 1);
+	carries_on(&b, pub, 4 * SEC);
+	assert_int_equal(pipe_rule_stats(b.w[0])[1].packets, 2);	/* lan-out's flow */
+	for (uint16_t sport = 40001; sport <= 40002; sport++) {
+		p = tcp(&b, client_ip, sport, remote_ip, 443, 0x02, 1, 0, 0, 4 * SEC, &f);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_not_equal(frame_get16(f.b + 14 + 20), pub);
+	}
+	/* restoring again finds every tuple taken */
+	assert_int_equal(restore(&b, path, 5 * SEC, WALL + 3 * SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.duplicate, 1);
+	assert_int_equal(c.restored, 0);
+	lab_close(&b);
+	unlink(path);
+}
+
+/* The new policy inserts a rule before the flow's and drops another:
+ * the flow follows its rule's name; a flow whose rule is gone keeps
+ * going under the default's row, as after a reload. */
+static void test_rules_by_name(void **state)
+{
+	struct lab a, b;
+	struct pipe_state_counts c;
+	struct frame f;
+	struct flow_spec dns = {.family = 4, .proto = 17, .sport = 3333, .dport = 53};
+	char err[256], *path = temp_path();
+	uint16_t pub;
+	(void)state;
+
+	lab_open(&a, policy, 7);
+	establish(&a, &pub);
+	memcpy(dns.src, remote_ip, 4);
+	memcpy(dns.dst, client_ip, 4);
+	frame_build(&f, &dns);
+	assert_int_equal(run1(&a, &f, 1, 11 * SEC).verdict, PIPE_FORWARD);	/* dns-in */
+	save(&a, path, 12 * SEC, WALL, 2);
+	lab_close(&a);
+
+	lab_open(&b, policy_edited, 7);
+	assert_int_equal(restore(&b, path, 12 * SEC, WALL, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, 2);
+	assert_int_equal(c.rule_gone, 1);
+	carries_on(&b, pub, 13 * SEC);
+	assert_int_equal(pipe_rule_stats(b.w[0])[2].packets, 2);	/* lan-out, now rule 2 */
+	assert_int_equal(pipe_rule_stats(b.w[0])[1].packets, 0);
+	frame_build(&f, &dns);
+	assert_int_equal(run1(&b, &f, 1, 13 * SEC).verdict, PIPE_FORWARD);	/* its flow */
+	assert_int_equal(pipe_rule_stats(b.w[0])[0].packets, 1);
+	lab_close(&b);
+	unlink(path);
+}
+
+/* A flow whose time ran out while rampart was down is not restored. */
+static void test_time_down_counts(void **state)
+{
+	struct lab a, b;
+	struct pipe_state_counts c;
+	struct flow_spec dns = {.family = 4, .proto = 17, .sport = 3333, .dport = 53};
+	struct frame f;
+	char err[256], *path = temp_path();
+	(void)state;
+
+	lab_open(&a, policy, 7);
+	memcpy(dns.src, remote_ip, 4);
+	memcpy(dns.dst, client_ip, 4);
+	frame_build(&f, &dns);
+	assert_int_equal(run1(&a, &f, 1, 10 * SEC).verdict, PIPE_FORWARD);
+	save(&a, path, 10 * SEC, WALL, 1);	/* UDP, one way: 30 s left */
+	lab_close(&a);
+
+	lab_open(&b, policy, 7);
+	assert_int_equal(restore(&b, path, 1 * SEC, WALL + 31 * SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.expired, 1);
+	assert_int_equal(c.restored, 0);
+	assert_int_equal(restore(&b, path, 1 * SEC, WALL + 20 * SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, 1);
+	lab_close(&b);
+	unlink(path);
+}
+
+static void flip_byte(const char *path, long at)
+{
+	FILE *f = fopen(path, "r+b");
+	int ch;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, at, at < 0 ? SEEK_END : SEEK_SET), 0);
+	ch = fgetc(f);
+	assert_int_equal(fseek(f, -1, SEEK_CUR), 0);
+	fputc(ch ^ 0x40, f);
+	fclose(f);
+}
+
+/* Refused whole, the tables left empty: a damaged record, a damaged
+ * header, a file cut short, something else, another worker count; no
+ * file is ENOENT. */
+static void test_refusals(void **state)
+{
+	struct lab a, b;
+	struct pipe_state_counts c;
+	struct ct_stats st;
+	char err[256], *path = temp_path(), copy[64];
+	uint16_t pub;
+	FILE *f;
+	(void)state;
+
+	lab_open(&a, policy, 7);
+	establish(&a, &pub);
+	save(&a, path, 20 * SEC, WALL, 1);
+	lab_close(&a);
+	snprintf(copy, sizeof(copy), "%s.good", path);
+	{
+		char cmd[160];
+
+		snprintf(cmd, sizeof(cmd), "cp %s %s", path, copy);
+		assert_int_equal(system(cmd), 0);
+	}
+	lab_open(&b, policy, 7);
+
+	flip_byte(path, -20);	/* inside the record */
+	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
+	assert_non_null(strstr(err, "checksum"));
+	rename(copy, path);
+	{
+		char cmd[160];
+
+		snprintf(cmd, sizeof(cmd), "cp %s %s", path, copy);
+		assert_int_equal(system(cmd), 0);
+	}
+	flip_byte(path, 60);	/* the header's home seed */
+	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
+	assert_non_null(strstr(err, "header checksum"));
+	rename(copy, path);
+	assert_int_equal(truncate(path, 72 + 40), 0);
+	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs("version: 1\nrules: []\n# not a state file, but long enough to be read as one\n", f);
+	fclose(f);
+	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
+	assert_non_null(strstr(err, "not a rampart state file"));
+	unlink(path);
+	assert_null(pipe_state_open(path, err, sizeof(err)));
+	assert_int_equal(errno, ENOENT);
+	ct_get_stats(pipe_conntrack(b.w[0]), &st);
+	assert_int_equal(st.in_use, 0);
+	lab_close(&b);
+
+	/* written by one worker, two run now */
+	lab_open(&a, policy, 7);
+	establish(&a, &pub);
+	save(&a, path, 20 * SEC, WALL, 1);
+	lab_close(&a);
+	lab_open_n(&b, policy, 2, 7);
+	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "1 workers, 2 run now"));
+	for (uint32_t k = 0; k < 2; k++) {
+		ct_get_stats(pipe_conntrack(b.w[k]), &st);
+		assert_int_equal(st.in_use, 0);
+	}
+	lab_close(&b);
+	unlink(path);
+}
+
+/* conntrack alone: an IPv6 flow whose reply addresses are translated
+ * (a side entry) and its TCP windows come back as they were. */
+static void test_ct_ipv6_translated(void **state)
+{
+	struct ct_config cc = {.max_flows = 16, .seed = 1};
+	struct ct_table *t1, *t2;
+	struct flow_spec s = {.family = 6, .proto = 6, .sport = 1234, .dport = 80,
+			      .tcp_flags = 0x02, .seq = 77};
+	struct pkt_key reply = {0};
+	struct ct_saved_flow sv;
+	struct ct_flow_info i1, i2;
+	struct frame f;
+	struct pkt_meta m;
+	struct ct_pkt p;
+	uint32_t flow, flow2;
+	(void)state;
+
+	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
+		cc.timeout[i] = 100;
+	t1 = ct_create(&cc);
+	cc.seed = 2;
+	t2 = ct_create(&cc);
+	assert_non_null(t1);
+	assert_non_null(t2);
+	s.src[0] = 0xfd;
+	s.src[15] = 1;
+	s.dst[0] = 0xfd;
+	s.dst[15] = 2;
+	frame_build(&f, &s);
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	p = (struct ct_pkt){.meta = &m, .frame = f.b, .len = f.len};
+	reply.family = 6;
+	reply.proto = 6;
+	memcpy(reply.src, s.dst, 16);
+	reply.dst[0] = 0xfd;
+	reply.dst[15] = 9;	/* translated source */
+	reply.sport = 80;
+	reply.dport = 4321;
+	assert_int_equal(ct_create_flow(t1, &p, &reply, 5, 10, &flow), CT_CREATED);
+	assert_int_equal(ct_flow_save(t1, flow, 12, &sv), 0);
+	assert_int_equal(sv.ttl, 98);
+	assert_int_equal(sv.seqlo[0], 78);
+	assert_int_equal(ct_flow_restore(t2, &sv, 5, 50, &flow2), CT_RESTORED);
+	assert_int_equal(ct_flow_get(t1, flow, &i1), 0);
+	assert_int_equal(ct_flow_get(t2, flow2, &i2), 0);
+	assert_memory_equal(&i1.orig, &i2.orig, sizeof(i1.orig));
+	assert_memory_equal(&i1.reply, &i2.reply, sizeof(i1.reply));
+	assert_int_equal(i2.tcp_state, i1.tcp_state);
+	assert_int_equal(i2.packets[0], 1);
+	assert_int_equal(i2.expire, 50 + 98);
+	assert_int_equal(ct_flow_restore(t2, &sv, 5, 50, &flow2), CT_RESTORE_DUP);
+	sv.tstate[0] = 9;
+	assert_int_equal(ct_flow_restore(t2, &sv, 5, 50, &flow2), CT_RESTORE_BAD);
+	ct_destroy(t1);
+	ct_destroy(t2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connection_survives),
+		cmocka_unit_test(test_rules_by_name),
+		cmocka_unit_test(test_time_down_counts),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_ct_ipv6_translated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
