@@ -20,7 +20,7 @@ static void usage(FILE *out)
 		"                [--mode bridge|router] [--backend xsk|pcap|dpdk] [--foreground] [-v]\n"
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--reload-flows keep|recheck] [--no-sandbox] [--metrics ADDR:PORT]\n"
-		"                [--log FILE|-] [--log-rate N] [--reply-rate N]\n"
+		"                [--log FILE|-] [--log-rate N] [--reply-rate N] [--state-file PATH]\n"
 		"                [--umem shared|per-interface]\n"
 		"                [--handoff on|off]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
@@ -75,6 +75,11 @@ static void usage(FILE *out)
 		"                      time-exceeded) a second per worker, bursts of N/10;\n"
 		"                      over it the packet is only dropped (default 1000;\n"
 		"                      0: no limit)\n"
+		"  --state-file PATH   keep the flows over a restart: written at a clean stop\n"
+		"                      (SIGTERM, SIGINT), read back at start (same worker\n"
+		"                      count), then removed; the XDP programs stay attached\n"
+		"                      meanwhile, so --fail applies (closed: TCP retransmits\n"
+		"                      and carries on; docs/operations.md)\n"
 		"  --no-sandbox        keep every capability after set-up and run the workers\n"
 		"                      without their system call filter (debugging; see\n"
 		"                      docs/security.md)\n"
@@ -371,6 +376,11 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 					"--queues or --cores\n");
 			return -1;
 		}
+		if (o->state_file) {
+			fprintf(stderr, "rampartd: --backend pcap replays from empty tables: no "
+					"--state-file\n");
+			return -1;
+		}
 	} else if (o->npcap_in || o->npcap_out) {
 		fprintf(stderr, "rampartd: --pcap-in/--pcap-out need --backend pcap\n");
 		return -1;
@@ -404,7 +414,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_REPLY_RATE, OPT_DPDK_ISOLATE,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_STATE_FILE, OPT_REPLY_RATE, OPT_DPDK_ISOLATE,
 		OPT_UMEM,
 		OPT_HANDOFF,
 	};
@@ -428,6 +438,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "log", required_argument, NULL, OPT_LOG },
 		{ "log-rate", required_argument, NULL, OPT_LOG_RATE },
+		{ "state-file", required_argument, NULL, OPT_STATE_FILE },
 		{ "reply-rate", required_argument, NULL, OPT_REPLY_RATE },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "umem", required_argument, NULL, OPT_UMEM },
@@ -507,6 +518,9 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case OPT_METRICS:
 			o->metrics = optarg;
+			break;
+		case OPT_STATE_FILE:
+			o->state_file = optarg;
 			break;
 		case OPT_LOG:
 			o->log = optarg;

@@ -19,10 +19,12 @@
 #include "control.h"
 #include "control_src.h"
 #include "counters.h"
+#include "flowstate.h"
 #include "ifaddr.h"
 #include "logger.h"
 #include "netlink.h"
 #include "options.h"
+#include "pipe_state.h"
 #include "pktcap.h"
 #include "port.h"
 #include "privilege.h"
@@ -316,7 +318,7 @@ static int pin_worker(uint32_t k)
  * flow (handoff.h), unless --handoff off. One random key for all, so an
  * outsider cannot aim every flow at one worker. */
 static int make_handoff(const struct rampartd_opts *o, const struct rfw_view *view, uint32_t n,
-			struct pipe_config *cfg)
+			struct pipe_config *cfg, const struct pipe_state *st)
 {
 	if (n < 2 || !view->policy->stateful || o->no_handoff)
 		return 0;
@@ -326,6 +328,7 @@ static int make_handoff(const struct rampartd_opts *o, const struct rfw_view *vi
 	}
 	if (getrandom(&cfg->home_seed, sizeof(cfg->home_seed), 0) != sizeof(cfg->home_seed))
 		cfg->home_seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
+	flowstate_seed(st, n, 1, &cfg->home_seed);	/* the saved flows' workers */
 	cfg->handoff = 1;
 	if (o->verbose)
 		fprintf(stderr, "rampartd: handoff: %u workers, rings of %u frames between each "
@@ -334,26 +337,33 @@ static int make_handoff(const struct rampartd_opts *o, const struct rfw_view *vi
 }
 
 /* One pipeline per worker: its own flows, NAT port share and limit share
- * (worker_id of worker_count); the policy's max_flows is the total. */
+ * (worker_id of worker_count); the policy's max_flows is the total. The
+ * flows of --state-file go back in before any worker runs. */
 static int make_pipes(const struct rampartd_opts *o, const struct rfw_view *view, uint32_t n,
 		      struct pipe_config *cfg, struct backend *be)
 {
+	struct pipe_state *st = flowstate_open(o);
+
 	cfg->worker_count = (uint16_t)n;
 	if (n > 1 && view->policy->max_flows)
 		cfg->max_flows = view->policy->max_flows / n ? view->policy->max_flows / n : 1;
-	if (make_handoff(o, view, n, cfg))
-		return -1;
+	if (make_handoff(o, view, n, cfg, st))
+		goto fail;
 	for (uint32_t k = 0; k < n; k++) {
 		cfg->worker_id = (uint16_t)k;
 		pipes[k] = make_pipe(cfg, view);
 		if (!pipes[k])
-			return -1;
+			goto fail;
 		worker_init(&workers[k], be, k, pipes[k]);
 		if (cfg->handoff)
 			workers[k].ho = &handoff;
 		static_neighbours(o, pipes[k]);
 	}
+	flowstate_restore(o, st, pipes, n);
 	return 0;
+fail:
+	pipe_state_close(st);
+	return -1;
 }
 
 /* Worker k's UMEMs: its shared one (if a socket is bound to it), then
@@ -803,6 +813,10 @@ out:
 	}
 	if (nlp)
 		nl_neigh_close(nlp);
+	/* Flows kept: the programs stay, so --fail covers the restart. */
+	if (!rc && o->state_file && !flowstate_save(o, pipes, nq))
+		while (opened--)
+			xsk_port_leave(&xports[opened]);
 	while (opened--)
 		xsk_port_close(&xports[opened]);
 	for (uint32_t k = 0; k < nq; k++)
@@ -876,6 +890,8 @@ out:
 	control_free(ctl);
 	if (!rc && o->verbose)
 		dp_daemon_final(&dports, o, &bd);
+	if (!rc && o->state_file)
+		flowstate_save(o, pipes, nq);
 	dp_close(&dports);
 	return finish(rc, &src, nq);
 }

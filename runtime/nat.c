@@ -81,6 +81,13 @@ static uint32_t range_count(const uint8_t *lo, const uint8_t *hi, unsigned n,
 	return (uint32_t)(b - a) + 1;
 }
 
+static uint64_t mix_start(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 int nat_pool_init(struct nat_pool *p, const struct nat_pool_config *c)
 {
 	uint32_t range;
@@ -126,6 +133,8 @@ int nat_pool_init(struct nat_pool *p, const struct nat_pool_config *c)
 			p->used[(size_t)a * p->words + p->words - 1] =
 				~0ull << (p->ports % 64);
 		p->free_count[a] = p->ports;
+		if (c->start_seed)	/* splitmix64's finalizer of (seed, address) */
+			p->cursor[a] = (uint32_t)(mix_start(c->start_seed + a) % p->ports);
 	}
 	return 0;
 inval:

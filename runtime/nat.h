@@ -66,6 +66,12 @@ struct nat_pool_config {
 	nat_queue_fn queue_of;	/* NAT_STEER: required */
 	void *queue_ctx;
 	uint32_t queue;		/* NAT_STEER: this worker's queue number */
+	/* Where each address's port search starts: 0, the first port; else
+	 * a place drawn from it. A new rampartd then does not hand out the
+	 * same ports as the last one did, whose connections servers may
+	 * still hold open (a SYN on such a tuple meets a challenge ACK and
+	 * stalls). */
+	uint64_t start_seed;
 };
 
 /* Fill a partition-strategy config from an SNAT or masquerade rule. For

@@ -74,6 +74,7 @@ static int32_t pool_for(const struct pipe_worker *w, struct pipe_policy *p,
 
 	if (nat_pool_config_from_rule(&c, rule, masq, w->cfg.worker_id, count) < 0)
 		return -1;
+	c.start_seed = w->nat_start;
 	if (w->handoff) {	/* replies must map back to this worker */
 		c.strategy = NAT_STEER;
 		c.queue_of = reply_home;

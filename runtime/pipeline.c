@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "csum.h"
@@ -107,6 +108,8 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 		if (!w->dgrams)
 			goto fail;
 	}
+	if (!cfg->seed && getrandom(&w->nat_start, sizeof(w->nat_start), 0) != sizeof(w->nat_start))
+		w->nat_start = 0;
 	w->pools = calloc(PIPE_MAX_POOLS, sizeof(*w->pools));
 	if (!w->pools)
 		goto fail;

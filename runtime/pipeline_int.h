@@ -212,6 +212,9 @@ struct pipe_worker {
 	struct pktlog_bucket log_invalid;
 	/* cold */
 	struct pipe_config cfg;
+	/* NAT pools' start (nat_pool_config.start_seed): random when the
+	 * config's seed is (0), else 0 so a fixed seed replays the same. */
+	uint64_t nat_start;
 	struct neigh_table neigh;
 	struct pipe_nexthop unresolved[PIPE_UNRESOLVED];	/* pipe_unresolved */
 	uint32_t nunresolved;

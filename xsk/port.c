@@ -52,12 +52,23 @@ int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
 	return e;
 }
 
-void xsk_port_close(struct xsk_port *p)
+static void close_queues(struct xsk_port *p)
 {
 	for (uint32_t i = 0; i < p->nqueues; i++)
 		xsk_queue_close(&p->queues[i]);
 	p->nqueues = 0;
+}
+
+void xsk_port_close(struct xsk_port *p)
+{
+	close_queues(p);
 	xsk_prog_detach(&p->prog);
+}
+
+void xsk_port_leave(struct xsk_port *p)
+{
+	close_queues(p);
+	xsk_prog_leave(&p->prog);
 }
 
 uint32_t xsk_port_rx_queues(const char *ifname)

@@ -31,6 +31,10 @@ int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
 /* Close the sockets (and their own UMEMs), then detach the program. Safe
  * on a zeroed port. */
 void xsk_port_close(struct xsk_port *p);
+/* Close the sockets but leave the program attached, as a killed
+ * rampartd does: the program's --fail action covers the port until the
+ * next rampartd replaces it (a restart that keeps its flows). */
+void xsk_port_leave(struct xsk_port *p);
 
 /* The RX queues the kernel has for ifname (sysfs queues/rx-N, which
  * follows `ethtool -L`), or 0 when it cannot tell. */

@@ -332,6 +332,12 @@ void xsk_prog_detach(struct xsk_prog *p)
 	p->xskmap_fd = -1;
 }
 
+void xsk_prog_leave(struct xsk_prog *p)
+{
+	p->ifindex = 0;		/* xsk_prog_detach then only closes */
+	xsk_prog_detach(p);
+}
+
 const char *xsk_prog_mode_name(const struct xsk_prog *p)
 {
 	switch (p->mode) {

@@ -48,6 +48,9 @@ int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *cfg, cha
 			 size_t errlen);
 /* Detach (if attached) and close. Safe on a zeroed or failed xsk_prog. */
 void xsk_prog_detach(struct xsk_prog *p);
+/* Let go of the program without detaching it (it stays on the interface
+ * until a later xsk_prog_attach there replaces it). */
+void xsk_prog_leave(struct xsk_prog *p);
 const char *xsk_prog_mode_name(const struct xsk_prog *p);
 
 #endif

@@ -233,6 +233,81 @@ lab_rampartd_start() {
 		--backend xsk --foreground --control "$LAB_CONTROL" "$@"
 }
 
+# lab_session_tool: $LAB_TMP/session.py, a long-lived TCP session for
+# tests of what it must outlive (kill -9, a restart):
+#   serve ADDR PORT [PEERLOG]  line echo server; each line's peer
+#                              (ADDR:PORT) appended to PEERLOG
+#   client ADDR PORT FILE [WAIT]  one connection, a line every 0.2 s that
+#                              must come back within WAIT s (default 3),
+#                              the count written to FILE; exits on the
+#                              first failure (or after 200 s)
+lab_session_tool() {
+	cat >"$LAB_TMP/session.py" <<'PY'
+import socket, sys, threading, time
+mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+if mode == "serve":
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port)); s.listen(8)
+    def echo(c, peer):
+        f = c.makefile("rwb")
+        for line in f:
+            if len(sys.argv) > 4:
+                with open(sys.argv[4], "a") as log:
+                    log.write("%s:%d\n" % peer[:2])
+            f.write(line); f.flush()
+    while True:
+        c, peer = s.accept()
+        threading.Thread(target=echo, args=(c, peer), daemon=True).start()
+wait = float(sys.argv[5]) if len(sys.argv) > 5 else 3
+c = socket.create_connection((addr, port), timeout=wait)
+f = c.makefile("rwb")
+n, end = 0, time.time() + 200
+while time.time() < end:
+    n += 1
+    f.write(b"line %d\n" % n); f.flush()
+    if f.readline() != b"line %d\n" % n:
+        sys.exit("bad echo")
+    with open(sys.argv[4], "w") as out:
+        out.write("%d\n" % n)
+    time.sleep(0.2)
+PY
+}
+
+# lab_session_start NS ADDR PORT [WAIT]: the client in the background
+# (SESSION_PID), its count in $LAB_TMP/session.count, its output in
+# $LAB_TMP/session.log.
+lab_session_start() {
+	rm -f "$LAB_TMP/session.count"
+	lab_bg "$1" "$LAB_TMP/session.log" "$LAB_PY" "$LAB_TMP/session.py" client "$2" "$3" \
+		"$LAB_TMP/session.count" "${4:-3}"
+	SESSION_PID=$LAB_LAST_PID
+}
+
+lab_session_count() { cat "$LAB_TMP/session.count" 2>/dev/null || echo 0; }
+lab_session_grew() { [ "$(lab_session_count)" -gt "$1" ]; }
+
+# lab_session_alive [SECONDS]: the client runs and its count grows within
+# SECONDS (default 3).
+lab_session_alive() {
+	local before; before=$(lab_session_count)
+	kill -0 "$SESSION_PID" 2>/dev/null && lab_wait_for "${1:-3}" lab_session_grew "$before"
+}
+
+# lab_xdp_off: take the programs off fw's router ports (FW_IF_C, FW_IF_S),
+# for tests that leave them attached on purpose (kill -9, --state-file).
+lab_xdp_off() {
+	local i
+	for i in "${FW_IF_C:-}" "${FW_IF_S:-}"; do
+		[ -n "$i" ] && ip -n "$(lab_nsname fw)" link set dev "$i" xdp off 2>/dev/null
+	done
+	return 0
+}
+
+# lab_xdp_attached: some interface in fw has an XDP program.
+lab_xdp_attached() { ip -n "$(lab_nsname fw)" link show | grep -q ' xdp'; }
+
 # lab_rampartd_run WORD ARGS...: rampartd ARGS in fw, stdout and stderr in
 # $LAB_TMP/rampartd.out and .err; waits (20 s at most) until it says
 # "rampartd: WORD" (bridging, routing) and runs. RAMPARTD_PID is its pid.

@@ -38,57 +38,13 @@ routes:
 YAML
 }
 
-# "serve ADDR PORT": line echo server; "client ADDR PORT FILE": one TCP
-# connection, a line every 0.2 s that must come back within 3 s, the
-# count written to FILE; exits on the first failure (or after 200 s).
-write_session_tool() {
-	cat >"$LAB_TMP/session.py" <<'PY'
-import socket, sys, threading, time
-mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-if mode == "serve":
-    s = socket.socket(fam, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port)); s.listen(8)
-    def echo(c):
-        f = c.makefile("rwb")
-        for line in f:
-            f.write(line); f.flush()
-    while True:
-        c, _ = s.accept()
-        threading.Thread(target=echo, args=(c,), daemon=True).start()
-c = socket.create_connection((addr, port), timeout=3)
-f = c.makefile("rwb")
-n, end = 0, time.time() + 200
-while time.time() < end:
-    n += 1
-    f.write(b"line %d\n" % n); f.flush()
-    if f.readline() != b"line %d\n" % n:
-        sys.exit("bad echo")
-    with open(sys.argv[4], "w") as out:
-        out.write("%d\n" % n)
-    time.sleep(0.2)
-PY
-}
-
 # After kill -9 the program stays attached (by design); never leave it.
 failmode_cleanup() {
-	local i
-	for i in "${FW_IF_C:-}" "${FW_IF_S:-}"; do
-		[ -n "$i" ] && ip -n "$(lab_nsname fw)" link set dev "$i" xdp off 2>/dev/null
-	done
+	lab_xdp_off
 	lab_cleanup
 }
 
-session_count() { cat "$LAB_TMP/session.count" 2>/dev/null || echo 0; }
-
-session_grew() { [ "$(session_count)" -gt "$1" ]; }
-
-# session_alive: the client runs and its count grows within 3 s.
-session_alive() {
-	local before; before=$(session_count)
-	kill -0 "$SESSION_PID" 2>/dev/null && lab_wait_for 3 session_grew "$before"
-}
+session_alive() { lab_session_alive; }
 
 start_rampartd() {	# FAIL
 	# the background job truncates its files only when it gets to run:
@@ -109,7 +65,6 @@ ping6() { lab_in cli ping -6 -q -n -c 3 -i 0.2 -W 1 fd00:40:2::2 >/dev/null 2>&1
 http() {	# PORT: the server's page comes back within 3 s
 	lab_in cli curl -s --max-time 3 "http://10.40.2.2:$1/index.txt" 2>/dev/null | grep -q hello
 }
-xdp_attached() { ip -n "$(lab_nsname fw)" link show | grep -q ' xdp'; }
 
 lab_init rfm
 trap failmode_cleanup EXIT
@@ -117,7 +72,7 @@ lab_rampart_bins || { not_ok "rampartd built"; lab_summary; exit 1; }
 setup || { not_ok "lab set up"; lab_summary; exit 1; }
 write_policy "$LAB_TMP/fw.yaml"
 lab_compile "$LAB_TMP/fw.yaml" "$LAB_TMP/fw.rfw" || { not_ok "policy compiles"; lab_summary; exit 1; }
-write_session_tool
+lab_session_tool
 echo hello >"$LAB_TMP/index.txt"
 lab_bg srv "$LAB_TMP/http8080.log" "$LAB_PY" -m http.server 8080 --bind 10.40.2.2 --directory "$LAB_TMP"
 lab_bg srv "$LAB_TMP/http9090.log" "$LAB_PY" -m http.server 9090 --bind 10.40.2.2 --directory "$LAB_TMP"
@@ -133,9 +88,7 @@ if ! start_rampartd open; then
 	not_ok "rampartd --fail open starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
 fi
 ok "rampartd --fail open starts"
-lab_bg cli "$LAB_TMP/session.log" "$LAB_PY" "$LAB_TMP/session.py" client 10.40.1.1 2222 \
-	"$LAB_TMP/session.count"
-SESSION_PID=$LAB_LAST_PID
+lab_session_start cli 10.40.1.1 2222
 check "host session to 10.40.1.1:2222 runs while rampartd filters" session_alive
 check "transit ping through rampartd" ping4
 check "transit ping6 through rampartd" ping6
@@ -154,7 +107,7 @@ check "the first rampartd still filters: transit ping" ping4
 check_not "the first rampartd still filters: 9090 dropped" http 9090
 kill -KILL "$RAMPARTD_PID"
 lab_wait_gone "$RAMPARTD_PID" 5
-check "after kill -9 the XDP program stays attached" xdp_attached
+check "after kill -9 the XDP program stays attached" lab_xdp_attached
 check "fail open: transit ping via the kernel" ping4
 check "fail open: transit ping6 via the kernel" ping6
 check "fail open: transit HTTP 9090 too (the kernel routes unfiltered)" http 9090
@@ -178,11 +131,11 @@ check_not "fail closed: transit HTTP 8080 dropped" http 8080
 check "host session survives kill -9 (--fail closed)" session_alive
 check "fail closed: the firewall itself still answers ping" \
 	quiet lab_in cli ping -q -n -c 2 -i 0.2 -W 1 10.40.1.1
-n=$(session_count)
+n=$(lab_session_count)
 check "host session exchanged lines all along ($n)" test "$n" -gt 20
 
 for i in "$FW_IF_C" "$FW_IF_S"; do ip -n "$(lab_nsname fw)" link set dev "$i" xdp off; done
-check_not "programs removed by ip link set xdp off" xdp_attached
+check_not "programs removed by ip link set xdp off" lab_xdp_attached
 check "with no program, transit goes by the kernel again" ping4
 
 if [ "$LAB_FAILED" -ne 0 ]; then

@@ -532,6 +532,45 @@ static void test_pair_slot(void **state)
 	nat_pool_free(&p);
 }
 
+/* start_seed: 0 hands out the first port first; a seed starts
+ * elsewhere (a new rampartd does not reuse its predecessor's ports
+ * first), each seed somewhere else, and nat_claim takes a given slot
+ * once. */
+static void test_start_and_claim(void **state)
+{
+	struct rfw_nat_rule r = snat4(10, 10, 1024, 65535);
+	struct pkt_key k = random_key(4);
+	uint16_t first[3];
+	struct nat_result res;
+
+	(void)state;
+	for (uint64_t seed = 0; seed < 3; seed++) {
+		struct nat_pool_config c;
+		struct nat_pool p;
+
+		assert_int_equal(nat_pool_config_from_rule(&c, &r, NULL, 0, 1), 0);
+		c.start_seed = seed;
+		assert_int_equal(nat_pool_init(&p, &c), 0);
+		assert_int_equal(nat_translate_key(&p, &r, &k, &res), 0);
+		first[seed] = res.wire.sport;
+		if (seed == 0) {
+			assert_int_equal(nat_claim(&p, res.slot), -1);	/* taken */
+			assert_int_equal(nat_claim(&p, res.slot + 1), 0);
+			assert_int_equal(nat_claim(&p, res.slot + 1), -1);
+			assert_int_equal(nat_claim(&p, p.capacity), -1);
+			assert_int_equal(p.stats.in_use, 2);
+			/* the next port handed out skips the claimed one */
+			assert_int_equal(nat_translate_key(&p, &r, &k, &res), 0);
+			assert_int_equal(res.wire.sport, 1026);
+		}
+		nat_pool_free(&p);
+	}
+	assert_int_equal(first[0], 1024);
+	assert_int_not_equal(first[1], 1024);
+	assert_int_not_equal(first[2], 1024);
+	assert_int_not_equal(first[1], first[2]);
+}
+
 static void test_bad_configs(void **state)
 {
 	struct rfw_nat_rule r = snat4(5, 4, 1024, 2000);	/* hi < lo */
@@ -561,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_icmp_and_portless),
 		cmocka_unit_test(test_dnat),
 		cmocka_unit_test(test_pair_slot),
+		cmocka_unit_test(test_start_and_claim),
 		cmocka_unit_test(test_bad_configs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,120 @@
+#!/bin/bash
+# Lab test of --state-file: a TCP connection through masquerade (router
+# mode, --fail closed) carries on across a clean restart of rampartd: the
+# flows are written at SIGTERM, the XDP programs stay attached meanwhile
+# (transit dropped, TCP retransmits), and the next rampartd reads them
+# back with the same public port. Without the file (removed, or damaged:
+# refused with a message, rampartd starts anyway) the same restart ends
+# the connection.
+# Usage: RAMPART_BUILD_DIR=build tests/lab/test_restart.sh
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+
+N=41
+write_policy() {
+	cat >"$1" <<YAML
+version: 1
+zones:
+  inside: [$FW_IF_C]
+  outside: [$FW_IF_S]
+rules:
+  - {name: session-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 7000}, action: accept}
+defaults: {action: drop, stateful: true}
+nat:
+  - name: masq
+    match: {from: {network: 10.$N.1.0/24}, to: {zone: outside}}
+    snat: {to: masquerade}
+routes:
+  - {prefix: 10.$N.1.0/24, interface: $FW_IF_C}
+  - {prefix: 10.$N.2.0/24, interface: $FW_IF_S}
+YAML
+}
+
+# The programs stay attached after a clean stop with --state-file: never
+# leave them behind.
+restart_cleanup() {
+	lab_xdp_off
+	lab_cleanup
+}
+
+# the session's line must come back within 15 s: TCP's retransmissions
+# span a restart
+start_session() { lab_session_start cli "10.$N.2.2" 7000 15; }
+# peers the server saw: one public address and port for the session
+peers() { sort -u "$LAB_TMP/peers.log" 2>/dev/null | wc -l; }
+start_rampartd() {
+	lab_rampartd_run routing --policy "$LAB_TMP/fw.rfw" --interface "$FW_IF_C" \
+		--interface "$FW_IF_S" --mode router --fail closed \
+		--state-file "$LAB_TMP/flows.state" --foreground -v --control "$LAB_TMP/rampartd.sock"
+}
+stop_rampartd() {
+	kill -TERM "$RAMPARTD_PID"
+	lab_wait_gone "$RAMPARTD_PID" 10
+}
+flow_listed() {
+	ip netns exec "$(lab_nsname fw)" "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" flows |
+		grep -q ':7000'
+}
+
+lab_init rrs
+trap restart_cleanup EXIT
+lab_rampart_bins || { not_ok "rampartd built"; lab_summary; exit 1; }
+lab_router_setup $N || { not_ok "lab set up"; lab_summary; exit 1; }
+lab_router_neighbours $N >/dev/null
+write_policy "$LAB_TMP/fw.yaml"
+lab_compile "$LAB_TMP/fw.yaml" "$LAB_TMP/fw.rfw" || { not_ok "policy compiles"; lab_summary; exit 1; }
+lab_session_tool
+lab_bg srv "$LAB_TMP/serve.log" "$LAB_PY" "$LAB_TMP/session.py" serve "10.$N.2.2" 7000 \
+	"$LAB_TMP/peers.log"
+lab_wait_for 10 lab_port_listening srv tcp 7000 || not_ok "server listens"
+
+if ! start_rampartd; then
+	not_ok "rampartd starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
+fi
+ok "rampartd --state-file starts"
+check "with no state file yet it says so" grep -q 'no state file' "$LAB_TMP/rampartd.err"
+start_session
+check "session through masquerade runs" lab_session_alive
+check "the server sees the firewall's address" grep -q "^10.$N.2.1:" "$LAB_TMP/peers.log"
+check "rampartctl flows lists it" flow_listed
+
+# ---- clean restart with the state file ----
+check "SIGTERM: rampartd stops" stop_rampartd
+check "it wrote 1 flow" grep -q 'state file .*: 1 flows written' "$LAB_TMP/rampartd.err"
+check "the state file is there" test -s "$LAB_TMP/flows.state"
+check "the XDP programs stay attached meanwhile" lab_xdp_attached
+before=$(lab_session_count)
+sleep 1
+check_eq "nothing gets through while it is down (--fail closed)" "$(lab_session_count)" "$before"
+if ! start_rampartd; then
+	not_ok "rampartd starts again"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
+fi
+check "it restored the flow" grep -q 'state file .*: 1 of 1 flows restored' "$LAB_TMP/rampartd.err"
+check "and removed the file" test ! -e "$LAB_TMP/flows.state"
+check "the session carries on after the restart" lab_session_alive 15
+check "... and keeps going" lab_session_alive
+check_eq "the server saw one public address and port all along" "$(peers)" 1
+
+# ---- the same restart without the state file ends it ----
+stop_rampartd
+check "written again at the second stop" grep -q ': 1 flows written' "$LAB_TMP/rampartd.err"
+head -c 200 /dev/urandom >"$LAB_TMP/flows.state"	# damaged
+if ! start_rampartd; then
+	not_ok "rampartd starts over a damaged state file"; cat "$LAB_TMP/rampartd.err" >&2
+	lab_summary; exit 1
+fi
+ok "rampartd starts over a damaged state file"
+check "it says the file is refused" grep -q 'state file .* refused' "$LAB_TMP/rampartd.err"
+check_not "without the flows the session does not carry on" lab_session_alive 8
+check "the client saw its connection fail" lab_wait_gone "$SESSION_PID" 20
+start_session
+check "a new session runs" lab_session_alive 5
+
+stop_rampartd
+lab_xdp_off
+if [ "$LAB_FAILED" -ne 0 ]; then
+	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2
+	echo "--- session ---" >&2; cat "$LAB_TMP/session.log" >&2
+fi
+lab_summary
