@@ -59,12 +59,16 @@ struct lab {
 	struct rfw_view view;
 	struct pipe_worker *w[2];
 	uint32_t n;
+	uint32_t handed;	/* frames worker 0 handed to their flow's worker */
 };
 
-static void lab_open_n(struct lab *l, const char *text, uint32_t n, uint64_t seed)
+/* n workers; home_seed given: frames go to their flow's worker (handoff). */
+static void lab_open_home(struct lab *l, const char *text, uint32_t n, uint64_t seed,
+			  const uint64_t *home_seed)
 {
 	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 64, .seed = seed,
-				.worker_count = (uint16_t)n};
+				.worker_count = (uint16_t)n, .handoff = home_seed != NULL,
+				.home_seed = home_seed ? *home_seed : 0};
 
 	router_lab_compile(text, &l->buf, &l->len, &l->view);
 	router_lab_ports(&c);
@@ -75,6 +79,11 @@ static void lab_open_n(struct lab *l, const char *text, uint32_t n, uint64_t see
 		assert_non_null(l->w[k]);
 		router_lab_neighbours(l->w[k]);
 	}
+}
+
+static void lab_open_n(struct lab *l, const char *text, uint32_t n, uint64_t seed)
+{
+	lab_open_home(l, text, n, seed, NULL);
 }
 
 static void lab_open(struct lab *l, const char *text, uint64_t seed)
@@ -89,11 +98,21 @@ static void lab_close(struct lab *l)
 	free(l->buf);
 }
 
+/* On worker 0, and on the worker it is handed to, as rampartd would. */
 static struct pipe_pkt run1(struct lab *l, struct frame *f, uint8_t in_port, uint64_t now)
 {
 	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
 
 	pipe_process(l->w[0], &p, 1, now);
+	if (p.verdict == PIPE_HANDOFF) {
+		uint8_t owner = p.worker;
+
+		assert_true(owner < l->n);
+		l->handed++;
+		p = (struct pipe_pkt){.data = f->b, .len = p.len, .room = sizeof(f->b),
+				      .in_port = in_port, .homed = 1};
+		pipe_process(l->w[owner], &p, 1, now);
+	}
 	f->len = p.len;
 	return p;
 }
@@ -384,6 +403,62 @@ static void test_refusals(void **state)
 	unlink(path);
 }
 
+/* With handoff the flows go back to the worker that had them, under the
+ * file's hash key (which rampartd takes over); a file written with
+ * handoff is refused by workers without it. */
+static void test_handoff_workers(void **state)
+{
+	struct lab a, b;
+	struct pipe_state_counts c;
+	struct pipe_state *st;
+	const uint64_t key = 0x5eed;
+	uint64_t saved_key;
+	char err[256], *path = temp_path();
+	uint16_t pub[2];
+	struct frame f;
+	/* steering needs ports to choose from: 10,000, not 3 */
+	char wide[sizeof(policy)], *range;
+	(void)state;
+
+	memcpy(wide, policy, sizeof(policy));
+	range = strstr(wide, "20000-20002");
+	assert_non_null(range);
+	memcpy(range, "20000-29999", 11);
+	lab_open_home(&a, wide, 2, 7, &key);
+	establish(&a, &pub[0]);
+	assert_int_equal(tcp(&a, client_ip, 40001, remote_ip, 443, 0x02, 1000, 0, 0, 12 * SEC, &f)
+				 .verdict, PIPE_FORWARD);
+	pub[1] = frame_get16(f.b + 14 + 20);
+	assert_true(a.handed > 0);	/* some packets were the other worker's */
+	save(&a, path, 20 * SEC, WALL, 2);
+	lab_close(&a);
+
+	st = pipe_state_open(path, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(pipe_state_workers(st), 2);
+	assert_int_equal(pipe_state_handoff(st), 1);
+	saved_key = pipe_state_home_seed(st);
+	assert_true(saved_key == key);
+	pipe_state_close(st);
+
+	lab_open_n(&b, wide, 2, 8);	/* no handoff now */
+	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "handoff on"));
+	lab_close(&b);
+
+	lab_open_home(&b, wide, 2, 8, &saved_key);
+	assert_int_equal(restore(&b, path, SEC, WALL + SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, 2);
+	assert_int_equal(c.nat_unclaimed, 0);
+	carries_on(&b, pub[0], 2 * SEC);
+	/* the second flow's SYN-ACK finds it on its worker */
+	assert_int_equal(tcp(&b, remote_ip, 443, wan_ip, pub[1], 0x12, 9000, 1001, 0, 2 * SEC, &f)
+				 .verdict, PIPE_FORWARD);
+	assert_int_equal(frame_get16(f.b + 14 + 22), 40001);
+	lab_close(&b);
+	unlink(path);
+}
+
 /* conntrack alone: an IPv6 flow whose reply addresses are translated
  * (a side entry) and its TCP windows come back as they were. */
 static void test_ct_ipv6_translated(void **state)
@@ -448,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_rules_by_name),
 		cmocka_unit_test(test_time_down_counts),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_handoff_workers),
 		cmocka_unit_test(test_ct_ipv6_translated),
 	};
 
