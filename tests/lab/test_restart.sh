@@ -1,11 +1,12 @@
 #!/bin/bash
-# Lab test of --state-file: a TCP connection through masquerade (router
-# mode, --fail closed) carries on across a clean restart of rampartd: the
-# flows are written at SIGTERM, the XDP programs stay attached meanwhile
-# (transit dropped, TCP retransmits), and the next rampartd reads them
-# back with the same public port. Without the file (removed, or damaged:
-# refused with a message, rampartd starts anyway) the same restart ends
-# the connection.
+# Lab test of --state-file: TCP connections through masquerade (router
+# mode, --fail closed, two workers handing frames to their flow's) carry
+# on across a clean restart of rampartd: the flows are written at
+# SIGTERM, the XDP programs stay attached meanwhile (transit dropped, TCP
+# retransmits), and the next rampartd reads them back into the same
+# workers under the same handoff key, with the same public ports. With a
+# damaged file (refused with a message, rampartd starts anyway) the same
+# restart ends them; a file of two workers is refused by one.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_restart.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -43,10 +44,33 @@ restart_cleanup() {
 start_session() { lab_session_start cli "10.$N.2.2" 7000 15; }
 # peers the server saw: one public address and port for the session
 peers() { sort -u "$LAB_TMP/peers.log" 2>/dev/null | wc -l; }
-start_rampartd() {
+start_rampartd() {	# [QUEUES]
 	lab_rampartd_run routing --policy "$LAB_TMP/fw.rfw" --interface "$FW_IF_C" \
-		--interface "$FW_IF_S" --mode router --fail closed \
+		--interface "$FW_IF_S" --mode router --fail closed --queues "${1:-2}" --cores 0,1 \
 		--state-file "$LAB_TMP/flows.state" --foreground -v --control "$LAB_TMP/rampartd.sock"
+}
+# Three more sessions beside lab_session_start's: their flows spread over
+# the two workers (each is a worker's with a chance of one half).
+EXTRA=3
+start_extra() {
+	local i
+	for i in $(seq 1 $EXTRA); do
+		rm -f "$LAB_TMP/extra$i.count"
+		lab_bg cli "$LAB_TMP/extra$i.log" "$LAB_PY" "$LAB_TMP/session.py" client "10.$N.2.2" \
+			7000 "$LAB_TMP/extra$i.count" 15
+		EXTRA_PID[i]=$LAB_LAST_PID
+	done
+}
+extra_count() { cat "$LAB_TMP/extra$1.count" 2>/dev/null || echo 0; }
+extra_grew() { [ "$(extra_count "$1")" -gt "$2" ]; }
+all_alive() {	# WAIT: every session's count grows within WAIT s
+	local i before
+	lab_session_alive "$1" || return 1
+	for i in $(seq 1 $EXTRA); do
+		before=$(extra_count "$i")
+		kill -0 "${EXTRA_PID[i]}" 2>/dev/null && lab_wait_for "$1" extra_grew "$i" "$before" ||
+			return 1
+	done
 }
 stop_rampartd() {
 	kill -TERM "$RAMPARTD_PID"
@@ -60,6 +84,7 @@ flow_listed() {
 lab_init rrs
 trap restart_cleanup EXIT
 lab_rampart_bins || { not_ok "rampartd built"; lab_summary; exit 1; }
+export LAB_VETH_QUEUES=2	# two queues each way: two workers
 lab_router_setup $N || { not_ok "lab set up"; lab_summary; exit 1; }
 lab_router_neighbours $N >/dev/null
 write_policy "$LAB_TMP/fw.yaml"
@@ -75,13 +100,14 @@ fi
 ok "rampartd --state-file starts"
 check "with no state file yet it says so" grep -q 'no state file' "$LAB_TMP/rampartd.err"
 start_session
-check "session through masquerade runs" lab_session_alive
+start_extra
+check "4 sessions through masquerade run" all_alive 3
 check "the server sees the firewall's address" grep -q "^10.$N.2.1:" "$LAB_TMP/peers.log"
 check "rampartctl flows lists it" flow_listed
 
 # ---- clean restart with the state file ----
 check "SIGTERM: rampartd stops" stop_rampartd
-check "it wrote 1 flow" grep -q 'state file .*: 1 flows written' "$LAB_TMP/rampartd.err"
+check "it wrote 4 flows" grep -q 'state file .*: 4 flows written' "$LAB_TMP/rampartd.err"
 check "the state file is there" test -s "$LAB_TMP/flows.state"
 check "the XDP programs stay attached meanwhile" lab_xdp_attached
 before=$(lab_session_count)
@@ -90,15 +116,15 @@ check_eq "nothing gets through while it is down (--fail closed)" "$(lab_session_
 if ! start_rampartd; then
 	not_ok "rampartd starts again"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
 fi
-check "it restored the flow" grep -q 'state file .*: 1 of 1 flows restored' "$LAB_TMP/rampartd.err"
+check "it restored the flows" grep -q 'state file .*: 4 of 4 flows restored' "$LAB_TMP/rampartd.err"
 check "and removed the file" test ! -e "$LAB_TMP/flows.state"
-check "the session carries on after the restart" lab_session_alive 15
-check "... and keeps going" lab_session_alive
-check_eq "the server saw one public address and port all along" "$(peers)" 1
+check "the sessions carry on after the restart" all_alive 15
+check "... and keep going" all_alive 3
+check_eq "the server saw one public address and port per session all along" "$(peers)" 4
 
 # ---- the same restart without the state file ends it ----
 stop_rampartd
-check "written again at the second stop" grep -q ': 1 flows written' "$LAB_TMP/rampartd.err"
+check "written again at the second stop" grep -q ': 4 flows written' "$LAB_TMP/rampartd.err"
 head -c 200 /dev/urandom >"$LAB_TMP/flows.state"	# damaged
 if ! start_rampartd; then
 	not_ok "rampartd starts over a damaged state file"; cat "$LAB_TMP/rampartd.err" >&2
@@ -106,11 +132,18 @@ if ! start_rampartd; then
 fi
 ok "rampartd starts over a damaged state file"
 check "it says the file is refused" grep -q 'state file .* refused' "$LAB_TMP/rampartd.err"
-check_not "without the flows the session does not carry on" lab_session_alive 8
+check_not "without the flows the sessions do not carry on" lab_session_alive 8
 check "the client saw its connection fail" lab_wait_gone "$SESSION_PID" 20
 start_session
 check "a new session runs" lab_session_alive 5
 
+# ---- another worker count ----
+stop_rampartd
+if ! start_rampartd 1; then
+	not_ok "rampartd --queues 1 starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
+fi
+check "a file of 2 workers is refused by 1" \
+	grep -q 'not used: written by 2 workers, 1 run now' "$LAB_TMP/rampartd.err"
 stop_rampartd
 lab_xdp_off
 if [ "$LAB_FAILED" -ne 0 ]; then
