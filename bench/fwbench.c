@@ -17,7 +17,9 @@
  * gain, side by side); --shuffle sends the cached scenarios' flows in a
  * random order instead of the order they were made (their conntrack
  * entries in address order): a check that the order does not flatter
- * (measured: it does not, docs/PERFORMANCE.md).
+ * (measured: it does not, docs/PERFORMANCE.md); --state PATH times
+ * writing the loaded flows to a state file and reading them back into a
+ * new worker (rampartd --state-file's restart), PATH removed after.
  * Instruction counts per scenario: every timed part sits between two
  * calls of bench_mark, so
  *   valgrind --tool=callgrind --toggle-collect=pipe_process \
@@ -44,8 +46,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "ct.h"
+#include "pipe_state.h"
 #include "pipeline.h"
 #include "rulec.h"
 #include "../tests/unit/frames.h"
@@ -66,6 +70,7 @@ struct opts {
 	int no_flow_cache;
 	int shuffle;		/* cached-*: the flows in random order */
 	int cpu;
+	const char *state;	/* --state PATH: time writing and reading the flows */
 };
 
 static double now_s(void)
@@ -181,14 +186,38 @@ struct bench {
 	uint32_t n;
 };
 
+/* A worker over b's policy: three ports, MTU 1500 as rampartd gives
+ * them, the gateways known. */
+static struct pipe_worker *bench_pipe(struct bench *b, const struct opts *o)
+{
+	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 3, .seed = 42,
+				.no_flow_cache = (uint8_t)o->no_flow_cache};
+	const char *names[3] = {"lan0", "wan0", "dmz0"};
+	struct pipe_worker *w;
+
+	for (int p = 0; p < 3; p++) {
+		strcpy(c.port[p].name, names[p]);
+		memcpy(c.port[p].mac, (uint8_t[]){2, 0xaa, 0, 0, 0, (uint8_t)(p + 1)}, 6);
+		c.port[p].has_v4 = 1;
+		memcpy(c.port[p].v4, (uint8_t[]){10, 0, (uint8_t)(p + 1), 1}, 4);
+		c.port[p].mtu = 1500;	/* as rampartd gives every port (its MTU check) */
+	}
+	w = pipe_create(&c, &b->view);
+	if (!w) {
+		fprintf(stderr, "fwbench: pipe_create: %s\n", strerror(errno));
+		return NULL;
+	}
+	pipe_neigh_set(w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac);
+	pipe_neigh_set(w, 2, 4, (uint8_t[]){10, 0, 3, 254}, gw_mac);
+	return w;
+}
+
 static int bench_open(struct bench *b, const struct opts *o, int worst)
 {
 	char path[] = "/tmp/fwbench-policy-XXXXXX";
 	int fd = mkstemp(path);
 	char err[256];
 	uint32_t nrules;
-	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 3, .seed = 42,
-				.no_flow_cache = (uint8_t)o->no_flow_cache};
 	double t0;
 	char *diag_text = NULL;
 	size_t diag_len = 0;
@@ -224,22 +253,8 @@ static int bench_open(struct bench *b, const struct opts *o, int worst)
 	printf("# policy: %u rules (%u ACL entries), %u routes, compiled in %.2f s, artifact %zu bytes,"
 	       " %u rulec warnings\n", b->view.policy->rule_count, b->view.acl_count,
 	       b->view.policy->route_count, now_s() - t0, b->art_len, warnings);
-	const char *names[3] = {"lan0", "wan0", "dmz0"};
-	for (int p = 0; p < 3; p++) {
-		strcpy(c.port[p].name, names[p]);
-		memcpy(c.port[p].mac, (uint8_t[]){2, 0xaa, 0, 0, 0, (uint8_t)(p + 1)}, 6);
-		c.port[p].has_v4 = 1;
-		memcpy(c.port[p].v4, (uint8_t[]){10, 0, (uint8_t)(p + 1), 1}, 4);
-		c.port[p].mtu = 1500;	/* as rampartd gives every port (its MTU check) */
-	}
-	b->w = pipe_create(&c, &b->view);
-	if (!b->w) {
-		fprintf(stderr, "fwbench: pipe_create: %s\n", strerror(errno));
-		return -1;
-	}
-	pipe_neigh_set(b->w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac);
-	pipe_neigh_set(b->w, 2, 4, (uint8_t[]){10, 0, 3, 254}, gw_mac);
-	return 0;
+	b->w = bench_pipe(b, o);
+	return b->w ? 0 : -1;
 }
 
 static void bench_close(struct bench *b)
@@ -468,6 +483,49 @@ static void load_flows(struct bench *b, const struct opts *o)
 	}
 }
 
+/* --state PATH: the loaded flows written as rampartd --state-file does
+ * at a clean stop, then read back into a new worker as it does at
+ * start: how long a restart's two ends take with this many flows. */
+static int state_times(struct bench *b, const struct opts *o)
+{
+	struct pipe_state_counts c;
+	struct pipe_worker *w2;
+	struct pipe_state *st;
+	struct stat sb;
+	char err[512];
+	double t0, t_save, t_open, t_restore;
+	uint64_t now = 2000000000ull;	/* the load's clock, a second on */
+
+	t0 = now_s();
+	if (pipe_state_save(o->state, &b->w, 1, now, 0, &c, err, sizeof(err))) {
+		fprintf(stderr, "fwbench: %s\n", err);
+		return -1;
+	}
+	t_save = now_s() - t0;
+	w2 = bench_pipe(b, o);
+	if (!w2 || stat(o->state, &sb))
+		return -1;
+	t0 = now_s();
+	st = pipe_state_open(o->state, err, sizeof(err));
+	if (!st) {
+		fprintf(stderr, "fwbench: %s\n", err);
+		return -1;
+	}
+	t_open = now_s() - t0;
+	if (pipe_state_restore(st, &w2, 1, now, 0, 0, &c, err, sizeof(err))) {
+		fprintf(stderr, "fwbench: %s\n", err);
+		return -1;
+	}
+	t_restore = now_s() - t0 - t_open;
+	pipe_state_close(st);
+	printf("# state file: %llu flows written in %.2f s (%.1f MB, flushed to disk); read and "
+	       "checked in %.2f s, %llu restored in %.2f s\n", (unsigned long long)c.flows, t_save,
+	       (double)sb.st_size / 1e6, t_open, (unsigned long long)c.restored, t_restore);
+	pipe_destroy(w2);
+	unlink(o->state);
+	return 0;
+}
+
 /* Frames [first, first + n) in a random order (a fixed seed): the
  * cached scenarios then visit their flows as traffic would, not in the
  * order the flows were made. */
@@ -517,10 +575,12 @@ int main(int argc, char **argv)
 			o.no_flow_cache = 1;
 		else if (!strcmp(argv[i], "--shuffle"))
 			o.shuffle = 1;
+		else if (!strcmp(argv[i], "--state") && i + 1 < argc)
+			o.state = argv[++i];
 		else {
 			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
 					" [--only cached-allow|cached-snat|cached-allow-hot|cached-snat-hot|new-snat|drop-flood|worst-case] [--repeat N]"
-					" [--active N] [--no-flow-cache] [--shuffle]\n");
+					" [--active N] [--no-flow-cache] [--shuffle] [--state PATH]\n");
 			return 1;
 		}
 	}
@@ -535,6 +595,8 @@ int main(int argc, char **argv)
 	if (bench_open(&b, &o, 0) < 0 || bench_frames(&b, o.flows + o.packets) < 0)
 		return 1;
 	load_flows(&b, &o);
+	if (o.state && state_times(&b, &o) < 0)
+		return 1;
 	half = o.flows / 2;
 	if (o.shuffle) {
 		shuffle_frames(&b, 0, half);
