@@ -249,7 +249,8 @@ struct pipe_state *pipe_state_open(const char *path, char *err, size_t errlen)
 	if (crc32c(0, h, offsetof(struct state_header, header_crc)) != h->header_crc)
 		return refuse(s, err, errlen, path, "header checksum mismatch");
 	body = s->size - sizeof(*h);
-	if (h->names_size % 8 || h->names_size > body ||
+	/* every name takes at least its NUL: no more names than bytes */
+	if (h->names_size % 8 || h->names_size > body || h->rule_count >= h->names_size ||
 	    h->flows != (body - h->names_size) / sizeof(struct state_record) ||
 	    (body - h->names_size) % sizeof(struct state_record))
 		return refuse(s, err, errlen, path, "truncated or sizes inconsistent");
@@ -339,7 +340,7 @@ static void restore_one(struct pipe_worker *w, const struct state_record *r, con
 	switch (st) {
 	case CT_RESTORED:
 		c->restored++;
-		if (memcmp(f.reply_dst, f.orig_src, 16) && claim_nat(w, &f))
+		if (memcmp(f.reply_dst, f.orig_src, f.family == 4 ? 4 : 16) && claim_nat(w, &f))
 			c->nat_unclaimed++;
 		break;
 	case CT_RESTORE_EXPIRED:

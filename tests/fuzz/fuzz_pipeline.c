@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "artifact.h"
+#include "fuzz_ports.h"
 #include "pipeline.h"
 #include "rulec.h"
 
@@ -30,14 +31,7 @@ static void setup(void)
 	if (rulec_compile(RAMPART_SOURCE_DIR "/tests/fuzz/pipeline.yaml", stderr, &buf, &len) ||
 	    rfw_view_init(&view, buf, len, err, sizeof(err)))
 		abort();
-	strcpy(c.port[0].name, "lan0");
-	strcpy(c.port[1].name, "wan0");
-	c.port[0].has_v4 = c.port[1].has_v4 = 1;
-	memcpy(c.port[0].v4, (uint8_t[]){10, 1, 0, 1}, 4);
-	memcpy(c.port[1].v4, (uint8_t[]){10, 2, 0, 1}, 4);
-	c.port[0].has_v6 = c.port[1].has_v6 = 1;
-	memcpy(c.port[0].v6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 1}, 16);
-	memcpy(c.port[1].v6, (uint8_t[]){0xfd, 0, 0, 2, [15] = 1}, 16);
+	fuzz_ports(&c);
 	c.port[0].mtu = 1500;	/* frames are up to 1600 bytes: too-big replies */
 	c.port[1].mtu = 1280;
 	c.reply_rate = 100;	/* and the reply limit */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "crc32c.h"
 #include "ct.h"
 #include "frames.h"
 #include "nat.h"
@@ -319,6 +320,14 @@ static void test_time_down_counts(void **state)
 	unlink(path);
 }
 
+static void backup(const char *path, const char *copy)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "cp %s %s", path, copy);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void flip_byte(const char *path, long at)
 {
 	FILE *f = fopen(path, "r+b");
@@ -350,27 +359,37 @@ static void test_refusals(void **state)
 	save(&a, path, 20 * SEC, WALL, 1);
 	lab_close(&a);
 	snprintf(copy, sizeof(copy), "%s.good", path);
-	{
-		char cmd[160];
-
-		snprintf(cmd, sizeof(cmd), "cp %s %s", path, copy);
-		assert_int_equal(system(cmd), 0);
-	}
+	backup(path, copy);
 	lab_open(&b, policy, 7);
 
 	flip_byte(path, -20);	/* inside the record */
 	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
 	assert_non_null(strstr(err, "checksum"));
 	rename(copy, path);
-	{
-		char cmd[160];
-
-		snprintf(cmd, sizeof(cmd), "cp %s %s", path, copy);
-		assert_int_equal(system(cmd), 0);
-	}
+	backup(path, copy);
 	flip_byte(path, 60);	/* the header's home seed */
 	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
 	assert_non_null(strstr(err, "header checksum"));
+	rename(copy, path);
+	backup(path, copy);
+	/* more rule names than the names section has bytes for: a crafted
+	 * header (checksum right) must not make the reader allocate 32 GB */
+	{
+		FILE *g = fopen(path, "r+b");
+		uint8_t h[72];
+		uint32_t huge = 0xffffffffu, crc;
+
+		assert_non_null(g);
+		assert_int_equal(fread(h, 1, 72, g), 72);
+		memcpy(h + 32, &huge, 4);	/* rule_count */
+		crc = crc32c(0, h, 68);
+		memcpy(h + 68, &crc, 4);
+		rewind(g);
+		assert_int_equal(fwrite(h, 1, 72, g), 72);
+		fclose(g);
+	}
+	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
+	assert_non_null(strstr(err, "sizes inconsistent"));
 	rename(copy, path);
 	assert_int_equal(truncate(path, 72 + 40), 0);
 	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
