@@ -298,6 +298,14 @@ static uint32_t worker_burst(struct worker *w)
 	return n;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The frames other workers handed over, a burst per ring at most, the
  * first ring taken in turn; sent on this worker's queues. */
 static uint32_t take_handed(struct worker *w)
@@ -315,12 +323,8 @@ static uint32_t take_handed(struct worker *w)
 		m = handoff_peek(r, w->pkts, PIPE_BURST);
 		if (!m)
 			continue;
-		if (!now) {	/* the backends' clock, once */
-			struct timespec ts;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-		}
+		if (!now)	/* the backends' clock, once */
+			now = monotonic_ns();
 		for (uint32_t i = 0; i < m; i++)
 			w->handle[i] = BACKEND_HANDLE_FOREIGN;
 		dispatch(w, m, now);
@@ -339,7 +343,9 @@ void worker_run(struct worker *w)
 		uint32_t work;
 
 		drain_neigh(w);
-		if (pipe_held_poll(w->pipe, 0))	/* held packets whose next hop came */
+		/* held packets whose next hop came, or whose time is up (the
+		 * clock only while some are held) */
+		if (pipe_held_count(w->pipe) && pipe_held_poll(w->pipe, monotonic_ns()))
 			send_extra(w);
 		drain_mtu(w);
 		work = reload_poll(w);

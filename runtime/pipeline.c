@@ -181,6 +181,11 @@ void pipe_destroy(struct pipe_worker *w)
 	free(w);
 }
 
+uint32_t pipe_held_count(const struct pipe_worker *w)
+{
+	return w->nheld;
+}
+
 const struct pipe_stats *pipe_stats(const struct pipe_worker *w)
 {
 	return &w->stats;
@@ -1653,11 +1658,46 @@ static void stage_hold(struct pipe_worker *w, struct pipe_pkt *pkts, uint64_t no
 		h->in_port = p->in_port;
 		h->out_port = p->out_port;
 		h->family = b->meta[i].key.family;
+		h->head_len = b->hold_head_len[k];
+		memcpy(h->head, b->hold_head[k], h->head_len);
 		w->nheld++;
 		w->stats.held++;
 		p->verdict = PIPE_HELD;
 	}
 	b->nhold = 0;
+}
+
+/* A held packet whose next hop never resolved: its sender gets a host
+ * (IPv6: address) unreachable from the port it came in on, as a router
+ * that gave up on ARP/ND sends (RFC 1812 4.3.3.1, RFC 4443 3.1), quoting
+ * the packet as it arrived (its head kept from before NAT), under the
+ * reply limit. */
+static uint32_t host_unreachable(struct pipe_worker *w, const struct pipe_held *h, uint32_t slot,
+				 uint64_t now_ns)
+{
+	const uint8_t *from = port_addr(&w->cfg, h->in_port, h->family);
+	struct pkt_meta m;
+	uint32_t len;
+	uint8_t *f;
+
+	if (!from || w->nextra >= PIPE_MAX_EXTRA)
+		return 0;
+	w->now_ns = now_ns;
+	f = w->extra_room[w->nextra];
+	memcpy(f, w->held_room[slot], h->len);
+	memcpy(f + h->l3_off, h->head, h->head_len);
+	if (pkt_parse(f, h->len, &m) != PKT_IP || !reply_allowed(w))
+		return 0;
+	len = reply_icmp_error(f, h->len, PIPE_EXTRA_ROOM, &m, REPLY_HOST_UNREACHABLE, from);
+	if (!len)
+		return 0;
+	w->extra[w->nextra++] = (struct pipe_pkt){
+		.data = f, .len = len, .room = PIPE_EXTRA_ROOM, .in_port = h->in_port,
+		.out_port = h->in_port, .verdict = PIPE_FORWARD};
+	w->stats.port[h->in_port].tx_packets++;
+	w->stats.port[h->in_port].tx_bytes += len;
+	w->stats.replies++;
+	return 1;
 }
 
 uint32_t pipe_held_poll(struct pipe_worker *w, uint64_t now_ns)
@@ -1691,6 +1731,8 @@ uint32_t pipe_held_poll(struct pipe_worker *w, uint64_t now_ns)
 		} else {
 			w->stats.drop[PIPE_DROP_NO_NEIGH]++;	/* never resolved */
 			w->stats.port[h->in_port].dropped++;
+			if (now_ns != UINT64_MAX)	/* not for a worker that stops */
+				moved += host_unreachable(w, h, s, now_ns);
 		}
 		h->until_ns = 0;
 		w->nheld--;
@@ -1829,9 +1871,14 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 		}
 		if (!mac) {
 			want_neighbour(w, p->out_port, m->key.family, b->nexthop[i]);
-			if (w->cfg.hold_unresolved && !cut && w->nheld + b->nhold < PIPE_MAX_HELD)
+			if (w->cfg.hold_unresolved && !cut && w->nheld + b->nhold < PIPE_MAX_HELD) {
+				uint32_t head = p->len - m->l3_off;
+
+				head = head < PIPE_HOLD_HEAD ? head : PIPE_HOLD_HEAD;
+				memcpy(b->hold_head[b->nhold], l3, head);
+				b->hold_head_len[b->nhold] = (uint16_t)head;
 				b->l_hold[b->nhold++] = i;	/* after NAT: stage_hold */
-			else
+			} else
 				drop(w, p, PIPE_DROP_NO_NEIGH);
 			continue;
 		}

@@ -238,12 +238,17 @@ void pipe_extra_clear(struct pipe_worker *w);
  * a new neighbour (a TCP SYN, a DNS query) then go out as soon as its
  * address is known rather than being lost. pipe_held_poll sends the held
  * packets whose next hop now has a MAC into pipe_extra and, with now_ns
- * (0: not), drops those past their time (no-neighbour); pipe_process
- * does it first, and a worker after it applied neighbour updates.
- * Returns how many it moved to pipe_extra. */
+ * (0: not), drops those past their time (no-neighbour), answering each
+ * with an ICMP host unreachable (ICMPv6 address unreachable) from the
+ * port it came in on, into pipe_extra too (under the reply limit; not
+ * with now_ns UINT64_MAX, a worker that stops); pipe_process does it
+ * first, and a worker after it applied neighbour updates and, while
+ * pipe_held_count says some are held, when idle (an idle router must
+ * still time them out). Returns how many frames it put in pipe_extra. */
 #define PIPE_MAX_HELD 16u
 #define PIPE_HELD_NS 3000000000ull
 uint32_t pipe_held_poll(struct pipe_worker *w, uint64_t now_ns);
+uint32_t pipe_held_count(const struct pipe_worker *w);
 
 /* Next hops the router found no MAC for (their packets dropped as
  * no-neighbour), for whoever can ask the kernel to resolve them (the

@@ -25,7 +25,9 @@
 #define PIPE_TAG_GEN 0x7fu		/* generation, modulo 128 */
 #define PIPE_TAG_RECHECK 0x80u		/* re-check against the rules on next packet */
 #define PIPE_MAX_POOLS 4096u		/* NAT pools a worker keeps over its life */
-#define PIPE_SWEEP_PER_CALL 4096u	/* conntrack slots re-tagged per pipe_sweep */
+#define PIPE_SWEEP_PER_CALL 4096u
+#define PIPE_HOLD_HEAD 128u		/* bytes of a held packet kept as it came: an
+					 * IPv4 header with options and 8 more */	/* conntrack slots re-tagged per pipe_sweep */
 
 static inline uint32_t pipe_flow_rule(uint32_t tag, uint32_t rule)
 {
@@ -57,6 +59,10 @@ struct pipe_burst {
 	uint32_t ncut, cut_extra;	/* ... and the extra frames they will take */
 	uint32_t l_hold[PIPE_BURST];	/* stage_forward: to hold after NAT */
 	uint32_t nhold;
+	/* ... and each one's IP header and start as it arrived (before NAT
+	 * and the TTL), for the host unreachable if it is never sent */
+	uint8_t hold_head[PIPE_BURST][PIPE_HOLD_HEAD];
+	uint16_t hold_head_len[PIPE_BURST];
 	/* lists of burst indexes */
 	uint32_t l_new[PIPE_BURST], l_known[PIPE_BURST], l_pass[PIPE_BURST];
 	const struct pkt_key *keys[PIPE_BURST];	/* classifier input */
@@ -199,6 +205,8 @@ struct pipe_worker {
 		uint32_t len, l3_off;
 		uint8_t hop[16];
 		uint8_t in_port, out_port, family;
+		uint16_t head_len;
+		uint8_t head[PIPE_HOLD_HEAD];	/* pipe_burst.hold_head's */
 	} held[PIPE_MAX_HELD];
 	uint32_t nheld;
 	uint8_t (*held_room)[PIPE_EXTRA_ROOM];

@@ -115,6 +115,7 @@ static const uint8_t icmp_code[][2][2] = {
 	[REPLY_UNREACHABLE] = {{3, 13}, {1, 1}},
 	[REPLY_TIME_EXCEEDED] = {{11, 0}, {3, 0}},
 	[REPLY_TOO_BIG] = {{3, 4}, {2, 0}},
+	[REPLY_HOST_UNREACHABLE] = {{3, 1}, {1, 3}},
 };
 
 static uint32_t icmp_error(uint8_t *frame, uint32_t len, uint32_t room, const struct pkt_meta *m,

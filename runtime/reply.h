@@ -13,6 +13,8 @@ enum reply_kind {
 	REPLY_UNREACHABLE,	/* v4 3/13 "administratively prohibited", v6 1/1 */
 	REPLY_TIME_EXCEEDED,	/* v4 11/0, v6 3/0 */
 	REPLY_TOO_BIG,		/* v4 3/4 "fragmentation needed", v6 2/0; with the MTU */
+	REPLY_HOST_UNREACHABLE,	/* v4 3/1, v6 1/3 "address unreachable": the
+				 * next hop never answered ARP/ND */
 };
 
 /* Rewrite frame (len bytes of room `room`, parsed as m) into a TCP RST

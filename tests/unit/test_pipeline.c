@@ -528,9 +528,17 @@ static void test_router_holds_packets(void **state)
 	assert_int_equal(p[PIPE_MAX_HELD].drop, PIPE_DROP_NO_NEIGH);	/* no slot left */
 	assert_int_equal(pipe_held_poll(l.w, t0 + PIPE_HELD_NS - 1), 0);
 	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NO_NEIGH], 1);
-	assert_int_equal(pipe_held_poll(l.w, t0 + PIPE_HELD_NS), 0);	/* never resolved */
+	/* never resolved: dropped, each sender told (host unreachable) */
+	assert_int_equal(pipe_held_poll(l.w, t0 + PIPE_HELD_NS), PIPE_MAX_HELD);
 	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NO_NEIGH], 1 + PIPE_MAX_HELD);
-	assert_int_equal(pipe_extra(l.w, &ex), 0);
+	assert_int_equal(pipe_extra(l.w, &ex), PIPE_MAX_HELD);
+	for (uint32_t i = 0; i < PIPE_MAX_HELD; i++) {
+		assert_int_equal(ex[i].out_port, 0);
+		assert_int_equal(ex[i].data[14 + 20], 3);	/* ICMP unreachable, host */
+		assert_int_equal(ex[i].data[14 + 21], 1);
+		assert_int_equal(ex[i].data[14 + 28 + 19], 1 + i);	/* quoting its packet */
+	}
+	pipe_extra_clear(l.w);
 	lab_close(&l);
 }
 

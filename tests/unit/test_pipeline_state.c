@@ -518,6 +518,65 @@ static void test_held_through_nat(void **state)
 	lab_close(&l);
 }
 
+/* A held packet whose next hop never resolves: dropped after
+ * PIPE_HELD_NS, and its sender gets an ICMP host unreachable from the
+ * LAN port's address, out of the LAN port, quoting the packet as it
+ * arrived (untranslated, its TTL untouched): what the client's stack
+ * matches to its socket. Not when the worker stops (UINT64_MAX). */
+static void test_unresolved_host_unreachable(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s = udp(client_ip, 7300, remote_ip, 53);
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 7,
+				.hold_unresolved = 1};
+	struct pipe_pkt p, *ex;
+	static const uint8_t lan_ip[4] = {10, 100, 0, 1};
+	uint8_t *err, *quote, macs[12];
+	(void)state;
+
+	router_lab_compile(policy, &l.buf, &l.len, &l.view);
+	router_lab_ports(&c);
+	l.w = pipe_create(&c, &l.view);
+	assert_non_null(l.w);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 4, client_ip, client_mac), 0);	/* no gateway */
+	frame_build(&f, &s);
+	memcpy(macs, f.b, 12);
+	p = run1(&l, &f, 0, SEC);
+	assert_int_equal(p.verdict, PIPE_HELD);
+	assert_int_equal(pipe_held_poll(l.w, 2 * SEC), 0);	/* still waiting */
+	assert_int_equal(pipe_extra(l.w, &ex), 0);
+	assert_int_equal(pipe_held_poll(l.w, SEC + PIPE_HELD_NS), 1);	/* the error */
+	assert_int_equal(pipe_extra(l.w, &ex), 1);
+	assert_int_equal(ex[0].out_port, 0);
+	assert_int_equal(ex[0].verdict, PIPE_FORWARD);
+	err = ex[0].data + 14;
+	assert_memory_equal(ex[0].data, macs + 6, 6);	/* back to the sender */
+	assert_memory_equal(ex[0].data + 6, macs, 6);	/* from the MAC it was sent to */
+	assert_memory_equal(err + 12, lan_ip, 4);		/* the LAN port's address */
+	assert_memory_equal(err + 16, client_ip, 4);
+	assert_int_equal(err[9], 1);
+	assert_int_equal(err[20], 3);	/* destination unreachable */
+	assert_int_equal(err[21], 1);	/* host */
+	quote = err + 28;
+	assert_memory_equal(quote + 12, client_ip, 4);	/* as it came: untranslated */
+	assert_memory_equal(quote + 16, remote_ip, 4);
+	assert_int_equal(frame_get16(quote + 20), 7300);
+	assert_int_equal(quote[8], 64);			/* TTL as sent */
+	assert_true(frame_checksums_ok(ex[0].data, ex[0].len));
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NO_NEIGH], 1);
+	assert_int_equal(pipe_stats(l.w)->replies, 1);
+	pipe_extra_clear(l.w);
+
+	/* a worker that stops drops what it holds without answering */
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, 10 * SEC).verdict, PIPE_HELD);
+	assert_int_equal(pipe_held_poll(l.w, UINT64_MAX), 0);
+	assert_int_equal(pipe_extra(l.w, &ex), 0);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NO_NEIGH], 2);
+	lab_close(&l);
+}
+
 /* The first fragment decides; the next ones follow with its translation. */
 static void test_fragments(void **state)
 {
@@ -659,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_too_big_through_nat),
 		cmocka_unit_test(test_fragmented_through_nat),
 		cmocka_unit_test(test_held_through_nat),
+		cmocka_unit_test(test_unresolved_host_unreachable),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
