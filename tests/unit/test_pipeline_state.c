@@ -488,6 +488,19 @@ static void test_fragmented_through_nat(void **state)
 	lab_close(&l);
 }
 
+/* The lab policy holding packets for unresolved next hops, and no
+ * neighbour known. */
+static void lab_open_holding(struct lab *l)
+{
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 7,
+				.hold_unresolved = 1};
+
+	router_lab_compile(policy, &l->buf, &l->len, &l->view);
+	router_lab_ports(&c);
+	l->w = pipe_create(&c, &l->view);
+	assert_non_null(l->w);
+}
+
 /* A packet held for its next hop through masquerade: what goes out once
  * the gateway is known is the translated packet. */
 static void test_held_through_nat(void **state)
@@ -495,15 +508,10 @@ static void test_held_through_nat(void **state)
 	struct lab l;
 	struct frame f;
 	struct flow_spec s = udp(client_ip, 7200, remote_ip, 53);
-	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 7,
-				.hold_unresolved = 1};
 	struct pipe_pkt p, *ex;
 	(void)state;
 
-	router_lab_compile(policy, &l.buf, &l.len, &l.view);
-	router_lab_ports(&c);
-	l.w = pipe_create(&c, &l.view);
-	assert_non_null(l.w);					/* no neighbours yet */
+	lab_open_holding(&l);					/* no neighbours yet */
 	frame_build(&f, &s);
 	p = run1(&l, &f, 0, SEC);
 	assert_int_equal(p.verdict, PIPE_HELD);
@@ -528,17 +536,12 @@ static void test_unresolved_host_unreachable(void **state)
 	struct lab l;
 	struct frame f;
 	struct flow_spec s = udp(client_ip, 7300, remote_ip, 53);
-	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 7,
-				.hold_unresolved = 1};
 	struct pipe_pkt p, *ex;
 	static const uint8_t lan_ip[4] = {10, 100, 0, 1};
 	uint8_t *err, *quote, macs[12];
 	(void)state;
 
-	router_lab_compile(policy, &l.buf, &l.len, &l.view);
-	router_lab_ports(&c);
-	l.w = pipe_create(&c, &l.view);
-	assert_non_null(l.w);
+	lab_open_holding(&l);
 	assert_int_equal(pipe_neigh_set(l.w, 0, 4, client_ip, client_mac), 0);	/* no gateway */
 	frame_build(&f, &s);
 	memcpy(macs, f.b, 12);
