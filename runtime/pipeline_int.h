@@ -59,10 +59,6 @@ struct pipe_burst {
 	uint32_t ncut, cut_extra;	/* ... and the extra frames they will take */
 	uint32_t l_hold[PIPE_BURST];	/* stage_forward: to hold after NAT */
 	uint32_t nhold;
-	/* ... and each one's IP header and start as it arrived (before NAT
-	 * and the TTL), for the host unreachable if it is never sent */
-	uint8_t hold_head[PIPE_BURST][PIPE_HOLD_HEAD];
-	uint16_t hold_head_len[PIPE_BURST];
 	/* lists of burst indexes */
 	uint32_t l_new[PIPE_BURST], l_known[PIPE_BURST], l_pass[PIPE_BURST];
 	const struct pkt_key *keys[PIPE_BURST];	/* classifier input */
@@ -96,6 +92,12 @@ struct pipe_burst {
 	uint32_t l_hint4[PIPE_BURST];
 	struct ct_hint4 hint4[PIPE_BURST];
 	uint32_t l_merge[PIPE_BURST];
+	/* stage_forward's l_hold: each one's IP header and start as it
+	 * arrived (before NAT and the TTL), for the host unreachable if it is
+	 * never sent. Last: rarely touched, and the fields above keep their
+	 * short offsets. */
+	uint8_t hold_head[PIPE_BURST][PIPE_HOLD_HEAD];
+	uint16_t hold_head_len[PIPE_BURST];
 };
 
 struct pipe_nat_pool {
@@ -205,8 +207,7 @@ struct pipe_worker {
 		uint32_t len, l3_off;
 		uint8_t hop[16];
 		uint8_t in_port, out_port, family;
-		uint16_t head_len;
-		uint8_t head[PIPE_HOLD_HEAD];	/* pipe_burst.hold_head's */
+		uint16_t head_len;	/* of held_head[slot] */
 	} held[PIPE_MAX_HELD];
 	uint32_t nheld;
 	uint8_t (*held_room)[PIPE_EXTRA_ROOM];
@@ -226,6 +227,8 @@ struct pipe_worker {
 	struct neigh_table neigh;
 	struct pipe_nexthop unresolved[PIPE_UNRESOLVED];	/* pipe_unresolved */
 	uint32_t nunresolved;
+	/* each held packet's head as it arrived (pipe_burst.hold_head's) */
+	uint8_t held_head[PIPE_MAX_HELD][PIPE_HOLD_HEAD];
 };
 
 /* 0 when no DNAT entry can take destination port `port` (handoff). */
