@@ -645,6 +645,7 @@ static void check_fragments(const struct pipe_pkt *first, const struct pipe_pkt 
 		const struct pipe_pkt *p = k ? &extra[k - 1] : first;
 		const uint8_t *ip = p->data + 14;
 		uint16_t word = frame_get16(ip + 6), total = frame_get16(ip + 2);
+		uint32_t hl = (uint32_t)(ip[0] & 0x0f) * 4;
 
 		assert_int_equal(p->verdict, PIPE_FORWARD);
 		assert_true(total <= mtu);
@@ -654,11 +655,26 @@ static void check_fragments(const struct pipe_pkt *first, const struct pipe_pkt 
 		assert_int_equal(!!(word & 0x2000), k < nextra ? 1 : last_mf);
 		assert_int_equal(ip[8], 63);
 		assert_memory_equal(p->data, ((uint8_t[]){2, 0xbb, 0, 0, 0, 0xfe}), 6);
-		memcpy(got + at, ip + 20, total - 20u);
-		at += total - 20u;
+		assert_int_equal(k < nextra ? (total - hl) % 8 : 0, 0);
+		memcpy(got + at, ip + hl, total - hl);
+		at += total - hl;
 	}
 	assert_int_equal(at, len);
 	assert_memory_equal(got, payload, len);
+}
+
+/* A 1900-byte UDP datagram without DF (big_frame) with `len` bytes of IP
+ * options (a multiple of 4) put after its header. */
+static void with_options(struct frame *f, uint16_t sport, const uint8_t *opt, uint32_t len)
+{
+	big_frame(f, 4, 1900, 0, sport);
+	memmove(f->b + 34 + len, f->b + 34, f->len - 34);
+	memcpy(f->b + 34, opt, len);
+	f->b[14] = (uint8_t)(0x40 | (20 + len) / 4);
+	f->len += len;
+	frame_put16(f->b + 14 + 2, (uint16_t)(1900 + len));
+	frame_put16(f->b + 14 + 10, 0);
+	frame_put16(f->b + 14 + 10, csum_ipv4_header(f->b + 14));
 }
 
 /* Router mode, IPv4 without DF, longer than wan0's MTU: cut into
@@ -667,7 +683,9 @@ static void check_fragments(const struct pipe_pkt *first, const struct pipe_pkt 
  * together byte for byte; a datagram that is itself a first fragment is
  * cut further (all pieces MF); the extras pile up until pipe_extra_clear
  * and a datagram that needs more room than is left is dropped as
- * too-big; IP options are not copied, so such a datagram is dropped. */
+ * too-big. IP options: all in the first fragment, only the copied ones
+ * (copy flag) in the others, padded to 4 bytes; options that cannot be
+ * walked: dropped as too-big. */
 static void test_router_fragments(void **state)
 {
 	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
@@ -718,14 +736,24 @@ static void test_router_fragments(void **state)
 	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
 	pipe_extra_clear(l.w);
 
-	big_frame(&f, 4, 1900, 0, 7001);			/* IP options: not cut */
-	memmove(f.b + 38, f.b + 34, f.len - 34);
-	memset(f.b + 34, 1, 4);					/* 4 NOPs */
-	f.b[14] = 0x46;
-	f.len += 4;
-	frame_put16(f.b + 14 + 2, 1904);
-	frame_put16(f.b + 14 + 10, 0);
-	frame_put16(f.b + 14 + 10, csum_ipv4_header(f.b + 14));
+	/* Options: stream id (136, copied), a NOP, record route (7, not
+	 * copied, 3 bytes), EOL: 8 bytes, a 28-byte header. */
+	with_options(&f, 7001, (const uint8_t[]){136, 4, 0x12, 0x34, 1, 7, 3, 4}, 8);
+	memcpy(orig, f.b + 14 + 28, 1880);
+	p = run1(&l, &f, 0);
+	n = pipe_extra(l.w, &ex);
+	assert_int_equal(n, 3);			/* 544 (576 - 28), then 552s (576 - 24) */
+	assert_int_equal(f.b[14], 0x47);	/* the first: every option */
+	assert_memory_equal(f.b + 14 + 20, ((uint8_t[]){136, 4, 0x12, 0x34, 1, 7, 3, 4}), 8);
+	assert_int_equal(frame_get16(f.b + 14 + 2), 28 + 544);
+	for (uint32_t k = 0; k < n; k++) {	/* the others: the copied one */
+		assert_int_equal(ex[k].data[14], 0x46);
+		assert_memory_equal(ex[k].data + 14 + 20, ((uint8_t[]){136, 4, 0x12, 0x34}), 4);
+	}
+	check_fragments(&p, ex, n, 576, 0, 0, orig, 1880);
+	pipe_extra_clear(l.w);
+
+	with_options(&f, 7002, (const uint8_t[]){7, 9, 4, 0, 0, 0, 0, 0}, 8);	/* RR past the header */
 	p = run1(&l, &f, 0);
 	assert_int_equal(p.verdict, PIPE_DROP);
 	assert_int_equal(p.drop, PIPE_DROP_TOO_BIG);
