@@ -75,11 +75,11 @@ static void usage(FILE *out)
 		"                      time-exceeded) a second per worker, bursts of N/10;\n"
 		"                      over it the packet is only dropped (default 1000;\n"
 		"                      0: no limit)\n"
-		"  --state-file PATH   keep the flows over a restart: written at a clean stop\n"
-		"                      (SIGTERM, SIGINT), read back at start (same worker\n"
-		"                      count), then removed; the XDP programs stay attached\n"
-		"                      meanwhile, so --fail applies (closed: TCP retransmits\n"
-		"                      and carries on; docs/operations.md)\n"
+		"  --state-file PATH   keep the flows over a restart: written at a clean stop,\n"
+		"                      read back at start (same worker count), then removed;\n"
+		"                      stop with SIGUSR2 to leave the XDP programs attached\n"
+		"                      meanwhile (--fail closed: TCP retransmits and carries\n"
+		"                      on; docs/operations.md)\n"
 		"  --no-sandbox        keep every capability after set-up and run the workers\n"
 		"                      without their system call filter (debugging; see\n"
 		"                      docs/security.md)\n"
@@ -103,7 +103,9 @@ static void usage(FILE *out)
 		"  -v                  report set-up details and libxdp messages\n"
 		"\n"
 		"Signals: SIGHUP reloads the policy file; SIGUSR1 prints counters;\n"
-		"SIGINT/SIGTERM stop and print them.\n",
+		"SIGINT/SIGTERM stop and print them; SIGUSR2 stops for a restart\n"
+		"(XDP programs left attached, --fail covering until the next rampartd;\n"
+		"exit status 3).\n",
 		PIPE_MAX_PORTS);
 }
 

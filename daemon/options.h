@@ -8,6 +8,8 @@
 
 #define EXIT_USAGE 1	/* usage or policy error (CLI.md) */
 #define EXIT_SETUP 2	/* interface or NIC set-up failed */
+#define EXIT_RESTART 3	/* a clean stop for a restart (SIGUSR2): systemd's
+			 * RestartForceExitStatus starts the next one */
 
 #define OPT_MAX_PCAP_IN 32
 #define OPT_MAX_NEIGH 256

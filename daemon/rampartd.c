@@ -488,6 +488,7 @@ static struct control *open_control(const struct rampartd_opts *o, sigset_t *set
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
 	sigaddset(set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, set, NULL);
 	return ctl;
@@ -577,9 +578,11 @@ static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 
 /* Signals are blocked in every thread and taken here with sigtimedwait:
  * nothing runs in signal context, so printing is safe. A router wakes
- * every NEIGH_TICK_MS for its next hops (neigh_tick). */
-static void wait_signals(const sigset_t *set, const struct counters_src *src,
-			 struct nl_neigh_sync *nl)
+ * every NEIGH_TICK_MS for its next hops (neigh_tick). Returns the signal
+ * that stops rampartd: SIGINT, SIGTERM, or SIGUSR2 (a stop for a restart:
+ * the XDP programs stay attached). */
+static int wait_signals(const sigset_t *set, const struct counters_src *src,
+			struct nl_neigh_sync *nl)
 {
 	const struct timespec tick = { 0, NEIGH_TICK_MS * 1000000L };
 	uint64_t last_refresh = monotonic_ms();
@@ -600,7 +603,7 @@ static void wait_signals(const sigset_t *set, const struct counters_src *src,
 		} else if (sig == SIGHUP) {
 			sighup_reload();
 		} else {
-			return;
+			return sig;
 		}
 	}
 }
@@ -716,7 +719,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	struct control *ctl;
 	struct control_src csrc;
 	struct pipe_config cfg;
-	int ifindex[PIPE_MAX_PORTS];
+	int ifindex[PIPE_MAX_PORTS], stop_sig = 0;
 	uint32_t opened = 0, nq = 0, started = 0;
 	sigset_t set;
 	char err[256];
@@ -795,7 +798,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		for (uint32_t k = 0; k < nq; k++)
 			fprintf(stderr, "rampartd: worker %u: queue %u, CPU %d\n", k, k, worker_cpu[k]);
 
-	wait_signals(&set, &src, nlp);
+	stop_sig = wait_signals(&set, &src, nlp);
 	rc = 0;
 out:
 	control_stop(ctl);
@@ -813,15 +816,22 @@ out:
 	}
 	if (nlp)
 		nl_neigh_close(nlp);
-	/* Flows kept: the programs stay, so --fail covers the restart. */
-	if (!rc && o->state_file && !flowstate_save(o, pipes, nq))
-		while (opened--)
-			xsk_port_leave(&xports[opened]);
+	if (!rc && o->state_file)
+		flowstate_save(o, pipes, nq);
+	/* SIGUSR2, a stop for a restart: the programs stay, so --fail
+	 * covers the time until the next rampartd replaces them. */
+	if (!rc && stop_sig == SIGUSR2) {
+		fprintf(stderr, "rampartd: SIGUSR2: XDP programs left attached for the next "
+				"rampartd (--fail %s meanwhile)\n", o->fail_closed ? "closed" : "open");
+		for (; opened; opened--)
+			xsk_port_leave(&xports[opened - 1]);
+	}
 	while (opened--)
 		xsk_port_close(&xports[opened]);
 	for (uint32_t k = 0; k < nq; k++)
 		xsk_pool_destroy(&umems[k]);	/* after every socket on it */
-	return finish(rc, &src, nq);
+	rc = finish(rc, &src, nq);
+	return !rc && stop_sig == SIGUSR2 ? EXIT_RESTART : rc;
 }
 
 #ifdef RAMPART_HAVE_DPDK
@@ -842,7 +852,7 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 	struct control *ctl;
 	uint32_t nq = 0, started = 0;
 	sigset_t set;
-	int rc = EXIT_SETUP;
+	int rc = EXIT_SETUP, stop_sig = 0;
 
 	ctl = open_control(o, &set);	/* before EAL makes its lcore threads */
 	if (!ctl)
@@ -880,7 +890,7 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 		goto out;
 	if (o->verbose)
 		dp_daemon_report(&dports, o);
-	wait_signals(&set, &src, NULL);
+	stop_sig = wait_signals(&set, &src, NULL);	/* SIGUSR2: no program to leave */
 	rc = 0;
 out:
 	control_stop(ctl);
@@ -893,7 +903,8 @@ out:
 	if (!rc && o->state_file)
 		flowstate_save(o, pipes, nq);
 	dp_close(&dports);
-	return finish(rc, &src, nq);
+	rc = finish(rc, &src, nq);
+	return !rc && stop_sig == SIGUSR2 ? EXIT_RESTART : rc;
 }
 #endif
 

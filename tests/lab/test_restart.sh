@@ -1,12 +1,13 @@
 #!/bin/bash
 # Lab test of --state-file: TCP connections through masquerade (router
 # mode, --fail closed, two workers handing frames to their flow's) carry
-# on across a clean restart of rampartd: the flows are written at
-# SIGTERM, the XDP programs stay attached meanwhile (transit dropped, TCP
+# on across a restart of rampartd: stopped with SIGUSR2 it writes the
+# flows and leaves the XDP programs attached (transit dropped, TCP
 # retransmits), and the next rampartd reads them back into the same
 # workers under the same handoff key, with the same public ports. With a
 # damaged file (refused with a message, rampartd starts anyway) the same
-# restart ends them; a file of two workers is refused by one.
+# restart ends them; a file of two workers is refused by one; SIGTERM
+# writes the file too but detaches the programs (CLI.md).
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_restart.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -72,8 +73,8 @@ all_alive() {	# WAIT: every session's count grows within WAIT s
 			return 1
 	done
 }
-stop_rampartd() {
-	kill -TERM "$RAMPARTD_PID"
+stop_rampartd() {	# [SIGNAL]: USR2, a stop for a restart, by default
+	kill -"${1:-USR2}" "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 10
 }
 flow_listed() {
@@ -106,10 +107,13 @@ check "the server sees the firewall's address" grep -q "^10.$N.2.1:" "$LAB_TMP/p
 check "rampartctl flows lists it" flow_listed
 
 # ---- clean restart with the state file ----
-check "SIGTERM: rampartd stops" stop_rampartd
+check "SIGUSR2: rampartd stops" stop_rampartd
+wait "$RAMPARTD_PID"
+check_eq "with exit status 3 (a stop for a restart)" "$?" 3
 check "it wrote 4 flows" grep -q 'state file .*: 4 flows written' "$LAB_TMP/rampartd.err"
 check "the state file is there" test -s "$LAB_TMP/flows.state"
 check "the XDP programs stay attached meanwhile" lab_xdp_attached
+check "it says so" grep -q 'SIGUSR2: XDP programs left attached' "$LAB_TMP/rampartd.err"
 before=$(lab_session_count)
 sleep 1
 check_eq "nothing gets through while it is down (--fail closed)" "$(lab_session_count)" "$before"
@@ -137,8 +141,12 @@ kill "$SESSION_PID" "${EXTRA_PID[@]}" 2>/dev/null	# (they would give up after 15
 start_session
 check "a new session runs" lab_session_alive 5
 
-# ---- another worker count ----
-stop_rampartd
+# ---- another worker count; SIGTERM ----
+check "SIGTERM: rampartd stops" stop_rampartd TERM
+wait "$RAMPARTD_PID"
+check_eq "with exit status 0" "$?" 0
+check "it wrote the file all the same" grep -q ': 1 flows written' "$LAB_TMP/rampartd.err"
+check_not "and detached the programs (CLI.md)" lab_xdp_attached
 if ! start_rampartd 1; then
 	not_ok "rampartd --queues 1 starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
 fi
