@@ -92,9 +92,11 @@ static int put_names(FILE *f, const struct rfw_view *v, uint32_t *size, uint32_t
 }
 
 /* One worker's live flows, their rules as the current policy numbers
- * them (a flow the sweep has not restamped yet is mapped here). */
+ * them (a flow the sweep has not restamped yet is mapped here); names:
+ * the policy whose names the file holds (every worker's once a reload
+ * is done; a worker still on another keeps its flows, under rule 0). */
 static int put_flows(FILE *f, const struct pipe_worker *w, uint32_t k, uint32_t now,
-		     uint64_t *count, uint32_t *crc)
+		     const struct rfw_view *names, uint64_t *count, uint32_t *crc)
 {
 	const struct ct_table *t = w->ct;
 	struct state_record r;
@@ -106,6 +108,8 @@ static int put_flows(FILE *f, const struct pipe_worker *w, uint32_t k, uint32_t 
 			continue;
 		r.worker = k;
 		pipe_flow_restamp_rule(w->pol, r.flow.rule, &r.rule);
+		if (w->pol->view != names)
+			r.rule = 0;
 		r.flow.rule = 0;
 		if (put(f, &r, sizeof(r), crc))
 			return -1;
@@ -154,7 +158,7 @@ int pipe_state_save(const char *path, struct pipe_worker *const *w, uint32_t n,
 	if (put(f, &h, sizeof(h), NULL) || put_names(f, w[0]->pol->view, &h.names_size, &h.body_crc))
 		goto write_failed;
 	for (uint32_t k = 0; k < n; k++)
-		if (put_flows(f, w[k], k, now, &h.flows, &h.body_crc))
+		if (put_flows(f, w[k], k, now, w[0]->pol->view, &h.flows, &h.body_crc))
 			goto write_failed;
 	h.header_crc = crc32c(0, &h, offsetof(struct state_header, header_crc));
 	if (fseek(f, 0, SEEK_SET) || put(f, &h, sizeof(h), NULL) || fflush(f) || fsync(fd))
