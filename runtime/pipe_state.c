@@ -332,11 +332,7 @@ static void restore_one(struct pipe_worker *w, const struct state_record *r, con
 	uint32_t rule, flow;
 	int st;
 
-	rule = map[r->rule];
-	if (rule == RULE_MAP_GONE) {
-		rule = 0;
-		c->rule_gone++;
-	}
+	rule = map[r->rule] == RULE_MAP_GONE ? 0 : map[r->rule];
 	f.ttl = f.ttl > down ? f.ttl - down : 0;
 	st = ct_flow_restore(w->ct, &f,
 			     pipe_flow_rule(w->pol->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule),
@@ -344,6 +340,7 @@ static void restore_one(struct pipe_worker *w, const struct state_record *r, con
 	switch (st) {
 	case CT_RESTORED:
 		c->restored++;
+		c->rule_gone += map[r->rule] == RULE_MAP_GONE;
 		if (memcmp(f.reply_dst, f.orig_src, f.family == 4 ? 4 : 16) && claim_nat(w, &f))
 			c->nat_unclaimed++;
 		break;
