@@ -78,16 +78,18 @@ if ! RAMPART_TEST_RFW='' lab_compile "$LAB_TMP/dpdk.yaml" "$LAB_TMP/dpdk.rfw" ||
 	not_ok "policy compiles"; lab_summary; exit 1
 fi
 
-# net_af_xdp in copy mode (force_copy): veth has no zero-copy.
-if ! lab_rampartd_run routing --policy "$LAB_TMP/dpdk.rfw" \
-	--interface $P0 --interface $P1 --mode router --backend dpdk -v \
-	--control "$LAB_TMP/rampartd.sock" \
-	--port-addr "$P0=$FWC_MAC,10.$N.1.1,fd00:$N:1::1" \
-	--port-addr "$P1=$FWS_MAC,10.$N.2.1,fd00:$N:2::1" \
-	--neighbor "$P0=10.$N.1.2=$CLI_MAC" --neighbor "$P0=fd00:$N:1::2=$CLI_MAC" \
-	--neighbor "$P1=10.$N.2.2=$SRV_MAC" --neighbor "$P1=fd00:$N:2::2=$SRV_MAC" \
-	-- -l 0,1 $EAL_MEM $EAL_COMMON \
-	--vdev "$P0,iface=$FW_IF_C,force_copy=1" --vdev "$P1,iface=$FW_IF_S,force_copy=1"; then
+# net_af_xdp in copy mode (force_copy): veth has no zero-copy; the flows
+# kept in a state file over the restart at the end of this part.
+AFXDP_ARGS=(--policy "$LAB_TMP/dpdk.rfw"
+	--interface $P0 --interface $P1 --mode router --backend dpdk -v
+	--control "$LAB_TMP/rampartd.sock" --state-file "$LAB_TMP/flows.state"
+	--port-addr "$P0=$FWC_MAC,10.$N.1.1,fd00:$N:1::1"
+	--port-addr "$P1=$FWS_MAC,10.$N.2.1,fd00:$N:2::1"
+	--neighbor "$P0=10.$N.1.2=$CLI_MAC" --neighbor "$P0=fd00:$N:1::2=$CLI_MAC"
+	--neighbor "$P1=10.$N.2.2=$SRV_MAC" --neighbor "$P1=fd00:$N:2::2=$SRV_MAC"
+	-- -l 0,1 $EAL_MEM $EAL_COMMON
+	--vdev "$P0,iface=$FW_IF_C,force_copy=1" --vdev "$P1,iface=$FW_IF_S,force_copy=1")
+if ! lab_rampartd_run routing "${AFXDP_ARGS[@]}"; then
 	not_ok "rampartd starts on net_af_xdp"; cat "$LAB_TMP/rampartd.err" >&2
 	lab_summary; exit 1
 fi
@@ -173,6 +175,20 @@ check "-v: each port's PMD counters at stop, nothing chained dropped" \
 		 grep -q ' 0 chained (multi-mbuf) frames dropped' '$LAB_TMP/rampartd.err'"
 check_not "no XDP program left on the firewall's ports" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
+saved=$(sed -n 's/^rampartd: state file .*: \([0-9]*\) flows written$/\1/p' "$LAB_TMP/rampartd.err")
+check "--state-file: the flows written at stop (${saved:-none})" test "${saved:-0}" -gt 0
+if lab_rampartd_run routing "${AFXDP_ARGS[@]}"; then
+	check "... and read back at start" \
+		grep -q "state file .*: $saved of $saved flows restored" "$LAB_TMP/rampartd.err"
+	check "rampartctl flows lists the UDP flow again before any packet" \
+		bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock flows | grep -q ':7000'"
+	kill -TERM "$RAMPARTD_PID"
+	lab_wait_gone "$RAMPARTD_PID" 15
+	wait "$RAMPARTD_PID"
+	check_eq "the second rampartd exits 0 on SIGTERM" "$?" 0
+else
+	not_ok "rampartd starts again with the state file"; tail -20 "$LAB_TMP/rampartd.err" >&2
+fi
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; tail -40 "$LAB_TMP/rampartd.err" >&2
 fi
