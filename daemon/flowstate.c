@@ -3,11 +3,11 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pipe_state.h"
-#include <string.h>
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -70,19 +70,17 @@ void flowstate_restore(const struct rampartd_opts *o, struct pipe_state *st,
 			strerror(errno));
 }
 
-int flowstate_save(const struct rampartd_opts *o, struct pipe_worker *const *w, uint32_t n)
+void flowstate_save(const struct rampartd_opts *o, struct pipe_worker *const *w, uint32_t n)
 {
 	struct pipe_state_counts c;
 	char err[512];
 
 	if (!o->state_file)
-		return -1;
+		return;
 	if (pipe_state_save(o->state_file, w, n, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME),
-			    &c, err, sizeof(err))) {
+			    &c, err, sizeof(err)))
 		fprintf(stderr, "rampartd: flows not kept: %s\n", err);
-		return -1;
-	}
-	fprintf(stderr, "rampartd: state file %s: %llu flows written\n", o->state_file,
-		(unsigned long long)c.flows);
-	return 0;
+	else
+		fprintf(stderr, "rampartd: state file %s: %llu flows written\n", o->state_file,
+			(unsigned long long)c.flows);
 }

@@ -21,8 +21,8 @@ void flowstate_seed(const struct pipe_state *st, uint32_t n, int handoff, uint64
  * many, remove the file once they are in; closes st. */
 void flowstate_restore(const struct rampartd_opts *o, struct pipe_state *st,
 		       struct pipe_worker *const *w, uint32_t n);
-/* After the workers stopped: 0 once written (the caller then leaves the
- * XDP programs attached), -1 after saying why not. */
-int flowstate_save(const struct rampartd_opts *o, struct pipe_worker *const *w, uint32_t n);
+/* After the workers stopped (any clean stop): write their flows, and say
+ * how many or why not. */
+void flowstate_save(const struct rampartd_opts *o, struct pipe_worker *const *w, uint32_t n);
 
 #endif

@@ -816,7 +816,7 @@ out:
 	}
 	if (nlp)
 		nl_neigh_close(nlp);
-	if (!rc && o->state_file)
+	if (!rc)
 		flowstate_save(o, pipes, nq);
 	/* SIGUSR2, a stop for a restart: the programs stay, so --fail
 	 * covers the time until the next rampartd replaces them. */
@@ -900,7 +900,7 @@ out:
 	control_free(ctl);
 	if (!rc && o->verbose)
 		dp_daemon_final(&dports, o, &bd);
-	if (!rc && o->state_file)
+	if (!rc)
 		flowstate_save(o, pipes, nq);
 	dp_close(&dports);
 	rc = finish(rc, &src, nq);
