@@ -226,7 +226,7 @@ void nl_mtu_refresh(struct nl_neigh_sync *s)
 	for (uint32_t port = 0; port < s->nports; port++) {
 		int mtu;
 
-		if (!if_indextoname((unsigned)s->ifindex[port], name))
+		if (s->mtu_fixed[port] || !if_indextoname((unsigned)s->ifindex[port], name))
 			continue;
 		mtu = ifaddr_mtu(name);
 		if (mtu <= 0 || (uint32_t)mtu == s->mtu[port])

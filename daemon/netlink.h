@@ -41,6 +41,7 @@ struct nl_neigh_sync {
 	uint64_t ask_errors;	/* ... that it refused */
 	uint64_t last_ask_ms;
 	uint32_t mtu[PIPE_MAX_PORTS];	/* what the workers were last told */
+	uint8_t mtu_fixed[PIPE_MAX_PORTS];	/* --port-addr mtu=: not refreshed */
 	char *buf;
 };
 

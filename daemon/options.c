@@ -24,7 +24,7 @@ static void usage(FILE *out)
 		"                [--umem shared|per-interface]\n"
 		"                [--handoff on|off]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
-		"                [--port-addr IF=MAC[,IPv4][,IPv6] ...] [--neighbor IF=IP=MAC ...]\n"
+		"                [--port-addr IF=MAC[,IPv4][,IPv6][,mtu=N] ...] [--neighbor IF=IP=MAC ...]\n"
 		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
 		"\n"
 		"  --policy FILE.rfw   compiled policy (rulec compile)\n"
@@ -45,10 +45,12 @@ static void usage(FILE *out)
 		"                      (several files are merged by timestamp)\n"
 		"  --pcap-out IF=FILE  frames sent out of IF (forwarded to it, or replies to\n"
 		"                      frames received on it)\n"
-		"  --port-addr IF=MAC[,IPv4][,IPv6]\n"
+		"  --port-addr IF=MAC[,IPv4][,IPv6][,mtu=N]\n"
 		"                      router mode: the port's MAC and the addresses replies\n"
-		"                      (time-exceeded) come from; with xsk they replace what\n"
-		"                      the kernel says about IF\n"
+		"                      (time-exceeded) come from, and its MTU (longer packets\n"
+		"                      answered or fragmented); with xsk they replace what the\n"
+		"                      kernel says about IF, with dpdk the device's MTU, with\n"
+		"                      pcap they give the port one\n"
 		"  --neighbor IF=IP=MAC  router mode: a next hop's MAC on IF (with xsk, in\n"
 		"                      addition to the kernel's neighbour table)\n"
 		"  --queues N          workers: one per RX queue 0..N-1, the same queues on every\n"
@@ -255,11 +257,23 @@ static int add_port_addr(struct rampartd_opts *o, char *arg)
 	a->ifname = arg;
 	tok = rest ? strtok_r(rest, ",", &save) : NULL;
 	if (!tok || parse_mac(tok, a->mac)) {
-		fprintf(stderr, "rampartd: --port-addr wants IF=MAC[,IPv4][,IPv6] (MAC as "
+		fprintf(stderr, "rampartd: --port-addr wants IF=MAC[,IPv4][,IPv6][,mtu=N] (MAC as "
 				"02:00:00:00:00:01)\n");
 		return -1;
 	}
 	while ((tok = strtok_r(NULL, ",", &save)) != NULL) {
+		if (!strncmp(tok, "mtu=", 4)) {
+			char *end;
+			unsigned long mtu = strtoul(tok + 4, &end, 10);
+
+			if (*end || mtu < 68 || mtu > 65535) {
+				fprintf(stderr, "rampartd: --port-addr %s: '%s': want mtu=68..65535\n",
+					arg, tok);
+				return -1;
+			}
+			a->mtu = (uint32_t)mtu;
+			continue;
+		}
 		switch (parse_ip(tok, addr)) {
 		case 4:
 			a->has_v4 = 1;

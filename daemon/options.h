@@ -29,6 +29,7 @@ struct opt_port_addr {
 	uint8_t has_v4, has_v6;
 	uint8_t v4[4];
 	uint8_t v6[16];
+	uint32_t mtu;		/* mtu=N: router mode's port MTU; 0: the port's own */
 };
 
 /* --neighbor IF=IP=MAC */

@@ -98,6 +98,8 @@ static int port_config(const struct rampartd_opts *o, struct pipe_config *cfg, i
 			c->has_v6 = 1;
 			memcpy(c->v6, a->v6, 16);
 		}
+		if (a->mtu)
+			c->mtu = a->mtu;
 	}
 	return 0;
 }
@@ -767,6 +769,9 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 			fprintf(stderr, "rampartd: neighbours: %s\n", err);
 			goto out;
 		}
+		for (uint32_t i = 0; i < o->nport_addr; i++)	/* mtu=: not the kernel's */
+			if (o->port_addr[i].mtu)
+				nl.mtu_fixed[options_port(o, o->port_addr[i].ifname)] = 1;
 		nlp = &nl;
 	}
 	{

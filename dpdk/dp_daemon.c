@@ -39,13 +39,14 @@ void dp_daemon_macs(const struct dp_ports *d, const struct rampartd_opts *o,
 		    struct pipe_config *cfg)
 {
 	for (uint32_t i = 0; i < d->nports; i++) {
-		int given = 0;
+		const struct opt_port_addr *given = NULL;
 
 		for (uint32_t k = 0; k < o->nport_addr; k++)
-			given |= options_port(o, o->port_addr[k].ifname) == (int)i;
+			if (options_port(o, o->port_addr[k].ifname) == (int)i)
+				given = &o->port_addr[k];
 		if (!given)
 			dp_port_mac(d, i, cfg->port[i].mac);
-		cfg->port[i].mtu = dp_port_mtu(d, i);
+		cfg->port[i].mtu = given && given->mtu ? given->mtu : dp_port_mtu(d, i);
 	}
 }
 

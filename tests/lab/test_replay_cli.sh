@@ -68,6 +68,61 @@ else
 fi
 grep -q '^end runtime$' "$T/out" && ok "runtime block printed after the counters" ||
 	not_ok "runtime block printed after the counters"
+# Router mode and a port MTU from --port-addr (the capture backend has
+# none of its own): a 1400-byte IPv4 datagram with DF from lan0 to wan0
+# goes out when wan0's MTU is 1500 and comes back as fragmentation needed
+# (3/4, MTU 1280 in it) when it is 1280. The capture is written by
+# python's standard library (no scapy here).
+cat >"$T/r.yaml" <<'YAML'
+version: 1
+zones: {inside: [lan0], outside: [wan0]}
+rules:
+  - {name: out, from: {zone: inside}, action: accept}
+defaults: {action: drop, stateful: false}
+routes:
+  - {prefix: 10.1.0.0/16, interface: lan0}
+  - {prefix: 10.2.0.0/16, interface: wan0}
+YAML
+"$RULEC" compile "$T/r.yaml" -o "$T/r.rfw" >/dev/null 2>&1 || not_ok "router policy compiles"
+python3 - "$T/big.pcap" <<'PY'
+import struct, sys
+ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 1400, 1, 0x4000, 64, 17, 0,
+                           bytes([10, 1, 0, 5]), bytes([10, 2, 0, 9])))
+s = sum(struct.unpack("!10H", ip))
+s = (s & 0xffff) + (s >> 16)
+ip[10:12] = struct.pack("!H", ~((s & 0xffff) + (s >> 16)) & 0xffff)
+udp = struct.pack("!HHHH", 1000, 2000, 1380, 0) + bytes(1372)
+frame = bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 5]) + b"\x08\x00" + bytes(ip) + udp
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    f.write(struct.pack("<IIII", 1, 0, len(frame), len(frame)) + frame)
+PY
+R=(--policy "$T/r.rfw" --backend pcap --mode router --interface lan0 --interface wan0
+	--neighbor lan0=10.1.0.5=02:00:00:00:00:05 --neighbor wan0=10.2.0.9=02:00:00:00:00:09
+	--pcap-in "lan0=$T/big.pcap" --pcap-out "lan0=$T/lan.pcap" --pcap-out "wan0=$T/wan.pcap")
+records() {	# FILE: the frames in a capture, one "length type code mtu" line each
+	python3 - "$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+at = 24
+while at + 16 <= len(d):
+    n = struct.unpack("<I", d[at + 8:at + 12])[0]
+    f = d[at + 16:at + 16 + n]
+    at += 16 + n
+    icmp = f[34:42] if len(f) >= 42 and f[23] == 1 else b"\0" * 8
+    print(len(f), icmp[0], icmp[1], struct.unpack("!H", icmp[6:8])[0])
+PY
+}
+exits 0 "router replay, wan0 mtu=1500" "${R[@]}" --port-addr lan0=02:00:00:00:00:01,10.1.0.1 \
+	--port-addr wan0=02:00:00:00:00:02,10.2.0.1,mtu=1500
+[ "$(records "$T/wan.pcap")" = "1414 0 0 0" ] && ok "the 1400-byte datagram goes out of wan0" ||
+	not_ok "the 1400-byte datagram goes out of wan0 ($(records "$T/wan.pcap"))"
+exits 0 "router replay, wan0 mtu=1280" "${R[@]}" --port-addr lan0=02:00:00:00:00:01,10.1.0.1 \
+	--port-addr wan0=02:00:00:00:00:02,10.2.0.1,mtu=1280
+[ -z "$(records "$T/wan.pcap")" ] && [ "$(records "$T/lan.pcap" | cut -d' ' -f2-)" = "3 4 1280" ] &&
+	ok "with mtu=1280 it is answered on lan0: fragmentation needed, MTU 1280" ||
+	not_ok "with mtu=1280 it is answered on lan0 ($(records "$T/lan.pcap"); wan0: $(records "$T/wan.pcap"))"
+exits 1 "--port-addr mtu=40 (under 68)" "${R[@]}" --port-addr wan0=02:00:00:00:00:02,mtu=40
 "$RAMPARTD" --help | grep -q -- '--pcap-in IF=FILE' && ok "--help documents --pcap-in" ||
 	not_ok "--help documents --pcap-in"
 echo "$PASSED passed, $FAILED failed"

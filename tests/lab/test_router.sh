@@ -236,8 +236,13 @@ for fam in -4 -6; do
 done
 check_not "the firewall's kernel knows neither host" \
 	bash -c "ip -n $(lab_nsname fw) neigh show | grep -E '10\.20\.[12]\.2 |fd00:20:[12]::2 ' | grep -q lladdr"
+# This rampartd also gets the server port's MTU from --port-addr (1280,
+# where the kernel says 1500): it must keep it over the kernel's, read
+# every second.
+srv_mac=$(lab_in fw cat "/sys/class/net/$FW_IF_S/address")
 if lab_rampartd_run routing --policy "$LAB_TMP/router.rfw" --interface "$FW_IF_C" \
-	--interface "$FW_IF_S" --mode router --foreground -v --control "$LAB_TMP/rampartd.sock"; then
+	--interface "$FW_IF_S" --mode router --foreground -v --control "$LAB_TMP/rampartd.sock" \
+	--port-addr "$FW_IF_S=$srv_mac,10.20.2.1,fd00:20:2::1,mtu=1280"; then
 	# the first echo request and its reply wait in rampart (held) while
 	# the kernel resolves each host, and go on then: all answered
 	out=$(lab_in cli ping -n -c 8 -i 0.5 -W 2 10.20.2.2 2>&1)
@@ -256,6 +261,9 @@ if lab_rampartd_run routing --policy "$LAB_TMP/router.rfw" --interface "$FW_IF_C
 	out=$(lab_in cli ping -6 -n -c 1 -W 8 fd00:20:2::99 2>&1)
 	check "ping fd00:20:2::99 (no such host): address unreachable from fd00:20:1::1" \
 		bash -c 'grep -q "^From fd00:20:1::1 icmp_seq=1 Destination unreachable: Address unreachable" <<<"$1"' _ "$out"
+	out=$(lab_in cli ping -n -c 2 -i 0.3 -W 1 -M do -s 1372 10.20.2.2 2>&1)
+	check "--port-addr mtu=1280 (the kernel says 1500, seconds later): 'Frag needed' with mtu = 1280" \
+		bash -c "grep -Eq 'From 10\.20\.1\.1 .*mtu ?= ?1280' <<<\"\$1\"" _ "$out"
 	check "the firewall's kernel resolved both hosts, both families" \
 		bash -c "[ \$(ip -n $(lab_nsname fw) neigh show | grep -E '^(10\.20\.[12]\.2|fd00:20:[12]::2) ' | grep -c lladdr) -eq 4 ]"
 	check "SIGUSR1 prints counters" lab_counters "$ctr"
