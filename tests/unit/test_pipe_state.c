@@ -169,17 +169,23 @@ static void save(struct lab *l, const char *path, uint64_t now, uint64_t wall, u
 	assert_int_equal(c.flows, flows);
 }
 
-static int restore(struct lab *l, const char *path, uint64_t now, uint64_t wall,
-		   struct pipe_state_counts *c, char *err, size_t errlen)
+static int restore_flows(struct lab *l, const char *path, uint64_t now, uint64_t wall,
+			 int recheck, struct pipe_state_counts *c, char *err, size_t errlen)
 {
 	struct pipe_state *s = pipe_state_open(path, err, errlen);
 	int rc;
 
 	if (!s)
 		return -2;
-	rc = pipe_state_restore(s, l->w, l->n, now, wall, 0, c, err, errlen);
+	rc = pipe_state_restore(s, l->w, l->n, now, wall, recheck, c, err, errlen);
 	pipe_state_close(s);
 	return rc;
+}
+
+static int restore(struct lab *l, const char *path, uint64_t now, uint64_t wall,
+		   struct pipe_state_counts *c, char *err, size_t errlen)
+{
+	return restore_flows(l, path, now, wall, 0, c, err, errlen);
 }
 
 /* The connection's next segments both ways, after the restart. */
@@ -256,27 +262,38 @@ static void test_connection_survives(void **state)
 	unlink(path);
 }
 
+/* Into path: the masqueraded connection (its public port in *pub) and a
+ * DNS flow from outside accepted by dns-in (its packet in *dns). */
+static void save_two_flows(const char *path, uint16_t *pub, struct flow_spec *dns)
+{
+	struct lab a;
+	struct frame f;
+
+	*dns = (struct flow_spec){.family = 4, .proto = 17, .sport = 3333, .dport = 53};
+	memcpy(dns->src, remote_ip, 4);
+	memcpy(dns->dst, client_ip, 4);
+	lab_open(&a, policy, 7);
+	establish(&a, pub);
+	frame_build(&f, dns);
+	assert_int_equal(run1(&a, &f, 1, 11 * SEC).verdict, PIPE_FORWARD);	/* dns-in */
+	save(&a, path, 12 * SEC, WALL, 2);
+	lab_close(&a);
+}
+
 /* The new policy inserts a rule before the flow's and drops another:
  * the flow follows its rule's name; a flow whose rule is gone keeps
  * going under the default's row, as after a reload. */
 static void test_rules_by_name(void **state)
 {
-	struct lab a, b;
+	struct lab b;
 	struct pipe_state_counts c;
 	struct frame f;
-	struct flow_spec dns = {.family = 4, .proto = 17, .sport = 3333, .dport = 53};
+	struct flow_spec dns;
 	char err[256], *path = temp_path();
 	uint16_t pub;
 	(void)state;
 
-	lab_open(&a, policy, 7);
-	establish(&a, &pub);
-	memcpy(dns.src, remote_ip, 4);
-	memcpy(dns.dst, client_ip, 4);
-	frame_build(&f, &dns);
-	assert_int_equal(run1(&a, &f, 1, 11 * SEC).verdict, PIPE_FORWARD);	/* dns-in */
-	save(&a, path, 12 * SEC, WALL, 2);
-	lab_close(&a);
+	save_two_flows(path, &pub, &dns);
 
 	lab_open(&b, policy_edited, 7);
 	assert_int_equal(restore(&b, path, 12 * SEC, WALL, &c, err, sizeof(err)), 0);
@@ -288,6 +305,32 @@ static void test_rules_by_name(void **state)
 	frame_build(&f, &dns);
 	assert_int_equal(run1(&b, &f, 1, 13 * SEC).verdict, PIPE_FORWARD);	/* its flow */
 	assert_int_equal(pipe_rule_stats(b.w[0])[0].packets, 1);
+	lab_close(&b);
+	unlink(path);
+}
+
+/* --reload-flows recheck: restored flows meet the new rules with their
+ * next packet, as after a reload; the one no rule accepts now (dns-in is
+ * gone, the default drops) ends, the other carries on. */
+static void test_recheck(void **state)
+{
+	struct lab b;
+	struct pipe_state_counts c;
+	struct frame f;
+	struct flow_spec dns;
+	char err[256], *path = temp_path();
+	uint16_t pub;
+	(void)state;
+
+	save_two_flows(path, &pub, &dns);
+
+	lab_open(&b, policy_edited, 7);
+	assert_int_equal(restore_flows(&b, path, 12 * SEC, WALL, 1, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, 2);
+	carries_on(&b, pub, 13 * SEC);		/* lan-out still takes it */
+	frame_build(&f, &dns);
+	assert_int_equal(run1(&b, &f, 1, 13 * SEC).drop, PIPE_DROP_POLICY);
+	assert_int_equal(pipe_stats(b.w[0])->recheck_ended, 1);
 	lab_close(&b);
 	unlink(path);
 }
@@ -540,6 +583,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connection_survives),
 		cmocka_unit_test(test_rules_by_name),
+		cmocka_unit_test(test_recheck),
 		cmocka_unit_test(test_time_down_counts),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_handoff_workers),
