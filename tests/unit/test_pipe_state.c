@@ -280,6 +280,23 @@ static void save_two_flows(const char *path, uint16_t *pub, struct flow_spec *dn
 	lab_close(&a);
 }
 
+/* save_two_flows, then both back into a worker of policy_edited (a rule
+ * inserted before lan-out, dns-in gone), recheck or not; the masqueraded
+ * connection carries on either way (lan-out still takes it). */
+static void restore_into_edited(struct lab *b, int recheck, struct pipe_state_counts *c,
+				struct flow_spec *dns)
+{
+	char err[256], *path = temp_path();
+	uint16_t pub;
+
+	save_two_flows(path, &pub, dns);
+	lab_open(b, policy_edited, 7);
+	assert_int_equal(restore_flows(b, path, 12 * SEC, WALL, recheck, c, err, sizeof(err)), 0);
+	assert_int_equal(c->restored, 2);
+	carries_on(b, pub, 13 * SEC);
+	unlink(path);
+}
+
 /* The new policy inserts a rule before the flow's and drops another:
  * the flow follows its rule's name; a flow whose rule is gone keeps
  * going under the default's row, as after a reload. */
@@ -289,24 +306,16 @@ static void test_rules_by_name(void **state)
 	struct pipe_state_counts c;
 	struct frame f;
 	struct flow_spec dns;
-	char err[256], *path = temp_path();
-	uint16_t pub;
 	(void)state;
 
-	save_two_flows(path, &pub, &dns);
-
-	lab_open(&b, policy_edited, 7);
-	assert_int_equal(restore(&b, path, 12 * SEC, WALL, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.restored, 2);
+	restore_into_edited(&b, 0, &c, &dns);
 	assert_int_equal(c.rule_gone, 1);
-	carries_on(&b, pub, 13 * SEC);
 	assert_int_equal(pipe_rule_stats(b.w[0])[2].packets, 2);	/* lan-out, now rule 2 */
 	assert_int_equal(pipe_rule_stats(b.w[0])[1].packets, 0);
 	frame_build(&f, &dns);
 	assert_int_equal(run1(&b, &f, 1, 13 * SEC).verdict, PIPE_FORWARD);	/* its flow */
 	assert_int_equal(pipe_rule_stats(b.w[0])[0].packets, 1);
 	lab_close(&b);
-	unlink(path);
 }
 
 /* --reload-flows recheck: restored flows meet the new rules with their
@@ -318,21 +327,13 @@ static void test_recheck(void **state)
 	struct pipe_state_counts c;
 	struct frame f;
 	struct flow_spec dns;
-	char err[256], *path = temp_path();
-	uint16_t pub;
 	(void)state;
 
-	save_two_flows(path, &pub, &dns);
-
-	lab_open(&b, policy_edited, 7);
-	assert_int_equal(restore_flows(&b, path, 12 * SEC, WALL, 1, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.restored, 2);
-	carries_on(&b, pub, 13 * SEC);		/* lan-out still takes it */
+	restore_into_edited(&b, 1, &c, &dns);
 	frame_build(&f, &dns);
 	assert_int_equal(run1(&b, &f, 1, 13 * SEC).drop, PIPE_DROP_POLICY);
 	assert_int_equal(pipe_stats(b.w[0])->recheck_ended, 1);
 	lab_close(&b);
-	unlink(path);
 }
 
 /* A flow whose time ran out while rampart was down is not restored. */
