@@ -2,6 +2,7 @@
 #include "flowstate.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -83,4 +84,180 @@ void flowstate_save(const struct rampartd_opts *o, struct pipe_worker *const *w,
 	else
 		fprintf(stderr, "rampartd: state file %s: %llu flows written\n", o->state_file,
 			(unsigned long long)c.flows);
+}
+
+/* ---- checkpoints (--state-interval) ---- */
+
+#define FLOWSTATE_TIMEOUT_MS 2000	/* a worker that copies nothing for this long */
+
+static struct flow_save_job *jobs;	/* one a worker, made by the first checkpoint */
+static uint32_t njobs;
+
+uint32_t flowstate_serve(struct worker *w)
+{
+	struct flow_save_job *j = atomic_load_explicit(&w->save_job, memory_order_acquire);
+	uint32_t head, tail, at, room, got;
+	int finished = 1;
+
+	if (!atomic_load_explicit(&j->cancel, memory_order_relaxed)) {
+		if (!j->started) {
+			/* the clock the backend stamps bursts with */
+			j->now = (uint32_t)(clock_ns(CLOCK_MONOTONIC) / 1000000000u);
+			j->started = 1;
+		}
+		head = atomic_load_explicit(&j->head, memory_order_relaxed);
+		tail = atomic_load_explicit(&j->tail, memory_order_acquire);
+		at = head & (FLOWSTATE_RING - 1);
+		room = FLOWSTATE_RING - (head - tail);
+		if (room > FLOWSTATE_RING - at)
+			room = FLOWSTATE_RING - at;	/* up to the ring's end */
+		if (!room)
+			return 1;	/* the main thread is writing: wait for it */
+		finished = pipe_state_collect(w->pipe, j->worker, j->names, j->now, &j->cursor,
+					      FLOWSTATE_SLOTS_PER_LOOP,
+					      j->ring + (size_t)at * PIPE_STATE_RECORD_SIZE, room,
+					      &got);
+		atomic_store_explicit(&j->head, head + got, memory_order_release);
+	}
+	if (!finished)
+		return 1;
+	/* slot free first: the main thread may post again once done */
+	atomic_store_explicit(&w->save_job, NULL, memory_order_relaxed);
+	atomic_store_explicit(&j->done, 1, memory_order_release);
+	return 0;
+}
+
+/* Records [tail, head) of the ring to the file, in at most two pieces. */
+static int drain(struct pipe_state_writer *wr, struct flow_save_job *j, uint32_t head,
+		 char *err, size_t errlen)
+{
+	uint32_t tail = atomic_load_explicit(&j->tail, memory_order_relaxed);
+
+	while (tail != head) {
+		uint32_t at = tail & (FLOWSTATE_RING - 1), n = head - tail;
+
+		if (n > FLOWSTATE_RING - at)
+			n = FLOWSTATE_RING - at;
+		if (pipe_state_writer_put(wr, j->ring + (size_t)at * PIPE_STATE_RECORD_SIZE, n, err,
+					  errlen))
+			return -1;
+		tail += n;
+		atomic_store_explicit(&j->tail, tail, memory_order_release);
+	}
+	return 0;
+}
+
+/* Worker k's flows through its job to the file. 0; -1 with err when the
+ * worker stopped answering (its job cancelled); -2 with err when the
+ * file failed (the writer has aborted itself). */
+static int save_worker(struct pipe_state_writer *wr, struct worker *w, struct flow_save_job *j,
+		       uint32_t k, const struct rfw_view *names, char *err, size_t errlen)
+{
+	const struct timespec nap = { 0, 200000 };
+	uint64_t last = clock_ns(CLOCK_MONOTONIC);
+
+	j->names = names;
+	j->worker = k;
+	j->cursor = 0;
+	j->started = 0;
+	atomic_store_explicit(&j->head, 0, memory_order_relaxed);
+	atomic_store_explicit(&j->tail, 0, memory_order_relaxed);
+	atomic_store_explicit(&j->cancel, 0, memory_order_relaxed);
+	atomic_store_explicit(&j->done, 0, memory_order_relaxed);
+	/* release: the worker sees the job's fields once it sees the pointer */
+	atomic_store_explicit(&w->save_job, j, memory_order_release);
+	for (;;) {
+		/* done before head: once done is seen, head is the last */
+		int done = atomic_load_explicit(&j->done, memory_order_acquire);
+		uint32_t head = atomic_load_explicit(&j->head, memory_order_acquire);
+
+		if (head != atomic_load_explicit(&j->tail, memory_order_relaxed)) {
+			if (drain(wr, j, head, err, errlen)) {
+				atomic_store_explicit(&j->cancel, 1, memory_order_relaxed);
+				return -2;
+			}
+			last = clock_ns(CLOCK_MONOTONIC);
+		} else if (done) {
+			return 0;
+		} else if (clock_ns(CLOCK_MONOTONIC) - last > FLOWSTATE_TIMEOUT_MS * 1000000ull) {
+			atomic_store_explicit(&j->cancel, 1, memory_order_relaxed);
+			snprintf(err, errlen, "worker %u copied nothing for %d ms", k,
+				 FLOWSTATE_TIMEOUT_MS);
+			return -1;
+		} else {
+			nanosleep(&nap, NULL);
+		}
+	}
+}
+
+static int make_jobs(uint32_t n)
+{
+	if (jobs)
+		return 0;
+	jobs = calloc(n, sizeof(*jobs));
+	if (!jobs)
+		return -1;
+	njobs = n;
+	for (uint32_t k = 0; k < n; k++) {
+		jobs[k].ring = malloc((size_t)FLOWSTATE_RING * PIPE_STATE_RECORD_SIZE);
+		if (!jobs[k].ring) {
+			flowstate_free();
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w,
+			  struct pipe_worker *const *pipes, uint32_t n,
+			  const struct rfw_view *names)
+{
+	struct pipe_state_writer *wr;
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), flows;
+	char err[512];
+
+	if (!o->state_file || n == 0)
+		return;
+	if (make_jobs(n)) {
+		fprintf(stderr, "rampartd: checkpoint: out of memory\n");
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (atomic_load_explicit(&w[k]->save_job, memory_order_acquire)) {
+			fprintf(stderr, "rampartd: checkpoint skipped: worker %u has not finished "
+					"the last one\n", k);
+			return;
+		}
+	wr = pipe_state_writer_open(o->state_file, pipes[0], n, names, err, sizeof(err));
+	if (!wr) {
+		fprintf(stderr, "rampartd: checkpoint not written: %s\n", err);
+		return;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		int rc = save_worker(wr, w[k], &jobs[k], k, names, err, sizeof(err));
+
+		if (rc) {
+			if (rc == -1)
+				pipe_state_writer_abort(wr);
+			fprintf(stderr, "rampartd: checkpoint not written: %s\n", err);
+			return;
+		}
+	}
+	if (pipe_state_writer_close(wr, clock_ns(CLOCK_REALTIME), &flows, err, sizeof(err))) {
+		fprintf(stderr, "rampartd: checkpoint not written: %s\n", err);
+		return;
+	}
+	if (o->verbose)
+		fprintf(stderr, "rampartd: checkpoint: %llu flows written to %s in %llu ms\n",
+			(unsigned long long)flows, o->state_file,
+			(unsigned long long)((clock_ns(CLOCK_MONOTONIC) - t0) / 1000000u));
+}
+
+void flowstate_free(void)
+{
+	for (uint32_t k = 0; jobs && k < njobs; k++)
+		free(jobs[k].ring);
+	free(jobs);
+	jobs = NULL;
+	njobs = 0;
 }

@@ -1,11 +1,58 @@
-/* rampartd --state-file: the flows read back at start and written at a
- * clean stop (runtime/pipe_state.h does the work; this says what
- * happened on stderr, which the journal keeps). */
+/* rampartd --state-file: the flows read back at start, written at a
+ * clean stop and, with --state-interval, while running (checkpoints).
+ * runtime/pipe_state.h does the work; this says what happened on
+ * stderr, which the journal keeps. */
 #ifndef RAMPART_FLOWSTATE_H
 #define RAMPART_FLOWSTATE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include "options.h"
+#include "worker.h"
+
+/* A checkpoint's records pass from a worker to the main thread through a
+ * single-producer ring of FLOWSTATE_RING records (1.2 MB a worker); the
+ * worker copies at most FLOWSTATE_SLOTS_PER_LOOP conntrack slots between
+ * two bursts, so a big table never holds a burst up for long (~50 us). */
+#define FLOWSTATE_RING 8192u		/* power of two */
+#define FLOWSTATE_SLOTS_PER_LOOP 1024u
+
+struct flow_save_job {
+	/* set by the main thread before publishing */
+	const struct rfw_view *names;	/* the policy the file names rules by */
+	uint32_t worker;		/* the worker's number in the file */
+	uint8_t *ring;			/* FLOWSTATE_RING records */
+	/* the worker's */
+	uint32_t cursor;		/* next conntrack slot */
+	uint32_t now;			/* its clock (s) when the copy began */
+	int started;
+	_Alignas(64) atomic_uint head;	/* records written (worker, release) */
+	_Alignas(64) atomic_uint tail;	/* records taken (main thread, release) */
+	atomic_int cancel;		/* main thread gave up: stop copying */
+	atomic_int done;		/* worker: table done (or cancelled), slot free */
+};
+
+/* Worker side, once per loop: copy a slice of a pending checkpoint.
+ * Returns 1 while one is in progress (the worker must not go idle). */
+uint32_t flowstate_serve(struct worker *w);
+
+static inline uint32_t flowstate_poll(struct worker *w)
+{
+	if (!atomic_load_explicit(&w->save_job, memory_order_acquire))
+		return 0;
+	return flowstate_serve(w);
+}
+
+/* Main thread, workers running, no reload under way (hold the reload
+ * lock): every worker's flows to the state file, a worker at a time.
+ * names: the running policy. Says on stderr what went wrong (and, with
+ * -v, how many flows were written); the file is replaced only when all
+ * were written. */
+void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w,
+			  struct pipe_worker *const *pipes, uint32_t n,
+			  const struct rfw_view *names);
+/* The checkpoints' rings, once the workers have stopped. */
+void flowstate_free(void);
 
 struct pipe_state;
 struct pipe_worker;

@@ -21,6 +21,7 @@ static void usage(FILE *out)
 		"                [--queues N] [--cores LIST] [--fail open|closed] [--xdp-object PATH]\n"
 		"                [--reload-flows keep|recheck] [--no-sandbox] [--metrics ADDR:PORT]\n"
 		"                [--log FILE|-] [--log-rate N] [--reply-rate N] [--state-file PATH]\n"
+		"                [--state-interval SECONDS]\n"
 		"                [--umem shared|per-interface]\n"
 		"                [--handoff on|off]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
@@ -82,6 +83,9 @@ static void usage(FILE *out)
 		"                      stop with SIGUSR2 to leave the XDP programs attached\n"
 		"                      meanwhile (--fail closed: TCP retransmits and carries\n"
 		"                      on; docs/operations.md)\n"
+		"  --state-interval S  also write the state file every S seconds while running,\n"
+		"                      so a crash or SIGKILL loses only the flows of the last\n"
+		"                      S seconds (1..86400; default 0: only at a clean stop)\n"
 		"  --no-sandbox        keep every capability after set-up and run the workers\n"
 		"                      without their system call filter (debugging; see\n"
 		"                      docs/security.md)\n"
@@ -373,6 +377,10 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 				return -1;
 			}
 	}
+	if (o->state_interval && !o->state_file) {
+		fprintf(stderr, "rampartd: --state-interval needs --state-file\n");
+		return -1;
+	}
 	if (o->backend == OPT_BACKEND_PCAP) {
 		for (uint32_t i = 0; i < o->nifs; i++) {
 			int used = 0;
@@ -430,7 +438,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_STATE_FILE, OPT_REPLY_RATE, OPT_DPDK_ISOLATE,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_STATE_FILE, OPT_STATE_INTERVAL, OPT_REPLY_RATE, OPT_DPDK_ISOLATE,
 		OPT_UMEM,
 		OPT_HANDOFF,
 	};
@@ -455,6 +463,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "log", required_argument, NULL, OPT_LOG },
 		{ "log-rate", required_argument, NULL, OPT_LOG_RATE },
 		{ "state-file", required_argument, NULL, OPT_STATE_FILE },
+		{ "state-interval", required_argument, NULL, OPT_STATE_INTERVAL },
 		{ "reply-rate", required_argument, NULL, OPT_REPLY_RATE },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "umem", required_argument, NULL, OPT_UMEM },
@@ -537,6 +546,13 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case OPT_STATE_FILE:
 			o->state_file = optarg;
+			break;
+		case OPT_STATE_INTERVAL:
+			if (!strcmp(optarg, "0"))
+				o->state_interval = 0;
+			else if ((r = parse_count(optarg, 86400, &o->state_interval)) < 0)
+				fprintf(stderr, "rampartd: --state-interval '%s': want 0..86400 "
+						"seconds\n", optarg);
 			break;
 		case OPT_LOG:
 			o->log = optarg;

@@ -67,6 +67,7 @@ struct rampartd_opts {
 	const char *log;	/* --log FILE|-: packet log (JSON lines), NULL: none */
 	uint32_t log_rate;	/* --log-rate N: records a second per rule */
 	const char *state_file;	/* --state-file PATH: flows over a restart; NULL: none */
+	uint32_t state_interval;	/* --state-interval S: also every S s (0: at stop only) */
 	uint32_t reply_rate;	/* --reply-rate N: replies a second per worker, 0 = no limit */
 	int eal_argc;		/* --backend dpdk: what follows "--", after */
 	char **eal_argv;	/* argv[0] (docs/dpdk.md) */

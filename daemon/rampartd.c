@@ -578,22 +578,44 @@ static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 	nl_mtu_refresh(nl);
 }
 
+/* --state-interval: the flows to the state file while the workers run,
+ * with no reload under way (the file names rules by the running policy). */
+static void checkpoint(const struct rampartd_opts *o, const struct counters_src *src)
+{
+	reload_lock(&reloader);
+	flowstate_checkpoint(o, src->workers, pipes, src->nworkers, reloader.view);
+	reload_unlock(&reloader);
+}
+
 /* Signals are blocked in every thread and taken here with sigtimedwait:
  * nothing runs in signal context, so printing is safe. A router wakes
- * every NEIGH_TICK_MS for its next hops (neigh_tick). Returns the signal
- * that stops rampartd: SIGINT, SIGTERM, or SIGUSR2 (a stop for a restart:
- * the XDP programs stay attached). */
-static int wait_signals(const sigset_t *set, const struct counters_src *src,
-			struct nl_neigh_sync *nl)
+ * every NEIGH_TICK_MS for its next hops (neigh_tick), and with
+ * --state-interval every so many seconds for a checkpoint. Returns the
+ * signal that stops rampartd: SIGINT, SIGTERM, or SIGUSR2 (a stop for a
+ * restart: the XDP programs stay attached). */
+static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
+			const struct counters_src *src, struct nl_neigh_sync *nl)
 {
-	const struct timespec tick = { 0, NEIGH_TICK_MS * 1000000L };
-	uint64_t last_refresh = monotonic_ms();
+	uint64_t last_refresh = monotonic_ms(), every = (uint64_t)o->state_interval * 1000u;
+	uint64_t next_save = every ? monotonic_ms() + every : UINT64_MAX;
 
 	for (;;) {
-		int sig = nl ? sigtimedwait(set, NULL, &tick) : sigwaitinfo(set, NULL);
+		uint64_t now = monotonic_ms(), wait_ms = nl ? NEIGH_TICK_MS : UINT64_MAX;
+		struct timespec tick;
+		int sig;
 
+		if (now >= next_save) {
+			checkpoint(o, src);
+			next_save = monotonic_ms() + every;
+			continue;
+		}
+		if (next_save - now < wait_ms)
+			wait_ms = next_save - now;
+		tick.tv_sec = (time_t)(wait_ms / 1000u);
+		tick.tv_nsec = (long)(wait_ms % 1000u) * 1000000L;
+		sig = wait_ms == UINT64_MAX ? sigwaitinfo(set, NULL) : sigtimedwait(set, NULL, &tick);
 		if (sig < 0) {
-			/* timeout (or EINTR): the neighbours' tick */
+			/* timeout (or EINTR): the neighbours' tick, or a checkpoint's */
 			if (nl)
 				neigh_tick(nl, &last_refresh);
 			continue;
@@ -702,6 +724,7 @@ static int finish(int rc, const struct counters_src *src, uint32_t nq)
 		pipe_destroy(pipes[k]);
 	if (handoff.n)
 		handoff_free(&handoff);
+	flowstate_free();
 	free_capture(nq);
 	if (src->reload)
 		reload_free(&reloader);
@@ -803,7 +826,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		for (uint32_t k = 0; k < nq; k++)
 			fprintf(stderr, "rampartd: worker %u: queue %u, CPU %d\n", k, k, worker_cpu[k]);
 
-	stop_sig = wait_signals(&set, &src, nlp);
+	stop_sig = wait_signals(o, &set, &src, nlp);
 	rc = 0;
 out:
 	control_stop(ctl);
@@ -895,7 +918,7 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 		goto out;
 	if (o->verbose)
 		dp_daemon_report(&dports, o);
-	stop_sig = wait_signals(&set, &src, NULL);	/* SIGUSR2: no program to leave */
+	stop_sig = wait_signals(o, &set, &src, NULL);	/* SIGUSR2: no program to leave */
 	rc = 0;
 out:
 	control_stop(ctl);

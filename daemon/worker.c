@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ctl_job.h"
+#include "flowstate.h"
 #include "privilege.h"
 #include "reload.h"
 
@@ -29,6 +30,7 @@ void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pi
 	for (uint32_t k = 0; k < PIPE_MAX_PORTS; k++)
 		atomic_init(&w->mtu[k], 0);
 	atomic_init(&w->ctl_job, NULL);
+	atomic_init(&w->save_job, NULL);
 	atomic_init(&w->quiesced, 0);
 }
 
@@ -355,6 +357,7 @@ void worker_run(struct worker *w)
 		post_unresolved(w);
 		work += ops->service(w->be, w->queue);
 		work += ctl_job_poll(w);
+		work += flowstate_poll(w);
 		if (work)
 			continue;
 		/* Idle: sleep in the backend until a frame arrives (it wakes

@@ -15,6 +15,7 @@
 #define WORKER_RESOLVE_RING 64	/* power of two */
 
 struct ctl_job;
+struct flow_save_job;
 struct reload_gen;
 struct pipe_policy;
 struct pktcap_ring;
@@ -85,6 +86,10 @@ struct worker {
 	uint32_t mtu_gen_seen;
 	/* Control-socket requests (ctl_job.h), checked once per loop. */
 	_Alignas(64) struct ctl_job *_Atomic ctl_job;
+	/* Flow checkpoints (--state-interval, flowstate.h), checked once
+	 * per loop: its own slot, so a checkpoint never keeps rampartctl
+	 * waiting. */
+	struct flow_save_job *_Atomic save_job;
 	/* Reload (reload.h): the generation the reloader publishes, checked
 	 * once per loop; the worker adopts its policy between bursts, sweeps
 	 * its flows over, then reports the generation's seq in quiesced

@@ -48,7 +48,7 @@ struct state_record {
 	uint32_t rule;		/* in the saving policy */
 	struct ct_saved_flow flow;
 };
-_Static_assert(sizeof(struct state_record) == 152, "the state file's record");
+_Static_assert(sizeof(struct state_record) == PIPE_STATE_RECORD_SIZE, "the state file's record");
 
 struct pipe_state {
 	const uint8_t *map;
@@ -91,95 +91,171 @@ static int put_names(FILE *f, const struct rfw_view *v, uint32_t *size, uint32_t
 	return 0;
 }
 
-/* One worker's live flows, their rules as the current policy numbers
- * them (a flow the sweep has not restamped yet is mapped here); names:
- * the policy whose names the file holds (every worker's once a reload
- * is done; a worker still on another keeps its flows, under rule 0). */
-static int put_flows(FILE *f, const struct pipe_worker *w, uint32_t k, uint32_t now,
-		     const struct rfw_view *names, uint64_t *count, uint32_t *crc)
+/* One worker's live flows from slot *cursor on, their rules as the
+ * current policy numbers them (a flow the sweep has not restamped yet is
+ * mapped here); names: the policy whose names the file holds (every
+ * worker's once a reload is done; a worker still on another keeps its
+ * flows, under rule 0). */
+int pipe_state_collect(const struct pipe_worker *w, uint32_t k, const struct rfw_view *names,
+		       uint32_t now, uint32_t *cursor, uint32_t max_slots, void *out,
+		       uint32_t room, uint32_t *nout)
 {
 	const struct ct_table *t = w->ct;
-	struct state_record r;
+	struct state_record *rec = out;
+	uint32_t max = t ? ct_max_flows(t) : 0, n = 0;
 
-	if (!t)
-		return 0;
-	for (uint32_t i = 0, max = ct_max_flows(t); i < max; i++) {
-		if (ct_flow_save(t, i, now, &r.flow))
+	for (; *cursor < max && max_slots && n < room; (*cursor)++, max_slots--) {
+		struct state_record *r = &rec[n];
+
+		if (ct_flow_save(t, *cursor, now, &r->flow))
 			continue;
-		r.worker = k;
-		pipe_flow_restamp_rule(w->pol, r.flow.rule, &r.rule);
+		r->worker = k;
+		pipe_flow_restamp_rule(w->pol, r->flow.rule, &r->rule);
 		if (w->pol->view != names)
-			r.rule = 0;
-		r.flow.rule = 0;
-		if (put(f, &r, sizeof(r), crc))
-			return -1;
-		(*count)++;
+			r->rule = 0;
+		r->flow.rule = 0;
+		n++;
 	}
+	*nout = n;
+	return *cursor >= max;
+}
+
+struct pipe_state_writer {
+	FILE *f;
+	int fd;
+	struct state_header h;
+	char path[4096];
+	char tmp[4096];
+};
+
+static int writer_fail(struct pipe_state_writer *wr, char *err, size_t errlen, const char *what,
+		       const char *path)
+{
+	fail(err, errlen, what, path);
+	pipe_state_writer_abort(wr);
+	return -1;
+}
+
+struct pipe_state_writer *pipe_state_writer_open(const char *path,
+						 const struct pipe_worker *first, uint32_t workers,
+						 const struct rfw_view *names, char *err,
+						 size_t errlen)
+{
+	struct pipe_state_writer *wr = calloc(1, sizeof(*wr));
+	struct state_header *h;
+
+	if (!wr) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (workers == 0 || (size_t)snprintf(wr->path, sizeof(wr->path), "%s", path) >=
+				    sizeof(wr->path) ||
+	    (size_t)snprintf(wr->tmp, sizeof(wr->tmp), "%s.tmp", path) >= sizeof(wr->tmp)) {
+		snprintf(err, errlen, workers ? "state file name too long" : "no workers");
+		free(wr);
+		return NULL;
+	}
+	wr->fd = open(wr->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (wr->fd < 0) {
+		fail(err, errlen, "cannot create", wr->tmp);
+		free(wr);
+		return NULL;
+	}
+	wr->f = fdopen(wr->fd, "wb");
+	if (!wr->f) {
+		writer_fail(wr, err, errlen, "cannot write", wr->tmp);
+		return NULL;
+	}
+	h = &wr->h;
+	memcpy(h->magic, STATE_MAGIC, 8);
+	h->version = STATE_VERSION;
+	h->header_size = sizeof(*h);
+	h->record_size = sizeof(struct state_record);
+	h->workers = workers;
+	h->flags = first->handoff ? STATE_HANDOFF : 0;
+	h->rule_count = names->policy->rule_count;
+	h->home_seed = first->cfg.home_seed;
+	if (put(wr->f, h, sizeof(*h), NULL) ||
+	    put_names(wr->f, names, &h->names_size, &h->body_crc)) {
+		writer_fail(wr, err, errlen, "cannot write", wr->tmp);
+		return NULL;
+	}
+	return wr;
+}
+
+int pipe_state_writer_put(struct pipe_state_writer *wr, const void *records, uint32_t n,
+			  char *err, size_t errlen)
+{
+	if (put(wr->f, records, (size_t)n * sizeof(struct state_record), &wr->h.body_crc))
+		return writer_fail(wr, err, errlen, "cannot write", wr->tmp);
+	wr->h.flows += n;
 	return 0;
+}
+
+int pipe_state_writer_close(struct pipe_state_writer *wr, uint64_t wall_ns, uint64_t *flows,
+			    char *err, size_t errlen)
+{
+	struct state_header *h = &wr->h;
+	int fd = wr->fd, rc;
+
+	h->wall_ns = wall_ns;
+	h->header_crc = crc32c(0, h, offsetof(struct state_header, header_crc));
+	if (fseek(wr->f, 0, SEEK_SET) || put(wr->f, h, sizeof(*h), NULL) || fflush(wr->f) ||
+	    fsync(fd))
+		return writer_fail(wr, err, errlen, "cannot write", wr->tmp);
+	rc = fclose(wr->f);
+	wr->f = NULL;
+	wr->fd = -1;
+	if (rc)
+		return writer_fail(wr, err, errlen, "cannot write", wr->tmp);
+	if (rename(wr->tmp, wr->path))
+		return writer_fail(wr, err, errlen, "cannot rename to", wr->path);
+	*flows = h->flows;
+	free(wr);
+	return 0;
+}
+
+void pipe_state_writer_abort(struct pipe_state_writer *wr)
+{
+	if (!wr)
+		return;
+	if (wr->f)
+		fclose(wr->f);
+	else if (wr->fd >= 0)
+		close(wr->fd);
+	unlink(wr->tmp);
+	free(wr);
 }
 
 int pipe_state_save(const char *path, struct pipe_worker *const *w, uint32_t n,
 		    uint64_t now_ns, uint64_t wall_ns, struct pipe_state_counts *c, char *err,
 		    size_t errlen)
 {
-	struct state_header h;
+	enum { ROOM = 256 };
+	struct state_record buf[ROOM];
 	uint32_t now = (uint32_t)(now_ns / 1000000000u);
-	char tmp[4096];
-	FILE *f;
-	int fd;
+	struct pipe_state_writer *wr;
 
 	memset(c, 0, sizeof(*c));
 	if (n == 0) {
 		snprintf(err, errlen, "no workers");
 		return -1;
 	}
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-		snprintf(err, errlen, "state file name too long");
+	wr = pipe_state_writer_open(path, w[0], n, w[0]->pol->view, err, errlen);
+	if (!wr)
 		return -1;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t cursor = 0, got;
+		int done;
+
+		do {
+			done = pipe_state_collect(w[k], k, w[0]->pol->view, now, &cursor,
+						  UINT32_MAX, buf, ROOM, &got);
+			if (pipe_state_writer_put(wr, buf, got, err, errlen))
+				return -1;
+		} while (!done);
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return fail(err, errlen, "cannot create", tmp);
-	f = fdopen(fd, "wb");
-	if (!f) {
-		close(fd);
-		return fail(err, errlen, "cannot write", tmp);
-	}
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, STATE_MAGIC, 8);
-	h.version = STATE_VERSION;
-	h.header_size = sizeof(h);
-	h.record_size = sizeof(struct state_record);
-	h.workers = n;
-	h.flags = w[0]->handoff ? STATE_HANDOFF : 0;
-	h.rule_count = w[0]->pol->view->policy->rule_count;
-	h.home_seed = w[0]->cfg.home_seed;
-	h.wall_ns = wall_ns;
-	if (put(f, &h, sizeof(h), NULL) || put_names(f, w[0]->pol->view, &h.names_size, &h.body_crc))
-		goto write_failed;
-	for (uint32_t k = 0; k < n; k++)
-		if (put_flows(f, w[k], k, now, w[0]->pol->view, &h.flows, &h.body_crc))
-			goto write_failed;
-	h.header_crc = crc32c(0, &h, offsetof(struct state_header, header_crc));
-	if (fseek(f, 0, SEEK_SET) || put(f, &h, sizeof(h), NULL) || fflush(f) || fsync(fd))
-		goto write_failed;
-	if (fclose(f)) {
-		f = NULL;
-		goto write_failed;
-	}
-	if (rename(tmp, path)) {
-		fail(err, errlen, "cannot rename to", path);
-		unlink(tmp);
-		return -1;
-	}
-	c->flows = h.flows;
-	return 0;
-write_failed:
-	fail(err, errlen, "cannot write", tmp);
-	if (f)
-		fclose(f);
-	unlink(tmp);
-	return -1;
+	return pipe_state_writer_close(wr, wall_ns, &c->flows, err, errlen);
 }
 
 static struct pipe_state *refuse(struct pipe_state *s, char *err, size_t errlen,

@@ -38,6 +38,36 @@ int pipe_state_save(const char *path, struct pipe_worker *const *w, uint32_t n,
 		    uint64_t now_ns, uint64_t wall_ns, struct pipe_state_counts *c, char *err,
 		    size_t errlen);
 
+/* The same in steps, for a running daemon (daemon/flowstate.c): each
+ * worker copies its flows a slice at a time into records, on its own
+ * thread between bursts (pipe_state_collect), and another thread writes
+ * them (the writer). A record is PIPE_STATE_RECORD_SIZE bytes. */
+#define PIPE_STATE_RECORD_SIZE 152u
+struct rfw_view;
+
+/* Worker k's live flows from conntrack slot *cursor on, at most
+ * max_slots slots looked at and room records written to out; *nout
+ * records written, *cursor moved on. names: the policy whose rule names
+ * the file holds (a worker on another has its flows saved under rule
+ * 0). 1 once the whole table is done, else 0. */
+int pipe_state_collect(const struct pipe_worker *w, uint32_t k, const struct rfw_view *names,
+		       uint32_t now, uint32_t *cursor, uint32_t max_slots, void *out,
+		       uint32_t room, uint32_t *nout);
+
+/* A temporary file beside path, renamed over it by close; abort (or a
+ * failed put or close, which abort themselves) removes it. first: any
+ * of the workers (the handoff setting and hash key are theirs). */
+struct pipe_state_writer;
+struct pipe_state_writer *pipe_state_writer_open(const char *path,
+						 const struct pipe_worker *first, uint32_t workers,
+						 const struct rfw_view *names, char *err,
+						 size_t errlen);
+int pipe_state_writer_put(struct pipe_state_writer *wr, const void *records, uint32_t n,
+			  char *err, size_t errlen);
+int pipe_state_writer_close(struct pipe_state_writer *wr, uint64_t wall_ns, uint64_t *flows,
+			    char *err, size_t errlen);
+void pipe_state_writer_abort(struct pipe_state_writer *wr);
+
 /* A state file, mapped and checked (magic, version, sizes, CRC32C over
  * the whole): NULL with errno ENOENT when there is none, or NULL with err
  * saying why it is refused. */

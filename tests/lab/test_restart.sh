@@ -7,7 +7,9 @@
 # workers under the same handoff key, with the same public ports. With a
 # damaged file (refused with a message, rampartd starts anyway) the same
 # restart ends them; a file of two workers is refused by one; SIGTERM
-# writes the file too but detaches the programs (CLI.md).
+# writes the file too but detaches the programs (CLI.md). With
+# --state-interval the flows also outlive a SIGKILL: the last checkpoint
+# brings them back.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_restart.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -45,10 +47,11 @@ restart_cleanup() {
 start_session() { lab_session_start cli "10.$N.2.2" 7000 15; }
 # peers the server saw: one public address and port for the session
 peers() { sort -u "$LAB_TMP/peers.log" 2>/dev/null | wc -l; }
-start_rampartd() {	# [QUEUES]
+start_rampartd() {	# [QUEUES [MORE ARGUMENTS]]
 	lab_rampartd_run routing --policy "$LAB_TMP/fw.rfw" --interface "$FW_IF_C" \
 		--interface "$FW_IF_S" --mode router --fail closed --queues "${1:-2}" --cores 0,1 \
-		--state-file "$LAB_TMP/flows.state" --foreground -v --control "$LAB_TMP/rampartd.sock"
+		--state-file "$LAB_TMP/flows.state" --foreground -v --control "$LAB_TMP/rampartd.sock" \
+		"${@:2}"
 }
 # Three more sessions beside lab_session_start's: their flows spread over
 # the two workers (each is a worker's with a chance of one half).
@@ -126,9 +129,31 @@ check "the sessions carry on after the restart" all_alive 15
 check "... and keep going" all_alive 3
 check_eq "the server saw one public address and port per session all along" "$(peers)" 4
 
-# ---- the same restart without the state file ends it ----
+# ---- a crash: the last checkpoint brings the flows back ----
 stop_rampartd
 check "written again at the second stop" grep -q ': 4 flows written' "$LAB_TMP/rampartd.err"
+if ! start_rampartd 2 --state-interval 1; then
+	not_ok "rampartd --state-interval 1 starts"; cat "$LAB_TMP/rampartd.err" >&2
+	lab_summary; exit 1
+fi
+check "--state-interval 1: a checkpoint of the 4 flows within 5 s" lab_wait_for 5 \
+	grep -q 'checkpoint: 4 flows written' "$LAB_TMP/rampartd.err"
+check "the sessions ran on meanwhile" all_alive 3
+kill -KILL "$RAMPARTD_PID"
+wait "$RAMPARTD_PID" 2>/dev/null
+check_eq "SIGKILL: rampartd is gone (status 128 + 9)" "$?" 137
+check "the checkpoint is there" test -s "$LAB_TMP/flows.state"
+if ! start_rampartd; then
+	not_ok "rampartd starts after the crash"; cat "$LAB_TMP/rampartd.err" >&2
+	lab_summary; exit 1
+fi
+check "it restored the checkpoint's flows" \
+	grep -q 'state file .*: 4 of 4 flows restored' "$LAB_TMP/rampartd.err"
+check "the sessions carry on after the crash" all_alive 15
+check_eq "with the same public ports" "$(peers)" 4
+
+# ---- the same restart without the state file ends it ----
+stop_rampartd
 head -c 200 /dev/urandom >"$LAB_TMP/flows.state"	# damaged
 if ! start_rampartd; then
 	not_ok "rampartd starts over a damaged state file"; cat "$LAB_TMP/rampartd.err" >&2

@@ -3,7 +3,7 @@
  * on mid-stream with its public port; rules follow by name; time spent
  * down counts; damaged, truncated or foreign files and a changed worker
  * count are refused whole; an IPv6 flow with translated addresses comes
- * back with them. */
+ * back with them; a checkpoint copied in slices is the same file. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -469,6 +469,18 @@ static void test_refusals(void **state)
 /* With handoff the flows go back to the worker that had them, under the
  * file's hash key (which rampartd takes over); a file written with
  * handoff is refused by workers without it. */
+/* policy with 10,000 NAT ports, not 3: handoff steers each flow's port
+ * to its worker, which needs ports to choose from */
+static void wide_policy(char wide[sizeof(policy)])
+{
+	char *range;
+
+	memcpy(wide, policy, sizeof(policy));
+	range = strstr(wide, "20000-20002");
+	assert_non_null(range);
+	memcpy(range, "20000-29999", 11);
+}
+
 static void test_handoff_workers(void **state)
 {
 	struct lab a, b;
@@ -479,14 +491,10 @@ static void test_handoff_workers(void **state)
 	char err[256], *path = temp_path();
 	uint16_t pub[2];
 	struct frame f;
-	/* steering needs ports to choose from: 10,000, not 3 */
-	char wide[sizeof(policy)], *range;
+	char wide[sizeof(policy)];
 	(void)state;
 
-	memcpy(wide, policy, sizeof(policy));
-	range = strstr(wide, "20000-20002");
-	assert_non_null(range);
-	memcpy(range, "20000-29999", 11);
+	wide_policy(wide);
 	lab_open_home(&a, wide, 2, 7, &key);
 	establish(&a, &pub[0]);
 	assert_int_equal(tcp(&a, client_ip, 40001, remote_ip, 443, 0x02, 1000, 0, 0, 12 * SEC, &f)
@@ -520,6 +528,78 @@ static void test_handoff_workers(void **state)
 	assert_int_equal(frame_get16(f.b + 14 + 22), 40001);
 	lab_close(&b);
 	unlink(path);
+}
+
+/* A checkpoint as rampartd takes one while running: each worker's flows
+ * copied a few table slots and records at a time (pipe_state_collect,
+ * resumed from its cursor), written by the writer: the same file,
+ * byte for byte, as pipe_state_save of the stopped workers, and every
+ * flow comes back from it. */
+static void test_collect_in_slices(void **state)
+{
+	enum { ROOM = 3, SLOTS = 5, SYNS = 20 };
+	uint8_t rec[ROOM * PIPE_STATE_RECORD_SIZE];
+	struct lab a, b;
+	struct pipe_state_counts c;
+	struct pipe_state_writer *wr;
+	const uint64_t key = 0x5eed;
+	char err[256], whole[64], *path = temp_path();
+	char wide[sizeof(policy)];
+	uint64_t flows = 0, calls = 0;
+	struct frame f;
+	uint16_t pub;
+	FILE *x, *y;
+	int ch;
+	(void)state;
+
+	wide_policy(wide);
+	lab_open_home(&a, wide, 2, 7, &key);
+	establish(&a, &pub);
+	for (uint16_t i = 0; i < SYNS; i++)
+		assert_int_equal(tcp(&a, client_ip, (uint16_t)(41000 + i), remote_ip, 443, 0x02, 1,
+				     0, 0, 12 * SEC, &f).verdict, PIPE_FORWARD);
+
+	wr = pipe_state_writer_open(path, a.w[0], a.n, &a.view, err, sizeof(err));
+	assert_non_null(wr);
+	for (uint32_t k = 0; k < a.n; k++) {
+		uint32_t cursor = 0, before, got;
+		int done;
+
+		do {
+			before = cursor;
+			done = pipe_state_collect(a.w[k], k, &a.view, 20, &cursor, SLOTS, rec, ROOM,
+						  &got);
+			assert_true(got <= ROOM);
+			assert_true(cursor - before <= SLOTS && cursor > before);
+			assert_int_equal(pipe_state_writer_put(wr, rec, got, err, sizeof(err)), 0);
+			calls++;
+		} while (!done);
+	}
+	assert_true(calls > 2 * 64 / SLOTS);	/* it did go in slices */
+	assert_int_equal(pipe_state_writer_close(wr, WALL, &flows, err, sizeof(err)), 0);
+	assert_int_equal(flows, 1 + SYNS);
+
+	snprintf(whole, sizeof(whole), "%s.whole", path);
+	save(&a, whole, 20 * SEC, WALL, 1 + SYNS);
+	x = fopen(path, "rb");
+	y = fopen(whole, "rb");
+	assert_non_null(x);
+	assert_non_null(y);
+	while ((ch = fgetc(x)) != EOF)
+		assert_int_equal(ch, fgetc(y));
+	assert_int_equal(fgetc(y), EOF);
+	fclose(x);
+	fclose(y);
+	lab_close(&a);
+
+	lab_open_home(&b, wide, 2, 8, &key);
+	assert_int_equal(restore(&b, path, SEC, WALL + SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, 1 + SYNS);
+	assert_int_equal(c.nat_unclaimed, 0);
+	carries_on(&b, pub, 2 * SEC);
+	lab_close(&b);
+	unlink(path);
+	unlink(whole);
 }
 
 /* conntrack alone: an IPv6 flow whose reply addresses are translated
@@ -588,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_time_down_counts),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_handoff_workers),
+		cmocka_unit_test(test_collect_in_slices),
 		cmocka_unit_test(test_ct_ipv6_translated),
 	};
 

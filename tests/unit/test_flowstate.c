@@ -1,0 +1,263 @@
+/* Checkpoints of a running rampartd (daemon/flowstate.h): worker threads
+ * copy their flows through the ring between their loops while the main
+ * thread writes the file. Each worker holds more flows than the ring has
+ * room for, so the copy wraps it many times; every flow comes back from
+ * the file. A worker that does not answer: no file is written (the last
+ * one stays), the next checkpoint is skipped while it still holds the
+ * job, and once it runs again it lets go of the job. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ct.h"
+#include "flowstate.h"
+#include "frames.h"
+#include "pipe_state.h"
+#include "pipeline.h"
+#include "router_lab.h"
+
+#define WORKERS 2
+#define FLOWS 10000u		/* a worker's: over FLOWSTATE_RING */
+
+static const char policy[] =
+	"version: 1\n"
+	"zones: {inside: [lan0], outside: [wan0]}\n"
+	"rules:\n"
+	"  - {name: lan-out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+	"defaults: {action: drop}\n"
+	"routes:\n"
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+
+struct lab {
+	void *buf;
+	size_t len;
+	struct rfw_view view;
+	struct pipe_worker *pipe[WORKERS];
+	struct worker w[WORKERS];
+	struct worker *wp[WORKERS];
+	pthread_t thread[WORKERS];
+	struct loop_arg {
+		struct lab *lab;
+		uint32_t k;
+	} arg[WORKERS];
+	atomic_int stop;
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void lab_open(struct lab *l)
+{
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 2 * FLOWS, .seed = 3,
+				.worker_count = WORKERS};
+
+	memset(l, 0, sizeof(*l));
+	router_lab_compile(policy, &l->buf, &l->len, &l->view);
+	router_lab_ports(&c);
+	for (uint32_t k = 0; k < WORKERS; k++) {
+		c.worker_id = (uint16_t)k;
+		l->pipe[k] = pipe_create(&c, &l->view);
+		assert_non_null(l->pipe[k]);
+		router_lab_neighbours(l->pipe[k]);
+		l->w[k].pipe = l->pipe[k];
+		atomic_init(&l->w[k].save_job, NULL);
+		l->wp[k] = &l->w[k];
+	}
+}
+
+static void lab_close(struct lab *l)
+{
+	for (uint32_t k = 0; k < WORKERS; k++)
+		pipe_destroy(l->pipe[k]);
+	free(l->buf);
+}
+
+/* FLOWS UDP flows from the LAN into worker k, now. */
+static void fill(struct lab *l, uint32_t k)
+{
+	static struct frame f[64];
+	struct pipe_pkt p[64];
+	uint64_t now = monotonic_ns();
+
+	for (uint32_t i = 0; i < FLOWS; i += 64) {
+		uint32_t n = FLOWS - i < 64 ? FLOWS - i : 64;
+
+		for (uint32_t j = 0; j < n; j++) {
+			struct flow_spec s = {.family = 4, .proto = 17, .sport = 1024,
+					      .dport = (uint16_t)(1000 + k), .payload = 8};
+			uint32_t h = i + j;
+
+			memcpy(s.src, (uint8_t[]){10, 100, (uint8_t)(h >> 8), (uint8_t)h}, 4);
+			memcpy(s.dst, remote_ip, 4);
+			frame_build(&f[j], &s);
+			p[j] = (struct pipe_pkt){.data = f[j].b, .len = f[j].len,
+						 .room = sizeof(f[j].b), .in_port = 0};
+		}
+		pipe_process(l->pipe[k], p, n, now);
+		for (uint32_t j = 0; j < n; j++)
+			assert_int_equal(p[j].verdict, PIPE_FORWARD);
+	}
+}
+
+/* What worker_run does for checkpoints, once per loop. */
+static void *worker_loop(void *p)
+{
+	struct loop_arg *arg = p;
+	struct lab *l = arg->lab;
+
+	while (!atomic_load(&l->stop)) {
+		if (!flowstate_poll(&l->w[arg->k]))
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void start_workers(struct lab *l, uint32_t n)
+{
+	atomic_store(&l->stop, 0);
+	for (uint32_t k = 0; k < n; k++) {
+		l->arg[k] = (struct loop_arg){.lab = l, .k = k};
+		assert_int_equal(pthread_create(&l->thread[k], NULL, worker_loop, &l->arg[k]), 0);
+	}
+}
+
+static void stop_workers(struct lab *l, uint32_t n)
+{
+	atomic_store(&l->stop, 1);
+	for (uint32_t k = 0; k < n; k++)
+		pthread_join(l->thread[k], NULL);
+}
+
+static char *temp_path(void)
+{
+	static char path[] = "/tmp/rampart-test-flowstate-XXXXXX";
+	int fd;
+
+	strcpy(path, "/tmp/rampart-test-flowstate-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);	/* the checkpoint makes it */
+	return path;
+}
+
+static void test_checkpoint_while_running(void **state)
+{
+	struct lab a, b;
+	struct rampartd_opts o = {0};
+	struct pipe_state *st;
+	struct pipe_state_counts c;
+	char err[256], *path = temp_path();
+	(void)state;
+
+	lab_open(&a);
+	for (uint32_t k = 0; k < WORKERS; k++)
+		fill(&a, k);
+	o.state_file = path;
+	start_workers(&a, WORKERS);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	stop_workers(&a, WORKERS);
+	for (uint32_t k = 0; k < WORKERS; k++)	/* every job let go */
+		assert_null(atomic_load(&a.w[k].save_job));
+	lab_close(&a);
+
+	st = pipe_state_open(path, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(pipe_state_workers(st), WORKERS);
+	lab_open(&b);
+	assert_int_equal(pipe_state_restore(st, b.pipe, WORKERS, monotonic_ns(), 0, 0, &c, err,
+					    sizeof(err)), 0);
+	pipe_state_close(st);
+	assert_int_equal(c.flows, WORKERS * FLOWS);
+	assert_int_equal(c.restored, WORKERS * FLOWS);
+	for (uint32_t k = 0; k < WORKERS; k++) {
+		struct ct_stats cs;
+
+		ct_get_stats(pipe_conntrack(b.pipe[k]), &cs);
+		assert_int_equal(cs.in_use, FLOWS);
+	}
+	lab_close(&b);
+	unlink(path);
+	flowstate_free();
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
+static void test_worker_not_answering(void **state)
+{
+	struct lab a;
+	struct rampartd_opts o = {0};
+	char *path = temp_path();
+	off_t size;
+	(void)state;
+
+	lab_open(&a);
+	fill(&a, 0);
+	o.state_file = path;
+	start_workers(&a, WORKERS);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	stop_workers(&a, WORKERS);
+	size = file_size(path);
+	assert_true(size > (off_t)(FLOWS * PIPE_STATE_RECORD_SIZE));
+
+	/* worker 1 stopped: after FLOWSTATE_TIMEOUT_MS, no new file */
+	fill(&a, 1);
+	start_workers(&a, 1);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	assert_int_equal(file_size(path), size);	/* the last one stays */
+	{
+		char tmp[4096];
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		assert_int_equal(file_size(tmp), -1);	/* nothing left behind */
+	}
+	assert_non_null(atomic_load(&a.w[1].save_job));
+	/* still holding it: skipped at once */
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	assert_int_equal(file_size(path), size);
+	stop_workers(&a, 1);
+	/* back: it sees the job cancelled and lets go; the next one works */
+	start_workers(&a, WORKERS);
+	for (int i = 0; i < 1000 && atomic_load(&a.w[1].save_job); i++)
+		usleep(1000);
+	assert_null(atomic_load(&a.w[1].save_job));
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	stop_workers(&a, WORKERS);
+	assert_true(file_size(path) > size + (off_t)(FLOWS * PIPE_STATE_RECORD_SIZE) - 1);
+	lab_close(&a);
+	unlink(path);
+	flowstate_free();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_checkpoint_while_running),
+		cmocka_unit_test(test_worker_not_answering),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
