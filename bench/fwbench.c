@@ -19,7 +19,8 @@
  * entries in address order): a check that the order does not flatter
  * (measured: it does not, docs/PERFORMANCE.md); --state PATH times
  * writing the loaded flows to a state file and reading them back into a
- * new worker (rampartd --state-file's restart), PATH removed after.
+ * new worker (rampartd --state-file's restart), PATH removed after, and
+ * the workers' side of a checkpoint (--state-interval) a slice at a time.
  * Instruction counts per scenario: every timed part sits between two
  * calls of bench_mark, so
  *   valgrind --tool=callgrind --toggle-collect=pipe_process \
@@ -483,6 +484,35 @@ static void load_flows(struct bench *b, const struct opts *o)
 	}
 }
 
+/* The workers' side of a checkpoint (rampartd --state-interval): the
+ * table copied into records a slice of 1,024 slots at a time, as each
+ * worker does between two bursts (FLOWSTATE_SLOTS_PER_LOOP, daemon/
+ * flowstate.h); the longest slice is the longest a burst waits. */
+static void checkpoint_slices(struct bench *b, uint64_t now)
+{
+	enum { SLICE = 1024 };
+	static uint8_t out[SLICE * PIPE_STATE_RECORD_SIZE];
+	uint32_t cursor = 0, got, slices = 0;
+	uint64_t records = 0;
+	double t0 = now_s(), worst = 0, total;
+	int done;
+
+	do {
+		double s = now_s();
+
+		done = pipe_state_collect(b->w, 0, &b->view, (uint32_t)(now / 1000000000u), &cursor,
+					  SLICE, out, SLICE, &got);
+		s = now_s() - s;
+		worst = s > worst ? s : worst;
+		records += got;
+		slices++;
+	} while (!done);
+	total = now_s() - t0;
+	printf("# checkpoint, worker side: %llu flows copied in %u slices of %u slots, %.3f s, "
+	       "%.1f us a slice on average, the longest %.1f us\n", (unsigned long long)records,
+	       slices, SLICE, total, total / slices * 1e6, worst * 1e6);
+}
+
 /* --state PATH: the loaded flows written as rampartd --state-file does
  * at a clean stop, then read back into a new worker as it does at
  * start: how long a restart's two ends take with this many flows. */
@@ -521,6 +551,7 @@ static int state_times(struct bench *b, const struct opts *o)
 	printf("# state file: %llu flows written in %.2f s (%.1f MB, flushed to disk); read and "
 	       "checked in %.2f s, %llu restored in %.2f s\n", (unsigned long long)c.flows, t_save,
 	       (double)sb.st_size / 1e6, t_open, (unsigned long long)c.restored, t_restore);
+	checkpoint_slices(b, now);
 	pipe_destroy(w2);
 	unlink(o->state);
 	return 0;
