@@ -45,6 +45,8 @@ struct control_src {
 	uint32_t nports;
 	struct control_iface iface[PIPE_MAX_PORTS];
 	uint32_t max_flows;	/* conntrack slots per worker (0: stateless) */
+	const char *state_file;	/* --state-file; NULL: none */
+	uint32_t state_interval;	/* --state-interval (0: at a clean stop only) */
 };
 
 struct control;

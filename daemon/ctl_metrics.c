@@ -10,6 +10,7 @@
 #include "counters.h"
 #include "ctl_rxloss.h"
 #include "ctl_stats.h"
+#include "flowstate.h"
 #include "reload.h"
 
 static void family(struct ctl_buf *out, const char *name, const char *type, const char *help)
@@ -313,9 +314,44 @@ static void daemon_info(struct ctl_buf *out, const struct ctl_report *r)
 	}
 }
 
+/* --state-interval's checkpoints (flowstate.h). */
+static void checkpoints(struct ctl_buf *out, const struct ctl_report *r)
+{
+	const struct flowstate_stats *st = &flowstate_stats;
+	static const char *const result[] = { "written", "failed", "voided" };
+	uint64_t n[3] = {
+		atomic_load_explicit(&st->written, memory_order_relaxed),
+		atomic_load_explicit(&st->failed, memory_order_relaxed),
+		atomic_load_explicit(&st->voided, memory_order_relaxed),
+	};
+
+	if (!r->src->state_file || !r->src->state_interval)
+		return;
+	family(out, "rampart_checkpoints_total", "counter",
+	       "Flow checkpoints (--state-interval) by result: written, failed (not written: "
+	       "disk, a worker not answering), voided (a reload came meanwhile).");
+	for (unsigned i = 0; i < 3; i++) {
+		ctl_puts(out, "rampart_checkpoints_total{");
+		label(out, "result", result[i], 1);
+		ctl_printf(out, "} %llu\n", (unsigned long long)n[i]);
+	}
+	family(out, "rampart_checkpoint_last_success_timestamp_seconds", "gauge",
+	       "Wall-clock time the last checkpoint was written (0: none yet).");
+	ctl_printf(out, "rampart_checkpoint_last_success_timestamp_seconds %llu\n",
+		   (unsigned long long)atomic_load_explicit(&st->last_wall_s, memory_order_relaxed));
+	family(out, "rampart_checkpoint_flows", "gauge", "Flows the last checkpoint wrote.");
+	ctl_printf(out, "rampart_checkpoint_flows %llu\n",
+		   (unsigned long long)atomic_load_explicit(&st->last_flows, memory_order_relaxed));
+	family(out, "rampart_checkpoint_duration_seconds", "gauge",
+	       "How long the last checkpoint took, copying and writing.");
+	ctl_printf(out, "rampart_checkpoint_duration_seconds %.6f\n",
+		   (double)atomic_load_explicit(&st->last_ns, memory_order_relaxed) / 1e9);
+}
+
 void ctl_metrics(struct ctl_buf *out, const struct ctl_report *r)
 {
 	daemon_info(out, r);
+	checkpoints(out, r);
 	rules(out, r);
 	last_hits(out, r);
 	interfaces(out, r);

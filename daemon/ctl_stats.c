@@ -15,6 +15,7 @@
 #include "counters.h"
 #include "ctl_rxloss.h"
 #include "ctl_table.h"
+#include "flowstate.h"
 
 static void sum_port(const struct ctl_report *r, uint32_t port, struct counters_port *s)
 {
@@ -133,6 +134,56 @@ void ctl_reload_answer(struct ctl_buf *out, const struct reloader *rl,
 		   (unsigned long long)t->released);
 }
 
+/* --state-file and its checkpoints (flowstate.h). */
+static void flow_state_text(struct ctl_buf *out, const struct control_src *src)
+{
+	const struct flowstate_stats *st = &flowstate_stats;
+	uint64_t last = atomic_load_explicit(&st->last_wall_s, memory_order_relaxed);
+	uint64_t now = (uint64_t)time(NULL);
+
+	if (!src->state_file)
+		return;
+	if (!src->state_interval) {
+		ctl_printf(out, "flows kept: %s, written at a clean stop\n", src->state_file);
+		return;
+	}
+	ctl_printf(out, "flows kept: %s, written at a clean stop and every %u s\n",
+		   src->state_file, src->state_interval);
+	ctl_printf(out, "checkpoints: %llu written, %llu failed, %llu voided by a reload",
+		   (unsigned long long)atomic_load_explicit(&st->written, memory_order_relaxed),
+		   (unsigned long long)atomic_load_explicit(&st->failed, memory_order_relaxed),
+		   (unsigned long long)atomic_load_explicit(&st->voided, memory_order_relaxed));
+	if (last)
+		ctl_printf(out, "; last %llu s ago, %llu flows in %llu ms",
+			   (unsigned long long)(now > last ? now - last : 0),
+			   (unsigned long long)atomic_load_explicit(&st->last_flows,
+								    memory_order_relaxed),
+			   (unsigned long long)(atomic_load_explicit(&st->last_ns,
+								     memory_order_relaxed) /
+						1000000u));
+	ctl_puts(out, "\n");
+}
+
+static void flow_state_json(struct ctl_buf *out, const struct control_src *src)
+{
+	const struct flowstate_stats *st = &flowstate_stats;
+
+	if (!src->state_file)
+		return;
+	ctl_puts(out, " \"state_file\": {\"path\": ");
+	ctl_json_str(out, src->state_file);
+	ctl_printf(out, ", \"interval_s\": %u, \"checkpoints\": {\"written\": %llu, "
+			"\"failed\": %llu, \"voided\": %llu, \"last_unix\": %llu, "
+			"\"last_flows\": %llu, \"last_ms\": %llu}},\n", src->state_interval,
+		   (unsigned long long)atomic_load_explicit(&st->written, memory_order_relaxed),
+		   (unsigned long long)atomic_load_explicit(&st->failed, memory_order_relaxed),
+		   (unsigned long long)atomic_load_explicit(&st->voided, memory_order_relaxed),
+		   (unsigned long long)atomic_load_explicit(&st->last_wall_s, memory_order_relaxed),
+		   (unsigned long long)atomic_load_explicit(&st->last_flows, memory_order_relaxed),
+		   (unsigned long long)(atomic_load_explicit(&st->last_ns, memory_order_relaxed) /
+					1000000u));
+}
+
 static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 {
 	const struct control_src *src = r->src;
@@ -162,6 +213,7 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 			   (unsigned long long)max);
 	else
 		ctl_printf(out, "conntrack: off (stateless policy)\n");
+	flow_state_text(out, src);
 	if (handoff_slots(src))
 		ctl_printf(out, "handoff:   on, %u workers, rings of %u frames\n", src->nworkers,
 			   handoff_slots(src));
@@ -223,6 +275,7 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 				"\"flows\": \"%s\"},\n", (unsigned long long)src->reload->reloads,
 			   (unsigned long long)src->reload->refused,
 			   reload_flows_name(src->reload->flows));
+	flow_state_json(out, src);
 	ctl_puts(out, " \"interfaces\": [");
 	for (uint32_t i = 0; i < src->nports; i++) {
 		ctl_puts(out, i ? ", {\"name\": " : "{\"name\": ");

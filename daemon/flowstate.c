@@ -2,6 +2,7 @@
 #include "flowstate.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "pipe_state.h"
+#include "reload.h"
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -208,29 +210,62 @@ static int make_jobs(uint32_t n)
 	return 0;
 }
 
+struct flowstate_stats flowstate_stats;
+
+static void note_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note_failure(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	atomic_fetch_add_explicit(&flowstate_stats.failed, 1, memory_order_relaxed);
+}
+
+/* The policy the workers run and its generation, under rl's lock. */
+static const struct rfw_view *running(struct reloader *rl, const struct rfw_view *view,
+				      uint64_t *seq)
+{
+	if (!rl) {
+		*seq = 0;
+		return view;
+	}
+	reload_lock(rl);
+	*seq = rl->seq;
+	view = rl->view;
+	reload_unlock(rl);
+	return view;
+}
+
 void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w,
-			  struct pipe_worker *const *pipes, uint32_t n,
-			  const struct rfw_view *names)
+			  struct pipe_worker *const *pipes, uint32_t n, struct reloader *rl,
+			  const struct rfw_view *view)
 {
 	struct pipe_state_writer *wr;
-	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), flows;
+	const struct rfw_view *names;
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), wall, flows, seq, now_seq;
 	char err[512];
 
 	if (!o->state_file || n == 0)
 		return;
 	if (make_jobs(n)) {
-		fprintf(stderr, "rampartd: checkpoint: out of memory\n");
+		note_failure("rampartd: checkpoint: out of memory\n");
 		return;
 	}
 	for (uint32_t k = 0; k < n; k++)
 		if (atomic_load_explicit(&w[k]->save_job, memory_order_acquire)) {
-			fprintf(stderr, "rampartd: checkpoint skipped: worker %u has not finished "
-					"the last one\n", k);
+			note_failure("rampartd: checkpoint skipped: worker %u has not finished the "
+				     "last one\n", k);
 			return;
 		}
+	/* Not under the reload lock: rampartctl and reloads do not wait for
+	 * a checkpoint. A reload meanwhile makes it void (rules would be
+	 * named by the wrong policy), checked again before the rename. */
+	names = running(rl, view, &seq);
 	wr = pipe_state_writer_open(o->state_file, pipes[0], n, names, err, sizeof(err));
 	if (!wr) {
-		fprintf(stderr, "rampartd: checkpoint not written: %s\n", err);
+		note_failure("rampartd: checkpoint not written: %s\n", err);
 		return;
 	}
 	for (uint32_t k = 0; k < n; k++) {
@@ -239,14 +274,40 @@ void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w
 		if (rc) {
 			if (rc == -1)
 				pipe_state_writer_abort(wr);
-			fprintf(stderr, "rampartd: checkpoint not written: %s\n", err);
+			note_failure("rampartd: checkpoint not written: %s\n", err);
 			return;
 		}
 	}
-	if (pipe_state_writer_close(wr, clock_ns(CLOCK_REALTIME), &flows, err, sizeof(err))) {
-		fprintf(stderr, "rampartd: checkpoint not written: %s\n", err);
+	wall = clock_ns(CLOCK_REALTIME);
+	if (pipe_state_writer_sync(wr, wall, err, sizeof(err))) {
+		note_failure("rampartd: checkpoint not written: %s\n", err);
 		return;
 	}
+	if (rl)
+		reload_lock(rl);
+	now_seq = rl ? rl->seq : 0;
+	if (now_seq != seq) {
+		pipe_state_writer_abort(wr);
+		if (rl)
+			reload_unlock(rl);
+		/* not a failure: the next one, with the new policy's names */
+		atomic_fetch_add_explicit(&flowstate_stats.voided, 1, memory_order_relaxed);
+		return;
+	}
+	if (pipe_state_writer_close(wr, wall, &flows, err, sizeof(err))) {
+		if (rl)
+			reload_unlock(rl);
+		note_failure("rampartd: checkpoint not written: %s\n", err);
+		return;
+	}
+	if (rl)
+		reload_unlock(rl);
+	atomic_store_explicit(&flowstate_stats.last_flows, flows, memory_order_relaxed);
+	atomic_store_explicit(&flowstate_stats.last_ns,
+			      clock_ns(CLOCK_MONOTONIC) - t0, memory_order_relaxed);
+	atomic_store_explicit(&flowstate_stats.last_wall_s, wall / 1000000000u,
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&flowstate_stats.written, 1, memory_order_relaxed);
 	if (o->verbose)
 		fprintf(stderr, "rampartd: checkpoint: %llu flows written to %s in %llu ms\n",
 			(unsigned long long)flows, o->state_file,

@@ -43,14 +43,29 @@ static inline uint32_t flowstate_poll(struct worker *w)
 	return flowstate_serve(w);
 }
 
-/* Main thread, workers running, no reload under way (hold the reload
- * lock): every worker's flows to the state file, a worker at a time.
- * names: the running policy. Says on stderr what went wrong (and, with
- * -v, how many flows were written); the file is replaced only when all
- * were written. */
+/* Main thread, workers running: every worker's flows to the state file,
+ * a worker at a time. rl: the reloader, whose policy names the rules and
+ * whose lock is taken only to read it and around the final rename (a
+ * reload in between voids the checkpoint); NULL: no reloads, view names
+ * them. Says on stderr what went wrong (and, with -v, how many flows were
+ * written); the file is replaced only when all were written. */
+struct reloader;
 void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w,
-			  struct pipe_worker *const *pipes, uint32_t n,
-			  const struct rfw_view *names);
+			  struct pipe_worker *const *pipes, uint32_t n, struct reloader *rl,
+			  const struct rfw_view *view);
+
+/* What the checkpoints did, for rampartctl status and the metrics (the
+ * main thread writes, the control thread reads). */
+struct flowstate_stats {
+	atomic_ullong written;		/* files put in place */
+	atomic_ullong failed;		/* not written (disk, a stuck worker, memory) */
+	atomic_ullong voided;		/* dropped for a reload that came meanwhile */
+	atomic_ullong last_wall_s;	/* CLOCK_REALTIME of the last written; 0: none */
+	atomic_ullong last_flows;
+	atomic_ullong last_ns;		/* how long the last written one took */
+};
+extern struct flowstate_stats flowstate_stats;
+
 /* The checkpoints' rings, once the workers have stopped. */
 void flowstate_free(void);
 

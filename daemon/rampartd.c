@@ -578,13 +578,11 @@ static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 	nl_mtu_refresh(nl);
 }
 
-/* --state-interval: the flows to the state file while the workers run,
- * with no reload under way (the file names rules by the running policy). */
+/* --state-interval: the flows to the state file while the workers run
+ * (the file names rules by the policy the reloader has in force). */
 static void checkpoint(const struct rampartd_opts *o, const struct counters_src *src)
 {
-	reload_lock(&reloader);
-	flowstate_checkpoint(o, src->workers, pipes, src->nworkers, reloader.view);
-	reload_unlock(&reloader);
+	flowstate_checkpoint(o, src->workers, pipes, src->nworkers, &reloader, NULL);
 }
 
 /* Signals are blocked in every thread and taken here with sigtimedwait:

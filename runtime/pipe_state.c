@@ -123,6 +123,7 @@ int pipe_state_collect(const struct pipe_worker *w, uint32_t k, const struct rfw
 struct pipe_state_writer {
 	FILE *f;
 	int fd;
+	int synced;		/* header in, on disk, closed: only the rename left */
 	struct state_header h;
 	char path[4096];
 	char tmp[4096];
@@ -192,25 +193,34 @@ int pipe_state_writer_put(struct pipe_state_writer *wr, const void *records, uin
 	return 0;
 }
 
-int pipe_state_writer_close(struct pipe_state_writer *wr, uint64_t wall_ns, uint64_t *flows,
-			    char *err, size_t errlen)
+int pipe_state_writer_sync(struct pipe_state_writer *wr, uint64_t wall_ns, char *err,
+			   size_t errlen)
 {
 	struct state_header *h = &wr->h;
-	int fd = wr->fd, rc;
+	int rc;
 
 	h->wall_ns = wall_ns;
 	h->header_crc = crc32c(0, h, offsetof(struct state_header, header_crc));
 	if (fseek(wr->f, 0, SEEK_SET) || put(wr->f, h, sizeof(*h), NULL) || fflush(wr->f) ||
-	    fsync(fd))
+	    fsync(wr->fd))
 		return writer_fail(wr, err, errlen, "cannot write", wr->tmp);
 	rc = fclose(wr->f);
 	wr->f = NULL;
 	wr->fd = -1;
 	if (rc)
 		return writer_fail(wr, err, errlen, "cannot write", wr->tmp);
+	wr->synced = 1;
+	return 0;
+}
+
+int pipe_state_writer_close(struct pipe_state_writer *wr, uint64_t wall_ns, uint64_t *flows,
+			    char *err, size_t errlen)
+{
+	if (!wr->synced && pipe_state_writer_sync(wr, wall_ns, err, errlen))
+		return -1;
 	if (rename(wr->tmp, wr->path))
 		return writer_fail(wr, err, errlen, "cannot rename to", wr->path);
-	*flows = h->flows;
+	*flows = wr->h.flows;
 	free(wr);
 	return 0;
 }

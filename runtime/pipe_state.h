@@ -64,6 +64,12 @@ struct pipe_state_writer *pipe_state_writer_open(const char *path,
 						 size_t errlen);
 int pipe_state_writer_put(struct pipe_state_writer *wr, const void *records, uint32_t n,
 			  char *err, size_t errlen);
+/* The header in, the file flushed to disk and closed: the slow part of
+ * close, for a caller that decides after it whether the file may still
+ * replace the last one (then close, which only renames, or abort). */
+int pipe_state_writer_sync(struct pipe_state_writer *wr, uint64_t wall_ns, char *err,
+			   size_t errlen);
+/* sync unless done, then rename over path: *flows written. */
 int pipe_state_writer_close(struct pipe_state_writer *wr, uint64_t wall_ns, uint64_t *flows,
 			    char *err, size_t errlen);
 void pipe_state_writer_abort(struct pipe_state_writer *wr);

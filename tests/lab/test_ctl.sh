@@ -81,7 +81,9 @@ msg=$("$RAMPARTCTL" --control "$LAB_TMP/nosuch.sock" status 2>&1)
 check "  ... naming the socket and the reason" \
 	bash -c "grep -q '$LAB_TMP/nosuch.sock' <<<'$msg' && grep -q 'No such file' <<<'$msg'"
 
-if ! lab_rampartd_start "$LAB_TMP/ctl.rfw" -v --metrics 127.0.0.1:19630; then
+# (checkpoints every second: their metrics below)
+if ! lab_rampartd_start "$LAB_TMP/ctl.rfw" -v --metrics 127.0.0.1:19630 \
+	--state-file "$LAB_TMP/ctl.state" --state-interval 1; then
 	not_ok "rampartd starts over a stale socket"; cat "$LAB_TMP/rampartd.err" >&2
 	lab_summary; exit 1
 fi
@@ -154,6 +156,13 @@ if bad or len(types) < 20:
     print("\n".join(bad[:10]), len(types))
     sys.exit(1)
 PY
+checkpoint_metrics() {
+	metrics /metrics | grep -Eq '^rampart_checkpoints_total\{result="written"\} [1-9]' &&
+		metrics /metrics | grep -q '^rampart_checkpoints_total{result="failed"} 0$' &&
+		metrics /metrics | grep -Eq '^rampart_checkpoint_last_success_timestamp_seconds [1-9]'
+}
+check "/metrics: checkpoints written (--state-interval 1), none failed" \
+	lab_wait_for 5 checkpoint_metrics
 mrule=$(awk '/^rampart_rule_packets_total\{rule="udp-echo"/ { print $2 }' "$LAB_TMP/metrics.txt")
 check_eq "rule counters in /metrics match stats --json" "$mrule" \
 	"$(ctl --json stats --rules | json_get '[r["packets"] for r in d["rules"] if r["name"] == "udp-echo"][0]')"

@@ -80,10 +80,19 @@ stop_rampartd() {	# [SIGNAL]: USR2, a stop for a restart, by default
 	kill -"${1:-USR2}" "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 10
 }
-flow_listed() {
-	ip netns exec "$(lab_nsname fw)" "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" flows |
-		grep -q ':7000'
+ctl() { ip netns exec "$(lab_nsname fw)" "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" "$@"; }
+status_checkpoints() {
+	ctl status | grep -Eq \
+		'^checkpoints: [1-9][0-9]* written, 0 failed, 0 voided by a reload; last [0-9]+ s ago, 4 flows'
 }
+status_checkpoints_json() {
+	ctl --json status | "$LAB_PY" -c 'import json, sys
+s = json.load(sys.stdin)["state_file"]
+c = s["checkpoints"]
+sys.exit(not (s["interval_s"] == 1 and c["written"] >= 1 and c["failed"] == 0 and
+              c["last_flows"] == 4 and c["last_unix"] > 0))'
+}
+flow_listed() { ctl flows | grep -q ':7000'; }
 
 lab_init rrs
 trap restart_cleanup EXIT
@@ -138,6 +147,8 @@ if ! start_rampartd 2 --state-interval 1; then
 fi
 check "--state-interval 1: a checkpoint of the 4 flows within 5 s" lab_wait_for 5 \
 	grep -q 'checkpoint: 4 flows written' "$LAB_TMP/rampartd.err"
+check "rampartctl status shows the checkpoints" status_checkpoints
+check "... and so does its JSON" status_checkpoints_json
 check "the sessions ran on meanwhile" all_alive 3
 kill -KILL "$RAMPARTD_PID"
 wait "$RAMPARTD_PID" 2>/dev/null

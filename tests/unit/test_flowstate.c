@@ -4,7 +4,8 @@
  * room for, so the copy wraps it many times; every flow comes back from
  * the file. A worker that does not answer: no file is written (the last
  * one stays), the next checkpoint is skipped while it still holds the
- * job, and once it runs again it lets go of the job. */
+ * job, and once it runs again it lets go of the job. A reload while the
+ * workers copy voids the checkpoint. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -26,6 +27,7 @@
 #include "frames.h"
 #include "pipe_state.h"
 #include "pipeline.h"
+#include "reload.h"
 #include "router_lab.h"
 
 #define WORKERS 2
@@ -54,6 +56,7 @@ struct lab {
 		uint32_t k;
 	} arg[WORKERS];
 	atomic_int stop;
+	struct reloader *reload_meanwhile;	/* worker 0 bumps its seq mid-checkpoint */
 };
 
 static uint64_t monotonic_ns(void)
@@ -124,6 +127,15 @@ static void *worker_loop(void *p)
 	struct lab *l = arg->lab;
 
 	while (!atomic_load(&l->stop)) {
+		int busy = atomic_load(&l->w[arg->k].save_job) != NULL;
+
+		if (busy && arg->k == 0 && l->reload_meanwhile) {
+			/* a reload put in force while the workers copy */
+			reload_lock(l->reload_meanwhile);
+			l->reload_meanwhile->seq++;
+			reload_unlock(l->reload_meanwhile);
+			l->reload_meanwhile = NULL;
+		}
 		if (!flowstate_poll(&l->w[arg->k]))
 			sched_yield();
 	}
@@ -173,7 +185,7 @@ static void test_checkpoint_while_running(void **state)
 		fill(&a, k);
 	o.state_file = path;
 	start_workers(&a, WORKERS);
-	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, NULL, &a.view);
 	stop_workers(&a, WORKERS);
 	for (uint32_t k = 0; k < WORKERS; k++)	/* every job let go */
 		assert_null(atomic_load(&a.w[k].save_job));
@@ -218,7 +230,7 @@ static void test_worker_not_answering(void **state)
 	fill(&a, 0);
 	o.state_file = path;
 	start_workers(&a, WORKERS);
-	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, NULL, &a.view);
 	stop_workers(&a, WORKERS);
 	size = file_size(path);
 	assert_true(size > (off_t)(FLOWS * PIPE_STATE_RECORD_SIZE));
@@ -226,7 +238,7 @@ static void test_worker_not_answering(void **state)
 	/* worker 1 stopped: after FLOWSTATE_TIMEOUT_MS, no new file */
 	fill(&a, 1);
 	start_workers(&a, 1);
-	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, NULL, &a.view);
 	assert_int_equal(file_size(path), size);	/* the last one stays */
 	{
 		char tmp[4096];
@@ -236,7 +248,7 @@ static void test_worker_not_answering(void **state)
 	}
 	assert_non_null(atomic_load(&a.w[1].save_job));
 	/* still holding it: skipped at once */
-	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, NULL, &a.view);
 	assert_int_equal(file_size(path), size);
 	stop_workers(&a, 1);
 	/* back: it sees the job cancelled and lets go; the next one works */
@@ -244,10 +256,47 @@ static void test_worker_not_answering(void **state)
 	for (int i = 0; i < 1000 && atomic_load(&a.w[1].save_job); i++)
 		usleep(1000);
 	assert_null(atomic_load(&a.w[1].save_job));
-	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &a.view);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, NULL, &a.view);
 	stop_workers(&a, WORKERS);
 	assert_true(file_size(path) > size + (off_t)(FLOWS * PIPE_STATE_RECORD_SIZE) - 1);
 	lab_close(&a);
+	unlink(path);
+	flowstate_free();
+}
+
+/* A reload while the workers copy voids the checkpoint: the rules would
+ * be named by a policy no longer in force. The last file stays; the next
+ * checkpoint, with no reload meanwhile, is written. */
+static void test_reload_voids(void **state)
+{
+	struct lab a;
+	struct rampartd_opts o = {0};
+	struct reloader rl;
+	char *path = temp_path();
+	unsigned long long voided = atomic_load(&flowstate_stats.voided);
+	unsigned long long written = atomic_load(&flowstate_stats.written);
+	(void)state;
+
+	memset(&rl, 0, sizeof(rl));
+	pthread_mutex_init(&rl.lock, NULL);
+	rl.seq = 1;
+	lab_open(&a);
+	rl.view = &a.view;
+	fill(&a, 0);
+	o.state_file = path;
+	a.reload_meanwhile = &rl;
+	start_workers(&a, WORKERS);
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &rl, NULL);
+	assert_int_equal(atomic_load(&flowstate_stats.voided), voided + 1);
+	assert_int_equal(atomic_load(&flowstate_stats.written), written);
+	assert_int_equal(file_size(path), -1);	/* nothing put in place */
+	flowstate_checkpoint(&o, a.wp, a.pipe, WORKERS, &rl, NULL);
+	stop_workers(&a, WORKERS);
+	assert_int_equal(atomic_load(&flowstate_stats.written), written + 1);
+	assert_int_equal(atomic_load(&flowstate_stats.last_flows), FLOWS);
+	assert_true(file_size(path) > (off_t)(FLOWS * PIPE_STATE_RECORD_SIZE));
+	lab_close(&a);
+	pthread_mutex_destroy(&rl.lock);
 	unlink(path);
 	flowstate_free();
 }
@@ -257,6 +306,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_checkpoint_while_running),
 		cmocka_unit_test(test_worker_not_answering),
+		cmocka_unit_test(test_reload_voids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
