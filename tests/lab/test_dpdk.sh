@@ -177,11 +177,20 @@ check_not "no XDP program left on the firewall's ports" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
 saved=$(sed -n 's/^rampartd: state file .*: \([0-9]*\) flows written$/\1/p' "$LAB_TMP/rampartd.err")
 check "--state-file: the flows written at stop (${saved:-none})" test "${saved:-0}" -gt 0
-if lab_rampartd_run routing "${AFXDP_ARGS[@]}"; then
+# the same with checkpoints every second: --state-interval before EAL's "--"
+AGAIN_ARGS=()
+for a in "${AFXDP_ARGS[@]}"; do
+	[ "$a" = -- ] && [ ${#AGAIN_ARGS[@]} -lt ${#AFXDP_ARGS[@]} ] &&
+		[[ " ${AGAIN_ARGS[*]} " != *" --state-interval "* ]] && AGAIN_ARGS+=(--state-interval 1)
+	AGAIN_ARGS+=("$a")
+done
+if lab_rampartd_run routing "${AGAIN_ARGS[@]}"; then
 	check "... and read back at start" \
 		grep -q "state file .*: $saved of $saved flows restored" "$LAB_TMP/rampartd.err"
 	check "rampartctl flows lists the UDP flow again before any packet" \
 		bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock flows | grep -q ':7000'"
+	check "--state-interval 1: the DPDK workers' flows checkpointed within 5 s" \
+		lab_wait_for 5 grep -q "checkpoint: $saved flows written" "$LAB_TMP/rampartd.err"
 	kill -TERM "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 15
 	wait "$RAMPARTD_PID"
