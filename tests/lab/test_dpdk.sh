@@ -180,8 +180,7 @@ check "--state-file: the flows written at stop (${saved:-none})" test "${saved:-
 # the same with checkpoints every second: --state-interval before EAL's "--"
 AGAIN_ARGS=()
 for a in "${AFXDP_ARGS[@]}"; do
-	[ "$a" = -- ] && [ ${#AGAIN_ARGS[@]} -lt ${#AFXDP_ARGS[@]} ] &&
-		[[ " ${AGAIN_ARGS[*]} " != *" --state-interval "* ]] && AGAIN_ARGS+=(--state-interval 1)
+	[ "$a" = -- ] && AGAIN_ARGS+=(--state-interval 1)	# (the one "--")
 	AGAIN_ARGS+=("$a")
 done
 if lab_rampartd_run routing "${AGAIN_ARGS[@]}"; then
