@@ -67,7 +67,12 @@ void flowstate_restore(const struct rampartd_opts *o, struct pipe_state *st,
 		(unsigned long long)c.duplicate, (unsigned long long)c.invalid,
 		(unsigned long long)c.nat_unclaimed);
 	/* In the tables now: a crash from here on must not bring back these
-	 * flows as they were at the last stop. */
+	 * flows as they were at the last stop. With checkpoints that is what
+	 * a crash brings back anyway (the flows of the last one): the file
+	 * stays until the first checkpoint replaces it, so a crash before
+	 * then still finds it. */
+	if (o->state_interval)
+		return;
 	if (unlink(o->state_file))
 		fprintf(stderr, "rampartd: cannot remove the state file %s: %s\n", o->state_file,
 			strerror(errno));

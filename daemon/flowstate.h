@@ -80,7 +80,8 @@ struct pipe_state *flowstate_open(const struct rampartd_opts *o);
  * can come back to these workers, else *seed unchanged. */
 void flowstate_seed(const struct pipe_state *st, uint32_t n, int handoff, uint64_t *seed);
 /* Put the flows back into the workers (made, not yet running), say how
- * many, remove the file once they are in; closes st. */
+ * many, remove the file once they are in (with --state-interval: leave
+ * it for the first checkpoint to replace); closes st. */
 void flowstate_restore(const struct rampartd_opts *o, struct pipe_state *st,
 		       struct pipe_worker *const *w, uint32_t n);
 /* After the workers stopped (any clean stop): write their flows, and say

@@ -9,7 +9,7 @@
 # restart ends them; a file of two workers is refused by one; SIGTERM
 # writes the file too but detaches the programs (CLI.md). With
 # --state-interval the flows also outlive a SIGKILL: the last checkpoint
-# brings them back.
+# brings them back, and again after a second crash before the next one.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_restart.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -154,13 +154,24 @@ kill -KILL "$RAMPARTD_PID"
 wait "$RAMPARTD_PID" 2>/dev/null
 check_eq "SIGKILL: rampartd is gone (status 128 + 9)" "$?" 137
 check "the checkpoint is there" test -s "$LAB_TMP/flows.state"
-if ! start_rampartd; then
+# a crash loop: the next rampartd dies too before its first checkpoint
+if ! start_rampartd 2 --state-interval 600; then
 	not_ok "rampartd starts after the crash"; cat "$LAB_TMP/rampartd.err" >&2
 	lab_summary; exit 1
 fi
 check "it restored the checkpoint's flows" \
 	grep -q 'state file .*: 4 of 4 flows restored' "$LAB_TMP/rampartd.err"
-check "the sessions carry on after the crash" all_alive 15
+check "with checkpoints on, the file stays for the first one to replace" \
+	test -s "$LAB_TMP/flows.state"
+kill -KILL "$RAMPARTD_PID"
+wait "$RAMPARTD_PID" 2>/dev/null
+if ! start_rampartd; then
+	not_ok "rampartd starts after the second crash"; cat "$LAB_TMP/rampartd.err" >&2
+	lab_summary; exit 1
+fi
+check "a second crash before any checkpoint: the flows come back again" \
+	grep -q 'state file .*: 4 of 4 flows restored' "$LAB_TMP/rampartd.err"
+check "the sessions carry on after the crashes" all_alive 15
 check_eq "with the same public ports" "$(peers)" 4
 
 # ---- the same restart without the state file ends it ----
