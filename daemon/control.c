@@ -140,9 +140,10 @@ static uint64_t ms_since(const struct timespec *t0)
 	       (uint64_t)((now.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
-/* Post a job to every worker, wait for all. 0, or -1 with err. */
+/* Post a job to every worker, wait for all. delete: the flows the
+ * filter matches are ended too. 0, or -1 with err. */
 static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter *filter,
-		       uint32_t limit, char *err, size_t errlen)
+		       uint32_t limit, int delete, char *err, size_t errlen)
 {
 	const struct control_src *src = c->src;
 	const struct timespec nap = { 0, 1000000 };
@@ -172,6 +173,7 @@ static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter 
 		if (filter)
 			j->filter = *filter;
 		j->limit = kind == CTL_JOB_FLOWS ? limit : 0;
+		j->delete = kind == CTL_JOB_FLOWS && delete;
 		/* no arithmetic on a NULL c->flows: stats jobs never had one */
 		j->flows = kind == CTL_JOB_FLOWS ? c->flows + (size_t)k * limit : NULL;
 		if (ctl_job_post(src->workers[k], j)) {
@@ -245,12 +247,12 @@ static int do_flows(struct control *c, const struct ctl_request *rq, struct ctl_
 {
 	const struct control_src *src = c->src;
 	struct ctl_filter f;
-	uint64_t matched = 0;
+	uint64_t matched = 0, deleted = 0;
 	uint32_t n = 0;
 
 	if (ctl_filter_parse(&f, rq->filter ? rq->filter : "", err, errlen) ||
 	    ctl_filter_resolve(&f, src->view, err, errlen) ||
-	    ask_workers(c, CTL_JOB_FLOWS, &f, rq->limit, err, errlen))
+	    ask_workers(c, CTL_JOB_FLOWS, &f, rq->limit, rq->delete, err, errlen))
 		return -1;
 	/* gather the workers' copies, up to the limit in all */
 	for (uint32_t k = 0; k < src->nworkers; k++) {
@@ -260,11 +262,17 @@ static int do_flows(struct control *c, const struct ctl_request *rq, struct ctl_
 		for (uint32_t i = 0; i < j->nflows && n < rq->limit; i++, n++)
 			memmove(&c->flows[n], &j->flows[i], sizeof(c->flows[n]));
 		matched += j->matched;
+		deleted += j->deleted;
 	}
-	if (rq->json)
-		ctl_flows_json(out, c->flows, n, matched, &c->rule_names);
-	else
+	if (rq->json) {
+		ctl_flows_json(out, c->flows, n, matched, rq->delete ? (int64_t)deleted : -1,
+			       &c->rule_names);
+	} else {
 		ctl_flows_text(out, c->flows, n, matched, &c->rule_names);
+		if (rq->delete)
+			ctl_printf(out, "%llu flow%s deleted\n", (unsigned long long)deleted,
+				   deleted == 1 ? "" : "s");
+	}
 	return 0;
 }
 
@@ -342,7 +350,7 @@ static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_
 			 rq->cmd);
 		return -1;
 	}
-	if (ask_workers(c, CTL_JOB_STATS, NULL, 0, err, errlen))
+	if (ask_workers(c, CTL_JOB_STATS, NULL, 0, 0, err, errlen))
 		return -1;
 	report(c, &r);
 	if (!strcmp(rq->cmd, "status"))
@@ -550,7 +558,7 @@ static void serve_metrics(struct control *c, int fd)
 	if (c->src->reload)
 		reload_lock(c->src->reload);
 	rc = rules_sync(c, err, sizeof(err)) ||
-	     ask_workers(c, CTL_JOB_STATS, NULL, 0, err, sizeof(err));
+	     ask_workers(c, CTL_JOB_STATS, NULL, 0, 0, err, sizeof(err));
 	if (!rc) {
 		report(c, &r);
 		ctl_metrics(&out, &r);

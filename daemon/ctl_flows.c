@@ -138,7 +138,7 @@ static void tuple_json(struct ctl_buf *out, const struct pkt_key *k)
 }
 
 void ctl_flows_json(struct ctl_buf *out, const struct ctl_flow *flows, uint32_t n,
-		    uint64_t matched, const struct ctl_rule_names *names)
+		    uint64_t matched, int64_t deleted, const struct ctl_rule_names *names)
 {
 	ctl_puts(out, "{\"version\": 1, \"flows\": [");
 	for (uint32_t i = 0; i < n; i++) {
@@ -173,6 +173,9 @@ void ctl_flows_json(struct ctl_buf *out, const struct ctl_flow *flows, uint32_t 
 			   (long long)(flows[i].expires_in > 0 ? flows[i].expires_in : 0),
 			   flows[i].worker);
 	}
-	ctl_printf(out, "%s], \"shown\": %u, \"matched\": %llu}\n", n ? "\n" : "", n,
+	ctl_printf(out, "%s], \"shown\": %u, \"matched\": %llu", n ? "\n" : "", n,
 		   (unsigned long long)matched);
+	if (deleted >= 0)
+		ctl_printf(out, ", \"deleted\": %lld", (long long)deleted);
+	ctl_puts(out, "}\n");
 }

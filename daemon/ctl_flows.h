@@ -24,10 +24,11 @@ int ctl_flow_natted(const struct ct_flow_info *f);
 /* TCP/UDP/SCTP: the tuple's ports are ports (ICMP keeps its echo id there). */
 int ctl_proto_has_ports(uint8_t proto);
 
-/* n flows of matched (more matched than the limit let through). */
+/* n flows of matched (more matched than the limit let through). JSON:
+ * deleted >= 0 (flows --delete) adds how many were ended. */
 void ctl_flows_text(struct ctl_buf *out, const struct ctl_flow *flows, uint32_t n,
 		    uint64_t matched, const struct ctl_rule_names *names);
 void ctl_flows_json(struct ctl_buf *out, const struct ctl_flow *flows, uint32_t n,
-		    uint64_t matched, const struct ctl_rule_names *names);
+		    uint64_t matched, int64_t deleted, const struct ctl_rule_names *names);
 
 #endif

@@ -13,6 +13,7 @@ int ctl_job_post(struct worker *w, struct ctl_job *job)
 		return -1;
 	job->nflows = 0;
 	job->matched = 0;
+	job->deleted = 0;
 	job->cursor = 0;
 	job->started = 0;
 	atomic_store_explicit(&job->done, 0, memory_order_relaxed);
@@ -84,6 +85,10 @@ static int copy_flows(struct worker *w, struct ctl_job *job)
 			f->worker = job->worker;
 		}
 		job->matched++;
+		if (job->delete) {	/* listed as it was, then ended */
+			pipe_flow_end(w->pipe, job->cursor);
+			job->deleted++;
+		}
 	}
 	return job->cursor >= job->max_flows;
 }

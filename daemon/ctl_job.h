@@ -38,6 +38,7 @@ struct ctl_job {
 	uint32_t max_flows;	/* conntrack slots to scan */
 	struct ctl_filter filter;	/* a copy: a late worker outlives the request */
 	uint32_t limit;		/* flows[] room */
+	uint8_t delete;		/* end the matching flows too (flows --delete) */
 	uint32_t worker;
 	struct pipe_rule_stats *rules;
 	uint64_t *limited;
@@ -52,6 +53,7 @@ struct ctl_job {
 	uint32_t pool_capacity[CTL_MAX_POOLS];
 	uint32_t nflows;	/* copied into flows[] */
 	uint64_t matched;	/* flows matching the filter, copied or not */
+	uint64_t deleted;	/* of them, ended (delete) */
 	uint32_t cursor;	/* next slot to scan */
 	int64_t now;		/* worker clock (s) when the listing began */
 	int started;

@@ -54,6 +54,8 @@ int ctl_request_parse(char *line, struct ctl_request *rq, char *err, size_t errl
 				snprintf(err, errlen, "--rule needs a rule name");
 				return -1;
 			}
+		} else if (!strcmp(w, "--delete")) {
+			rq->delete = 1;
 		} else if (!strcmp(w, "--drops")) {
 			rq->cap_drops = 1;
 		} else if (!strcmp(w, "-c") || !strcmp(w, "--timeout")) {
@@ -94,8 +96,10 @@ int ctl_request_check(const struct ctl_request *rq, char *err, size_t errlen)
 	if (rq->sections && !stats)
 		snprintf(err, errlen, "%s: --rules/--interfaces/--workers/--stages belong to stats",
 			 rq->cmd);
-	else if ((rq->filter || rq->limit_set) && !flows)
-		snprintf(err, errlen, "%s: --filter and --limit belong to flows", rq->cmd);
+	else if ((rq->filter || rq->limit_set || rq->delete) && !flows)
+		snprintf(err, errlen, "%s: --filter, --limit and --delete belong to flows", rq->cmd);
+	else if (rq->delete && (!rq->filter || !rq->filter[strspn(rq->filter, " ")]))
+		snprintf(err, errlen, "flows --delete needs a --filter: the flows to end");
 	else if ((rq->cap_rule || rq->cap_drops || rq->cap_count || rq->cap_timeout) &&
 		 strcmp(rq->cmd, "capture"))
 		snprintf(err, errlen, "%s: --rule, --drops, -c and --timeout belong to capture",

@@ -28,6 +28,7 @@ struct ctl_request {
 	uint32_t limit;		/* flows */
 	int limit_set;		/* --limit given */
 	const char *filter;	/* flows: the rest of the line */
+	int delete;		/* flows --delete: end the matching flows */
 	const char *file;	/* reload */
 	const char *flows;	/* reload --flows keep|recheck */
 	const char *cap_rule;	/* capture --rule NAME */

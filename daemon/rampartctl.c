@@ -32,8 +32,9 @@ static const char *const usage_main =
 	"                         conntrack and NAT pool use\n"
 	"  stats [--rules|--interfaces|--workers|--stages]\n"
 	"                         counters (every section when none is named)\n"
-	"  flows [--filter EXPR] [--limit N]\n"
-	"                         the conntrack table (at most N flows, default 100)\n"
+	"  flows [--filter EXPR] [--limit N] [--delete]\n"
+	"                         the conntrack table (at most N flows, default 100);\n"
+	"                         --delete ends the flows the filter matches\n"
 	"  capture [--rule NAME | --drops] -c N -w FILE [--timeout S]\n"
 	"                         matching packets, with their verdicts, to a pcapng file\n"
 	"  top [--interval S] [--count N]\n"
@@ -73,6 +74,7 @@ static const char *const usage_stats =
 
 static const char *const usage_flows =
 	"usage: rampartctl [--control PATH] [--json] flows [--filter EXPR] [--limit N]\n"
+	"                  [--delete]\n"
 	"\n"
 	"Lists conntrack flows: protocol, original tuple, the reply tuple when NAT\n"
 	"translates it, TCP state, the rule that accepted the flow, packets and\n"
@@ -89,7 +91,12 @@ static const char *const usage_flows =
 	"                   state=syn_sent|syn_recv|established|fin_wait|closing|\n"
 	"                         time_wait|closed   (TCP only)\n"
 	"                 e.g. --filter 'proto=tcp dst=10.1.0.0/16 state=established'\n"
-	"                 A bad filter is an error (exit 1).\n";
+	"                 A bad filter is an error (exit 1).\n"
+	"  --delete       end the flows the filter matches, as their timeouts would\n"
+	"                 (NAT ports go back to their pools; their next packet meets\n"
+	"                 the rules as a new one): listed as they were, then\n"
+	"                 \"N flows deleted\". Needs --filter (ending every flow takes\n"
+	"                 a filter per protocol: proto=tcp, proto=udp, ...).\n";
 
 static const char *const usage_reload =
 	"usage: rampartctl [--control PATH] [--json] reload [FILE.rfw] [--flows keep|recheck]\n"
@@ -150,7 +157,7 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
 	fprintf(stderr, "rampartctl: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nsee rampartctl %s--help\n", cmd ? cmd : "");
+	fprintf(stderr, "\nsee rampartctl %s%s--help\n", cmd ? cmd : "", cmd ? " " : "");
 	return EXIT_CMD;
 }
 
@@ -180,7 +187,7 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 {
 	const char *cmd = NULL, *filter = NULL, *file = NULL;
 	static char abs[PATH_MAX];
-	int json = 0;
+	int json = 0, delete = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -211,6 +218,9 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 				return usage_error(cmd, "--limit takes a number of flows%s", "");
 			append(req, a);
 			append(req, argv[i]);
+		} else if (!strcmp(cmd, "flows") && !strcmp(a, "--delete")) {
+			delete = 1;
+			append(req, a);
 		} else if (!strcmp(cmd, "flows") && !strcmp(a, "--filter")) {
 			if (++i == argc)
 				return usage_error(cmd, "--filter needs an expression%s", "");
@@ -261,6 +271,8 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 	}
 	if (json)
 		append(req, "--json");
+	if (delete && (!filter || !filter[strspn(filter, " \t")]))
+		return usage_error(cmd, "--delete needs a --filter: the flows to end%s", "");
 	if (filter) {
 		if (strchr(filter, '\n'))
 			return usage_error(cmd, "--filter: no newlines in an expression%s", "");

@@ -211,6 +211,14 @@ const struct ct_table *pipe_conntrack(const struct pipe_worker *w)
 	return w->ct;
 }
 
+void pipe_flow_end(struct pipe_worker *w, uint32_t flow)
+{
+	/* the flow cache's slots and fragment entries check their flow
+	 * before use, as after an expiry */
+	if (w->ct)
+		ct_remove(w->ct, flow);
+}
+
 uint32_t pipe_flow_cache_slots(const struct pipe_worker *w)
 {
 	return w->have_fc ? w->fc.mask + 1 : 0;

@@ -193,6 +193,11 @@ struct nat_pool;
  * listing flows and stats; read it only from the worker's thread or while
  * it is stopped. */
 const struct ct_table *pipe_conntrack(const struct pipe_worker *w);
+/* End a flow of the worker's table now, as its timeout would (rampartctl
+ * flows --delete): its NAT pair goes back to its pool, its next packet
+ * meets the rules as a new one. Only from the worker's thread between
+ * bursts, or while it is stopped. */
+void pipe_flow_end(struct pipe_worker *w, uint32_t flow);
 /* Slots of the worker's flow cache (32 bytes each); 0 without one. */
 uint32_t pipe_flow_cache_slots(const struct pipe_worker *w);
 /* Rule limits' excess packets, per rule number (0 when none). */

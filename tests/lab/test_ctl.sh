@@ -254,6 +254,17 @@ check "a bad filter value: exit 1" exit_code 1 ctl flows --filter 'src=10.0.0.30
 check "a filter naming no rule of the policy: exit 1" exit_code 1 ctl flows --filter 'rule=nosuch'
 msg=$(ctl flows --filter 'state=sleepy' 2>&1)
 check "  ... with the daemon's message" grep -q "bad value in filter term 'state=sleepy'" <<<"$msg"
+# --- flows --delete (conntrack -D) ---
+check "flows --delete without a filter is refused (exit 1)" exit_code 1 ctl flows --delete
+ctl flows --delete --filter 'proto=udp' >"$LAB_TMP/deleted.txt"
+check "--delete --filter proto=udp lists the UDP flow and says it ended it" \
+	bash -c "grep -q '^udp ' '$LAB_TMP/deleted.txt' && grep -qx '1 flow deleted' '$LAB_TMP/deleted.txt'"
+check "the UDP flow is gone" bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+	! ctl flows --filter proto=udp | grep -q '^udp '"
+check "the TCP connection is not" bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+	ctl flows --filter 'proto=tcp dport=8080' | grep -q '^tcp '"
+check "--json: deleted 0 when nothing matches" bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
+	ctl --json flows --delete --filter proto=udp | '$LAB_PY' -c 'import json,sys; d = json.load(sys.stdin); sys.exit(1 if d[\"deleted\"] != 0 or d[\"flows\"] else 0)'"
 
 # --- top: two screens while pings flow ---
 lab_bg cli "$LAB_TMP/top-ping.log" ping -q -i 0.05 -c 40 10.10.0.2	# (after the exact counts)

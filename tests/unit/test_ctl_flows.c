@@ -106,7 +106,7 @@ static void test_json(void **state)
 	f[1].info.rule = 2;
 	f[1].info.tcp_state = CT_TCP_NONE;
 	ctl_buf_init(&b);
-	ctl_flows_json(&b, f, 2, 2, &rules);
+	ctl_flows_json(&b, f, 2, 2, -1, &rules);
 	assert_non_null(strstr(b.p, "{\"version\": 1, \"flows\": ["));
 	assert_non_null(strstr(b.p, "\"proto\": \"tcp\", \"family\": 4, \"src\": \"10.0.0.1\", "
 				    "\"dst\": \"10.0.0.2\", \"sport\": 40000, \"dport\": 80, "
@@ -119,8 +119,12 @@ static void test_json(void **state)
 				    "\"state\": null, \"rule\": \"dns\""));
 	assert_non_null(strstr(b.p, "], \"shown\": 2, \"matched\": 2}\n"));
 	ctl_buf_reset(&b);
-	ctl_flows_json(&b, NULL, 0, 0, &rules);
+	ctl_flows_json(&b, NULL, 0, 0, -1, &rules);
 	assert_string_equal(b.p, "{\"version\": 1, \"flows\": [], \"shown\": 0, \"matched\": 0}\n");
+	/* flows --delete: how many were ended */
+	ctl_buf_reset(&b);
+	ctl_flows_json(&b, f, 1, 3, 3, &rules);
+	assert_non_null(strstr(b.p, "], \"shown\": 1, \"matched\": 3, \"deleted\": 3}\n"));
 	ctl_buf_free(&b);
 }
 

@@ -1,6 +1,6 @@
 /* Control-socket request lines: the command, --json, stats sections,
- * flows --limit and --filter (the rest of the line), a reload file, and
- * options refused where they do not belong. */
+ * flows --limit, --delete and --filter (the rest of the line), a reload
+ * file, and options refused where they do not belong. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,6 +53,10 @@ static void test_flows(void **state)
 	assert_string_equal(rq.filter, "proto=tcp  dport=80");
 	assert_int_equal(parse("flows --filter", &rq, line, err), 0);
 	assert_string_equal(rq.filter, "");
+	assert_false(rq.delete);
+	assert_int_equal(parse("flows --delete --filter proto=udp", &rq, line, err), 0);
+	assert_true(rq.delete);
+	assert_string_equal(rq.filter, "proto=udp");
 }
 
 static void expect_error(const char *text, const char *what)
@@ -78,6 +82,10 @@ static void test_errors(void **state)
 	expect_error("stats --limit 3", "belong to flows");
 	expect_error("status --filter proto=tcp", "belong to flows");
 	expect_error("status extra", "unexpected argument 'extra'");
+	/* ending every flow takes a filter that says so, not a slip */
+	expect_error("flows --delete", "flows --delete needs a --filter");
+	expect_error("flows --delete --filter   ", "flows --delete needs a --filter");
+	expect_error("stats --delete", "belong to flows");
 }
 
 int main(void)
