@@ -256,6 +256,9 @@ static void state(struct ctl_buf *out, const struct ctl_report *r)
 	ctl_printf(out, "rampart_conntrack_flows %llu\n", (unsigned long long)in_use);
 	family(out, "rampart_conntrack_flows_max", "gauge", "Room in the conntrack tables.");
 	ctl_printf(out, "rampart_conntrack_flows_max %llu\n", (unsigned long long)max);
+	counter(out, "rampart_conntrack_evicted_total",
+		"Flows not established (half-open, unanswered) evicted to make room for a new "
+		"one in a full table.", ctl_sum_evicted(r));
 	family(out, "rampart_nat_pool_ports_in_use", "gauge", "NAT ports held by flows.");
 	for (uint32_t i = 0; i < npools; i++) {
 		uint64_t use, cap, fail;

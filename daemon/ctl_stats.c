@@ -69,6 +69,17 @@ static void conntrack_use(const struct ctl_report *r, uint64_t *in_use, uint64_t
 		}
 }
 
+/* Flows evicted to make room in a full table (early drop), all workers. */
+uint64_t ctl_sum_evicted(const struct ctl_report *r)
+{
+	uint64_t n = 0;
+
+	for (uint32_t k = 0; k < r->src->nworkers; k++)
+		if (r->jobs[k].has_ct)
+			n += r->jobs[k].ct.evicted;
+	return n;
+}
+
 /* Pool i over the workers (each owns a share of its ports). */
 static void pool_use(const struct ctl_report *r, uint32_t i, uint64_t *in_use, uint64_t *cap,
 		     uint64_t *failures)
@@ -208,7 +219,11 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 			   (unsigned long long)src->reload->refused,
 			   reload_flows_name(src->reload->flows));
 	conntrack_use(r, &in_use, &max);
-	if (max)
+	if (max && ctl_sum_evicted(r))
+		ctl_printf(out, "conntrack: %llu / %llu flows; %llu not established evicted to "
+				"make room\n", (unsigned long long)in_use, (unsigned long long)max,
+			   (unsigned long long)ctl_sum_evicted(r));
+	else if (max)
 		ctl_printf(out, "conntrack: %llu / %llu flows\n", (unsigned long long)in_use,
 			   (unsigned long long)max);
 	else
@@ -292,8 +307,9 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_printf(out, "%s{\"worker\": %u, \"queue\": %u, \"cpus\": \"%s\"}", k ? ", " : "",
 			   k, src->workers[k]->queue, r->cpus[k]);
 	conntrack_use(r, &in_use, &max);
-	ctl_printf(out, "],\n \"conntrack\": {\"in_use\": %llu, \"max\": %llu},\n",
-		   (unsigned long long)in_use, (unsigned long long)max);
+	ctl_printf(out, "],\n \"conntrack\": {\"in_use\": %llu, \"max\": %llu, \"evicted\": %llu},\n",
+		   (unsigned long long)in_use, (unsigned long long)max,
+		   (unsigned long long)ctl_sum_evicted(r));
 	ctl_printf(out, " \"handoff\": {\"on\": %s, \"ring_slots\": %u},\n \"nat_pools\": [",
 		   handoff_slots(src) ? "true" : "false", handoff_slots(src));
 	for (uint32_t i = 0; i < npools; i++) {

@@ -40,6 +40,8 @@ void ctl_sum_rule(const struct ctl_report *r, uint32_t n, uint64_t *packets, uin
 		  uint64_t *limited);
 void ctl_sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint64_t *tx_full);
 void ctl_sum_conntrack(const struct ctl_report *r, uint64_t *in_use, uint64_t *max);
+/* Flows a full table evicted to make room (early drop), all workers. */
+uint64_t ctl_sum_evicted(const struct ctl_report *r);
 void ctl_sum_pool(const struct ctl_report *r, uint32_t i, uint64_t *in_use, uint64_t *cap,
 		  uint64_t *failures);
 const char *ctl_rule_name(const struct ctl_report *r, uint32_t n);

@@ -21,13 +21,20 @@
  * bytes (3 slots a flow, 2 used: at most 2/3 full) + a 4096-second wheel
  * + the fragment table: 124.9 bytes a flow at N = 1,000,000.
  *
- * Full table: a NEW flow is refused (CT_REFUSED_FULL, counted) and its
- * packet follows `defaults` like any packet without state. No eviction:
- * evicting the oldest embryonic flow lets a SYN or UDP flood flush the
- * legitimate half-open flows too, and pf refuses at its state limit
- * (`set limit states`) for the same reason. Flows past their timeout do
- * not count: lookups ignore them, and a full table first reaps up to
- * FULL_REAP_BUDGET units of expired work before refusing. */
+ * Full table: flows past their timeout do not count (lookups ignore
+ * them), so a full table first reaps up to FULL_REAP_BUDGET units of
+ * expired work; then it evicts one flow that is not established (TCP
+ * before its handshake completed, or reset or closed; another protocol
+ * that has had no reply) from the new flow's own index bucket or the
+ * next (early drop, as Linux conntrack drops entries that are not yet
+ * "assured"). A SYN flood to an open port fills the table with such
+ * flows: refusing, every new connection would fail until they time out
+ * (tcp_syn, 30 s); evicting, a legitimate one gets in and is safe once
+ * its handshake completes (a random flood flow lives about max_flows /
+ * flood rate seconds: 1 s at 1,000,000 flows and 1 Mpps). Only when
+ * those buckets hold no such flow is the new one refused
+ * (CT_REFUSED_FULL, counted) and its packet follows `defaults` like any
+ * packet without state. Established flows are never evicted. */
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -778,6 +785,53 @@ static void entry_free(struct ct_table *t, uint32_t idx)
 	t->free_count++;
 }
 
+/* May make room for a new flow when the table is full (early drop):
+ * past its time, or not established: a TCP connection before its
+ * handshake completed or after a reset or both FINs, a flow of another
+ * protocol that has had no reply. Never one a packet touched this second:
+ * the pipeline holds the flows of the burst being processed (made or
+ * found with this `now`) until the burst is done, so one of them must not
+ * be evicted and its entry reused under it; and a flood's flows made
+ * this second only evict older ones. */
+static int flow_expendable(const struct ct_table *t, const struct ct_flow *f, uint32_t now)
+{
+	enum ct_tcp_state s;
+
+	if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED)
+		return 0;
+	if ((int32_t)(now - f->expire) >= 0)
+		return 1;
+	if (f->expire - timeout_of(t, f) == now)
+		return 0;
+	if (f->proto != IPP_TCP)
+		return !(f->flags & CT_F_REPLY_SEEN);
+	s = ct_tcp_flow_state(f);
+	return s != CT_TCP_ESTABLISHED && s != CT_TCP_FIN_WAIT && s != CT_TCP_CLOSING;
+}
+
+/* Early drop: evict one expendable flow of bucket b or the next (a
+ * bounded look, only when the table is full). 1 if one went. */
+static int early_drop(struct ct_table *t, uint32_t b, uint32_t now)
+{
+	for (unsigned look = 0; look < 2; look++, b = next_bucket(t, b)) {
+		const struct ct_bucket *bk = &t->buckets[b];
+
+		for (unsigned i = 0; i < BUCKET_SLOTS; i++) {
+			uint32_t s = bk->slot[i], idx;
+
+			if (!s)
+				continue;
+			idx = (s & t->idx_mask) - 1;
+			if (flow_expendable(t, &t->flows[idx], now)) {
+				ct_remove(t, idx);
+				t->st.evicted++;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Drop a flow that is already off the wheel. */
 static void flow_free(struct ct_table *t, uint32_t idx)
 {
@@ -1074,9 +1128,11 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 		need = 2;	/* CT_F_NAT6: the reply addresses in an entry of their own */
 	if (unlikely(t->free_count < need))
 		ct_expire(t, now, FULL_REAP_BUDGET);
-	if (unlikely(t->free_count < need)) {
-		t->st.refused_full++;
-		return CT_REFUSED_FULL;
+	while (unlikely(t->free_count < need)) {
+		if (!early_drop(t, bucket_of(t, ohash), now)) {
+			t->st.refused_full++;
+			return CT_REFUSED_FULL;
+		}
 	}
 	if (t->st.in_use == 0)
 		t->wheel_pos = now;	/* empty wheel: nothing to walk up to now */

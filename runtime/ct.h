@@ -313,6 +313,7 @@ struct ct_stats {
 	uint64_t expired;	/* reaped by ct_expire */
 	uint64_t removed;	/* by ct_remove or reused (SYN on a closed flow) */
 	uint64_t refused_full;
+	uint64_t evicted;	/* not established, dropped to make room (table full) */
 	uint64_t invalid;	/* packets: out of window, bad flags, stray */
 	uint64_t related;	/* ICMP errors matched to a flow */
 	uint64_t frag_hit;

@@ -714,17 +714,22 @@ static void test_long_timeout_wraps_wheel(void **state)
 	ct_destroy(t);
 }
 
+/* A table full of answered flows refuses a new one; an unanswered one
+ * past its timeout makes room before ct_expire reached it. */
 static void test_full_table(void **state)
 {
 	struct ct_table *t = table(8);
 	struct ct_stats s;
 	struct pk x;
-	uint32_t flow;
+	uint32_t flow, f3 = CT_NONE;
 
 	(void)state;
 	for (uint32_t i = 0; i < 8; i++) {
 		flow_pkt(&x, i, 0);
 		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 100, &flow), CT_CREATED);
+		flow_pkt(&x, i, 1);	/* answered: not evicted */
+		ok(t, &x, 100, flow, CT_DIR_REPLY);
+		f3 = i == 3 ? flow : f3;
 	}
 	flow_pkt(&x, 8, 0);
 	assert_int_equal(look(t, &x, 100).kind, CT_NEW);
@@ -735,19 +740,75 @@ static void test_full_table(void **state)
 	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 100, &flow), CT_EXISTS);
 	ct_get_stats(t, &s);
 	assert_int_equal(s.refused_full, 1);
+	assert_int_equal(s.evicted, 0);
 	assert_int_equal(s.in_use, 8);
-	/* Flows past their timeout make room even before ct_expire reached
-	 * them: a full table reaps a little before refusing. */
+	/* Flows past their timeout (udp_stream, 180 s) make room even before
+	 * ct_expire reached them: a full table reaps a little first. */
 	flow_pkt(&x, 3, 0);
-	ok(t, &x, 120, flow, CT_DIR_ORIG);
-	assert_int_equal(ct_expire(t, 129, 1000), 0);
+	ok(t, &x, 200, f3, CT_DIR_ORIG);
+	assert_int_equal(ct_expire(t, 279, 1000), 0);
 	flow_pkt(&x, 8, 0);
-	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 130, &flow), CT_CREATED);
+	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 280, &flow), CT_CREATED);
 	flow_pkt(&x, 3, 0);
-	assert_int_equal(look(t, &x, 130).kind, CT_FOUND);	/* still live */
+	assert_int_equal(look(t, &x, 280).kind, CT_FOUND);	/* still live */
 	ct_get_stats(t, &s);
 	assert_int_equal(s.refused_full, 1);
 	assert_true(s.expired >= 1);
+	ct_destroy(t);
+}
+
+/* Early drop: a table full of flows that were never answered (a SYN or
+ * UDP flood to an open port) takes a new flow by evicting one of them;
+ * established TCP connections and answered flows are never the one. */
+static void test_full_table_early_drop(void **state)
+{
+	struct ct_table *t = table(8);
+	struct ct_stats s;
+	struct pk x;
+	uint32_t flow, est, answered;
+
+	(void)state;
+	est = handshake(t, 4, A4, B4, -1, -1, 65535, 100);
+	flow_pkt(&x, 1000, 0);
+	answered = create(t, &x, 100);
+	flow_pkt(&x, 1000, 1);
+	ok(t, &x, 100, answered, CT_DIR_REPLY);
+	for (uint32_t i = 0; i < 6; i++) {	/* half-open: SYN, no answer */
+		tcp(&x, 4, A4, B4, (uint16_t)(2000 + i), 443, SYN, CISN, 0, 65535, -1, 0);
+		create(t, &x, 100);
+	}
+	ct_get_stats(t, &s);
+	assert_int_equal(s.in_use, 8);
+	/* 40 more SYNs and UDP flows, two a second (all within their 30 s):
+	 * each evicts one made in an earlier second */
+	for (uint32_t i = 0; i < 40; i++) {
+		if (i & 1)
+			tcp(&x, 4, A4, B4, (uint16_t)(3000 + i), 443, SYN, CISN, 0, 65535, -1, 0);
+		else
+			flow_pkt(&x, 2000 + i, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 101 + i / 2, &flow), CT_CREATED);
+	}
+	ct_get_stats(t, &s);
+	assert_int_equal(s.in_use, 8);
+	assert_int_equal(s.evicted, 40);
+	assert_int_equal(s.refused_full, 0);
+	/* In one second (one burst's `now`): the 6 older half-open flows
+	 * go, then the ones made this second are not evicted (the pipeline
+	 * may still hold them): refused. */
+	for (uint32_t i = 0; i < 6; i++) {
+		tcp(&x, 4, A4, B4, (uint16_t)(5000 + i), 443, SYN, CISN, 0, 65535, -1, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 121, &flow), CT_CREATED);
+	}
+	tcp(&x, 4, A4, B4, 5006, 443, SYN, CISN, 0, 65535, -1, 0);
+	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 121, &flow), CT_REFUSED_FULL);
+	ct_get_stats(t, &s);
+	assert_int_equal(s.evicted, 46);
+	assert_int_equal(s.refused_full, 1);
+	/* the established connection and the answered flow are still there */
+	tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1, SISN + 1, 1024, -1, 0);
+	ok(t, &x, 122, est, CT_DIR_ORIG);
+	flow_pkt(&x, 1000, 0);
+	ok(t, &x, 122, answered, CT_DIR_ORIG);
 	ct_destroy(t);
 }
 
@@ -1182,6 +1243,7 @@ int main(void)
 		cmocka_unit_test(test_expiry_bounded),
 		cmocka_unit_test(test_long_timeout_wraps_wheel),
 		cmocka_unit_test(test_full_table),
+		cmocka_unit_test(test_full_table_early_drop),
 		cmocka_unit_test(test_nat_reply_tuple),
 		cmocka_unit_test(test_foreach_and_other),
 		cmocka_unit_test(test_batch_lookup),

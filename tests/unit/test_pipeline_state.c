@@ -699,15 +699,28 @@ static void test_limits(void **state)
 		p = run1(&l, &f, 1, 5 * SEC + SEC / 2);
 		assert_int_equal(p.verdict, i < 1 ? PIPE_FORWARD : PIPE_DROP);
 	}
-	/* 3 flows exist; lan -> outside: the 2nd new one fills the table */
+	/* 3 flows exist; lan -> outside: the 2nd new one finds the table
+	 * full, and every flow touched this second (none may be evicted) */
 	memcpy(s.dst, remote_ip, 4);
 	for (uint16_t i = 0; i < 2; i++) {
 		s.sport = (uint16_t)(7000 + i);
 		frame_build(&f, &s);
-		p = run1(&l, &f, 0, 6 * SEC);
+		p = run1(&l, &f, 0, 5 * SEC + 9 * SEC / 10);
 		assert_int_equal(p.verdict, i < 1 ? PIPE_FORWARD : PIPE_DROP);
 	}
 	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_CT_FULL], 1);
+	/* a second later the same flow evicts one that had no reply */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0, 7 * SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_CT_FULL], 1);
+	{
+		struct ct_stats cs;
+
+		ct_get_stats(pipe_conntrack(l.w), &cs);
+		assert_int_equal(cs.evicted, 1);
+		assert_int_equal(cs.in_use, 4);
+	}
 	lab_close(&l);
 }
 
