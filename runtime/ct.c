@@ -788,7 +788,10 @@ static void entry_free(struct ct_table *t, uint32_t idx)
 /* May make room for a new flow when the table is full (early drop):
  * past its time, or not established: a TCP connection before its
  * handshake completed or after a reset or both FINs, a flow of another
- * protocol that has had no reply. Never one a packet touched this second:
+ * protocol that has had no reply or only one packet each way (a request
+ * and its answer, done: Linux does not count such UDP flows as assured
+ * either, so a spoofed flood a server answers cannot lock the table).
+ * Never one a packet touched this second:
  * the pipeline holds the flows of the burst being processed (made or
  * found with this `now`) until the burst is done, so one of them must not
  * be evicted and its entry reused under it; and a flood's flows made
@@ -804,7 +807,8 @@ static int flow_expendable(const struct ct_table *t, const struct ct_flow *f, ui
 	if (f->expire - timeout_of(t, f) == now)
 		return 0;
 	if (f->proto != IPP_TCP)
-		return !(f->flags & CT_F_REPLY_SEEN);
+		return !(f->flags & CT_F_REPLY_SEEN) ||
+		       (f->pkts[0] <= 1 && f->pkts[1] <= 1 && !f->pkts_hi[0] && !f->pkts_hi[1]);
 	s = ct_tcp_flow_state(f);
 	return s != CT_TCP_ESTABLISHED && s != CT_TCP_FIN_WAIT && s != CT_TCP_CLOSING;
 }

@@ -714,8 +714,9 @@ static void test_long_timeout_wraps_wheel(void **state)
 	ct_destroy(t);
 }
 
-/* A table full of answered flows refuses a new one; an unanswered one
- * past its timeout makes room before ct_expire reached it. */
+/* A table full of flows that are not done refuses a new one (all touched
+ * this second); one past its timeout makes room before ct_expire reached
+ * it. */
 static void test_full_table(void **state)
 {
 	struct ct_table *t = table(8);
@@ -727,7 +728,7 @@ static void test_full_table(void **state)
 	for (uint32_t i = 0; i < 8; i++) {
 		flow_pkt(&x, i, 0);
 		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 100, &flow), CT_CREATED);
-		flow_pkt(&x, i, 1);	/* answered: not evicted */
+		flow_pkt(&x, i, 1);	/* answered, and touched this second */
 		ok(t, &x, 100, flow, CT_DIR_REPLY);
 		f3 = i == 3 ? flow : f3;
 	}
@@ -769,8 +770,12 @@ static void test_full_table_early_drop(void **state)
 
 	(void)state;
 	est = handshake(t, 4, A4, B4, -1, -1, 65535, 100);
-	flow_pkt(&x, 1000, 0);
+	flow_pkt(&x, 1000, 0);	/* a UDP exchange: two packets each way */
 	answered = create(t, &x, 100);
+	flow_pkt(&x, 1000, 1);
+	ok(t, &x, 100, answered, CT_DIR_REPLY);
+	flow_pkt(&x, 1000, 0);
+	ok(t, &x, 100, answered, CT_DIR_ORIG);
 	flow_pkt(&x, 1000, 1);
 	ok(t, &x, 100, answered, CT_DIR_REPLY);
 	for (uint32_t i = 0; i < 6; i++) {	/* half-open: SYN, no answer */
@@ -809,6 +814,21 @@ static void test_full_table_early_drop(void **state)
 	ok(t, &x, 122, est, CT_DIR_ORIG);
 	flow_pkt(&x, 1000, 0);
 	ok(t, &x, 122, answered, CT_DIR_ORIG);
+	ct_destroy(t);
+
+	/* A request and its one answer (a spoofed flood a server answers)
+	 * is done: evicted like an unanswered one. */
+	t = table(8);
+	for (uint32_t i = 0; i < 8; i++) {
+		flow_pkt(&x, i, 0);
+		flow = create(t, &x, 100);
+		flow_pkt(&x, i, 1);
+		ok(t, &x, 100, flow, CT_DIR_REPLY);
+	}
+	flow_pkt(&x, 8, 0);
+	assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 101, &flow), CT_CREATED);
+	ct_get_stats(t, &s);
+	assert_int_equal(s.evicted, 1);
 	ct_destroy(t);
 }
 
