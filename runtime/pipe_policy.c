@@ -302,7 +302,10 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 	}
 	map_ports(w, p);
 	if (view->limit_count) {
-		struct rl_config rc = {.worker_count = w->cfg.worker_count, .seed = w->cfg.seed};
+		/* a stateful policy's limits count new flows, which spread over
+		 * the workers by their tuples: per-source limits split too */
+		struct rl_config rc = {.worker_count = w->cfg.worker_count, .seed = w->cfg.seed,
+				       .split_sources = view->policy->stateful};
 
 		if (rl_table_init(&p->rl, view->limits, view->limit_count, &rc) < 0)
 			goto nomem;

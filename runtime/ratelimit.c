@@ -37,7 +37,7 @@ int rl_params_from_limit(struct rl_params *p, const struct rfw_limit *l,
 		share = 1;
 	p->per = l->per;
 	interval = (u128)l->interval_ms * NS_PER_MS;
-	if (l->per == RFW_LIMIT_PER_RULE && share > 1) {
+	if (share > 1) {
 		/* Each worker: rate per (share x interval), burst / share
 		 * rounded up. */
 		interval *= share;
@@ -131,7 +131,10 @@ int rl_table_init(struct rl_table *t, const struct rfw_limit *limits,
 		return -1;
 	}
 	for (uint32_t i = 0; i < count; i++) {
-		if (rl_params_from_limit(&params[i + 1], &limits[i], share) < 0) {
+		uint32_t split = limits[i].per == RFW_LIMIT_PER_RULE ||
+					 (cfg && cfg->split_sources) ? share : 1;
+
+		if (rl_params_from_limit(&params[i + 1], &limits[i], split) < 0) {
 			rl_table_free(t);
 			errno = EINVAL;
 			return -1;

@@ -22,9 +22,13 @@
  * Per source (`per: source`): a fixed-size set-associative table (4
  * ways) keyed by (limit, source address); IPv6 sources are grouped by
  * their /64 by default (rl_config.v6_prefix), since a single host usually
- * owns a whole /64 and could otherwise rotate addresses. Not divided by
- * workers: one flow stays on one queue; a source whose flows spread over
- * n queues can reach n times its limit.
+ * owns a whole /64 and could otherwise rotate addresses. Divided by
+ * workers like a per-rule limit when rl_config.split_sources is set: for
+ * a stateful policy, whose limits count a source's new flows, and those
+ * go to workers by their tuples' hash, so the sum over the workers is the
+ * limit. Otherwise (a stateless policy: every packet counts, and one flow
+ * stays on one queue) each worker enforces the whole limit, and a source
+ * whose flows spread over n queues can reach n times it.
  *
  * Replacement when a set is full: an entry is only replaced when its
  * bucket has refilled to full (or the way is empty). Replacing a full
@@ -54,6 +58,7 @@ struct rl_config {
 	uint32_t source_slots;	/* per-source entries, rounded up to a power
 				 * of two >= RL_WAYS; 0 = RL_DEFAULT_SOURCE_SLOTS */
 	uint32_t worker_count;	/* splits per-rule limits; 0 is taken as 1 */
+	uint8_t split_sources;	/* and per-source limits too */
 	uint8_t v6_prefix;	/* IPv6 source grouping, 1..128; 0 = /64 */
 	uint64_t seed;		/* source hash key (random per run: the caller's) */
 };
@@ -107,7 +112,7 @@ struct rl_table {
 };
 
 /* Derive a bucket from a limit (exposed for tests and `rulec dump`).
- * share: the number of workers a per-rule limit is split over (>= 1).
+ * share: the number of workers the limit is split over (>= 1).
  * -1 for interval_ms = 0. A burst of 0 is taken as 1. */
 int rl_params_from_limit(struct rl_params *p, const struct rfw_limit *l,
 			 uint32_t share);

@@ -724,6 +724,51 @@ static void test_limits(void **state)
 	lab_close(&l);
 }
 
+/* A stateful policy's per-source limit counts a source's new flows,
+ * which go to the workers by their tuples' hash: each of n workers
+ * enforces 1/n of it (burst 4 over 2 workers: 2 here), so the sum is the
+ * limit, as for a per-rule limit. */
+static void test_source_limit_split(void **state)
+{
+	static const char text[] =
+		"version: 1\n"
+		"zones: {inside: [lan0], outside: [wan0]}\n"
+		"rules:\n"
+		"  - name: dns-in\n"
+		"    proto: udp\n"
+		"    from: {zone: outside}\n"
+		"    to: {zone: inside, port: 5353}\n"
+		"    action: accept\n"
+		"    limit: {rate: 1/s, burst: 4, per: source}\n"
+		"defaults: {action: drop}\n"
+		"routes:\n"
+		"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+		"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 64, .seed = 7};
+	struct flow_spec s = {.family = 4, .proto = 17, .dport = 5353, .payload = 8};
+	struct lab l;
+	struct frame f;
+	uint32_t passed = 0;
+	(void)state;
+
+	router_lab_compile(text, &l.buf, &l.len, &l.view);
+	router_lab_ports(&c);
+	c.worker_count = 2;	/* worker 0 of 2 */
+	l.w = pipe_create(&c, &l.view);
+	assert_non_null(l.w);
+	router_lab_neighbours(l.w);
+	memcpy(s.src, outside_ip, 4);
+	memcpy(s.dst, (uint8_t[]){10, 100, 0, 10}, 4);
+	for (uint16_t i = 0; i < 6; i++) {	/* six new flows of one source */
+		s.sport = (uint16_t)(3000 + i);
+		frame_build(&f, &s);
+		passed += run1(&l, &f, 1, 5 * SEC).verdict == PIPE_FORWARD;
+	}
+	assert_int_equal(passed, 2);
+	assert_int_equal(pipe_rule_limited(l.w, 1), 4);
+	lab_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -738,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_source_limit_split),
 		cmocka_unit_test(test_new_flows_in_one_burst),
 	};
 	return cmocka_run_group_tests_name("pipeline_state", tests, NULL, NULL);

@@ -213,8 +213,22 @@ static void test_per_rule_sharing(void **state)
 		for (uint64_t now = S + MS; now <= 5 * S; now += MS)
 			pass += (unsigned)rl_allow(&t, 1, &a, now);
 		assert_int_equal(pass, 10);	/* 4 s x 2.5/s */
-		/* Per source is not divided. */
+		/* Per source is not divided (a stateless policy's). */
 		assert_int_equal(burst_at(&t, 2, &a, S, 6), 5);
+		rl_table_free(&t);
+	}
+	/* A stateful policy's: per source split like per rule (each worker
+	 * 10/4 per s and a burst of 2 for each source). */
+	{
+		struct rl_config c = { .worker_count = 4, .split_sources = 1 };
+		unsigned pass = 0;
+
+		assert_int_equal(rl_table_init(&t, l, 2, &c), 0);
+		assert_int_equal(burst_at(&t, 2, &a, S, 6), 2);
+		assert_int_equal(burst_at(&t, 2, &b, S, 6), 2);	/* per source */
+		for (uint64_t now = S + MS; now <= 5 * S; now += MS)
+			pass += (unsigned)rl_allow(&t, 2, &a, now);
+		assert_int_equal(pass, 10);	/* 4 s x 2.5/s */
 		rl_table_free(&t);
 	}
 }
