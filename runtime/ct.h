@@ -177,7 +177,8 @@ enum ct_create_status {
 	CT_CREATED = 0,		/* *flow is the new flow */
 	CT_EXISTS,		/* an earlier packet (same batch) created it: *flow,
 				 * the packet was applied with ct_update */
-	CT_REFUSED_FULL,	/* table full: counted, caller applies defaults */
+	CT_REFUSED_FULL,	/* table full and nothing to evict: counted, caller
+				 * applies defaults */
 	CT_REFUSED_INVALID,	/* cannot start a flow (TCP without a bare SYN,
 				 * ICMP echo reply, non-first fragment, ...) */
 };
@@ -186,7 +187,12 @@ enum ct_create_status {
  * packets will carry on the wire (NAT sets the translated addresses and
  * ports; for ICMP echo sport = dport = the reply's identifier), or NULL
  * for the plain reverse of the packet's own key. The packet is counted in
- * the ORIG direction. Full-table policy: refuse (no eviction), see ct.c. */
+ * the ORIG direction. Full table: a flow that is not established and
+ * that no packet touched this `now` second may be evicted to make room
+ * (early drop, see ct.c), so a caller must not hold a flow index across a
+ * create unless the flow was made or refreshed at this `now` (the
+ * pipeline copies what it needs of an ICMP error's or a fragment's flow,
+ * which do not refresh it, before its creates: flow_known). */
 int ct_create_flow(struct ct_table *t, const struct ct_pkt *p,
 		   const struct pkt_key *reply_key, uint32_t rule, uint32_t now,
 		   uint32_t *flow);

@@ -1151,7 +1151,10 @@ static void cache_insert(struct pipe_worker *w, const struct pipe_pkt *pkts,
 
 /* A packet conntrack found a flow for (or the flow of its first
  * fragment, or of the packet an ICMP error quotes): its path, rule and
- * wire key. 0 when a reload's re-check refused the flow (dropped). */
+ * wire key. 0 when a reload's re-check refused the flow (dropped). The
+ * translation is copied here, before stage_ct's creates: an ICMP error or
+ * a fragment does not refresh its flow, so a full table may evict that
+ * flow for a new one later in the burst (ct.h, ct_create_flow). */
 static int flow_known(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i)
 {
 	struct pipe_burst *b = &w->burst;
