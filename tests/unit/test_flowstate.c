@@ -201,10 +201,18 @@ static void test_checkpoint_while_running(void **state)
 	assert_int_equal(c.flows, WORKERS * FLOWS);
 	assert_int_equal(c.restored, WORKERS * FLOWS);
 	for (uint32_t k = 0; k < WORKERS; k++) {
+		const struct ct_table *ct = pipe_conntrack(b.pipe[k]);
+		struct ct_flow_info fi;
 		struct ct_stats cs;
+		uint32_t lan_out = 0;
 
-		ct_get_stats(pipe_conntrack(b.pipe[k]), &cs);
+		ct_get_stats(ct, &cs);
 		assert_int_equal(cs.in_use, FLOWS);
+		/* under their rule, found by name (the checkpoint named the
+		 * rules by the policy the workers run) */
+		for (uint32_t i = 0; i < ct_max_flows(ct); i++)
+			lan_out += ct_flow_get(ct, i, &fi) == 0 && (fi.rule & 0xffffffu) == 1;
+		assert_int_equal(lan_out, FLOWS);
 	}
 	lab_close(&b);
 	unlink(path);
