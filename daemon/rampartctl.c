@@ -94,7 +94,8 @@ static const char *const usage_flows =
 	"                 A bad filter is an error (exit 1).\n"
 	"  --delete       end the flows the filter matches, as their timeouts would\n"
 	"                 (NAT ports go back to their pools; their next packet meets\n"
-	"                 the rules as a new one): listed as they were, then\n"
+	"                 the rules as a new one): listed as they were (--limit\n"
+	"                 bounds the list, not what ends), then\n"
 	"                 \"N flows deleted\". Needs --filter (ending every flow takes\n"
 	"                 a filter per protocol: proto=tcp, proto=udp, ...).\n";
 
