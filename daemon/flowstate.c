@@ -37,7 +37,10 @@ struct pipe_state *flowstate_open(const struct rampartd_opts *o)
 
 void flowstate_seed(const struct pipe_state *st, uint32_t n, int handoff, uint64_t *seed)
 {
-	if (st && pipe_state_workers(st) == n && pipe_state_handoff(st) == !!handoff)
+	/* with handoff on both sides, whatever the counts: a flow's worker
+	 * is its hash modulo the count, the hash the file's key */
+	(void)n;
+	if (st && pipe_state_handoff(st) && handoff)
 		*seed = pipe_state_home_seed(st);
 }
 
@@ -45,10 +48,12 @@ void flowstate_restore(const struct rampartd_opts *o, struct pipe_state *st,
 		       struct pipe_worker *const *w, uint32_t n)
 {
 	struct pipe_state_counts c;
+	uint32_t saved_by;
 	char err[512];
 
 	if (!st)
 		return;
+	saved_by = pipe_state_workers(st);
 	if (pipe_state_restore(st, w, n, clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME),
 			       o->reload_flows == PIPE_FLOWS_RECHECK, &c, err, sizeof(err))) {
 		fprintf(stderr, "rampartd: state file %s not used: %s; starting with no flows\n",
@@ -66,6 +71,11 @@ void flowstate_restore(const struct rampartd_opts *o, struct pipe_state *st,
 		(unsigned long long)(c.full + c.duplicate + c.invalid), (unsigned long long)c.full,
 		(unsigned long long)c.duplicate, (unsigned long long)c.invalid,
 		(unsigned long long)c.nat_unclaimed);
+	if (saved_by != n)
+		fprintf(stderr, "rampartd: state file %s was written by %u workers: %llu flows went to "
+				"another worker than had them, %llu masqueraded ones no worker can hold "
+				"now\n", o->state_file, saved_by,
+			(unsigned long long)c.rehomed, (unsigned long long)c.unplaced);
 	/* In the tables now: a crash from here on must not bring back these
 	 * flows as they were at the last stop. With checkpoints that is what
 	 * a crash brings back anyway (the flows of the last one): the file

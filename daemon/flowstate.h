@@ -76,8 +76,9 @@ struct pipe_worker;
  * NULL otherwise (a refused one is said and left in place: the next
  * clean stop writes over it). */
 struct pipe_state *flowstate_open(const struct rampartd_opts *o);
-/* The handoff hash key to use for n workers: the file's when its flows
- * can come back to these workers, else *seed unchanged. */
+/* The handoff hash key to use for n workers: the file's when it and
+ * these workers both hand frames over (its flows are placed by it), else
+ * *seed unchanged. */
 void flowstate_seed(const struct pipe_state *st, uint32_t n, int handoff, uint64_t *seed);
 /* Put the flows back into the workers (made, not yet running), say how
  * many, remove the file once they are in (with --state-interval: leave

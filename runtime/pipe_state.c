@@ -411,8 +411,30 @@ static uint32_t *map_rules(const struct pipe_state *s, const struct rfw_view *v)
 	return map;
 }
 
+/* Which of the n workers (handoff) a saved flow's packets map to now:
+ * the original direction by its tuple as DNAT leaves it (towards the
+ * reply's source), the reply by its own; one worker when they agree,
+ * which they do for every flow without SNAT (the hash is symmetric).
+ * UINT32_MAX when they do not: a masqueraded flow whose port was steered
+ * for another count. */
+static uint32_t rehome(const struct pipe_worker *w, const struct ct_saved_flow *f)
+{
+	uint32_t ho = pipe_home_of(w, f->orig_src, f->reply_src, f->orig_sport, f->reply_sport,
+				   f->proto);
+	uint32_t hr = pipe_home_of(w, f->reply_src, f->reply_dst, f->reply_sport, f->reply_dport,
+				   f->proto);
+
+	return ho == hr ? ho : UINT32_MAX;
+}
+
+static int snat_flow(const struct ct_saved_flow *f)
+{
+	return memcmp(f->reply_dst, f->orig_src, f->family == 4 ? 4 : 16) != 0;
+}
+
 static void restore_one(struct pipe_worker *w, const struct state_record *r, const uint32_t *map,
-			uint32_t down, uint32_t now, int recheck, struct pipe_state_counts *c)
+			uint32_t down, uint32_t now, int recheck, int place, int moved,
+			struct pipe_state_counts *c)
 {
 	struct ct_saved_flow f = r->flow;
 	uint32_t rule, flow;
@@ -425,10 +447,18 @@ static void restore_one(struct pipe_worker *w, const struct state_record *r, con
 			     now, &flow);
 	switch (st) {
 	case CT_RESTORED:
-		c->restored++;
-		c->rule_gone += map[r->rule] == RULE_MAP_GONE;
-		if (memcmp(f.reply_dst, f.orig_src, f.family == 4 ? 4 : 16) && claim_nat(w, &f))
+		if (snat_flow(&f) && claim_nat(w, &f)) {
+			if (place) {	/* several workers of another count: its port
+					 * is another's share */
+				ct_remove(w->ct, flow);
+				c->unplaced++;
+				break;
+			}
 			c->nat_unclaimed++;
+		}
+		c->restored++;
+		c->rehomed += moved;
+		c->rule_gone += map[r->rule] == RULE_MAP_GONE;
 		break;
 	case CT_RESTORE_EXPIRED:
 		c->expired++;
@@ -453,16 +483,19 @@ int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w,
 	const struct state_header *h = s->h;
 	uint32_t now = (uint32_t)(now_ns / 1000000000u), down = 0, *map;
 
+	int place;	/* another count: each flow to the worker its packets map to */
+
 	memset(c, 0, sizeof(*c));
 	c->flows = h->flows;
-	if (h->workers != n) {
-		snprintf(err, errlen, "written by %u workers, %u run now: its flows are not theirs",
-			 h->workers, n);
-		return -1;
-	}
-	if (pipe_state_handoff(s) != !!handoff) {
-		snprintf(err, errlen, "written with handoff %s, it is %s now",
-			 pipe_state_handoff(s) ? "on" : "off", handoff ? "on" : "off");
+	place = h->workers != n || pipe_state_handoff(s) != !!handoff;
+	if (place && n > 1 && !handoff) {
+		if (h->workers != n)
+			snprintf(err, errlen, "written by %u workers, %u run now without handoff: "
+				 "each keeps what its queue brings, so no telling whose its flows are",
+				 h->workers, n);
+		else
+			snprintf(err, errlen, "written with handoff %s, it is %s now",
+				 pipe_state_handoff(s) ? "on" : "off", handoff ? "on" : "off");
 		return -1;
 	}
 	for (uint32_t k = 0; k < n; k++)
@@ -479,12 +512,20 @@ int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w,
 	}
 	for (uint64_t i = 0; i < h->flows; i++) {
 		const struct state_record *r = &s->rec[i];
+		uint32_t k = r->worker;
 
-		if (r->worker >= n || r->rule > h->rule_count) {
+		if (r->worker >= h->workers || r->rule > h->rule_count) {
 			c->invalid++;
 			continue;
 		}
-		restore_one(w[r->worker], r, map, down, now, recheck, c);
+		if (place && (k = n == 1 ? 0 : rehome(w[0], &r->flow)) == UINT32_MAX) {
+			c->unplaced++;
+			continue;
+		}
+		/* (one worker's pools hold every port: a pair they lack is the
+		 * policy's change, as with the same count) */
+		restore_one(w[k], r, map, down, now, recheck, place && n > 1, place && k != r->worker,
+			    c);
 	}
 	free(map);
 	return 0;

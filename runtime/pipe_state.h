@@ -7,10 +7,15 @@
  * address), its TCP windows and state, counters, and the time it had
  * left less the time rampart was down; its rule by name in the new
  * policy (a rule that is gone: the default's, as a reload keeps such a
- * flow). Each flow goes back to the worker that had it, so the file is
- * refused when the worker count or the handoff setting changed (the
- * NAT port shares and the flow-to-worker hash depend on them); the
- * handoff hash key comes from the file (pipe_state_home_seed).
+ * flow). Each flow goes back to the worker that had it, under the handoff
+ * hash key of the file (pipe_state_home_seed). Another worker count: one
+ * worker takes every flow; with handoff, each flow goes to the worker its
+ * packets now map to, which for a flow without SNAT is one worker both
+ * ways; a masqueraded flow only when both directions still map to one
+ * worker and its port is that worker's share, the others are counted
+ * (unplaced). Without handoff and with several workers the file is
+ * refused when the count or the handoff setting changed (each worker
+ * keeps what its queue brings: no telling where a flow's packets go).
  * The file format is in docs/operations.md. */
 #ifndef RAMPART_PIPE_STATE_H
 #define RAMPART_PIPE_STATE_H
@@ -29,6 +34,10 @@ struct pipe_state_counts {
 	uint64_t invalid;	/* not a flow */
 	uint64_t rule_gone;	/* restored under the default's row */
 	uint64_t nat_unclaimed;	/* a translated flow whose pair no pool has now */
+	uint64_t rehomed;	/* put into another worker than saved it (count changed) */
+	uint64_t unplaced;	/* another count: a masqueraded flow no worker can
+				 * hold (its directions now map to two, or its port
+				 * is another worker's share) */
 };
 
 /* Write the flows of workers w[0..n) (stopped) to path: a temporary
@@ -85,9 +94,10 @@ int pipe_state_handoff(const struct pipe_state *s);
 uint64_t pipe_state_home_seed(const struct pipe_state *s);
 
 /* Put the file's flows back into workers w[0..n) (made with the file's
- * home seed, not yet running). recheck: flows are due a re-check against
- * the rules on their next packet (--reload-flows recheck). 0, or -1 with
- * err when the file does not fit these workers (nothing restored). */
+ * home seed when both use handoff, not yet running). recheck: flows are
+ * due a re-check against the rules on their next packet (--reload-flows
+ * recheck). 0, or -1 with err when the file does not fit these workers
+ * (nothing restored). */
 int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w, uint32_t n,
 		       uint64_t now_ns, uint64_t wall_ns, int recheck, struct pipe_state_counts *c,
 		       char *err, size_t errlen);

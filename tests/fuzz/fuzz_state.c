@@ -177,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		ct_get_stats(pipe_conntrack(w), &cs);
 		if (cs.in_use != c.restored || c.restored + c.expired + c.duplicate + c.full +
-		    c.invalid != c.flows)
+		    c.invalid + c.unplaced != c.flows)
 			abort();
 		ct_foreach(pipe_conntrack(w), count_translated, &translated);
 		if (pairs_in_use(w) != translated - c.nat_unclaimed)

@@ -602,6 +602,89 @@ static void test_collect_in_slices(void **state)
 	unlink(whole);
 }
 
+/* DNS flows from outside (no NAT), sports 3000.., dns-in: n of them. */
+static void dns_flows(struct lab *l, uint32_t n, uint64_t now)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct flow_spec d = {.family = 4, .proto = 17, .sport = (uint16_t)(3000 + i),
+				      .dport = 53};
+		struct frame f;
+
+		memcpy(d.src, remote_ip, 4);
+		memcpy(d.dst, client_ip, 4);
+		frame_build(&f, &d);
+		assert_int_equal(run1(l, &f, 1, now).verdict, PIPE_FORWARD);
+	}
+}
+
+/* ... and their answers, through whichever worker takes them. */
+static uint32_t dns_answers(struct lab *l, uint32_t n, uint64_t now)
+{
+	uint32_t fwd = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct flow_spec d = {.family = 4, .proto = 17, .sport = 53,
+				      .dport = (uint16_t)(3000 + i)};
+		struct frame f;
+
+		memcpy(d.src, client_ip, 4);
+		memcpy(d.dst, remote_ip, 4);
+		frame_build(&f, &d);
+		fwd += run1(l, &f, 0, now).verdict == PIPE_FORWARD;
+	}
+	return fwd;
+}
+
+/* Another worker count. Two workers with handoff into one: every flow,
+ * the masqueraded connection with its port. One worker into two with
+ * handoff: each flow into the worker its packets now map to (their
+ * answers find them there, a flow without a state would be dropped: no
+ * rule lets them in), a masqueraded one only where both its directions
+ * and its port's share agree, the rest counted unplaced. */
+static void test_other_worker_count(void **state)
+{
+	enum { DNS = 12 };
+	struct lab a, b;
+	struct pipe_state_counts c;
+	const uint64_t key = 0x5eed;
+	char err[256], *path = temp_path();
+	char wide[sizeof(policy)];
+	uint16_t pub;
+	(void)state;
+
+	wide_policy(wide);
+	lab_open_home(&a, wide, 2, 7, &key);
+	establish(&a, &pub);
+	dns_flows(&a, DNS, 11 * SEC);
+	save(&a, path, 12 * SEC, WALL, 1 + DNS);
+	lab_close(&a);
+	lab_open_n(&b, wide, 1, 8);
+	assert_int_equal(restore(&b, path, SEC, WALL + SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, 1 + DNS);
+	assert_int_equal(c.unplaced + c.nat_unclaimed, 0);
+	assert_true(c.rehomed > 0);	/* worker 1's flows */
+	carries_on(&b, pub, 2 * SEC);
+	assert_int_equal(dns_answers(&b, DNS, 2 * SEC), DNS);
+	lab_close(&b);
+
+	lab_open_n(&a, wide, 1, 7);
+	establish(&a, &pub);
+	dns_flows(&a, DNS, 11 * SEC);
+	save(&a, path, 12 * SEC, WALL, 1 + DNS);
+	lab_close(&a);
+	lab_open_home(&b, wide, 2, 8, &key);
+	assert_int_equal(restore(&b, path, SEC, WALL + SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored + c.unplaced, 1 + DNS);
+	assert_true(c.restored >= DNS);	/* every flow without SNAT */
+	assert_int_equal(c.nat_unclaimed, 0);
+	assert_true(c.rehomed > 0);	/* some went to worker 1 */
+	assert_int_equal(dns_answers(&b, DNS, 2 * SEC), DNS);
+	if (c.restored == 1 + DNS)
+		carries_on(&b, pub, 2 * SEC);
+	lab_close(&b);
+	unlink(path);
+}
+
 /* conntrack alone: an IPv6 flow whose reply addresses are translated
  * (a side entry) and its TCP windows come back as they were. */
 static void test_ct_ipv6_translated(void **state)
@@ -669,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_handoff_workers),
 		cmocka_unit_test(test_collect_in_slices),
+		cmocka_unit_test(test_other_worker_count),
 		cmocka_unit_test(test_ct_ipv6_translated),
 	};
 
