@@ -379,19 +379,27 @@ uint64_t pipe_state_home_seed(const struct pipe_state *s)
 
 /* A translated flow keeps its (address, port): taken in whichever of
  * the worker's pools it belongs to (release_nat gives it back). */
-static int claim_nat(struct pipe_worker *w, const struct ct_saved_flow *f)
+static struct nat_pool *pool_of_pair(struct pipe_worker *w, const struct ct_saved_flow *f,
+				     uint32_t *slot)
 {
 	for (uint32_t i = 0; i < w->npools; i++) {
 		struct nat_pool *p = &w->pools[i]->pool;
-		uint32_t slot;
 
 		if (p->family != f->family)
 			continue;
-		slot = nat_pair_slot(p, f->reply_dst, f->reply_dport);
-		if (slot != NAT_SLOT_NONE)
-			return nat_claim(p, slot);
+		*slot = nat_pair_slot(p, f->reply_dst, f->reply_dport);
+		if (*slot != NAT_SLOT_NONE)
+			return p;
 	}
-	return -1;
+	return NULL;
+}
+
+static int claim_nat(struct pipe_worker *w, const struct ct_saved_flow *f)
+{
+	uint32_t slot;
+	struct nat_pool *p = pool_of_pair(w, f, &slot);
+
+	return p ? nat_claim(p, slot) : -1;
 }
 
 /* The saving policy's rule numbers -> the running one's, by name. */
@@ -442,20 +450,18 @@ static void restore_one(struct pipe_worker *w, const struct state_record *r, con
 
 	rule = map[r->rule] == RULE_MAP_GONE ? 0 : map[r->rule];
 	f.ttl = f.ttl > down ? f.ttl - down : 0;
+	if (place && snat_flow(&f) && !pool_of_pair(w, &f, &flow)) {
+		c->unplaced++;	/* several workers of another count: its port is
+				 * another's share */
+		return;
+	}
 	st = ct_flow_restore(w->ct, &f,
 			     pipe_flow_rule(w->pol->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule),
 			     now, &flow);
 	switch (st) {
 	case CT_RESTORED:
-		if (snat_flow(&f) && claim_nat(w, &f)) {
-			if (place) {	/* several workers of another count: its port
-					 * is another's share */
-				ct_remove(w->ct, flow);
-				c->unplaced++;
-				break;
-			}
+		if (snat_flow(&f) && claim_nat(w, &f))
 			c->nat_unclaimed++;
-		}
 		c->restored++;
 		c->rehomed += moved;
 		c->rule_gone += map[r->rule] == RULE_MAP_GONE;
