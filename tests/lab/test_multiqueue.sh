@@ -180,7 +180,10 @@ check_eq "--cores 1023 (no such CPU) cannot be set up" "$(rd_rc --queues 1 --cor
 check_not "nothing left attached by the refused starts" \
 	bash -c "ip -n $(lab_nsname fw) link show | grep -q xdp"
 
-if ! start_rampartd --metrics 127.0.0.1:19641; then
+# (checkpoints every second throughout: they must not cost a frame, see
+# the load below)
+if ! start_rampartd --metrics 127.0.0.1:19641 --state-file "$LAB_TMP/mq.state" \
+	--state-interval 1; then
 	not_ok "rampartd --queues $NQ starts"; cat "$LAB_TMP/rampartd.err" >&2; lab_summary; exit 1
 fi
 ok "rampartd --queues $NQ --cores 0,1,0,1 starts"
@@ -309,6 +312,12 @@ check_eq "since the start ($((handed - took)) frames lost between workers), rece
 check "the frames lost between workers are among the drops ($((handed - took)) <= $d1)" \
 	test "$((handed - took))" -le "$d1"
 all_echoed "after the load"
+most=$(sed -n 's/^rampartd: checkpoint: \([0-9]*\) flows written.*/\1/p' "$LAB_TMP/rampartd.err" |
+	sort -n | tail -1)
+check "checkpoints every second held the load's flows (at most ${most:-none}), all four workers'" \
+	test "${most:-0}" -ge 1000
+check_not "  ... and none failed" grep -q 'checkpoint not written\|checkpoint skipped' \
+	"$LAB_TMP/rampartd.err"
 
 lab_workers_block "$w"
 echo "# per worker at the end:"; sed 's/^/# /' "$w"
