@@ -278,7 +278,7 @@ void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w
 	 * a checkpoint. A reload meanwhile makes it void (rules would be
 	 * named by the wrong policy), checked again before the rename. */
 	names = running(rl, view, &seq);
-	wr = pipe_state_writer_open(o->state_file, pipes[0], n, names, err, sizeof(err));
+	wr = pipe_state_writer_open(o->state_file, pipes[0], n, names, 1, err, sizeof(err));
 	if (!wr) {
 		note_failure("rampartd: checkpoint not written: %s\n", err);
 		return;

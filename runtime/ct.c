@@ -1727,6 +1727,19 @@ static int tuple_taken(struct ct_table *t, const struct ct_key *k, uint64_t h, u
 	return 0;
 }
 
+void ct_flow_resync(struct ct_table *t, uint32_t flow)
+{
+	struct ct_flow *f;
+
+	if (flow >= t->max_flows)
+		return;
+	f = &t->flows[flow];
+	/* past the handshake: before it the SYN and SYN+ACK carry their own */
+	if ((f->flags & (CT_F_USED | CT_F_AUX)) == CT_F_USED && f->proto == IPP_TCP &&
+	    f->tstate[CT_DIR_REPLY] != CT_PEER_NONE)
+		f->flags |= CT_F_RESYNC_ORIG | CT_F_RESYNC_REPLY;
+}
+
 int ct_flow_restore(struct ct_table *t, const struct ct_saved_flow *s, uint32_t rule,
 		    uint32_t now, uint32_t *flow)
 {

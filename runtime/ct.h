@@ -370,6 +370,12 @@ enum ct_restore_status {
 int ct_flow_restore(struct ct_table *t, const struct ct_saved_flow *s, uint32_t rule,
 		    uint32_t now, uint32_t *flow);
 
+/* A restored TCP flow whose windows may be stale (saved by a checkpoint
+ * while it ran on): the first segment from each side, not a SYN or RST,
+ * is taken as it is and its sequence and acknowledgement become the
+ * windows; the usual tests apply from the next one. */
+void ct_flow_resync(struct ct_table *t, uint32_t flow);
+
 /* ---- Layout, exposed for the TCP tracker (ct_tcp.c) and the size
  * assertion; not an API. ---- */
 
@@ -391,6 +397,10 @@ enum ct_flow_flags {
 	CT_F_RST = 1u << 3,
 	CT_F_NAT6 = 1u << 4,	/* IPv6 reply addresses live in entry `aux` */
 	CT_F_NAT = 1u << 5,	/* reply tuple is not the reverse of the original */
+	/* TCP restored from a checkpoint: the next segment from that side
+	 * re-learns its windows (ct_flow_resync); REPLY is ORIG << 1 */
+	CT_F_RESYNC_ORIG = 1u << 6,
+	CT_F_RESYNC_REPLY = 1u << 7,
 };
 
 /* 112 bytes; with the index (12.8 B) the whole cost stays under 128 B a

@@ -158,6 +158,34 @@ static int track_syn_ack(struct ct_flow *f, const struct tcp_seg *s)
 	return 1;
 }
 
+/* The first segment from src since a restore from a checkpoint: the
+ * saved windows may be seconds behind (a transfer moved on meanwhile),
+ * so its sequence and acknowledgement are taken as they are, as Linux
+ * conntrack picks up a connection mid-stream; a side the other has not
+ * re-learnt yet is placed at what this segment acknowledges. Not a SYN
+ * or RST: a reset must still fall in the saved window. */
+static int resync(struct ct_flow *f, unsigned src, const struct tcp_seg *s)
+{
+	const unsigned dst = !src;
+	uint32_t dst_win = (uint32_t)f->max_win[dst] << wscale_of(f, dst);
+
+	f->flags &= (uint8_t)~(CT_F_RESYNC_ORIG << src);
+	if (s->win > f->max_win[src])
+		f->max_win[src] = (uint16_t)s->win;
+	f->seqlo[src] = s->end;
+	f->seqhi[src] = s->end + (dst_win ? dst_win : 1);	/* until dst's ack says */
+	if (s->flags & TH_ACK) {
+		uint32_t win = s->win << wscale_of(f, src);
+
+		f->seqhi[dst] = s->ack + (win ? win : 1);
+		if (f->flags & (CT_F_RESYNC_ORIG << dst))
+			f->seqlo[dst] = s->ack;
+	}
+	if ((s->flags & TH_FIN) && f->tstate[src] < CT_PEER_CLOSING)
+		f->tstate[src] = CT_PEER_CLOSING;
+	return 1;
+}
+
 int ct_tcp_track(struct ct_flow *f, unsigned dir, const struct ct_pkt *p)
 {
 	const unsigned src = dir, dst = !dir;
@@ -169,6 +197,9 @@ int ct_tcp_track(struct ct_flow *f, unsigned dir, const struct ct_pkt *p)
 		return 0;
 	if (f->tstate[CT_DIR_REPLY] == CT_PEER_NONE)
 		return dir == CT_DIR_ORIG ? track_syn_sent(f, p, &s) : track_syn_ack(f, &s);
+	if (__builtin_expect(f->flags & (CT_F_RESYNC_ORIG << src), 0) &&
+	    !(s.flags & (TH_SYN | TH_RST)))
+		return resync(f, src, &s);
 
 	/* A SYN's own window is unscaled; other windows scale by the
 	 * sender's shift, the receiver's largest window by its own. */

@@ -20,6 +20,7 @@
 #define STATE_MAGIC "RAMPFLOW"
 #define STATE_VERSION 1u
 #define STATE_HANDOFF 1u	/* header flags: the workers handed frames over */
+#define STATE_CHECKPOINT 2u	/* written while they ran: TCP windows may be behind */
 
 /* The file: this header, the saving policy's rule names (rules 0 ..
  * rule_count, each NUL-terminated, padded to 8 bytes), then one record
@@ -139,8 +140,8 @@ static int writer_fail(struct pipe_state_writer *wr, char *err, size_t errlen, c
 
 struct pipe_state_writer *pipe_state_writer_open(const char *path,
 						 const struct pipe_worker *first, uint32_t workers,
-						 const struct rfw_view *names, char *err,
-						 size_t errlen)
+						 const struct rfw_view *names, int checkpoint,
+						 char *err, size_t errlen)
 {
 	struct pipe_state_writer *wr = calloc(1, sizeof(*wr));
 	struct state_header *h;
@@ -173,7 +174,7 @@ struct pipe_state_writer *pipe_state_writer_open(const char *path,
 	h->header_size = sizeof(*h);
 	h->record_size = sizeof(struct state_record);
 	h->workers = workers;
-	h->flags = first->handoff ? STATE_HANDOFF : 0;
+	h->flags = (first->handoff ? STATE_HANDOFF : 0) | (checkpoint ? STATE_CHECKPOINT : 0);
 	h->rule_count = names->policy->rule_count;
 	h->home_seed = first->cfg.home_seed;
 	if (put(wr->f, h, sizeof(*h), NULL) ||
@@ -251,7 +252,7 @@ int pipe_state_save(const char *path, struct pipe_worker *const *w, uint32_t n,
 		snprintf(err, errlen, "no workers");
 		return -1;
 	}
-	wr = pipe_state_writer_open(path, w[0], n, w[0]->pol->view, err, errlen);
+	wr = pipe_state_writer_open(path, w[0], n, w[0]->pol->view, 0, err, errlen);
 	if (!wr)
 		return -1;
 	for (uint32_t k = 0; k < n; k++) {
@@ -442,7 +443,7 @@ static int snat_flow(const struct ct_saved_flow *f)
 
 static void restore_one(struct pipe_worker *w, const struct state_record *r, const uint32_t *map,
 			uint32_t down, uint32_t now, int recheck, int place, int moved,
-			struct pipe_state_counts *c)
+			int resync, struct pipe_state_counts *c)
 {
 	struct ct_saved_flow f = r->flow;
 	uint32_t rule, flow;
@@ -462,6 +463,8 @@ static void restore_one(struct pipe_worker *w, const struct state_record *r, con
 	case CT_RESTORED:
 		if (snat_flow(&f) && claim_nat(w, &f))
 			c->nat_unclaimed++;
+		if (resync)
+			ct_flow_resync(w->ct, flow);
 		c->restored++;
 		c->rehomed += moved;
 		c->rule_gone += map[r->rule] == RULE_MAP_GONE;
@@ -531,7 +534,7 @@ int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w,
 		/* (one worker's pools hold every port: a pair they lack is the
 		 * policy's change, as with the same count) */
 		restore_one(w[k], r, map, down, now, recheck, place && n > 1, place && k != r->worker,
-			    c);
+			    !!(h->flags & STATE_CHECKPOINT), c);
 	}
 	free(map);
 	return 0;

@@ -65,12 +65,14 @@ int pipe_state_collect(const struct pipe_worker *w, uint32_t k, const struct rfw
 
 /* A temporary file beside path, renamed over it by close; abort (or a
  * failed put or close, which abort themselves) removes it. first: any
- * of the workers (the handoff setting and hash key are theirs). */
+ * of the workers (the handoff setting and hash key are theirs).
+ * checkpoint: written while the workers run on, so a restore lets each
+ * TCP flow re-learn its windows from its next segments (ct_flow_resync). */
 struct pipe_state_writer;
 struct pipe_state_writer *pipe_state_writer_open(const char *path,
 						 const struct pipe_worker *first, uint32_t workers,
-						 const struct rfw_view *names, char *err,
-						 size_t errlen);
+						 const struct rfw_view *names, int checkpoint,
+						 char *err, size_t errlen);
 int pipe_state_writer_put(struct pipe_state_writer *wr, const void *records, uint32_t n,
 			  char *err, size_t errlen);
 /* The header in, the file flushed to disk and closed: the slow part of

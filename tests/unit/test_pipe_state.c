@@ -559,7 +559,7 @@ static void test_collect_in_slices(void **state)
 		assert_int_equal(tcp(&a, client_ip, (uint16_t)(41000 + i), remote_ip, 443, 0x02, 1,
 				     0, 0, 12 * SEC, &f).verdict, PIPE_FORWARD);
 
-	wr = pipe_state_writer_open(path, a.w[0], a.n, &a.view, err, sizeof(err));
+	wr = pipe_state_writer_open(path, a.w[0], a.n, &a.view, 0, err, sizeof(err));
 	assert_non_null(wr);
 	for (uint32_t k = 0; k < a.n; k++) {
 		uint32_t cursor = 0, before, got;
@@ -685,6 +685,75 @@ static void test_other_worker_count(void **state)
 	unlink(path);
 }
 
+/* Save lab a's flows as a checkpoint would (checkpoint set) or as a
+ * clean stop does, into path. */
+static void save_as(struct lab *a, const char *path, int checkpoint, uint64_t flows)
+{
+	uint8_t rec[8 * PIPE_STATE_RECORD_SIZE];
+	struct pipe_state_writer *wr;
+	char err[256];
+	uint64_t n = 0;
+
+	wr = pipe_state_writer_open(path, a->w[0], a->n, &a->view, checkpoint, err, sizeof(err));
+	assert_non_null(wr);
+	for (uint32_t k = 0; k < a->n; k++) {
+		uint32_t cursor = 0, got;
+		int done;
+
+		do {
+			done = pipe_state_collect(a->w[k], k, &a->view, 20, &cursor, UINT32_MAX, rec, 8,
+						  &got);
+			assert_int_equal(pipe_state_writer_put(wr, rec, got, err, sizeof(err)), 0);
+		} while (!done);
+	}
+	assert_int_equal(pipe_state_writer_close(wr, WALL, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, flows);
+}
+
+/* A checkpoint's TCP windows may be seconds old: restored from one, a
+ * connection whose transfer went on (its next segment 5 MB further)
+ * carries on, both ways, and the windows hold again from there; from a
+ * clean stop's file (exact windows) the same segment is out of window. */
+static void test_checkpoint_resync(void **state)
+{
+	const uint32_t ahead = 5000000;
+	struct pipe_state_counts c;
+	char err[256], *path = temp_path();
+	struct frame f;
+	struct lab a, b;
+	uint16_t pub;
+	(void)state;
+
+	for (int checkpoint = 1; checkpoint >= 0; checkpoint--) {
+		lab_open(&a, policy, 7);
+		establish(&a, &pub);	/* client at 1101, server at 5001 */
+		save_as(&a, path, checkpoint, 1);
+		lab_close(&a);
+		lab_open(&b, policy, 8);
+		assert_int_equal(restore(&b, path, 3 * SEC, WALL + 2 * SEC, &c, err, sizeof(err)), 0);
+		assert_int_equal(c.restored, 1);
+		if (!checkpoint) {
+			assert_int_equal(tcp(&b, client_ip, 40000, remote_ip, 443, 0x18, 1101 + ahead,
+					     5001, 100, 4 * SEC, &f).verdict, PIPE_DROP);
+			lab_close(&b);
+			break;
+		}
+		assert_int_equal(tcp(&b, client_ip, 40000, remote_ip, 443, 0x18, 1101 + ahead, 5001 + ahead,
+				     100, 4 * SEC, &f).verdict, PIPE_FORWARD);
+		assert_int_equal(frame_get16(f.b + 14 + 20), pub);
+		assert_int_equal(tcp(&b, remote_ip, 443, wan_ip, pub, 0x18, 5001 + ahead,
+				     1201 + ahead, 50, 4 * SEC, &f).verdict, PIPE_FORWARD);
+		assert_int_equal(frame_get16(f.b + 14 + 22), 40000);
+		/* learnt: in-window goes on, 5 MB further again does not */
+		assert_int_equal(tcp(&b, client_ip, 40000, remote_ip, 443, 0x18, 1201 + ahead,
+				     5051 + ahead, 100, 5 * SEC, &f).verdict, PIPE_FORWARD);
+		assert_int_equal(tcp(&b, client_ip, 40000, remote_ip, 443, 0x18, 1301 + 2 * ahead,
+				     5051 + ahead, 100, 5 * SEC, &f).verdict, PIPE_DROP);
+		lab_close(&b);
+	}
+	unlink(path);
+}
+
 /* conntrack alone: an IPv6 flow whose reply addresses are translated
  * (a side entry) and its TCP windows come back as they were. */
 static void test_ct_ipv6_translated(void **state)
@@ -753,6 +822,7 @@ int main(void)
 		cmocka_unit_test(test_handoff_workers),
 		cmocka_unit_test(test_collect_in_slices),
 		cmocka_unit_test(test_other_worker_count),
+		cmocka_unit_test(test_checkpoint_resync),
 		cmocka_unit_test(test_ct_ipv6_translated),
 	};
 
