@@ -20,6 +20,20 @@ static const uint8_t server_mac[6] = {2, 0xcc, 0, 0, 0, 10};
 static const uint8_t wan_ip[4] = {10, 0, 1, 1}, client_ip[4] = {10, 100, 0, 5};
 static const uint8_t server_ip[4] = {10, 100, 0, 10}, remote_ip[4] = {10, 200, 1, 1};
 
+/* A new empty file's name (mkstemp), for a state file: the same static
+ * buffer each call. */
+static inline char *router_lab_temp_path(void)
+{
+	static char path[40];	/* (callers add suffixes in 64 bytes) */
+	int fd;
+
+	strcpy(path, "/tmp/rampart-test-state-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	return path;
+}
+
 /* Compile YAML text into *buf (the caller frees it) and map it. */
 static inline void router_lab_compile(const char *text, void **buf, size_t *len,
 				      struct rfw_view *view)

@@ -160,13 +160,8 @@ static void stop_workers(struct lab *l, uint32_t n)
 
 static char *temp_path(void)
 {
-	static char path[] = "/tmp/rampart-test-flowstate-XXXXXX";
-	int fd;
+	char *path = router_lab_temp_path();
 
-	strcpy(path, "/tmp/rampart-test-flowstate-XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
 	unlink(path);	/* the checkpoint makes it */
 	return path;
 }

@@ -131,18 +131,6 @@ static struct pipe_pkt tcp(struct lab *l, const uint8_t *src, uint16_t sport, co
 	return run1(l, f, memcmp(src, client_ip, 4) ? 1 : 0, now);
 }
 
-static char *temp_path(void)
-{
-	static char path[] = "/tmp/rampart-test-state-XXXXXX";
-	int fd;
-
-	strcpy(path, "/tmp/rampart-test-state-XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	return path;
-}
-
 /* A connection through masquerade, established, data sent: its public
  * port in *pub. */
 static void establish(struct lab *l, uint16_t *pub)
@@ -225,7 +213,7 @@ static void test_connection_survives(void **state)
 	struct ct_stats st;
 	struct frame f;
 	struct pipe_pkt p;
-	char err[256], *path = temp_path();
+	char err[256], *path = router_lab_temp_path();
 	uint16_t pub;
 	(void)state;
 
@@ -286,7 +274,7 @@ static void save_two_flows(const char *path, uint16_t *pub, struct flow_spec *dn
 static void restore_into_edited(struct lab *b, int recheck, struct pipe_state_counts *c,
 				struct flow_spec *dns)
 {
-	char err[256], *path = temp_path();
+	char err[256], *path = router_lab_temp_path();
 	uint16_t pub;
 
 	save_two_flows(path, &pub, dns);
@@ -343,7 +331,7 @@ static void test_time_down_counts(void **state)
 	struct pipe_state_counts c;
 	struct flow_spec dns = {.family = 4, .proto = 17, .sport = 3333, .dport = 53};
 	struct frame f;
-	char err[256], *path = temp_path();
+	char err[256], *path = router_lab_temp_path();
 	(void)state;
 
 	lab_open(&a, policy, 7);
@@ -393,7 +381,7 @@ static void test_refusals(void **state)
 	struct lab a, b;
 	struct pipe_state_counts c;
 	struct ct_stats st;
-	char err[256], *path = temp_path(), copy[64];
+	char err[256], *path = router_lab_temp_path(), copy[64];
 	uint16_t pub;
 	FILE *f;
 	(void)state;
@@ -488,7 +476,7 @@ static void test_handoff_workers(void **state)
 	struct pipe_state *st;
 	const uint64_t key = 0x5eed;
 	uint64_t saved_key;
-	char err[256], *path = temp_path();
+	char err[256], *path = router_lab_temp_path();
 	uint16_t pub[2];
 	struct frame f;
 	char wide[sizeof(policy)];
@@ -543,7 +531,7 @@ static void test_collect_in_slices(void **state)
 	struct pipe_state_counts c;
 	struct pipe_state_writer *wr;
 	const uint64_t key = 0x5eed;
-	char err[256], whole[64], *path = temp_path();
+	char err[256], whole[64], *path = router_lab_temp_path();
 	char wide[sizeof(policy)];
 	uint64_t flows = 0, calls = 0;
 	struct frame f;
@@ -647,7 +635,7 @@ static void test_other_worker_count(void **state)
 	struct lab a, b;
 	struct pipe_state_counts c;
 	const uint64_t key = 0x5eed;
-	char err[256], *path = temp_path();
+	char err[256], *path = router_lab_temp_path();
 	char wide[sizeof(policy)];
 	uint16_t pub;
 	(void)state;
@@ -718,7 +706,7 @@ static void test_checkpoint_resync(void **state)
 {
 	const uint32_t ahead = 5000000;
 	struct pipe_state_counts c;
-	char err[256], *path = temp_path();
+	char err[256], *path = router_lab_temp_path();
 	struct frame f;
 	struct lab a, b;
 	uint16_t pub;
