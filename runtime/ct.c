@@ -25,7 +25,8 @@
  * them), so a full table first reaps up to FULL_REAP_BUDGET units of
  * expired work; then it evicts one flow that is not established (TCP
  * before its handshake completed, or reset or closed; another protocol
- * that has had no reply) from the new flow's own index bucket or the
+ * with no reply or a single one; none a packet touched this second:
+ * flow_expendable) from the new flow's own index bucket or the
  * next (early drop, as Linux conntrack drops entries that are not yet
  * "assured"). A SYN flood to an open port fills the table with such
  * flows: refusing, every new connection would fail until they time out
