@@ -160,29 +160,32 @@ static void rx_missed(struct ctl_buf *out, const struct ctl_report *r)
 
 static void workers(struct ctl_buf *out, const struct ctl_report *r)
 {
-	static const char *const names[8] = {
+	static const char *const names[9] = {
 		"rampart_worker_received_packets_total", "rampart_worker_sent_packets_total",
 		"rampart_worker_dropped_packets_total", "rampart_worker_conntrack_flows",
 		"rampart_worker_sent_by_address_packets_total",
 		"rampart_worker_sent_copied_packets_total",
 		"rampart_worker_handed_off_packets_total",
 		"rampart_worker_handed_in_packets_total",
+		"rampart_worker_second_chance_packets_total",
 	};
-	static const char *const help[8] = {
+	static const char *const help[9] = {
 		"Frames a worker received.", "Frames a worker handed to the NIC.",
 		"Frames a worker dropped.", "Flows in a worker's conntrack table.",
 		"Frames a worker sent as the buffer they arrived in (no copy).",
 		"Frames a worker copied into the egress port's buffers to send.",
 		"Frames of another worker's flow a worker handed to it.",
 		"Frames other workers handed to a worker.",
+		"Of those handed off: frames that found no flow, handed to the worker the "
+		"DNAT rules before the last change of them sent such frames to.",
 	};
 
-	for (int m = 0; m < 8; m++) {
+	for (int m = 0; m < 9; m++) {
 		family(out, names[m], m == 3 ? "gauge" : "counter", help[m]);
 		for (uint32_t k = 0; k < r->src->nworkers; k++) {
 			struct counters_port s;
 			char id[16];
-			uint64_t v[8];
+			uint64_t v[9];
 
 			ctl_sum_worker(r, k, &s);
 			v[0] = s.rx_packets;
@@ -193,6 +196,7 @@ static void workers(struct ctl_buf *out, const struct ctl_report *r)
 			v[5] = s.tx_copied;
 			v[6] = r->jobs[k].stats.handed_off;
 			v[7] = r->jobs[k].stats.handed_in;
+			v[8] = r->jobs[k].stats.second_chance;
 			snprintf(id, sizeof(id), "%u", k);
 			sample1(out, names[m], "worker", id, (unsigned long long)v[m]);
 		}

@@ -516,13 +516,15 @@ static void workers_json(struct ctl_buf *out, const struct ctl_report *r)
 		sum_worker(r, k, &s);
 		ctl_printf(out, "%s\n  {\"worker\": %u, \"queue\": %u, \"rx\": %llu, \"tx\": %llu, "
 				"\"drops\": %llu, \"flows\": %llu, \"tx_by_address\": %llu, "
-				"\"tx_copied\": %llu, \"handed_off\": %llu, \"handed_in\": %llu}",
+				"\"tx_copied\": %llu, \"handed_off\": %llu, \"handed_in\": %llu, "
+				"\"second_chance\": %llu}",
 			   k ? "," : "", k, r->src->workers[k]->queue,
 			   (unsigned long long)s.rx_packets, (unsigned long long)s.tx_packets,
 			   (unsigned long long)s.dropped, (unsigned long long)r->jobs[k].ct.in_use,
 			   (unsigned long long)s.tx_by_address, (unsigned long long)s.tx_copied,
 			   (unsigned long long)r->jobs[k].stats.handed_off,
-			   (unsigned long long)r->jobs[k].stats.handed_in);
+			   (unsigned long long)r->jobs[k].stats.handed_in,
+			   (unsigned long long)r->jobs[k].stats.second_chance);
 	}
 	ctl_puts(out, "]");
 }

@@ -136,6 +136,7 @@ uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint
 		s->len = p->len;
 		s->in_port = p->in_port;
 		s->homed = (uint8_t)(p->homed + 1);
+		s->second = p->second;	/* the pipeline set it when it handed p */
 		s->span = span;
 		/* a second slot is the next in memory, or the spill room */
 		memcpy(s->data, p->data, p->len);
@@ -161,6 +162,7 @@ uint32_t handoff_peek(struct handoff_ring *r, struct pipe_pkt *pkts, uint32_t ma
 		pkts[n].room = s->span == 2 ? HANDOFF_FRAME_MAX : HANDOFF_FRAME;
 		pkts[n].in_port = s->in_port;
 		pkts[n].homed = s->homed;
+		pkts[n].second = s->second;
 		used += s->span == 2 ? 2 : 1;
 		n++;
 	}

@@ -29,6 +29,7 @@ struct handoff_slot {
 	uint32_t len;
 	uint8_t in_port;
 	uint8_t homed;		/* the frame's pipe_pkt.homed on arrival */
+	uint8_t second;		/* its pipe_pkt.second */
 	uint8_t span;		/* slots the frame takes: 1, or 2 when longer than one's room */
 	_Alignas(64) uint8_t data[HANDOFF_FRAME];
 };

@@ -72,6 +72,14 @@ static void free_gen(struct reload_gen *g)
 	free(g);
 }
 
+static void close_owned(struct rfw_view *v)
+{
+	if (v) {
+		rfw_close(v);
+		free(v);
+	}
+}
+
 void reload_free(struct reloader *r)
 {
 	/* after pipe_destroy: its policies were the workers', and borrowed
@@ -83,10 +91,8 @@ void reload_free(struct reloader *r)
 	free(r->carried);
 	free(r->carried_limited);
 	rule_index_free(&r->names);
-	if (r->owned) {
-		rfw_close(r->owned);
-		free(r->owned);
-	}
+	close_owned(r->owned);
+	close_owned(r->dnat_kept_owned);
 	pthread_mutex_destroy(&r->lock);
 }
 
@@ -183,6 +189,8 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	struct reload_gen *g = NULL;
 	uint32_t *map = NULL;
 	struct rule_index ix = {0};
+	const struct rfw_view *keep;
+	int kept = 0;
 	char why[512];
 
 	memset(t, 0, sizeof(*t));
@@ -221,12 +229,20 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	g->n = r->nworkers;
 	g->map = map;		/* the generation owns it from here */
 	map = NULL;
+	keep = pipe_dnat_to_keep(r->view, r->dnat_kept, nv);
 	for (uint32_t k = 0; k < r->nworkers; k++) {
 		g->pol[k] = pipe_policy_build(r->workers[k]->pipe, nv, g->map, flows, &r->spare[k],
 					      why, sizeof(why));
 		if (!g->pol[k])
 			goto bad;
+		kept = pipe_policy_keep_dnat(r->workers[k]->pipe, g->pol[k], keep);
+		if (kept < 0) {
+			snprintf(why, sizeof(why), "out of memory");
+			goto bad;
+		}
 	}
+	if (!kept)
+		keep = NULL;	/* no handoff: nothing to keep */
 	if (r->hook && r->hook(r->hook_ctx, nv, why, sizeof(why)))
 		goto bad;
 	t->built = now_us() - t0;
@@ -262,10 +278,17 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	}
 	free_gen(r->gen);	/* its policies were the retired ones just freed */
 	r->gen = g;
-	if (r->owned) {
-		rfw_close(r->owned);
-		free(r->owned);
+	/* no policy refers to a DNAT view kept before any more */
+	if (keep != r->dnat_kept) {
+		close_owned(r->dnat_kept_owned);
+		r->dnat_kept_owned = NULL;
+		if (keep == r->view) {	/* the view replaced: kept, not closed */
+			r->dnat_kept_owned = r->owned;
+			r->owned = NULL;
+		}
+		r->dnat_kept = keep;
 	}
+	close_owned(r->owned);
 	r->view = r->owned = nv;
 	for (uint32_t s = 0; s < r->nslots; s++)
 		*r->view_slots[s] = nv;

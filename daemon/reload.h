@@ -59,6 +59,12 @@ struct reloader {
 	char path[4096];		/* the file in force */
 	const struct rfw_view *view;	/* current policy */
 	struct rfw_view *owned;		/* view, when a reload opened it (not main's) */
+	/* With handoff, after a reload that changed the DNAT rules: the
+	 * policy before, whose DNAT rules the workers keep matching packets
+	 * that find no flow with (enum pipe_second), and that view when a
+	 * reload opened it (to close when no longer kept) */
+	const struct rfw_view *dnat_kept;
+	struct rfw_view *dnat_kept_owned;
 	struct rule_index names;	/* of view */
 	struct reload_gen *gen;		/* current generation (NULL: the first) */
 	uint64_t seq;

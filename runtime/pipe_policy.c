@@ -181,6 +181,106 @@ static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
 	return 0;
 }
 
+/* ---- DNAT rules kept over a reload (enum pipe_second) ---- */
+
+static int is_dnat(const struct rfw_view *v, const struct rfw_acl_entry *e)
+{
+	return v->nat_rules[e->rule].kind == RFW_NAT_DNAT;
+}
+
+/* The next DNAT entry of v at or after *e (nat_acl order is rule order),
+ * or NULL. */
+static const struct rfw_acl_entry *next_dnat(const struct rfw_view *v, uint32_t *e)
+{
+	for (; *e < v->nat_acl_count; (*e)++)
+		if (is_dnat(v, &v->nat_acl[*e]))
+			return &v->nat_acl[(*e)++];
+	return NULL;
+}
+
+/* Do a's and b's DNAT rules send every packet to the same worker? Yes
+ * when their entries match the same packets in the same order and
+ * translate them to the same address and port (rule numbers and names
+ * may differ). Entries that name address sets are taken as different:
+ * their members are not compared. */
+static int dnat_same(const struct rfw_view *a, const struct rfw_view *b)
+{
+	uint32_t ea = 0, eb = 0;
+
+	for (;;) {
+		const struct rfw_acl_entry *x = next_dnat(a, &ea), *y = next_dnat(b, &eb);
+		const struct rfw_nat_rule *rx, *ry;
+		struct rfw_acl_entry cx, cy;
+
+		if (!x || !y)
+			return !x && !y;
+		if ((x->flags | y->flags) & (RFW_ACL_SRC_SET | RFW_ACL_DST_SET))
+			return 0;
+		rx = &a->nat_rules[x->rule];
+		ry = &b->nat_rules[y->rule];
+		cx = *x;
+		cy = *y;
+		cx.rule = cy.rule = 0;
+		if (memcmp(&cx, &cy, sizeof(cx)) || rx->family != ry->family ||
+		    memcmp(rx->addr_lo, ry->addr_lo, 16) || rx->port_lo != ry->port_lo)
+			return 0;
+	}
+}
+
+const struct rfw_view *pipe_dnat_to_keep(const struct rfw_view *running,
+					 const struct rfw_view *kept,
+					 const struct rfw_view *next)
+{
+	const struct rfw_view *keep;
+
+	if (!running)
+		return NULL;
+	keep = dnat_same(running, next) ? kept : running;
+	return keep && !dnat_same(keep, next) ? keep : NULL;
+}
+
+static void dnat_set_free(struct pipe_dnat_set *d)
+{
+	if (!d)
+		return;
+	free(d->own_entries);
+	free(d->own_dports);
+	free(d);
+}
+
+int pipe_policy_keep_dnat(const struct pipe_worker *w, struct pipe_policy *p,
+			  const struct rfw_view *prev)
+{
+	struct pipe_dnat_set *d;
+	uint32_t e = 0;
+	const struct rfw_acl_entry *x;
+
+	dnat_set_free(p->prev_dnat);
+	p->prev_dnat = NULL;
+	if (!prev || !w->handoff || !w->stateful)
+		return 0;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -1;
+	d->view = prev;
+	d->sets = (struct cls_sets){prev->sets, prev->set_count, prev->lpm_data};
+	d->own_entries = malloc(((size_t)prev->nat_acl_count + 1) * sizeof(*d->own_entries));
+	d->own_dports = calloc(65536 / 64, sizeof(uint64_t));
+	if (!d->own_entries || !d->own_dports) {
+		dnat_set_free(d);
+		return -1;
+	}
+	while ((x = next_dnat(prev, &e)) != NULL) {
+		d->own_entries[d->count++] = (uint32_t)(x - prev->nat_acl);
+		for (uint32_t port = x->dport_lo; port <= x->dport_hi; port++)
+			d->own_dports[port >> 6] |= 1ull << (port & 63);
+	}
+	d->entries = d->own_entries;
+	d->dports = d->own_dports;
+	p->prev_dnat = d;
+	return 1;
+}
+
 /* The previous generation's rule and limit numbers, mapped to ours. */
 static int make_remap(const struct pipe_worker *w, struct pipe_policy *p, const uint32_t *map)
 {
@@ -343,6 +443,7 @@ void pipe_policy_free(struct pipe_policy *p)
 	free(p->add_pools);
 	free(p->nat_entries);
 	free(p->dnat_dports);
+	dnat_set_free(p->prev_dnat);
 	free(p->snat_pool);
 	free(p->masq_pool);
 	pipe_counters_free(p->counters);

@@ -357,14 +357,29 @@ static void wire_ports(const struct pkt_meta *m, const uint8_t *frame, uint16_t 
 
 static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, int dnat);
 
-/* The worker that owns the flow of a parsed IP packet (home.h): by the
- * tuple conntrack knows it by, and for a packet a DNAT rule takes, by
- * the translated tuple, which its reply carries. Every worker computes
- * the same (same seed, same policy). */
-static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *p,
-			    const struct pkt_meta *m)
+/* First of the DNAT entries (nat_acl indices into v) that takes k, or 0. */
+static uint32_t dnat_match_in(const struct rfw_view *v, const struct cls_sets *sets,
+			      const uint32_t *entries, uint32_t count, const struct pkt_key *k)
 {
-	const struct pipe_policy *pol = w->pol;
+	for (uint32_t e = 0; e < count; e++) {
+		const struct rfw_acl_entry *x = &v->nat_acl[entries[e]];
+
+		if (cls_entry_matches(sets, x, k))
+			return x->rule;
+	}
+	return 0;
+}
+
+/* The worker that owns the flow of a parsed IP packet (home.h) when the
+ * DNAT entries are those given (dports: the ports they may take, NULL
+ * any): by the tuple conntrack knows it by, and for a packet a DNAT rule
+ * takes, by the translated tuple, which its reply carries. Every worker
+ * computes the same (same seed, same policy). */
+static inline uint32_t home_through(const struct pipe_worker *w, const struct pipe_pkt *p,
+				    const struct pkt_meta *m, const struct rfw_view *v,
+				    const struct cls_sets *sets, const uint32_t *entries,
+				    uint32_t count, const uint64_t *dports)
+{
 	const struct pkt_key *pk = &m->key;
 	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
 	struct ct_key k;
@@ -372,11 +387,12 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 
 	/* TCP, UDP, SCTP: the parsed key is conntrack's tuple already, and
 	 * no DNAT rule need be looked at for a port none of them takes */
-	if (__builtin_expect(pk->has_ports && (!pol->nat_dnat_count ||
-					       !pipe_dnat_port_may(pol, pk->dport)), 1))
+	if (__builtin_expect(pk->has_ports &&
+			     (!count || (dports && !((dports[pk->dport >> 6] >> (pk->dport & 63)) & 1))),
+			     1))
 		return pipe_home_of(w, pk->src, pk->dst, pk->sport, pk->dport, pk->proto);
 	ct_packet_tuple(&cp, &k);	/* ICMP's identifier or quoted packet, ... */
-	if (pol->nat_dnat_count) {
+	if (count) {
 		struct pkt_key t = m->key, wire;
 
 		memcpy(t.src, k.src, 16);
@@ -384,14 +400,24 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 		t.sport = k.sport;
 		t.dport = k.dport;
 		t.proto = k.proto;
-		r = nat_match(w, &t, 1);
+		r = dnat_match_in(v, sets, entries, count, &t);
 		if (r) {
-			nat_dnat_key(&pol->view->nat_rules[r], &t, &wire);
+			nat_dnat_key(&v->nat_rules[r], &t, &wire);
 			memcpy(k.dst, wire.dst, 16);
 			k.dport = wire.dport;
 		}
 	}
 	return pipe_home_of(w, k.src, k.dst, k.sport, k.dport, k.proto);
+}
+
+/* The packet's worker under the current policy's DNAT rules. */
+static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *p,
+			    const struct pkt_meta *m)
+{
+	const struct pipe_policy *pol = w->pol;
+
+	return home_through(w, p, m, pol->view, &pol->acl.sets, pol->nat_entries,
+			    pol->nat_dnat_count, pol->dnat_dports);
 }
 
 /* A fragment's worker. A non-first fragment has no ports, so fragments
@@ -509,6 +535,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 								w->cfg.worker_count));
 				if (p->worker != self) {
 					p->verdict = PIPE_HANDOFF;
+					p->second = PIPE_SECOND_NONE;
 					w->stats.handed_off++;
 					ps->rx_packets--;	/* the owner counts it */
 					ps->rx_bytes -= p->len;
@@ -543,6 +570,7 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 				w->stats.handed_in += p->homed != 0;
 				if ((p->worker = (uint8_t)frame_home(w, p, m)) != w->cfg.worker_id) {
 					p->verdict = PIPE_HANDOFF;
+					p->second = PIPE_SECOND_NONE;
 					w->stats.handed_off++;
 					ps->rx_packets--;	/* the owner counts it */
 					ps->rx_bytes -= p->len;
@@ -1195,6 +1223,43 @@ static int first_fragment_before(const struct pipe_burst *b, uint32_t i)
 	return 0;
 }
 
+/* enum pipe_second: a packet that found no flow here, after a reload
+ * that changed the DNAT rules (prev_dnat), is handed once to the worker
+ * those before would have sent it to, where a flow they translated
+ * lives; one handed here so that finds none either goes back to start
+ * its flow where the rules now send it (and its replies). Fragments do
+ * not: their datagram's worker sends them after their first. Returns 1
+ * when p was handed. */
+static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
+{
+	const struct pipe_dnat_set *d = w->pol->prev_dnat;
+	const struct pkt_meta *m = &w->burst.meta[i];
+	uint8_t second = p->homed ? p->second : PIPE_SECOND_NONE;
+	uint32_t to;
+
+	if (m->fragment || second == PIPE_SECOND_BACK)
+		return 0;
+	if (second == PIPE_SECOND_PROBE) {
+		to = packet_home(w, p, m);
+		second = PIPE_SECOND_BACK;
+	} else if (d) {
+		to = home_through(w, p, m, d->view, &d->sets, d->entries, d->count, d->dports);
+		second = PIPE_SECOND_PROBE;
+	} else {
+		return 0;
+	}
+	if (to == w->cfg.worker_id)
+		return 0;
+	p->verdict = PIPE_HANDOFF;
+	p->worker = (uint8_t)to;
+	p->second = second;
+	w->stats.handed_off++;
+	w->stats.second_chance += second == PIPE_SECOND_PROBE;
+	w->stats.port[p->in_port].rx_packets--;	/* the owner counts it */
+	w->stats.port[p->in_port].rx_bytes -= p->len;
+	return 1;
+}
+
 /* Conntrack: packets of known flows leave the new-flow path. Returns the
  * number of packets still on it (in l_new); known ones go to l_known. */
 static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
@@ -1202,6 +1267,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 {
 	struct pipe_burst *b = &w->burst;
 	uint32_t kept = 0, known = 0;
+	const int handoff = w->handoff;	/* once: the stores below may alias it */
 
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k];
@@ -1215,6 +1281,10 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		struct pkt_key *key = &b->meta[i].key;
 
 		*r = b->resl[k];
+		if (__builtin_expect(handoff, 0) && (r->kind == CT_NEW || r->kind == CT_INVALID) &&
+		    (w->pol->prev_dnat || (pkts[i].homed && pkts[i].second)) &&
+		    second_chance(w, &pkts[i], i))
+			continue;
 		switch (r->kind) {
 		case CT_FOUND:
 		case CT_RELATED:

@@ -124,6 +124,21 @@ struct pipe_pkt {
 	 * to its datagram's worker, which knows from the first fragment
 	 * which worker owns the flow, then to that one. */
 	uint8_t homed;
+	/* in, read only when homed: enum pipe_second (backends need not
+	 * clear it) */
+	uint8_t second;
+};
+
+/* After a reload that changed the DNAT rules a flow they translated may
+ * live on another worker than the one the rules now send its packets to
+ * (the owner is found by the translated tuple). A packet that finds no
+ * flow where it was sent is handed once to the worker the rules before
+ * would have sent it to (PROBE); if its flow is not there either it
+ * comes back (BACK) and may start one. */
+enum pipe_second {
+	PIPE_SECOND_NONE = 0,
+	PIPE_SECOND_PROBE = 1,
+	PIPE_SECOND_BACK = 2,
 };
 
 struct pipe_stage_stats {
@@ -163,6 +178,8 @@ struct pipe_stats {
 	uint64_t flow_cache_hits;	/* known-flow packets the flow cache finished */
 	uint64_t handed_off;	/* frames of another worker's flows, PIPE_HANDOFF */
 	uint64_t handed_in;	/* frames other workers handed to this one */
+	uint64_t second_chance;	/* of handed_off: sent to look for their flow
+				 * where the DNAT rules before put it */
 	struct pipe_port_stats port[PIPE_MAX_PORTS];
 };
 
@@ -297,6 +314,21 @@ struct pipe_counters;
 struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct rfw_view *view,
 				      const uint32_t *map, enum pipe_flow_policy flows,
 				      struct pipe_counters **spare, char *err, size_t errlen);
+/* With handoff: which DNAT rules a reload should keep matching with
+ * besides the new policy's (enum pipe_second). `running`: the policy the
+ * workers run now, `kept`: the one kept with it (NULL: none), `next`: the
+ * one about to replace it. Returns the view whose DNAT rules to keep for
+ * `next` (running's when the two place DNAT flows differently, else kept;
+ * NULL when that is next's own). */
+const struct rfw_view *pipe_dnat_to_keep(const struct rfw_view *running,
+					 const struct rfw_view *kept,
+					 const struct rfw_view *next);
+/* Match the DNAT rules of `prev` (verified, to outlive p) too, for
+ * packets that find no flow (enum pipe_second); NULL: none. Before
+ * adopt. 1 when kept, 0 when not (none given, or w has no handoff: it
+ * needs none), -1: no memory. */
+int pipe_policy_keep_dnat(const struct pipe_worker *w, struct pipe_policy *p,
+			  const struct rfw_view *prev);
 /* w's thread, between bursts: make p current (w owns it from now).
  * Returns the policy it replaces: keep it (its counters are final) until
  * pipe_sweep returns 0, then pipe_policy_free it. */

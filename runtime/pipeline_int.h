@@ -109,6 +109,18 @@ struct pipe_nat_pool {
  * artifact. Built off the packet path (pipe_policy_build), made current
  * between two bursts (pipe_adopt), freed once no flow refers to the one
  * before (the sweep). */
+/* A policy's DNAT entries as packet_home reads them: nat_acl indices
+ * into view, in rule order, and the ports they may take. */
+struct pipe_dnat_set {
+	const struct rfw_view *view;
+	struct cls_sets sets;
+	const uint32_t *entries;
+	uint32_t count;
+	const uint64_t *dports;	/* NULL: any port */
+	uint32_t *own_entries;	/* pipe_policy_keep_dnat's copies */
+	uint64_t *own_dports;
+};
+
 struct pipe_policy {
 	const struct rfw_view *view;
 	uint32_t rule_count;
@@ -134,6 +146,9 @@ struct pipe_policy {
 	 * worker is found without scanning the DNAT rules for the ports none
 	 * takes; NULL without handoff or DNAT. */
 	uint64_t *dnat_dports;
+	/* With handoff, after a reload that changed the DNAT rules: those
+	 * of the policy before (pipe_policy_keep_dnat); NULL otherwise */
+	struct pipe_dnat_set *prev_dnat;
 	int32_t *snat_pool;		/* per NAT rule: worker pool index or -1 */
 	int32_t *masq_pool;		/* per NAT rule x port: pool index or -1 */
 	struct pipe_nat_pool **add_pools;	/* made by the build, the worker's at adopt */

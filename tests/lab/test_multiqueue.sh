@@ -64,7 +64,7 @@ one_queue() {	# NS IF
 	done
 }
 
-write_policy() {
+write_policy() {	# FILE [ECHO-PORT]: the echo VIP's DNAT target port (7001)
 	cat >"$1" <<YAML
 version: 1
 zones:
@@ -73,11 +73,13 @@ zones:
 nat:
   - {name: web-vip4, match: {from: {zone: inside}, to: {network: 10.50.9.80, service: tcp/80}}, dnat: {to: 10.50.2.2, port: 8080}}
   - {name: web-vip6, match: {from: {zone: inside}, to: {network: "fd00:50:9::80", service: tcp/80}}, dnat: {to: "fd00:50:2::2", port: 8080}}
+  - {name: echo-vip, match: {from: {zone: inside}, to: {network: 10.50.9.80, service: tcp/7000}}, dnat: {to: 10.50.2.2, port: ${2:-7001}}}
   - {name: masq4, match: {from: {zone: inside}, to: {zone: outside}, family: ipv4}, snat: {to: masquerade}}
   - {name: masq6, match: {from: {zone: inside}, to: {zone: outside}, family: ipv6}, snat: {to: masquerade}}
 rules:
   - {name: iperf-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 5201-5202}, action: accept}
   - {name: web-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 8080}, action: accept}
+  - {name: echo-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 7001-7002}, action: accept}
   - {name: udp-out, proto: udp, from: {zone: inside}, to: {zone: outside, port: 9000-9002}, action: accept}
 defaults: {action: drop, stateful: true}
 routes:
@@ -110,6 +112,62 @@ for rnd in range(3):
             s.recvfrom(65536)
             got.add(socks.index(s))
 print(len(got))
+PY
+}
+
+# TCP echo servers that say which port answered, and a client that
+# holds N connections to the echo VIP open across a reload: it echoes on
+# each, says "ready", waits for the file GO, echoes on each again, then
+# opens N new ones; prints the ports that answered each round
+# ("7001*N 7001*N 7002*N" when a DNAT change kept the old flows).
+write_echo_tools() {
+	cat >"$LAB_TMP/tcpecho.py" <<'PY'
+import socket, sys, threading
+addr, port = sys.argv[1], int(sys.argv[2])
+srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind((addr, port))
+srv.listen(128)
+def serve(c):
+    while True:
+        d = c.recv(100)
+        if not d:
+            return
+        c.sendall(b"%d:" % port + d)
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+	cat >"$LAB_TMP/hold.py" <<'PY'
+import os, socket, sys, time
+addr, port, n, go = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def echo(s):
+    try:
+        s.sendall(b"x")
+        return s.recv(100).split(b":")[0].decode()
+    except OSError:
+        return "lost"
+def conns():
+    out = []
+    for _ in range(n):
+        s = socket.create_connection((addr, port), timeout=4)
+        s.settimeout(4)
+        out.append(s)
+    return out
+old = conns()
+r1 = [echo(s) for s in old]
+print("ready", flush=True)
+end = time.time() + 30
+while not os.path.exists(go) and time.time() < end:
+    time.sleep(0.05)
+r2 = [echo(s) for s in old]
+try:
+    r3 = [echo(s) for s in conns()]
+except OSError:
+    r3 = ["lost"]
+def tally(r):
+    return ",".join("%s*%d" % (k, r.count(k)) for k in sorted(set(r)))
+print(tally(r1), tally(r2), tally(r3), flush=True)
 PY
 }
 
@@ -149,6 +207,7 @@ setup || { not_ok "lab set up"; lab_summary; exit 1; }
 write_policy "$LAB_TMP/mq.yaml"
 lab_compile "$LAB_TMP/mq.yaml" "$LAB_TMP/mq.rfw" || { not_ok "policy compiles"; lab_summary; exit 1; }
 write_flows_tool
+write_echo_tools
 lab_write_udp_tool
 echo hello >"$LAB_TMP/index.txt"
 lab_bg srv "$LAB_TMP/http4.log" "$LAB_PY" -m http.server 8080 --bind 10.50.2.2 --directory "$LAB_TMP"
@@ -160,7 +219,10 @@ lab_bg srv "$LAB_TMP/iperf.log" iperf3 -s
 # time and may still be closing the first when the second comes
 lab_bg srv "$LAB_TMP/iperf6s.log" iperf3 -s -p 5202
 lab_bg srv "$LAB_TMP/sink.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.50.2.2 9001
+lab_bg srv "$LAB_TMP/echo7001.log" "$LAB_PY" "$LAB_TMP/tcpecho.py" 10.50.2.2 7001
+lab_bg srv "$LAB_TMP/echo7002.log" "$LAB_PY" "$LAB_TMP/tcpecho.py" 10.50.2.2 7002
 lab_wait_for 10 lab_port_listening srv tcp 8080 && lab_wait_for 10 lab_port_listening srv udp 9000 &&
+	lab_wait_for 10 lab_port_listening srv tcp 7001 && lab_wait_for 10 lab_port_listening srv tcp 7002 &&
 	lab_wait_for 10 lab_port_listening srv tcp 5201 && lab_wait_for 10 lab_port_listening srv tcp 5202 ||
 	not_ok "servers listen"
 
@@ -275,6 +337,38 @@ bps=$("$LAB_PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(int(d
 check "iperf3 -P 8 through masquerade across the reload completes (${bps:-0} bit/s)" \
 	test "${bps:-0}" -gt 0
 all_echoed "after the reload"
+
+# A reload that moves a DNAT rule (the echo VIP from port 7001 to 7002):
+# each established connection it translated lives on the worker its old
+# translation homed it on, and the new one homes its packets elsewhere
+# (3 in 4 here); they find their flow there (a second chance) and keep
+# talking to 7001, while new connections go to 7002. Without it those 3
+# in 4 would be dropped as ct-invalid.
+write_policy "$LAB_TMP/mq-moved.yaml" 7002
+if lab_compile "$LAB_TMP/mq-moved.yaml" "$LAB_TMP/mq-moved.rfw"; then
+	rm -f "$LAB_TMP/go"
+	lab_in cli "$LAB_PY" "$LAB_TMP/hold.py" 10.50.9.80 7000 16 "$LAB_TMP/go" \
+		>"$LAB_TMP/hold.out" 2>&1 &
+	hpid=$!
+	lab_wait_for 15 grep -q '^ready' "$LAB_TMP/hold.out" || not_ok "16 connections to the echo VIP"
+	check "rampartctl reload moving the echo VIP's DNAT to port 7002" quiet \
+		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq-moved.rfw"
+	touch "$LAB_TMP/go"
+	wait "$hpid"
+	read -r r1 r2 r3 < <(grep -v '^ready' "$LAB_TMP/hold.out")
+	check_eq "16 connections through the echo VIP answered by 7001 before the reload" "${r1:-}" "7001*16"
+	check_eq "  ... all 16 still answered by 7001 after it" "${r2:-}" "7001*16"
+	check_eq "  ... and 16 new ones by 7002" "${r3:-}" "7002*16"
+	"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" stats --workers --json >"$LAB_TMP/sc.json" 2>&1
+	sc=$("$LAB_PY" -c 'import json,sys; print(sum(w["second_chance"] for w in json.load(open(sys.argv[1]))["workers"]))' \
+		"$LAB_TMP/sc.json" 2>/dev/null)
+	check "  ... the old ones' packets found their workers by a second chance (${sc:-none})" \
+		test "${sc:-0}" -gt 0
+	check "rampartctl reload back to the echo VIP on 7001" quiet \
+		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq.rfw"
+else
+	not_ok "the moved policy compiles"
+fi
 
 # Load: 1,000,000 UDP frames from 50,000 source ports (new flows through
 # masquerade, spread over the queues) to a closed port, whose ICMP errors

@@ -110,7 +110,10 @@ static struct pipe_pkt deliver(struct lab *l, struct frame *f, uint8_t in_port, 
 	while (p.verdict == PIPE_HANDOFF) {
 		assert_true(p.worker < l->nw);
 		assert_int_not_equal(p.worker, *by);
-		assert_true(p.homed < (fragment ? 2 : 1));	/* never handed on further */
+		/* never handed on further, but a fragment to its datagram's
+		 * worker first, and a packet that finds no flow after a DNAT
+		 * change to where it was before and back (pipe_second) */
+		assert_true(p.homed < (fragment ? 2 : p.second ? 3 : 1));
 		*by = p.worker;
 		l->handed++;
 		p.homed++;
@@ -384,6 +387,151 @@ static void test_dnat_and_plain_replies_find_their_worker(void **state)
 	lab_close(&l);
 }
 
+/* Worker k of l from policy A to `to` (with the DNAT rules `keep` kept,
+ * or NULL), as rampartd's reload does. */
+static void reload_to(struct lab *l, const struct rfw_view *to, const struct rfw_view *keep)
+{
+	char err[256];
+
+	for (uint32_t k = 0; k < l->nw; k++) {
+		struct pipe_policy *p = pipe_policy_build(l->w[k], to, NULL, PIPE_FLOWS_KEEP, NULL,
+							  err, sizeof(err));
+
+		assert_non_null(p);
+		assert_int_equal(pipe_policy_keep_dnat(l->w[k], p, keep), keep ? 1 : 0);
+		p = pipe_adopt(l->w[k], p);
+		while (pipe_sweep(l->w[k]))
+			;
+		pipe_policy_free(p);
+	}
+}
+
+/* text with its first `from` replaced by `to` (in place, room enough) */
+static void replace(char *text, const char *from, const char *to)
+{
+	char *at = strstr(text, from);
+	size_t fl = strlen(from), tl = strlen(to);
+
+	assert_non_null(at);
+	memmove(at + tl, at + fl, strlen(at + fl) + 1);
+	memcpy(at, to, tl);
+}
+
+/* `policy` with web-in open to servers .10 and .11, its DNAT rule
+ * sending to .11 instead of .10 when `moved` */
+static void compile_moved(void **buf, size_t *len, struct rfw_view *view, int moved)
+{
+	char text[sizeof(policy) + 64];
+
+	strcpy(text, policy);
+	replace(text, "network: 10.100.0.10, port: 80", "network: 10.100.0.10/31, port: 80");
+	if (moved)
+		replace(text, "dnat: {to: 10.100.0.10,", "dnat: {to: 10.100.0.11,");
+	router_lab_compile(text, buf, len, view);
+}
+
+/* One TCP segment of flow i of the outside host (to wan:8080), or of the
+ * server `srv`'s answer, delivered at a random worker; returns where it
+ * ran and checks it was forwarded to `to` / back as the public address. */
+static uint32_t segment(struct lab *l, uint32_t *seed, uint16_t i, int answer,
+			const uint8_t *srv, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	static const uint8_t outside_ip[4] = {10, 200, 5, 5};
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by;
+
+	*seed = *seed * 1103515245u + 12345u;
+	if (!answer)
+		s = spec(6, outside_ip, (uint16_t)(6000 + i), wan_ip, 8080, flags);
+	else
+		s = spec(6, srv, 80, outside_ip, (uint16_t)(6000 + i), flags);
+	s.seq = seq;
+	s.ack = ack;
+	s.payload = flags & 0x08 ? 10 : 0;
+	frame_build(&f, &s);
+	p = deliver(l, &f, answer ? 0 : 1, (*seed >> 16) % l->nw, &by);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	if (!answer) {
+		assert_memory_equal(ip(&f) + 16, srv, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 80);
+	} else {
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 20), 8080);
+	}
+	assert_true(frame_checksums_ok(f.b, f.len));
+	return by;
+}
+
+/* A connection through DNAT, opened: returns its worker. */
+static uint32_t dnat_open(struct lab *l, uint32_t *seed, uint16_t i, const uint8_t *srv)
+{
+	uint32_t by = segment(l, seed, i, 0, srv, 0x02, 1000, 0);
+
+	assert_int_equal(segment(l, seed, i, 1, srv, 0x12, 5000, 1001), by);
+	assert_int_equal(segment(l, seed, i, 0, srv, 0x10, 1001, 5001), by);
+	return by;
+}
+
+/* A reload that moves a DNAT rule to another server with four workers:
+ * the established connections it translated live on the workers the old
+ * translation homed them on; their next packets, homed by the new one,
+ * find them there (a second chance) and still reach the old server, and
+ * new connections go to the new server, each both ways on one worker.
+ * A second reload that leaves DNAT alone keeps the rules before. */
+static void test_dnat_change_keeps_flows(void **state)
+{
+	static const uint8_t moved_ip[4] = {10, 100, 0, 11};
+	struct lab l;
+	void *buf_a, *buf_b, *buf_c;
+	size_t len_a, len_b, len_c;
+	struct rfw_view va, vb, vc;
+	uint32_t seed = 4242, owner[32], chances = 0;
+	(void)state;
+
+	lab_open_n(&l, 1, 4);
+	compile_moved(&buf_a, &len_a, &va, 0);
+	compile_moved(&buf_b, &len_b, &vb, 1);
+	compile_moved(&buf_c, &len_c, &vc, 1);
+	/* which rules to keep: only across a change of DNAT */
+	assert_null(pipe_dnat_to_keep(&va, NULL, &l.view));	/* same DNAT */
+	assert_ptr_equal(pipe_dnat_to_keep(&va, NULL, &vb), &va);
+	assert_ptr_equal(pipe_dnat_to_keep(&vb, &va, &vc), &va);	/* carried */
+	assert_ptr_equal(pipe_dnat_to_keep(&vb, &va, &va), &vb);	/* back: B's flows */
+	for (uint32_t k = 0; k < l.nw; k++)
+		assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, moved_ip, server_mac), 0);
+	reload_to(&l, &va, NULL);
+	for (uint16_t i = 0; i < 32; i++)
+		owner[i] = dnat_open(&l, &seed, i, server_ip);
+
+	reload_to(&l, &vb, pipe_dnat_to_keep(&va, NULL, &vb));
+	for (uint16_t i = 0; i < 32; i++) {	/* the old ones, both ways */
+		assert_int_equal(segment(&l, &seed, i, 0, server_ip, 0x18, 1001, 5001), owner[i]);
+		assert_int_equal(segment(&l, &seed, i, 1, server_ip, 0x18, 5001, 1011), owner[i]);
+	}
+	for (uint32_t k = 0; k < l.nw; k++)
+		chances += (uint32_t)pipe_stats(l.w[k])->second_chance;
+	assert_true(chances >= 8);	/* ~3 in 4 of the 32 moved */
+	for (uint16_t i = 32; i < 64; i++)	/* new ones, to the new server */
+		(void)dnat_open(&l, &seed, i, moved_ip);
+
+	reload_to(&l, &vc, pipe_dnat_to_keep(&vb, &va, &vc));	/* DNAT unchanged */
+	for (uint16_t i = 0; i < 32; i++)
+		assert_int_equal(segment(&l, &seed, i, 0, server_ip, 0x18, 1011, 5011), owner[i]);
+	for (uint16_t i = 32; i < 64; i++)
+		(void)segment(&l, &seed, i, 0, moved_ip, 0x18, 1001, 5001);
+	for (uint32_t k = 0; k < l.nw; k++) {
+		const struct pipe_stats *st = pipe_stats(l.w[k]);
+
+		assert_int_equal(st->drop[PIPE_DROP_CT_INVALID] + st->drop[PIPE_DROP_POLICY], 0);
+	}
+	lab_close(&l);	/* its workers' policies use vc's tables */
+	free(buf_a);
+	free(buf_b);
+	free(buf_c);
+}
+
 /* A bridge (bump in the wire) hands frames over the same way. */
 static void test_bridge(void **state)
 {
@@ -518,6 +666,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_masquerade_replies_find_their_worker),
 		cmocka_unit_test(test_dnat_and_plain_replies_find_their_worker),
+		cmocka_unit_test(test_dnat_change_keeps_flows),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
