@@ -214,6 +214,29 @@ int pipe_state_writer_sync(struct pipe_state_writer *wr, uint64_t wall_ns, char 
 	return 0;
 }
 
+/* fsync the directory holding path, so that a rename into it is on disk
+ * too (without, a power loss soon after could leave the old file). */
+static int sync_dir_of(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	int fd, rc;
+
+	if (n >= sizeof(dir))
+		return -1;
+	if (slash && n == 0)
+		n = 1;	/* "/file": the root */
+	memcpy(dir, slash ? path : ".", slash ? n : 1);
+	dir[slash ? n : 1] = 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
 int pipe_state_writer_close(struct pipe_state_writer *wr, uint64_t wall_ns, uint64_t *flows,
 			    char *err, size_t errlen)
 {
@@ -221,6 +244,12 @@ int pipe_state_writer_close(struct pipe_state_writer *wr, uint64_t wall_ns, uint
 		return -1;
 	if (rename(wr->tmp, wr->path))
 		return writer_fail(wr, err, errlen, "cannot rename to", wr->path);
+	if (sync_dir_of(wr->path)) {	/* in place, but maybe not on disk */
+		snprintf(err, errlen, "cannot sync the directory of %s: %s", wr->path,
+			 strerror(errno));
+		free(wr);
+		return -1;
+	}
 	*flows = wr->h.flows;
 	free(wr);
 	return 0;
