@@ -292,6 +292,15 @@ static void state(struct ctl_buf *out, const struct ctl_report *r)
 		sample1(out, "rampart_nat_pool_allocation_failures_total", "pool", id,
 			(unsigned long long)fail);
 	}
+	family(out, "rampart_nat_pool_reclaimed_total", "counter",
+	       "NAT ports a full pool took back from flows not established.");
+	for (uint32_t i = 0; i < npools; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "%u", i + 1);
+		sample1(out, "rampart_nat_pool_reclaimed_total", "pool", id,
+			(unsigned long long)ctl_pool_reclaimed(r, i));
+	}
 }
 
 static void daemon_info(struct ctl_buf *out, const struct ctl_report *r)

@@ -105,6 +105,16 @@ static uint64_t pool_unsteered(const struct ctl_report *r, uint32_t i)
 	return n;
 }
 
+uint64_t ctl_pool_reclaimed(const struct ctl_report *r, uint32_t i)
+{
+	uint64_t n = 0;
+
+	for (uint32_t k = 0; k < r->src->nworkers; k++)
+		if (i < r->jobs[k].npools)
+			n += r->jobs[k].pool[i].reclaimed;
+	return n;
+}
+
 /* Frames handed between workers (handoff.h): the rings' size, 0 when
  * off (one worker, a stateless policy, or --handoff off). */
 static uint32_t handoff_slots(const struct control_src *src)
@@ -201,7 +211,7 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 	static const char *const ihead[] = { "INTERFACE", "XDP", "AF_XDP", "QUEUES", "UMEM" };
 	static const char *const whead[] = { "WORKER", "QUEUE", "CPUS" };
 	static const char *const phead[] = { "NAT POOL", "IN USE", "CAPACITY", "FAILURES",
-					     "UNSTEERED" };
+					     "RECLAIMED", "UNSTEERED" };
 	uint64_t in_use, max, up = r->uptime_s;
 	uint32_t npools = src->nworkers ? r->jobs[0].npools : 0;
 	struct ctl_table t;
@@ -257,7 +267,7 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 	if (!npools)
 		return;
 	ctl_puts(out, "\n");
-	ctl_table_init(&t, phead, 5, 0x1eu);
+	ctl_table_init(&t, phead, 6, 0x3eu);
 	for (uint32_t i = 0; i < npools; i++) {
 		uint64_t use, cap, fail;
 
@@ -266,6 +276,7 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_table_addu(&t, use);
 		ctl_table_addu(&t, cap);
 		ctl_table_addu(&t, fail);
+		ctl_table_addu(&t, ctl_pool_reclaimed(r, i));
 		ctl_table_addu(&t, pool_unsteered(r, i));
 	}
 	ctl_table_print(&t, out, 0);
@@ -317,9 +328,10 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 
 		pool_use(r, i, &use, &cap, &fail);
 		ctl_printf(out, "%s{\"pool\": %u, \"in_use\": %llu, \"capacity\": %llu, "
-				"\"failures\": %llu, \"unsteered\": %llu}", i ? ", " : "", i + 1,
-			   (unsigned long long)use, (unsigned long long)cap,
-			   (unsigned long long)fail, (unsigned long long)pool_unsteered(r, i));
+				"\"failures\": %llu, \"reclaimed\": %llu, \"unsteered\": %llu}",
+			   i ? ", " : "", i + 1, (unsigned long long)use, (unsigned long long)cap,
+			   (unsigned long long)fail, (unsigned long long)ctl_pool_reclaimed(r, i),
+			   (unsigned long long)pool_unsteered(r, i));
 	}
 	ctl_puts(out, "]}\n");
 }

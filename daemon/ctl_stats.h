@@ -44,6 +44,8 @@ void ctl_sum_conntrack(const struct ctl_report *r, uint64_t *in_use, uint64_t *m
 uint64_t ctl_sum_evicted(const struct ctl_report *r);
 void ctl_sum_pool(const struct ctl_report *r, uint32_t i, uint64_t *in_use, uint64_t *cap,
 		  uint64_t *failures);
+/* Pool i's pairs taken back from flows not established (nat.h). */
+uint64_t ctl_pool_reclaimed(const struct ctl_report *r, uint32_t i);
 const char *ctl_rule_name(const struct ctl_report *r, uint32_t n);
 /* Seconds since rule n's last packet; -1 when it has had none. */
 double ctl_rule_last_hit_ago(const struct ctl_report *r, uint32_t n);

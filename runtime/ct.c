@@ -864,6 +864,29 @@ void ct_remove(struct ct_table *t, uint32_t flow)
 	t->st.removed++;
 }
 
+int ct_evict_scan(struct ct_table *t, uint32_t *cursor, uint32_t look, uint32_t now,
+		  int (*want)(void *ctx, const struct ct_table *t, uint32_t flow), void *ctx)
+{
+	uint32_t end = t->high_water, i = *cursor;
+
+	if (!end)
+		return 0;
+	if (look > end)
+		look = end;
+	for (; look; look--, i++) {
+		if (i >= end)
+			i = 0;
+		if (flow_expendable(t, &t->flows[i], now) && want(ctx, t, i)) {
+			ct_remove(t, i);
+			t->st.evicted++;
+			*cursor = i + 1;
+			return 1;
+		}
+	}
+	*cursor = i;
+	return 0;
+}
+
 void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT])
 {
 	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)

@@ -242,6 +242,15 @@ uint32_t ct_expire(struct ct_table *t, uint32_t now, uint32_t budget);
 /* Remove one flow now (reload re-check, tests). */
 void ct_remove(struct ct_table *t, uint32_t flow);
 
+/* Early drop for another resource than the table (a NAT pool's ports):
+ * evict the first flow that early drop could (not established, not
+ * touched this second) and that want(ctx, t, flow) picks, among at most
+ * `look` entries from *cursor on, wrapping; *cursor moves past those
+ * looked at, so that calls in turn go round the table. 1 if one went
+ * (counted `evicted`; on_remove ran), else 0. */
+int ct_evict_scan(struct ct_table *t, uint32_t *cursor, uint32_t look, uint32_t now,
+		  int (*want)(void *ctx, const struct ct_table *t, uint32_t flow), void *ctx);
+
 /* ---- Reload: the rule a flow (or fragment entry) stores is opaque to
  * conntrack; the pipeline keeps a policy generation tag in it. ---- */
 

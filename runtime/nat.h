@@ -92,6 +92,8 @@ struct nat_stats {
 	uint64_t remote;	/* NAT_STEER: fell back, reply lands elsewhere */
 	uint64_t refused;	/* family mismatch (no NAT46/64) */
 	uint64_t bad_frees;	/* release of a slot not in use: a caller bug */
+	uint64_t reclaimed;	/* pool full: pairs taken back from flows not
+				 * established (the pipeline's early drop) */
 };
 
 /* A worker's share of one pool. Hot fields first. */
@@ -121,6 +123,12 @@ struct nat_pool {
  * errno EINVAL (bad config, empty share) or ENOMEM. */
 int nat_pool_init(struct nat_pool *p, const struct nat_pool_config *c);
 void nat_pool_free(struct nat_pool *p);
+
+/* Every pair of the worker's share taken (a port-using flow would fail). */
+static inline int nat_pool_full(const struct nat_pool *p)
+{
+	return p->stats.in_use >= p->capacity;
+}
 
 #define NAT_SLOT_NONE 0xffffffffu
 

@@ -1537,6 +1537,36 @@ static inline void filter_add(uint64_t *f, uint64_t h)
 	f[b / 64] |= 1ull << (b % 64);
 }
 
+/* ct_evict_scan's pick for snat_reclaim: a flow holding a pair of the
+ * pool (its reply's destination, as release_nat finds it). */
+static int holds_pool_pair(void *ctx, const struct ct_table *t, uint32_t flow)
+{
+	const struct nat_pool *pool = ctx;
+	struct ct_flow_info fi;
+
+	return ct_flow_get(t, flow, &fi) == 0 && fi.orig.family == pool->family &&
+	       memcmp(fi.reply.dst, fi.orig.src, 16) &&
+	       nat_pair_slot(pool, fi.reply.dst, fi.reply.dport) != NAT_SLOT_NONE;
+}
+
+/* A pool whose share of ports is all taken gets one back from a flow
+ * that early drop could evict (not established, not touched this second;
+ * ct.h): otherwise a host scanning through masquerade holds every port
+ * for tcp_syn's 30 s and no other connection gets out. A bounded look,
+ * PIPE_NAT_RECLAIM_LOOK entries from where the last one stopped, only
+ * when the pool is full. 1 when a port came free. */
+static int snat_reclaim(struct pipe_worker *w, struct nat_pool *pool, const struct pkt_key *k,
+			uint32_t now)
+{
+	if (!nat_pool_full(pool) || k->family != pool->family ||
+	    !ct_evict_scan(w->ct, &w->reclaim_cursor, PIPE_NAT_RECLAIM_LOOK, now, holds_pool_pair,
+			   pool))
+		return 0;
+	pool->stats.failures--;		/* the first try's: it gets a port after all */
+	pool->stats.reclaimed++;
+	return 1;
+}
+
 /* New accepted flows: SNAT choice and the conntrack entry. */
 static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew, uint32_t now)
 {
@@ -1562,9 +1592,12 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 		}
 		r = w->pol->nat_entry_count > w->pol->nat_dnat_count ? nat_match(w, &b->akey[i], 0) : 0;
 		if (r) {
+			const struct rfw_nat_rule *rule = &w->pol->view->nat_rules[r];
+
 			pool = snat_pool_for(w, r, pkts[i].out_port);
-			if (!pool || nat_translate_key(pool, &w->pol->view->nat_rules[r], &b->akey[i],
-						       &nr) < 0) {
+			if (!pool || (nat_translate_key(pool, rule, &b->akey[i], &nr) < 0 &&
+				      (!snat_reclaim(w, pool, &b->akey[i], now) ||
+				       nat_translate_key(pool, rule, &b->akey[i], &nr) < 0))) {
 				drop(w, &pkts[i], PIPE_DROP_NAT_FAILED);
 				continue;
 			}

@@ -175,6 +175,10 @@ struct pipe_counters {
  * flow, learnt from its first fragment, for its other fragments, which
  * carry no ports (pipeline.c fragment_home). Direct-mapped by the
  * datagram's hash, which doubles as the tag. */
+/* snat_reclaim: conntrack entries looked at for a port, at most, per
+ * new flow that finds its pool full (about 7 KB of entries) */
+#define PIPE_NAT_RECLAIM_LOOK 64u
+
 #define PIPE_DGRAM_SLOTS 4096u
 #define PIPE_DGRAM_TIMEOUT 30u	/* seconds: Linux's ipfrag_time */
 struct pipe_dgram {
@@ -226,6 +230,8 @@ struct pipe_worker {
 	} held[PIPE_MAX_HELD];
 	uint32_t nheld;
 	uint8_t (*held_room)[PIPE_EXTRA_ROOM];
+	/* snat_reclaim: where its next look at the flows starts */
+	uint32_t reclaim_cursor;
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;

@@ -6,8 +6,9 @@
 #  - a SYN flood to an open port fills the table with half-open flows: a
 #    new connection still gets in by evicting one (early drop), the
 #    established flow is never evicted;
-#  - NAT ports exhausted: the next new flow is refused (nat-failed), the
-#    flows holding ports keep working;
+#  - NAT ports held by a scan (flows without answers): new flows take
+#    them back; held by flows that exchanged more: the next new flow is
+#    refused (nat-failed), the flows holding ports keep working;
 #  - crafted frames (scapy): tiny first fragments, fragments overlapping
 #    the TCP header (RFC 1858), orphan fragments, IPv4 lengths that lie,
 #    bad IHL, an IPv6 extension chain too long, IPv6 overlapping
@@ -35,13 +36,13 @@ version: 1
 rules:
   - {name: echo, proto: udp, to: {network: 10.10.0.2, port: 7000}, action: accept}
   - {name: web, proto: tcp, to: {network: 10.10.0.2, port: 8080}, action: accept}
-  - {name: natted, proto: udp, to: {network: 10.10.0.2, port: 9000}, action: accept, log: true}
+  - {name: natted, proto: udp, to: {network: 10.10.0.2, port: 9000-9001}, action: accept, log: true}
   - {name: no-telnet, proto: tcp, to: {port: 23}, action: drop, log: true}
   - {name: ping, proto: icmp, action: accept}
   - {name: nd, proto: icmpv6, action: accept}
 nat:
   - name: hide
-    match: {to: {network: 10.10.0.2, service: udp/9000}}
+    match: {to: {network: 10.10.0.2, service: udp/9000-9001}}
     snat: {to: [10.10.0.50], ports: 20000-20003}
 defaults: {action: drop, conntrack: {max_flows: 40}}
 YAML
@@ -150,9 +151,27 @@ check "  ... and the table did not grow with it" test "$(flows_in_use)" -le $((b
 check_eq "the established flow still answers after the flood" "$(keeper)" 1
 
 # ---- NAT ports exhausted (4 ports, one worker) ----
+# A scan holds them first: four datagrams to a port nothing listens on,
+# unanswered. A second later new flows take their ports back.
+pool_json() {	# the NAT pool's field
+	ctl --json status | "$LAB_PY" -c "import json,sys; print(json.load(sys.stdin)['nat_pools'][0]['$1'])"
+}
+lab_in cli "$LAB_PY" -c 'import socket
+for p in range(43000, 43004):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.10.0.1", p))
+    s.sendto(b"scan", ("10.10.0.2", 9001))'
+lab_wait_for 5 test "$(pool_json in_use)" -eq 4 || not_ok "the scan's four datagrams took the pool's ports"
+sleep 1.2	# flows touched this second are not taken back
 failed_before=$(stat_json 'd["drops"]["nat_failed"]')
 flows_open nat4 4 9000 42000
-check_eq "four flows through SNAT get the pool's four ports" "$FL_GOT" 4
+check_eq "four flows through SNAT get the pool's four ports back from the scan" "$FL_GOT" 4
+check_eq "  ... counted as reclaimed (status --json nat_pools)" "$(pool_json reclaimed)" 4
+check "  ... and in rampartctl status's RECLAIMED column" grep -q 'RECLAIMED' <(ctl status)
+check_eq "  ... none refused" "$(stat_json 'd["drops"]["nat_failed"]')" "$failed_before"
+# Flows that exchanged more than one datagram each way are never taken.
+check_eq "the four flows answer a second round" "$(flows_round nat4)" 4
+sleep 1.2
 fifth=$(lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.10.0.2 9000 1 16)
 check_eq "a fifth flow finds no port: refused" "$fifth" 0
 check "  ... counted as nat-failed" test "$(stat_json 'd["drops"]["nat_failed"]')" -gt "$failed_before"

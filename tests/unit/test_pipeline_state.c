@@ -724,6 +724,73 @@ static void test_limits(void **state)
 	lab_close(&l);
 }
 
+/* The masquerade pool that flows went through (one per rule and port). */
+static const struct nat_pool *used_pool(const struct lab *l)
+{
+	for (uint32_t k = 0; k < pipe_nat_pool_count(l->w); k++)
+		if (pipe_nat_pool(l->w, k)->stats.allocs)
+			return pipe_nat_pool(l->w, k);
+	fail();
+	return NULL;
+}
+
+/* Masquerade's three ports all held by flows: a new flow takes one back
+ * from a flow that is not established (a second after it was last
+ * touched: not in the same second), never from an established one. */
+static void test_pool_full_reclaims(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	struct ct_stats cs;
+	const struct nat_pool *pool;
+	(void)state;
+
+	lab_open(&l, 1024);
+	for (uint16_t i = 0; i < 4; i++) {	/* three unanswered UDP flows; a fourth */
+		s = udp(client_ip, (uint16_t)(6000 + i), remote_ip, 53);
+		frame_build(&f, &s);
+		p = run1(&l, &f, 0, 100 * SEC);
+		assert_int_equal(p.verdict, i < 3 ? PIPE_FORWARD : PIPE_DROP);
+	}
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NAT_FAILED], 1);	/* same second */
+	pool = used_pool(&l);
+	frame_build(&f, &s);
+	p = run1(&l, &f, 0, 101 * SEC);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(pool->stats.reclaimed, 1);
+	assert_int_equal(pool->stats.failures, 1);
+	assert_int_equal(pool->stats.in_use, 3);
+	ct_get_stats(pipe_conntrack(l.w), &cs);
+	assert_int_equal(cs.evicted, 1);
+	assert_int_equal(cs.in_use, 3);
+	lab_close(&l);
+
+	lab_open(&l, 1024);	/* three established TCP connections hold them */
+	for (uint16_t i = 0; i < 3; i++) {
+		uint16_t pub;
+
+		s = tcp(client_ip, (uint16_t)(6000 + i), remote_ip, 443, 0x02, 1000, 0, 0);
+		frame_build(&f, &s);
+		assert_int_equal(run1(&l, &f, 0, 10 * SEC).verdict, PIPE_FORWARD);
+		pub = frame_get16(ip(&f) + 20);
+		s = tcp(remote_ip, 443, wan_ip, pub, 0x12, 5000, 1001, 0);
+		frame_build(&f, &s);
+		assert_int_equal(run1(&l, &f, 1, 10 * SEC).verdict, PIPE_FORWARD);
+		s = tcp(client_ip, (uint16_t)(6000 + i), remote_ip, 443, 0x10, 1001, 5001, 0);
+		frame_build(&f, &s);
+		assert_int_equal(run1(&l, &f, 0, 10 * SEC).verdict, PIPE_FORWARD);
+	}
+	pool = used_pool(&l);
+	s = tcp(client_ip, 6100, remote_ip, 443, 0x02, 1000, 0, 0);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, 15 * SEC).verdict, PIPE_DROP);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_NAT_FAILED], 1);
+	assert_int_equal(pool->stats.reclaimed, 0);
+	lab_close(&l);
+}
+
 /* A stateful policy's per-source limit counts a source's new flows,
  * which go to the workers by their tuples' hash: each of n workers
  * enforces 1/n of it (burst 4 over 2 workers: 2 here), so the sum is the
@@ -783,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_pool_full_reclaims),
 		cmocka_unit_test(test_source_limit_split),
 		cmocka_unit_test(test_new_flows_in_one_burst),
 	};
