@@ -95,6 +95,7 @@ static int mem_idle(struct backend *b, uint32_t queue, int timeout_ms, int wake_
 static const struct backend_ops mem_ops = {
 	mem_rx, mem_tx, mem_free, mem_service, mem_idle,
 	NULL,	/* rx_loss: nothing below the workers to lose frames */
+	NULL,	/* solicit: no router neighbours here */
 };
 
 static struct mem_backend mem;

@@ -67,6 +67,12 @@ struct backend_ops {
 	 * zeroed. Called by the control thread, never by a worker: it may
 	 * make system calls the workers' filter refuses. */
 	int (*rx_loss)(struct backend *b, uint32_t port, struct backend_rx_loss *out);
+	/* Optional (NULL: the main thread has the kernel resolve next hops,
+	 * worker_take_unresolved). Router mode without a kernel behind the
+	 * ports (DPDK): ask for a next hop the pipeline has no MAC for, from
+	 * the worker's own queue; the backend learns the answer. */
+	void (*solicit)(struct backend *b, uint32_t queue, const struct pipe_nexthop *hop,
+			uint64_t now_ns);
 };
 
 struct backend {

@@ -26,7 +26,7 @@ static void usage(FILE *out)
 		"                [--handoff on|off]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6][,mtu=N] ...] [--neighbor IF=IP=MAC ...]\n"
-		"                [--dpdk-isolate] [-- EAL ARGUMENTS]\n"
+		"                [--dpdk-isolate] [--dpdk-static-neighbors] [-- EAL ARGUMENTS]\n"
 		"\n"
 		"  --policy FILE.rfw   compiled policy (rulec compile)\n"
 		"  --interface IF      a port (at most %d); the policy's interfaces and zones\n"
@@ -42,6 +42,9 @@ static void usage(FILE *out)
 		"                      one worker per RX queue, each on an EAL worker lcore\n"
 		"  --dpdk-isolate      DPDK: rte_flow_isolate every port (mlx5: the kernel keeps\n"
 		"                      what rampartd's flow rules do not take; docs/dpdk.md)\n"
+		"  --dpdk-static-neighbors\n"
+		"                      DPDK router: next hops from --neighbor only; rampartd\n"
+		"                      neither answers ARP/ND for the ports nor asks\n"
 		"  --pcap-in IF=FILE   frames received on IF, in the file's timestamp order\n"
 		"                      (several files are merged by timestamp)\n"
 		"  --pcap-out IF=FILE  frames sent out of IF (forwarded to it, or replies to\n"
@@ -421,8 +424,9 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 					"workers, not --cores\n");
 			return -1;
 		}
-	} else if (o->eal_argc || o->dpdk_isolate) {
-		fprintf(stderr, "rampartd: EAL arguments and --dpdk-isolate need --backend dpdk\n");
+	} else if (o->eal_argc || o->dpdk_isolate || o->dpdk_static_neigh) {
+		fprintf(stderr, "rampartd: EAL arguments, --dpdk-isolate and --dpdk-static-neighbors "
+				"need --backend dpdk\n");
 		return -1;
 	}
 	for (uint32_t i = 0; i < o->nport_addr; i++)
@@ -439,7 +443,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_STATE_FILE, OPT_STATE_INTERVAL, OPT_REPLY_RATE, OPT_DPDK_ISOLATE,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_STATE_FILE, OPT_STATE_INTERVAL, OPT_REPLY_RATE, OPT_DPDK_ISOLATE, OPT_DPDK_STATIC_NEIGH,
 		OPT_UMEM,
 		OPT_HANDOFF,
 	};
@@ -467,6 +471,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "state-interval", required_argument, NULL, OPT_STATE_INTERVAL },
 		{ "reply-rate", required_argument, NULL, OPT_REPLY_RATE },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
+		{ "dpdk-static-neighbors", no_argument, NULL, OPT_DPDK_STATIC_NEIGH },
 		{ "umem", required_argument, NULL, OPT_UMEM },
 		{ "handoff", required_argument, NULL, OPT_HANDOFF },
 		{ "help", no_argument, NULL, 'h' },
@@ -577,6 +582,9 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case OPT_DPDK_ISOLATE:
 			o->dpdk_isolate = 1;
+			break;
+		case OPT_DPDK_STATIC_NEIGH:
+			o->dpdk_static_neigh = 1;
 			break;
 		case OPT_UMEM:
 			r = check_choice("umem", optarg, umems, "shared|per-interface");

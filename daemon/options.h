@@ -72,6 +72,7 @@ struct rampartd_opts {
 	int eal_argc;		/* --backend dpdk: what follows "--", after */
 	char **eal_argv;	/* argv[0] (docs/dpdk.md) */
 	int dpdk_isolate;	/* --dpdk-isolate: rte_flow_isolate the ports */
+	int dpdk_static_neigh;	/* --dpdk-static-neighbors: no ARP/ND of our own */
 	int umem_per_interface;	/* --umem per-interface: no shared UMEM */
 	int no_handoff;		/* --handoff off */
 };

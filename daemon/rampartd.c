@@ -587,18 +587,20 @@ static void checkpoint(const struct rampartd_opts *o, const struct counters_src 
 
 /* Signals are blocked in every thread and taken here with sigtimedwait:
  * nothing runs in signal context, so printing is safe. A router wakes
- * every NEIGH_TICK_MS for its next hops (neigh_tick), and with
+ * every NEIGH_TICK_MS for its next hops (neigh_tick with the kernel's,
+ * neigh_own, when given, for the ones the backend learns itself), and with
  * --state-interval every so many seconds for a checkpoint. Returns the
  * signal that stops rampartd: SIGINT, SIGTERM, or SIGUSR2 (a stop for a
  * restart: the XDP programs stay attached). */
 static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
-			const struct counters_src *src, struct nl_neigh_sync *nl)
+			const struct counters_src *src, struct nl_neigh_sync *nl,
+			void (*neigh_own)(void))
 {
 	uint64_t last_refresh = monotonic_ms(), every = (uint64_t)o->state_interval * 1000u;
 	uint64_t next_save = every ? monotonic_ms() + every : UINT64_MAX;
 
 	for (;;) {
-		uint64_t now = monotonic_ms(), wait_ms = nl ? NEIGH_TICK_MS : UINT64_MAX;
+		uint64_t now = monotonic_ms(), wait_ms = nl || neigh_own ? NEIGH_TICK_MS : UINT64_MAX;
 		struct timespec tick;
 		int sig;
 
@@ -616,6 +618,8 @@ static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
 			/* timeout (or EINTR): the neighbours' tick, or a checkpoint's */
 			if (nl)
 				neigh_tick(nl, &last_refresh);
+			if (neigh_own)
+				neigh_own();
 			continue;
 		}
 		if (sig == SIGUSR1) {
@@ -824,7 +828,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		for (uint32_t k = 0; k < nq; k++)
 			fprintf(stderr, "rampartd: worker %u: queue %u, CPU %d\n", k, k, worker_cpu[k]);
 
-	stop_sig = wait_signals(o, &set, &src, nlp);
+	stop_sig = wait_signals(o, &set, &src, nlp, NULL);
 	rc = 0;
 out:
 	control_stop(ctl);
@@ -864,6 +868,24 @@ out:
 static struct dp_ports dports;
 static struct backend_dpdk bd;
 
+/* Router mode: the neighbours the workers' queues learnt from ARP and ND
+ * (backend_dpdk.h), given to every worker; every NEIGH_TICK_MS. */
+static void dp_neigh_tick(void)
+{
+	struct dp_learned l[64];
+
+	for (uint32_t q = 0; q < dports.nqueues; q++) {
+		uint32_t n;
+
+		while ((n = backend_dpdk_learnt(&bd, q, l, 64)) != 0)
+			for (uint32_t i = 0; i < n; i++)
+				for (uint32_t k = 0; k < dports.nqueues; k++)
+					(void)worker_neigh_post(&workers[k], l[i].port,
+								l[i].n.family, l[i].n.addr,
+								l[i].n.mac);
+	}
+}
+
 /* --backend dpdk: EAL and the ports (dpdk/), one worker per RX queue,
  * each on an EAL worker lcore; this (main) lcore waits for signals. */
 static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
@@ -887,6 +909,13 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 		goto out;
 	dp_daemon_macs(&dports, o, &cfg);
 	backend_dpdk_init(&bd, &dports);
+	if (o->mode == PIPE_ROUTER && !o->dpdk_static_neigh) {
+		/* no kernel behind the queues: rampartd answers ARP and ND for
+		 * the ports and asks for the next hops (docs/dpdk.md); packets
+		 * wait for theirs as with the xsk backend */
+		backend_dpdk_own_neighbours(&bd, &cfg);
+		cfg.hold_unresolved = 1;
+	}
 	nq = dports.nqueues;
 	for (uint32_t k = 0; k < nq; k++) {
 		wp[k] = &workers[k];
@@ -916,7 +945,8 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 		goto out;
 	if (o->verbose)
 		dp_daemon_report(&dports, o);
-	stop_sig = wait_signals(o, &set, &src, NULL);	/* SIGUSR2: no program to leave */
+	/* SIGUSR2: no program to leave */
+	stop_sig = wait_signals(o, &set, &src, NULL, bd.own_neigh ? dp_neigh_tick : NULL);
 	rc = 0;
 out:
 	control_stop(ctl);

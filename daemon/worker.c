@@ -82,6 +82,14 @@ int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uin
 	return 0;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* After a burst: the next hops its pipeline found no MAC for, into the
  * ring the main thread reads (worker_take_unresolved). */
 static void post_unresolved(struct worker *w)
@@ -92,6 +100,13 @@ static void post_unresolved(struct worker *w)
 
 	if (!n)
 		return;
+	if (w->be->ops->solicit) {	/* no kernel: the backend asks itself */
+		uint64_t now = monotonic_ns();
+
+		for (uint32_t k = 0; k < n; k++)
+			w->be->ops->solicit(w->be, w->queue, &hop[k], now);
+		return;
+	}
 	head = atomic_load_explicit(&w->resolve_head, memory_order_relaxed);
 	tail = atomic_load_explicit(&w->resolve_tail, memory_order_acquire);
 	for (uint32_t k = 0; k < n && head - tail < WORKER_RESOLVE_RING; k++)
@@ -298,14 +313,6 @@ static uint32_t worker_burst(struct worker *w)
 	if (n)
 		dispatch(w, n, now);
 	return n;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The frames other workers handed over, a burst per ring at most, the

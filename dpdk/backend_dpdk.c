@@ -14,6 +14,40 @@ static inline struct backend_dpdk *dpdk_of(struct backend *b)
 	return (struct backend_dpdk *)b;
 }
 
+/* An ARP or ND frame (router mode): answered from the same mbuf when it
+ * asks for a port's address, what it teaches queued for the main
+ * thread; never the pipeline's. */
+static void neigh_in(struct backend_dpdk *x, struct dp_queue_state *qs, uint32_t queue,
+		     uint32_t port, struct rte_mbuf *m)
+{
+	uint8_t reply[NP_FRAME_MAX];
+	struct np_learned l;
+	uint32_t n = np_receive(&x->np[port], rte_pktmbuf_mtod(m, uint8_t *), m->data_len, &l,
+				reply);
+
+	if (l.family) {
+		unsigned head = atomic_load_explicit(&qs->learn_head, memory_order_relaxed);
+		unsigned tail = atomic_load_explicit(&qs->learn_tail, memory_order_acquire);
+
+		qs->neigh_learnt++;
+		if (head - tail < DP_LEARN_RING) {	/* full: a later exchange teaches it */
+			qs->learn[head & (DP_LEARN_RING - 1)] = (struct dp_learned){l, (uint8_t)port};
+			atomic_store_explicit(&qs->learn_head, head + 1, memory_order_release);
+		}
+	}
+	if (!n || rte_pktmbuf_tailroom(m) + m->data_len < n) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), reply, n);
+	m->data_len = (uint16_t)n;
+	m->pkt_len = n;
+	if (rte_eth_tx_burst(x->ports->port_id[port], (uint16_t)queue, &m, 1) == 1)
+		qs->neigh_answered++;
+	else
+		rte_pktmbuf_free(m);
+}
+
 static uint32_t dpdk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt *pkts,
 			      uint64_t *handle, uint32_t n, uint64_t *now_ns)
 {
@@ -33,6 +67,11 @@ static uint32_t dpdk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt
 			if (unlikely(m[i]->nb_segs != 1)) {
 				qs->multiseg++;
 				rte_pktmbuf_free(m[i]);
+				continue;
+			}
+			if (unlikely(x->own_neigh) &&
+			    np_is_neigh(rte_pktmbuf_mtod(m[i], uint8_t *), m[i]->data_len)) {
+				neigh_in(x, qs, queue, port, m[i]);
 				continue;
 			}
 			pkts[got].data = rte_pktmbuf_mtod(m[i], uint8_t *);
@@ -134,6 +173,46 @@ static uint32_t dpdk_service(struct backend *b, uint32_t queue)
 	return 0;	/* PMDs reap TX completions inside tx_burst */
 }
 
+/* A next hop the pipeline has no MAC for: an ARP request or neighbour
+ * solicitation out of its port, at most one a DP_SOLICIT_GAP_NS per hop
+ * (a table of the hops asked lately, by a hash of the address). */
+static void dpdk_solicit(struct backend *b, uint32_t queue, const struct pipe_nexthop *hop,
+			 uint64_t now_ns)
+{
+	struct backend_dpdk *x = dpdk_of(b);
+	struct dp_queue_state *qs = &x->q[queue];
+	uint32_t len = hop->family == 4 ? 4 : 16, h = hop->port * 31u + hop->family, n;
+	struct dp_asked *a;
+	struct rte_mbuf *m;
+
+	if (!x->own_neigh || hop->port >= b->nports)
+		return;
+	for (uint32_t i = 0; i < len; i++)
+		h = h * 31u + hop->addr[i];
+	a = &qs->asked[h & (DP_ASKED_SLOTS - 1)];
+	if (a->at_ns && now_ns - a->at_ns < DP_SOLICIT_GAP_NS && a->port == hop->port &&
+	    a->family == hop->family && !memcmp(a->addr, hop->addr, len))
+		return;
+	m = rte_pktmbuf_alloc(x->ports->pool[x->ports->socket[hop->port]]);
+	if (!m)
+		return;
+	if (rte_pktmbuf_tailroom(m) < NP_FRAME_MAX ||
+	    !(n = np_solicit(&x->np[hop->port], hop->family, hop->addr,
+			     rte_pktmbuf_mtod(m, uint8_t *)))) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	m->data_len = (uint16_t)n;
+	m->pkt_len = n;
+	if (rte_eth_tx_burst(x->ports->port_id[hop->port], (uint16_t)queue, &m, 1) != 1) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	qs->neigh_asked++;
+	*a = (struct dp_asked){.at_ns = now_ns, .port = hop->port, .family = hop->family};
+	memcpy(a->addr, hop->addr, len);
+}
+
 /* Poll mode: spin a while, then sleep in short steps so that idle workers
  * leave shared cores alone (latency after a quiet spell: one step). */
 static int dpdk_idle(struct backend *b, uint32_t queue, int timeout_ms, int wake_fd)
@@ -183,6 +262,7 @@ static const struct backend_ops dpdk_ops = {
 	.service = dpdk_service,
 	.idle = dpdk_idle,
 	.rx_loss = dpdk_rx_loss,
+	.solicit = dpdk_solicit,
 };
 
 void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports)
@@ -192,4 +272,32 @@ void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports)
 	b->be.nports = ports->nports;
 	b->be.nqueues = ports->nqueues;
 	b->ports = ports;
+}
+
+void backend_dpdk_own_neighbours(struct backend_dpdk *b, const struct pipe_config *cfg)
+{
+	for (uint32_t i = 0; i < b->be.nports && i < PIPE_MAX_PORTS; i++) {
+		struct np_port *p = &b->np[i];
+
+		memcpy(p->mac, cfg->port[i].mac, 6);
+		p->has_v4 = cfg->port[i].has_v4;
+		p->has_v6 = cfg->port[i].has_v6;
+		memcpy(p->v4, cfg->port[i].v4, 4);
+		memcpy(p->v6, cfg->port[i].v6, 16);
+	}
+	b->own_neigh = 1;
+}
+
+uint32_t backend_dpdk_learnt(struct backend_dpdk *b, uint32_t queue, struct dp_learned *out,
+			     uint32_t max)
+{
+	struct dp_queue_state *qs = &b->q[queue];
+	unsigned tail = atomic_load_explicit(&qs->learn_tail, memory_order_relaxed);
+	unsigned head = atomic_load_explicit(&qs->learn_head, memory_order_acquire);
+	uint32_t n = 0;
+
+	for (; tail != head && n < max; tail++)
+		out[n++] = qs->learn[tail & (DP_LEARN_RING - 1)];
+	atomic_store_explicit(&qs->learn_tail, tail, memory_order_release);
+	return n;
 }

@@ -5,8 +5,11 @@
 #ifndef RAMPART_DPDK_BACKEND_DPDK_H
 #define RAMPART_DPDK_BACKEND_DPDK_H
 
+#include <stdatomic.h>
+
 #include "backend.h"
 #include "dp_port.h"
+#include "neigh_proto.h"
 
 /* Polls that may find nothing before an idle worker starts to sleep, and
  * how long it then sleeps: DPDK queues have no interrupt here (af_xdp,
@@ -14,18 +17,57 @@
 #define DP_IDLE_SPINS 256
 #define DP_IDLE_SLEEP_US 50
 
+/* Router mode without a kernel (neigh_proto.h): neighbours a queue's
+ * frames taught, for the main thread to give every worker; and the next
+ * hops a queue asked for lately, so that a flood to one asks once a
+ * DP_SOLICIT_GAP_NS. */
+#define DP_LEARN_RING 256		/* power of two */
+#define DP_ASKED_SLOTS 64		/* power of two */
+#define DP_SOLICIT_GAP_NS 1000000000ull
+
+struct dp_learned {
+	struct np_learned n;
+	uint8_t port;
+};
+
+struct dp_asked {
+	uint64_t at_ns;			/* 0: free */
+	uint8_t addr[16];
+	uint8_t port, family;
+};
+
 struct dp_queue_state {
 	uint32_t next_port;		/* rx starts here, for fairness */
 	uint32_t empty_polls;
 	uint64_t multiseg;		/* chained mbufs refused (no scatter) */
+	/* ARP / ND (own_neigh): answers sent, neighbours learnt (dropped
+	 * ones too, when the ring was full), solicitations sent */
+	uint64_t neigh_answered, neigh_learnt, neigh_asked;
+	struct dp_asked asked[DP_ASKED_SLOTS];
+	/* the worker writes entries then head (release); the main thread
+	 * reads up to head, then moves tail */
+	_Alignas(64) atomic_uint learn_head;
+	_Alignas(64) atomic_uint learn_tail;
+	struct dp_learned learn[DP_LEARN_RING];
 } __attribute__((aligned(64)));
 
 struct backend_dpdk {
 	struct backend be;		/* first: the worker sees only this */
 	const struct dp_ports *ports;
+	/* router mode: answer ARP / ND for the ports' addresses and resolve
+	 * next hops (the PMD's queues take those frames from the kernel) */
+	int own_neigh;
+	struct np_port np[PIPE_MAX_PORTS];
 	struct dp_queue_state q[DP_MAX_QUEUES];
 };
 
 void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports);
+/* Router mode: the ports' MACs and addresses (cfg's) for ARP and ND,
+ * before the workers start. */
+void backend_dpdk_own_neighbours(struct backend_dpdk *b, const struct pipe_config *cfg);
+/* Main thread: the neighbours queue `queue` learnt since the last call,
+ * up to max. */
+uint32_t backend_dpdk_learnt(struct backend_dpdk *b, uint32_t queue, struct dp_learned *out,
+			     uint32_t max);
 
 #endif

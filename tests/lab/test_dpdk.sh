@@ -2,7 +2,8 @@
 # Lab test of rampartd --backend dpdk (docs/dpdk.md) with virtual devices:
 #  1. net_af_xdp on the firewall's two veths (copy mode) in router mode:
 #     ping, TCP (HTTP) and UDP through masquerade, IPv6, a denied port,
-#     counters, rampartctl, a clean stop;
+#     counters, rampartctl, a clean stop; then with no static neighbour
+#     on any side (rampartd's own ARP and ND);
 #  2. net_pcap: the golden cases' captures give the frames and counters
 #     --backend pcap gives (tests/golden/golden_dpdk.py);
 #  3. net_null, two queues: a bounded throughput smoke run, one worker
@@ -199,6 +200,49 @@ else
 fi
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; tail -40 "$LAB_TMP/rampartd.err" >&2
+fi
+
+# ---- 1b. the same router with no static neighbour anywhere ----
+# rampartd answers the hosts' ARP and neighbour solicitations for its
+# ports' addresses and asks for the hosts itself (docs/dpdk.md).
+for h in "cli $CLI_IF 10.$N.1.1 fd00:$N:1::1" "srv $SRV_IF 10.$N.2.1 fd00:$N:2::1"; do
+	set -- $h
+	lab_in "$1" ip neigh del "$3" dev "$2"; lab_in "$1" ip neigh del "$4" dev "$2"
+done
+DYN_ARGS=()
+skip=0
+for a in "${AFXDP_ARGS[@]}"; do
+	if [ "$skip" = 1 ]; then skip=0; continue; fi
+	case $a in --neighbor | --state-file) skip=1; continue ;; esac
+	DYN_ARGS+=("$a")
+done
+if lab_rampartd_run routing "${DYN_ARGS[@]}"; then
+	check "no --neighbor: ping 10.$N.2.2 through rampartd" \
+		quiet lab_in cli ping -q -n -c "$PINGS" -i 0.2 -W 2 10.$N.2.2
+	check "no --neighbor: ping fd00:$N:2::2 through rampartd" \
+		quiet lab_in cli ping -6 -q -n -c "$PINGS" -i 0.2 -W 2 fd00:$N:2::2
+	got=$(lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.$N.2.2 7000 "$UDP_COUNT" 100)
+	check_eq "no --neighbor: UDP echo through masquerade ($got of $UDP_COUNT)" "$got" "$UDP_COUNT"
+	check "the client learnt the firewall's MAC by ARP ($FWC_MAC)" \
+		bash -c "ip -n $(lab_nsname cli) neigh show 10.$N.1.1 | grep -qi 'lladdr $FWC_MAC'"
+	check "the server learnt it by neighbour discovery ($FWS_MAC)" \
+		bash -c "ip -n $(lab_nsname srv) neigh show fd00:$N:2::1 | grep -qi 'lladdr $FWS_MAC'"
+	kill -TERM "$RAMPARTD_PID"
+	lab_wait_gone "$RAMPARTD_PID" 15
+	wait "$RAMPARTD_PID"
+	check_eq "rampartd without --neighbor exits 0 on SIGTERM" "$?" 0
+	line=$(grep -m1 'ARP/ND:' "$LAB_TMP/rampartd.err")
+	echo "# ${line:-no ARP/ND line}"
+	read -r ans lrn ask < <(sed -n 's/.*ARP\/ND: \([0-9]*\) requests.* \([0-9]*\) neighbours learnt, \([0-9]*\) solicitations.*/\1 \2 \3/p' \
+		<<<"$line")
+	# the client asks for the firewall (ARP, NS); the server learns it
+	# from rampartd's own requests, as Linux does
+	check "-v: the client's requests for the ports' addresses answered (${ans:-none})" \
+		test "${ans:-0}" -ge 2
+	check "-v: both hosts learnt, both families (${lrn:-none}), after rampartd asked (${ask:-none})" \
+		test "${lrn:-0}" -ge 4 -a "${ask:-0}" -ge 2
+else
+	not_ok "rampartd starts without --neighbor"; tail -20 "$LAB_TMP/rampartd.err" >&2
 fi
 
 # ---- 2. net_pcap: the golden captures ----

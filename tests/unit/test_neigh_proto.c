@@ -1,0 +1,249 @@
+/* ARP and ND for ports without a kernel (daemon/neigh_proto.h): requests
+ * for the port's addresses answered as RFC 826 and RFC 4861 say, answers
+ * learnt, what is not ours or not well formed left alone, and the
+ * solicitations rampartd sends; checksums against a full recomputation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "csum.h"
+#include "neigh_proto.h"
+
+static const struct np_port port = {
+	.mac = {2, 0xfa, 0, 0, 0, 1}, .has_v4 = 1, .has_v6 = 1,
+	.v4 = {10, 60, 1, 1}, .v6 = {0xfd, 0, 0, 0x60, 0, 1, [15] = 1},
+};
+static const uint8_t host_mac[6] = {2, 0xcc, 0, 0, 0, 2};
+static const uint8_t host4[4] = {10, 60, 1, 2};
+static const uint8_t host6[16] = {0xfd, 0, 0, 0x60, 0, 1, [15] = 2};
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* An IPv6 frame's ICMPv6 checksum is right. */
+static int nd_csum_ok(const uint8_t *f, uint32_t len)
+{
+	uint32_t plen = get16(f + 18);
+
+	return len >= 54 + plen &&
+	       csum_l4(6, f + 22, f + 38, 58, f + 54, plen) == get16(f + 56);
+}
+
+/* The host's frame asking for `what` (4: ARP, 6: NS), built as the
+ * host would: by np_solicit from a port that is the host. */
+static uint32_t host_asks(uint8_t family, const uint8_t *what, uint8_t *f)
+{
+	struct np_port h = {.has_v4 = 1, .has_v6 = 1};
+
+	memcpy(h.mac, host_mac, 6);
+	memcpy(h.v4, host4, 4);
+	memcpy(h.v6, host6, 16);
+	return np_solicit(&h, family, what, f);
+}
+
+static void test_arp_request_answered(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], r[NP_FRAME_MAX];
+	struct np_learned l;
+	uint32_t len = host_asks(4, port.v4, f), n;
+	(void)state;
+
+	assert_int_equal(len, 60);
+	assert_true(np_is_neigh(f, len));
+	n = np_receive(&port, f, len, &l, r);
+	assert_int_equal(n, 60);
+	assert_memory_equal(r, host_mac, 6);		/* to the asker */
+	assert_memory_equal(r + 6, port.mac, 6);
+	assert_int_equal(get16(r + 12), 0x0806);
+	assert_int_equal(get16(r + 20), 2);		/* reply */
+	assert_memory_equal(r + 22, port.mac, 6);	/* sha: us */
+	assert_memory_equal(r + 28, port.v4, 4);
+	assert_memory_equal(r + 32, host_mac, 6);
+	assert_memory_equal(r + 38, host4, 4);
+	assert_int_equal(l.family, 4);			/* and the asker learnt */
+	assert_memory_equal(l.addr, host4, 4);
+	assert_memory_equal(l.mac, host_mac, 6);
+}
+
+static void test_arp_reply_learnt(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], r[NP_FRAME_MAX];
+	struct np_learned l;
+	uint32_t len = np_solicit(&port, 4, host4, f);
+	(void)state;
+
+	assert_int_equal(len, 60);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(f[i], 0xff);		/* broadcast */
+	assert_int_equal(get16(f + 20), 1);
+	assert_memory_equal(f + 38, host4, 4);
+	/* the host's answer: our request turned around */
+	memcpy(r, f, len);
+	memcpy(r, port.mac, 6);
+	memcpy(r + 6, host_mac, 6);
+	r[21] = 2;
+	memcpy(r + 22, host_mac, 6);
+	memcpy(r + 28, host4, 4);
+	memcpy(r + 32, port.mac, 6);
+	memcpy(r + 38, port.v4, 4);
+	assert_int_equal(np_receive(&port, r, len, &l, f), 0);	/* nothing to answer */
+	assert_int_equal(l.family, 4);
+	assert_memory_equal(l.addr, host4, 4);
+	assert_memory_equal(l.mac, host_mac, 6);
+}
+
+/* Requests for another host, probes, multicast senders, truncated and
+ * foreign hardware types: no answer, nothing learnt. */
+static void test_arp_not_ours(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], g[NP_FRAME_MAX], r[NP_FRAME_MAX];
+	struct np_learned l;
+	uint32_t len = host_asks(4, (uint8_t[]){10, 60, 1, 3}, f);
+	(void)state;
+
+	assert_int_equal(np_receive(&port, f, len, &l, r), 0);
+	assert_int_equal(l.family, 0);
+	len = host_asks(4, port.v4, f);
+	memcpy(g, f, len);
+	memset(g + 28, 0, 4);				/* a probe: spa 0.0.0.0 */
+	assert_int_equal(np_receive(&port, g, len, &l, r), 60);	/* answered, */
+	assert_int_equal(l.family, 0);				/* not learnt */
+	memcpy(g, f, len);
+	g[22] |= 1;					/* multicast sender */
+	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
+	assert_int_equal(l.family, 0);
+	memcpy(g, f, len);
+	g[15] = 6;					/* IEEE 802 hardware */
+	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
+	for (uint32_t cut = 0; cut < 42; cut++) {
+		assert_int_equal(np_receive(&port, f, cut, &l, r), 0);
+		assert_int_equal(l.family, 0);
+	}
+	{
+		struct np_port no4 = port;
+
+		no4.has_v4 = 0;
+		assert_int_equal(np_receive(&no4, f, len, &l, r), 0);
+		assert_int_equal(np_solicit(&no4, 4, host4, r), 0);
+	}
+}
+
+static void test_ns_answered(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], r[NP_FRAME_MAX];
+	struct np_learned l;
+	uint32_t len = host_asks(6, port.v6, f), n;
+	(void)state;
+
+	assert_int_equal(len, NP_FRAME_MAX);
+	assert_true(np_is_neigh(f, len));
+	assert_true(nd_csum_ok(f, len));
+	/* to the solicited-node group of our address */
+	{
+		const uint8_t group[6] = {0x33, 0x33, 0xff, port.v6[13], port.v6[14], port.v6[15]};
+
+		assert_memory_equal(f, group, 6);
+	}
+	assert_int_equal(f[38], 0xff);
+	assert_int_equal(f[50], 0xff);
+	n = np_receive(&port, f, len, &l, r);
+	assert_int_equal(n, NP_FRAME_MAX);
+	assert_memory_equal(r, host_mac, 6);
+	assert_memory_equal(r + 6, port.mac, 6);
+	assert_int_equal(r[21], 255);			/* hop limit */
+	assert_memory_equal(r + 22, port.v6, 16);
+	assert_memory_equal(r + 38, host6, 16);
+	assert_int_equal(r[54], 136);
+	assert_int_equal(r[58], 0xe0);			/* router, solicited, override */
+	assert_memory_equal(r + 62, port.v6, 16);
+	assert_int_equal(r[78], 2);			/* target link-layer option */
+	assert_memory_equal(r + 80, port.mac, 6);
+	assert_true(nd_csum_ok(r, n));
+	assert_int_equal(l.family, 6);
+	assert_memory_equal(l.addr, host6, 16);
+	assert_memory_equal(l.mac, host_mac, 6);
+}
+
+static void test_na_learnt(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], r[NP_FRAME_MAX];
+	struct np_learned l;
+	struct np_port h = {.has_v6 = 1};
+	uint32_t len = np_solicit(&port, 6, host6, f);
+	(void)state;
+
+	assert_int_equal(len, NP_FRAME_MAX);
+	assert_true(nd_csum_ok(f, len));
+	/* the host answers our solicitation (np_receive as the host) */
+	memcpy(h.mac, host_mac, 6);
+	memcpy(h.v6, host6, 16);
+	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
+	assert_int_equal(l.family, 6);			/* the host learnt us */
+	assert_memory_equal(l.addr, port.v6, 16);
+	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
+	assert_int_equal(l.family, 6);
+	assert_memory_equal(l.addr, host6, 16);
+	assert_memory_equal(l.mac, host_mac, 6);
+}
+
+/* ND that RFC 4861 says to drop: a hop limit below 255 (not on-link), a
+ * bad checksum, an option of length 0, a truncated message; and a
+ * solicitation for another address. */
+static void test_nd_refused(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], g[NP_FRAME_MAX], r[NP_FRAME_MAX];
+	struct np_learned l;
+	uint32_t len = host_asks(6, port.v6, f);
+	(void)state;
+
+	memcpy(g, f, len);
+	g[21] = 64;
+	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
+	assert_int_equal(l.family, 0);
+	memcpy(g, f, len);
+	g[57] ^= 1;
+	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
+	memcpy(g, f, len);
+	g[79] = 0;					/* option length 0 */
+	g[56] = g[57] = 0;
+	{
+		uint16_t c = csum_l4(6, g + 22, g + 38, 58, g + 54, 32);
+
+		g[56] = (uint8_t)(c >> 8);
+		g[57] = (uint8_t)c;
+	}
+	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
+	assert_int_equal(l.family, 0);
+	for (uint32_t cut = 0; cut < len; cut++)
+		assert_int_equal(np_receive(&port, f, cut, &l, r), 0);
+	{
+		const uint8_t other[16] = {0xfd, 0, 0, 0x60, 0, 1, [15] = 9};
+
+		len = host_asks(6, other, f);
+	}
+	assert_int_equal(np_receive(&port, f, len, &l, r), 0);
+	assert_int_equal(l.family, 0);
+	{
+		const uint8_t ip4[60] = {[12] = 0x08, [13] = 0x00};
+
+		assert_false(np_is_neigh(ip4, 60));	/* IPv4 */
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_arp_request_answered),
+		cmocka_unit_test(test_arp_reply_learnt),
+		cmocka_unit_test(test_arp_not_ours),
+		cmocka_unit_test(test_ns_answered),
+		cmocka_unit_test(test_na_learnt),
+		cmocka_unit_test(test_nd_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
