@@ -6,12 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
+#include "hugemem.h"
 #include "wire.h"
 
 /* Single-threaded by design (one table per worker): no locks, no atomics,
@@ -627,27 +627,6 @@ void ct_config_from_policy(struct ct_config *c, const struct rfw_policy *p)
 	memcpy(c->timeout, p->timeout, sizeof(c->timeout));
 }
 
-/* Zeroed, 64-byte aligned, every page touched now rather than on a
- * packet. Arrays of 2 MiB or more are 2 MiB aligned and asked for
- * transparent huge pages: a million flows are random reads over 125 MB,
- * and 4 KiB pages would add a TLB miss (a page walk) to most of them. */
-static void *alloc_zero(size_t n, size_t *total)
-{
-	const size_t huge = (size_t)2 << 20;
-	size_t sz = n ? (n + 63) & ~(size_t)63 : 64;
-	void *p;
-
-	if (posix_memalign(&p, sz >= huge ? huge : 64, sz))
-		p = NULL;
-	if (p) {
-		if (sz >= huge)
-			(void)madvise(p, sz & ~(huge - 1), MADV_HUGEPAGE);	/* a hint */
-		memset(p, 0, sz);
-		*total += sz;
-	}
-	return p;
-}
-
 struct ct_table *ct_create(const struct ct_config *cfg)
 {
 	struct ct_table *t;
@@ -660,7 +639,7 @@ struct ct_table *ct_create(const struct ct_config *cfg)
 		return NULL;
 	}
 	n = cfg->max_flows;
-	t = alloc_zero(sizeof(*t), &total);
+	t = hugemem_zalloc(sizeof(*t), &total);
 	if (!t)
 		return NULL;
 	t->max_flows = n;
@@ -678,10 +657,10 @@ struct ct_table *ct_create(const struct ct_config *cfg)
 	t->on_remove = cfg->on_remove;
 	t->on_remove_ctx = cfg->on_remove_ctx;
 
-	t->flows = alloc_zero((size_t)n * sizeof(struct ct_flow), &total);
-	t->buckets = alloc_zero((size_t)t->nbuckets * sizeof(struct ct_bucket), &total);
-	t->wheel = alloc_zero(WHEEL_SLOTS * sizeof(uint32_t), &total);
-	t->frags = alloc_zero((size_t)t->frag_sets * FRAG_WAYS * sizeof(struct ct_frag), &total);
+	t->flows = hugemem_zalloc((size_t)n * sizeof(struct ct_flow), &total);
+	t->buckets = hugemem_zalloc((size_t)t->nbuckets * sizeof(struct ct_bucket), &total);
+	t->wheel = hugemem_zalloc(WHEEL_SLOTS * sizeof(uint32_t), &total);
+	t->frags = hugemem_zalloc((size_t)t->frag_sets * FRAG_WAYS * sizeof(struct ct_frag), &total);
 	if (!t->flows || !t->buckets || !t->wheel || !t->frags) {
 		ct_destroy(t);
 		errno = ENOMEM;
@@ -707,11 +686,11 @@ void ct_destroy(struct ct_table *t)
 {
 	if (!t)
 		return;
-	free(t->flows);
-	free(t->buckets);
-	free(t->wheel);
-	free(t->frags);
-	free(t);
+	hugemem_free(t->flows, (size_t)t->max_flows * sizeof(struct ct_flow));
+	hugemem_free(t->buckets, (size_t)t->nbuckets * sizeof(struct ct_bucket));
+	hugemem_free(t->wheel, WHEEL_SLOTS * sizeof(uint32_t));
+	hugemem_free(t->frags, (size_t)t->frag_sets * FRAG_WAYS * sizeof(struct ct_frag));
+	hugemem_free(t, sizeof(*t));
 }
 
 double ct_bytes_per_flow(const struct ct_table *t)

@@ -2,6 +2,8 @@
  * pipeline's stage_cache). */
 #include "flowcache.h"
 
+#include "hugemem.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
@@ -27,12 +29,12 @@ int flowcache_init(struct flowcache *c, uint32_t slots, uint64_t seed)
 		errno = EINVAL;
 		return -1;
 	}
-	c->slot = aligned_alloc(64, bytes);
+	/* a slot is a random read per packet: huge pages spare it a page walk */
+	c->slot = hugemem_zalloc(bytes, NULL);
 	if (!c->slot)
 		return -1;
 	c->mask = slots - 1;
 	c->fill_bursts = slots / 64;
-	memset(c->slot, 0, bytes);
 	/* keyed like conntrack: a sender must not be able to aim its flows
 	 * at one slot and keep the worker's real flows out of the cache */
 	if (!seed && getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
@@ -43,6 +45,7 @@ int flowcache_init(struct flowcache *c, uint32_t slots, uint64_t seed)
 
 void flowcache_free(struct flowcache *c)
 {
-	free(c->slot);
+	if (c->slot)
+		hugemem_free(c->slot, ((size_t)c->mask + 1) * sizeof(struct flowcache_entry));
 	c->slot = NULL;
 }
