@@ -73,8 +73,8 @@ void flowstate_restore(const struct rampartd_opts *o, struct pipe_state *st,
 		(unsigned long long)c.nat_unclaimed);
 	if (saved_by != n)
 		fprintf(stderr, "rampartd: state file %s was written by %u workers: %llu flows went to "
-				"another worker than had them, %llu masqueraded ones no worker can hold "
-				"now\n", o->state_file, saved_by,
+				"another worker than had them, %llu not restored (no memory for their "
+				"redirects)\n", o->state_file, saved_by,
 			(unsigned long long)c.rehomed, (unsigned long long)c.unplaced);
 	/* In the tables now: a crash from here on must not bring back these
 	 * flows as they were at the last stop. With checkpoints that is what

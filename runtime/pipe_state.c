@@ -449,20 +449,16 @@ static uint32_t *map_rules(const struct pipe_state *s, const struct rfw_view *v)
 	return map;
 }
 
-/* Which of the n workers (handoff) a saved flow's packets map to now:
- * the original direction by its tuple as DNAT leaves it (towards the
- * reply's source), the reply by its own; one worker when they agree,
- * which they do for every flow without SNAT (the hash is symmetric).
- * UINT32_MAX when they do not: a masqueraded flow whose port was steered
- * for another count. */
-static uint32_t rehome(const struct pipe_worker *w, const struct ct_saved_flow *f)
+/* The workers (handoff) a saved flow's packets map to now: the original
+ * direction by its tuple as DNAT leaves it (towards the reply's source),
+ * the reply by its own. They agree for every flow without SNAT (the hash
+ * is symmetric); a masqueraded flow's port was steered for the count
+ * that saved it. */
+static void homes(const struct pipe_worker *w, const struct ct_saved_flow *f, uint32_t *ho,
+		  uint32_t *hr)
 {
-	uint32_t ho = pipe_home_of(w, f->orig_src, f->reply_src, f->orig_sport, f->reply_sport,
-				   f->proto);
-	uint32_t hr = pipe_home_of(w, f->reply_src, f->reply_dst, f->reply_sport, f->reply_dport,
-				   f->proto);
-
-	return ho == hr ? ho : UINT32_MAX;
+	*ho = pipe_home_of(w, f->orig_src, f->reply_src, f->orig_sport, f->reply_sport, f->proto);
+	*hr = pipe_home_of(w, f->reply_src, f->reply_dst, f->reply_sport, f->reply_dport, f->proto);
 }
 
 static int snat_flow(const struct ct_saved_flow *f)
@@ -470,21 +466,52 @@ static int snat_flow(const struct ct_saved_flow *f)
 	return memcmp(f->reply_dst, f->orig_src, f->family == 4 ? 4 : 16) != 0;
 }
 
-static void restore_one(struct pipe_worker *w, const struct state_record *r, const uint32_t *map,
-			uint32_t down, uint32_t now, int recheck, int place, int moved,
-			int resync, struct pipe_state_counts *c)
+/* The worker a saved flow goes to with n workers of another count (or
+ * handoff): where its packets map, but a source-translated flow to the
+ * worker whose share of the pool holds its port (its pair is taken
+ * there, so the pools stay exact); a direction that maps elsewhere (a
+ * masqueraded flow's port was steered for the other count) then finds
+ * it by a redirect (add_redirects). */
+static uint32_t place_flow(struct pipe_worker *const *w, uint32_t n, const struct ct_saved_flow *f)
+{
+	uint32_t ho, hr, slot;
+
+	if (n == 1)
+		return 0;
+	homes(w[0], f, &ho, &hr);
+	if (snat_flow(f))
+		for (uint32_t k = 0; k < n; k++)
+			if (pool_of_pair(w[k], f, &slot))
+				return k;
+	return ho;	/* (a pair no pool holds: the policy's change) */
+}
+
+/* A flow restored on worker k: each direction homed elsewhere gets a
+ * redirect there (pipe_worker.redirect), by its packets' tuple. */
+static int add_redirects(struct pipe_worker *const *w, uint32_t k, const struct ct_saved_flow *f)
+{
+	uint32_t ho, hr;
+
+	homes(w[0], f, &ho, &hr);
+	if (ho != k && pipe_redirect_add(w[ho], f->orig_src, f->orig_dst, f->orig_sport,
+					 f->orig_dport, f->proto, k))
+		return -1;
+	if (hr != k && pipe_redirect_add(w[hr], f->reply_src, f->reply_dst, f->reply_sport,
+					 f->reply_dport, f->proto, k))
+		return -1;
+	return 0;
+}
+
+static int restore_one(struct pipe_worker *w, const struct state_record *r, const uint32_t *map,
+		       uint32_t down, uint32_t now, int recheck, int moved, int resync,
+		       struct pipe_state_counts *c, uint32_t *restored)
 {
 	struct ct_saved_flow f = r->flow;
-	uint32_t rule, flow;
+	uint32_t rule, flow = CT_NONE;
 	int st;
 
 	rule = map[r->rule] == RULE_MAP_GONE ? 0 : map[r->rule];
 	f.ttl = f.ttl > down ? f.ttl - down : 0;
-	if (place && snat_flow(&f) && !pool_of_pair(w, &f, &flow)) {
-		c->unplaced++;	/* several workers of another count: its port is
-				 * another's share */
-		return;
-	}
 	st = ct_flow_restore(w->ct, &f,
 			     pipe_flow_rule(w->pol->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule),
 			     now, &flow);
@@ -511,6 +538,8 @@ static void restore_one(struct pipe_worker *w, const struct state_record *r, con
 		c->invalid++;
 		break;
 	}
+	*restored = flow;
+	return st;
 }
 
 int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w, uint32_t n,
@@ -550,20 +579,24 @@ int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w,
 	}
 	for (uint64_t i = 0; i < h->flows; i++) {
 		const struct state_record *r = &s->rec[i];
-		uint32_t k = r->worker;
+		uint32_t k = r->worker, flow;
 
 		if (r->worker >= h->workers || r->rule > h->rule_count) {
 			c->invalid++;
 			continue;
 		}
-		if (place && (k = n == 1 ? 0 : rehome(w[0], &r->flow)) == UINT32_MAX) {
+		if (place)
+			k = place_flow(w, n, &r->flow);
+		/* (a pair no pool of the worker holds is the policy's change:
+		 * restored, counted nat_unclaimed) */
+		if (restore_one(w[k], r, map, down, now, recheck, place && k != r->worker,
+				!!(h->flags & STATE_CHECKPOINT), c, &flow) == CT_RESTORED &&
+		    handoff && n > 1 && add_redirects(w, k, &r->flow)) {
+			ct_remove(w[k]->ct, flow);	/* no memory for its redirect */
+			c->restored--;
+			c->rehomed -= place && k != r->worker;
 			c->unplaced++;
-			continue;
 		}
-		/* (one worker's pools hold every port: a pair they lack is the
-		 * policy's change, as with the same count) */
-		restore_one(w[k], r, map, down, now, recheck, place && n > 1, place && k != r->worker,
-			    !!(h->flags & STATE_CHECKPOINT), c);
 	}
 	free(map);
 	return 0;

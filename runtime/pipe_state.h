@@ -11,9 +11,12 @@
  * hash key of the file (pipe_state_home_seed). Another worker count: one
  * worker takes every flow; with handoff, each flow goes to the worker its
  * packets now map to, which for a flow without SNAT is one worker both
- * ways; a masqueraded flow only when both directions still map to one
- * worker and its port is that worker's share, the others are counted
- * (unplaced). Without handoff and with several workers the file is
+ * ways, and a source-translated flow to the worker whose share of its
+ * pool holds its port; a direction whose packets map to another worker
+ * (a masqueraded flow's port was steered for the other count) gets a
+ * redirect there: a packet of it that finds no flow is handed on (enum
+ * pipe_second). Redirects are made again at each restore, so such flows
+ * keep working over later restarts too. Without handoff and with several workers the file is
  * refused when the count or the handoff setting changed (each worker
  * keeps what its queue brings: no telling where a flow's packets go).
  * The file format is in docs/operations.md. */
@@ -35,9 +38,7 @@ struct pipe_state_counts {
 	uint64_t rule_gone;	/* restored under the default's row */
 	uint64_t nat_unclaimed;	/* a translated flow whose pair no pool has now */
 	uint64_t rehomed;	/* put into another worker than saved it (count changed) */
-	uint64_t unplaced;	/* another count: a masqueraded flow no worker can
-				 * hold (its directions now map to two, or its port
-				 * is another worker's share) */
+	uint64_t unplaced;	/* not restored: no memory for its redirect */
 };
 
 /* Write the flows of workers w[0..n) (stopped) to path: a temporary

@@ -174,6 +174,7 @@ void pipe_destroy(struct pipe_worker *w)
 	}
 	free(w->pools);
 	free(w->dgrams);
+	free(w->redirect);
 	free(w->extra_room);
 	free(w->held_room);
 	pipe_policy_free(w->pol);
@@ -1223,13 +1224,74 @@ static int first_fragment_before(const struct pipe_burst *b, uint32_t i)
 	return 0;
 }
 
-/* enum pipe_second: a packet that found no flow here, after a reload
- * that changed the DNAT rules (prev_dnat), is handed once to the worker
- * those before would have sent it to, where a flow they translated
- * lives; one handed here so that finds none either goes back to start
- * its flow where the rules now send it (and its replies). Fragments do
- * not: their datagram's worker sends them after their first. Returns 1
- * when p was handed. */
+/* ---- redirects (pipe_worker.redirect) ---- */
+
+static uint64_t redirect_tag(const struct pipe_worker *w, const uint8_t *src, const uint8_t *dst,
+			     uint16_t sport, uint16_t dport, uint8_t proto)
+{
+	/* another key than the homes', so a tag says nothing about a home */
+	return home_hash(src, dst, sport, dport, proto, w->cfg.home_seed ^ 0x5ec0dc4a7ce5ull) | 1;
+}
+
+static int redirect_put(struct pipe_worker *w, uint64_t tag, uint32_t worker)
+{
+	uint32_t i;
+
+	if (2 * (w->redirect_count + 1) > w->redirect_mask + 1) {	/* grow: under half full */
+		uint32_t slots = w->redirect ? 2 * (w->redirect_mask + 1) : 1024;
+		struct pipe_redirect *old = w->redirect, *t = calloc(slots, sizeof(*t));
+		uint32_t old_slots = old ? w->redirect_mask + 1 : 0;
+
+		if (!t)
+			return -1;
+		w->redirect = t;
+		w->redirect_mask = slots - 1;
+		w->redirect_count = 0;
+		for (uint32_t k = 0; k < old_slots; k++)
+			if (old[k].tag)
+				redirect_put(w, old[k].tag, old[k].worker);
+		free(old);
+	}
+	for (i = (uint32_t)tag & w->redirect_mask; w->redirect[i].tag && w->redirect[i].tag != tag;
+	     i = (i + 1) & w->redirect_mask)
+		;
+	w->redirect_count += !w->redirect[i].tag;
+	w->redirect[i] = (struct pipe_redirect){tag, worker};
+	return 0;
+}
+
+int pipe_redirect_add(struct pipe_worker *w, const uint8_t *src, const uint8_t *dst,
+		      uint16_t sport, uint16_t dport, uint8_t proto, uint32_t worker)
+{
+	return redirect_put(w, redirect_tag(w, src, dst, sport, dport, proto), worker);
+}
+
+/* The worker a packet's flow was restored on, from this worker's
+ * redirects (by the packet's conntrack tuple), or UINT32_MAX. */
+static uint32_t redirect_find(const struct pipe_worker *w, const struct pipe_pkt *p,
+			      const struct pkt_meta *m)
+{
+	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
+	struct ct_key k;
+	uint64_t tag;
+
+	ct_packet_tuple(&cp, &k);
+	tag = redirect_tag(w, k.src, k.dst, k.sport, k.dport, k.proto);
+	for (uint32_t i = (uint32_t)tag & w->redirect_mask; w->redirect[i].tag;
+	     i = (i + 1) & w->redirect_mask)
+		if (w->redirect[i].tag == tag)
+			return w->redirect[i].worker;
+	return UINT32_MAX;
+}
+
+/* enum pipe_second: a packet that found no flow here is handed once to
+ * the worker its flow may live on: the one a state file's restore put it
+ * on (w->redirect), or, after a reload that changed the DNAT rules
+ * (prev_dnat), the one those before would have sent it to, where a flow
+ * they translated lives. One handed here so that finds none either goes
+ * back to start its flow where the rules now send it (and its replies).
+ * Fragments do not: their datagram's worker sends them after their
+ * first. Returns 1 when p was handed. */
 static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 {
 	const struct pipe_dnat_set *d = w->pol->prev_dnat;
@@ -1242,6 +1304,8 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 	if (second == PIPE_SECOND_PROBE) {
 		to = packet_home(w, p, m);
 		second = PIPE_SECOND_BACK;
+	} else if (w->redirect && (to = redirect_find(w, p, m)) != UINT32_MAX) {
+		second = PIPE_SECOND_PROBE;	/* restored there */
 	} else if (d) {
 		to = home_through(w, p, m, d->view, &d->sets, d->entries, d->count, d->dports);
 		second = PIPE_SECOND_PROBE;
@@ -1282,7 +1346,7 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 
 		*r = b->resl[k];
 		if (__builtin_expect(handoff, 0) && (r->kind == CT_NEW || r->kind == CT_INVALID) &&
-		    (w->pol->prev_dnat || (pkts[i].homed && pkts[i].second)) &&
+		    (w->pol->prev_dnat || w->redirect || (pkts[i].homed && pkts[i].second)) &&
 		    second_chance(w, &pkts[i], i))
 			continue;
 		switch (r->kind) {

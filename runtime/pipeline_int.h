@@ -109,6 +109,13 @@ struct pipe_nat_pool {
  * artifact. Built off the packet path (pipe_policy_build), made current
  * between two bursts (pipe_adopt), freed once no flow refers to the one
  * before (the sweep). */
+/* pipe_worker.redirect's entries: a tuple's keyed hash (0: free) and
+ * the worker its flow lives on. */
+struct pipe_redirect {
+	uint64_t tag;
+	uint32_t worker;
+};
+
 /* A policy's DNAT entries as packet_home reads them: nat_acl indices
  * into view, in rule order, and the ports they may take. */
 struct pipe_dnat_set {
@@ -232,6 +239,14 @@ struct pipe_worker {
 	uint8_t (*held_room)[PIPE_EXTRA_ROOM];
 	/* snat_reclaim: where its next look at the flows starts */
 	uint32_t reclaim_cursor;
+	/* With handoff, after a state file was restored: flows one of whose
+	 * directions is homed on this worker but that live on another (a
+	 * masqueraded flow restored into another worker count lives where
+	 * its port's share is), by the tuple of that direction's packets;
+	 * a packet that finds no flow here goes there (enum pipe_second).
+	 * Made before the worker runs, read-only after; NULL: none. */
+	struct pipe_redirect *redirect;
+	uint32_t redirect_mask, redirect_count;
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;
@@ -269,5 +284,11 @@ static inline uint32_t pipe_home_of(const struct pipe_worker *w, const uint8_t s
 
 /* pipe_policy.c */
 int pipe_flow_restamp_rule(const struct pipe_policy *p, uint32_t stored, uint32_t *rule);
+
+/* Before w runs (pipe_state_restore): packets with this conntrack tuple
+ * that find no flow on w go to `worker` (pipe_worker.redirect). -1: no
+ * memory. */
+int pipe_redirect_add(struct pipe_worker *w, const uint8_t *src, const uint8_t *dst,
+		      uint16_t sport, uint16_t dport, uint8_t proto, uint32_t worker);
 
 #endif

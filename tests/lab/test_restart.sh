@@ -231,7 +231,21 @@ if ! start_rampartd 1; then
 fi
 check "a file of 2 workers comes back into 1" \
 	grep -q 'state file .*: 1 of 1 flows restored' "$LAB_TMP/rampartd.err"
-stop_rampartd
+# One worker's file into two: a masqueraded session's port was chosen
+# with no steering, so each of its directions now maps to either worker;
+# the flow goes where its port's share is and the other direction's
+# packets are handed there (a redirect): every session carries on.
+start_extra
+check "four sessions through one worker" all_alive 8
+check "USR2: the one worker stops for a restart" stop_rampartd
+if start_rampartd 2; then
+	check "a file of 1 worker comes back into 2, every flow" \
+		grep -Eq 'state file .*: ([0-9]+) of \1 flows restored' "$LAB_TMP/rampartd.err"
+	check "  ... and every session carries on (TCP: each with its one public port)" all_alive 10
+	stop_rampartd
+else
+	not_ok "rampartd --queues 2 starts again"; cat "$LAB_TMP/rampartd.err" >&2
+fi
 lab_xdp_off
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2

@@ -106,15 +106,21 @@ static struct pipe_pkt run1(struct lab *l, struct frame *f, uint8_t in_port, uin
 {
 	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
 
+	uint32_t at = 0;
+
 	pipe_process(l->w[0], &p, 1, now);
-	if (p.verdict == PIPE_HANDOFF) {
+	while (p.verdict == PIPE_HANDOFF) {
 		uint8_t owner = p.worker;
 
-		assert_true(owner < l->n);
+		/* to the flow's worker; from there, a packet that finds no
+		 * flow to where a redirect says it lives, and back */
+		assert_true(owner < l->n && owner != at && p.homed < 3);
 		l->handed++;
 		p = (struct pipe_pkt){.data = f->b, .len = p.len, .room = sizeof(f->b),
-				      .in_port = in_port, .homed = 1};
+				      .in_port = in_port, .homed = (uint8_t)(p.homed + 1),
+				      .second = p.second};
 		pipe_process(l->w[owner], &p, 1, now);
+		at = owner;
 	}
 	f->len = p.len;
 	return p;
@@ -641,15 +647,63 @@ static uint32_t dns_answers(struct lab *l, uint32_t n, uint64_t now)
 	return fwd;
 }
 
+/* Masqueraded UDP flows from the client (DNS queries out): each one's
+ * public port in pub[i]. */
+static void masq_flows(struct lab *l, uint32_t n, uint64_t now, uint16_t *pub)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct flow_spec d = {.family = 4, .proto = 17, .sport = (uint16_t)(5000 + i),
+				      .dport = (uint16_t)(n == 1 ? 54 : 53)};
+		struct frame f;
+
+		memcpy(d.src, client_ip, 4);
+		memcpy(d.dst, remote_ip, 4);
+		frame_build(&f, &d);
+		assert_int_equal(run1(l, &f, 0, now).verdict, PIPE_FORWARD);
+		pub[i] = frame_get16(f.b + 14 + 20);
+	}
+}
+
+/* ... their answers back to the client, and a second query each out with
+ * the same public port: how many of the n went both ways. */
+static uint32_t masq_carry_on(struct lab *l, uint32_t n, uint64_t now, const uint16_t *pub)
+{
+	uint32_t ok = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct flow_spec d = {.family = 4, .proto = 17, .sport = 53, .dport = pub[i]};
+		struct frame f;
+		int back, out;
+
+		memcpy(d.src, remote_ip, 4);
+		memcpy(d.dst, wan_ip, 4);
+		frame_build(&f, &d);
+		back = run1(l, &f, 1, now).verdict == PIPE_FORWARD &&
+		       frame_get16(f.b + 14 + 22) == 5000 + i;
+		d = (struct flow_spec){.family = 4, .proto = 17, .sport = (uint16_t)(5000 + i),
+				       .dport = 53};
+		memcpy(d.src, client_ip, 4);
+		memcpy(d.dst, remote_ip, 4);
+		frame_build(&f, &d);
+		out = run1(l, &f, 0, now).verdict == PIPE_FORWARD &&
+		      frame_get16(f.b + 14 + 20) == pub[i];
+		ok += back && out;
+	}
+	return ok;
+}
+
 /* Another worker count. Two workers with handoff into one: every flow,
  * the masqueraded connection with its port. One worker into two with
  * handoff: each flow into the worker its packets now map to (their
  * answers find them there, a flow without a state would be dropped: no
- * rule lets them in), a masqueraded one only where both its directions
- * and its port's share agree, the rest counted unplaced. */
+ * rule lets them in); a masqueraded one whose directions now map to two
+ * workers into the one whose share of the pool holds its port, and the
+ * packets that find no flow where they map are handed there by a
+ * redirect: every flow carries on both ways with its public port. */
 static void test_other_worker_count(void **state)
 {
-	enum { DNS = 12 };
+	enum { DNS = 12, MASQ = 16 };
+	uint16_t mpub[MASQ];
 	struct lab a, b;
 	struct pipe_state_counts c;
 	const uint64_t key = 0x5eed;
@@ -676,17 +730,43 @@ static void test_other_worker_count(void **state)
 	lab_open_n(&a, wide, 1, 7);
 	establish(&a, &pub);
 	dns_flows(&a, DNS, 11 * SEC);
-	save(&a, path, 12 * SEC, WALL, 1 + DNS);
+	masq_flows(&a, MASQ, 11 * SEC, mpub);
+	save(&a, path, 12 * SEC, WALL, 1 + DNS + MASQ);
 	lab_close(&a);
 	lab_open_home(&b, wide, 2, 8, &key);
 	assert_int_equal(restore(&b, path, SEC, WALL + SEC, &c, err, sizeof(err)), 0);
-	assert_int_equal(c.restored + c.unplaced, 1 + DNS);
-	assert_true(c.restored >= DNS);	/* every flow without SNAT */
-	assert_int_equal(c.nat_unclaimed, 0);
+	assert_int_equal(c.restored, 1 + DNS + MASQ);
+	assert_int_equal(c.unplaced + c.nat_unclaimed, 0);
 	assert_true(c.rehomed > 0);	/* some went to worker 1 */
 	assert_int_equal(dns_answers(&b, DNS, 2 * SEC), DNS);
-	if (c.restored == 1 + DNS)
-		carries_on(&b, pub, 2 * SEC);
+	carries_on(&b, pub, 2 * SEC);
+	assert_int_equal(masq_carry_on(&b, MASQ, 2 * SEC, mpub), MASQ);
+	/* about half of them live where one direction does not map */
+	assert_true(pipe_stats(b.w[0])->second_chance + pipe_stats(b.w[1])->second_chance >=
+		    MASQ / 4);
+	/* and the pools stay exact: a new flow (another port of the remote
+	 * host) gets a port none of them has */
+	masq_flows(&b, 1, 2 * SEC, &pub);
+	for (uint32_t i = 0; i < MASQ; i++)
+		assert_int_not_equal(pub, mpub[i]);
+	lab_close(&b);
+
+	/* the same flows checkpointed by those two workers and restored
+	 * into two again: the redirects come back with them */
+	lab_open_n(&a, wide, 1, 7);
+	masq_flows(&a, MASQ, 11 * SEC, mpub);
+	save(&a, path, 12 * SEC, WALL, MASQ);
+	lab_close(&a);
+	lab_open_home(&b, wide, 2, 8, &key);
+	assert_int_equal(restore(&b, path, SEC, WALL + SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, MASQ);
+	save(&b, path, 3 * SEC, WALL + 3 * SEC, MASQ);
+	lab_close(&b);
+	lab_open_home(&b, wide, 2, 9, &key);
+	assert_int_equal(restore(&b, path, SEC, WALL + 4 * SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, MASQ);
+	assert_int_equal(c.rehomed, 0);	/* each to the worker that saved it */
+	assert_int_equal(masq_carry_on(&b, MASQ, 2 * SEC, mpub), MASQ);
 	lab_close(&b);
 	unlink(path);
 }
