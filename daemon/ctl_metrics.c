@@ -176,8 +176,8 @@ static void workers(struct ctl_buf *out, const struct ctl_report *r)
 		"Frames a worker copied into the egress port's buffers to send.",
 		"Frames of another worker's flow a worker handed to it.",
 		"Frames other workers handed to a worker.",
-		"Of those handed off: frames that found no flow, handed to the worker the "
-		"DNAT rules before the last change of them sent such frames to.",
+		("Of those handed off: frames that found no flow, handed to where it may live "
+		 "(the DNAT rules before a reload, a restored flow's worker)."),
 	};
 
 	for (int m = 0; m < 9; m++) {

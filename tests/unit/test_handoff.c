@@ -106,6 +106,7 @@ static void long_frames(void **state)
 	(void)state;
 
 	assert_int_equal(handoff_init(&h, 2), 0);
+	/* (got: frames taken, checked against what the ring counted below) */
 	r = handoff_ring(&h, 0, 1);
 	/* a frame waiting in the ring after r in memory, which r's spill
 	 * room keeps apart */
@@ -145,6 +146,7 @@ static void long_frames(void **state)
 		got += 3;
 	}
 	assert_int_equal(atomic_load(&r->head), 5 * 3 * h.slots);
+	assert_int_equal(got, 3 * 3 * h.slots);	/* three frames a round, all taken */
 	/* full: slots - 1 short frames leave one slot, too few for a long one,
 	 * which is refused with the short one behind it */
 	{
