@@ -52,6 +52,7 @@ static void copy_stats(struct worker *w, struct ctl_job *job)
 		job->pool[i] = p->stats;
 		job->pool_capacity[i] = p->capacity;
 	}
+	pipe_second_chance_sources(w->pipe, &job->dnat_kept, &job->redirects);
 }
 
 /* One slice of the listing; 1 when the whole table has been scanned. */

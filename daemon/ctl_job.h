@@ -51,6 +51,8 @@ struct ctl_job {
 	uint32_t npools;
 	struct nat_stats pool[CTL_MAX_POOLS];
 	uint32_t pool_capacity[CTL_MAX_POOLS];
+	int dnat_kept;		/* pipe_second_chance_sources */
+	uint32_t redirects;
 	uint32_t nflows;	/* copied into flows[] */
 	uint64_t matched;	/* flows matching the filter, copied or not */
 	uint64_t deleted;	/* of them, ended (delete) */

@@ -105,6 +105,20 @@ static uint64_t pool_unsteered(const struct ctl_report *r, uint32_t i)
 	return n;
 }
 
+/* The workers' second chances (enum pipe_second): DNAT rules kept (by
+ * every worker: they adopt one policy), redirects, packets handed. */
+static void second_chance(const struct ctl_report *r, int *kept, uint64_t *redirects,
+			  uint64_t *packets)
+{
+	*kept = 0;
+	*redirects = *packets = 0;
+	for (uint32_t k = 0; k < r->src->nworkers; k++) {
+		*kept |= r->jobs[k].dnat_kept;
+		*redirects += r->jobs[k].redirects;
+		*packets += r->jobs[k].stats.second_chance;
+	}
+}
+
 uint64_t ctl_pool_reclaimed(const struct ctl_report *r, uint32_t i)
 {
 	uint64_t n = 0;
@@ -239,9 +253,20 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 	else
 		ctl_printf(out, "conntrack: off (stateless policy)\n");
 	flow_state_text(out, src);
-	if (handoff_slots(src))
+	if (handoff_slots(src)) {
+		int kept;
+		uint64_t redirects, packets;
+
 		ctl_printf(out, "handoff:   on, %u workers, rings of %u frames\n", src->nworkers,
 			   handoff_slots(src));
+		second_chance(r, &kept, &redirects, &packets);
+		if (kept || redirects || packets)
+			ctl_printf(out, "           second chance: %s, %llu restored flows' "
+					"redirects; %llu packets sent to look\n",
+				   kept ? "DNAT rules before the last change kept"
+					: "no DNAT rules kept",
+				   (unsigned long long)redirects, (unsigned long long)packets);
+	}
 	else
 		ctl_printf(out, "handoff:   off (%s)\n",
 			   src->nworkers < 2		 ? "one worker" :
@@ -321,8 +346,18 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 	ctl_printf(out, "],\n \"conntrack\": {\"in_use\": %llu, \"max\": %llu, \"evicted\": %llu},\n",
 		   (unsigned long long)in_use, (unsigned long long)max,
 		   (unsigned long long)ctl_sum_evicted(r));
-	ctl_printf(out, " \"handoff\": {\"on\": %s, \"ring_slots\": %u},\n \"nat_pools\": [",
-		   handoff_slots(src) ? "true" : "false", handoff_slots(src));
+	{
+		int kept;
+		uint64_t redirects, packets;
+
+		second_chance(r, &kept, &redirects, &packets);
+		ctl_printf(out, " \"handoff\": {\"on\": %s, \"ring_slots\": %u, "
+				"\"second_chance\": {\"dnat_rules_kept\": %s, \"redirects\": %llu, "
+				"\"packets\": %llu}},\n \"nat_pools\": [",
+			   handoff_slots(src) ? "true" : "false", handoff_slots(src),
+			   kept ? "true" : "false", (unsigned long long)redirects,
+			   (unsigned long long)packets);
+	}
 	for (uint32_t i = 0; i < npools; i++) {
 		uint64_t use, cap, fail;
 

@@ -230,6 +230,13 @@ uint32_t pipe_nat_pool_count(const struct pipe_worker *w)
 	return w->npools;
 }
 
+void pipe_second_chance_sources(const struct pipe_worker *w, int *dnat_kept,
+				uint32_t *redirects)
+{
+	*dnat_kept = w->pol && w->pol->prev_dnat;
+	*redirects = w->redirect_count;
+}
+
 const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i)
 {
 	return i < w->npools ? &w->pools[i]->pool : NULL;

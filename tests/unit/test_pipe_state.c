@@ -738,6 +738,15 @@ static void test_other_worker_count(void **state)
 	assert_int_equal(c.restored, 1 + DNS + MASQ);
 	assert_int_equal(c.unplaced + c.nat_unclaimed, 0);
 	assert_true(c.rehomed > 0);	/* some went to worker 1 */
+	{
+		uint32_t r0, r1;
+		int kept;
+
+		pipe_second_chance_sources(b.w[0], &kept, &r0);
+		pipe_second_chance_sources(b.w[1], &kept, &r1);
+		assert_true(r0 + r1 >= MASQ / 4);	/* redirects made */
+		assert_false(kept);
+	}
 	assert_int_equal(dns_answers(&b, DNS, 2 * SEC), DNS);
 	carries_on(&b, pub, 2 * SEC);
 	assert_int_equal(masq_carry_on(&b, MASQ, 2 * SEC, mpub), MASQ);
