@@ -215,6 +215,18 @@ lab_router_setup() {
 	lab_in srv ethtool -K "$SRV_IF" tx off >/dev/null
 }
 
+# lab_xps_queue0 NS IF: the host sends everything on TX queue 0 of IF
+# (XPS: every CPU -> queue 0), which veth delivers on RX queue 0 of its
+# peer, whatever the flow's hash.
+lab_xps_queue0() {
+	local q cpus
+	cpus=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	for q in $(lab_in "$1" sh -c "ls /sys/class/net/$2/queues" | sed -n 's/^tx-//p' | sort -rn); do
+		lab_in "$1" sh -c "echo $([ "$q" = 0 ] && echo "$cpus" || echo 0) \
+			>/sys/class/net/$2/queues/tx-$q/xps_cpus" || return 1
+	done
+}
+
 lab_router_neighbours() {
 	local n=$1
 	lab_in fw ping -q -c 1 -W 2 "10.$n.1.2" && lab_in fw ping -q -c 1 -W 2 "10.$n.2.2" &&

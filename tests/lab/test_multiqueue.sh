@@ -53,16 +53,9 @@ setup() {
 # per TCP socket) unless XPS says otherwise. So the two directions of a
 # flow reach rampart on unrelated queues: 3 flows of 4 have their replies
 # land on a worker that does not own the flow (docs/operations.md). With
-# one_queue the hosts send everything on TX queue 0 (XPS: every CPU ->
-# queue 0), so every flow stays on worker 0.
-one_queue() {	# NS IF
-	local q cpus
-	cpus=$(printf '%x' $(((1 << $(nproc)) - 1)))
-	for q in $(seq $((NQ - 1)) -1 0); do
-		lab_in "$1" sh -c "echo $([ "$q" = 0 ] && echo "$cpus" || echo 0) \
-			>/sys/class/net/$2/queues/tx-$q/xps_cpus" || return 1
-	done
-}
+# lab_xps_queue0 the hosts send everything on TX queue 0, so every flow
+# stays on worker 0.
+one_queue() { lab_xps_queue0 "$@"; }
 
 write_policy() {	# FILE [ECHO-PORT]: the echo VIP's DNAT target port (7001)
 	cat >"$1" <<YAML

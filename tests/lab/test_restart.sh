@@ -234,9 +234,14 @@ check "a file of 2 workers comes back into 1" \
 # One worker's file into two: a masqueraded session's port was chosen
 # with no steering, so each of its directions now maps to either worker;
 # the flow goes where its port's share is and the other direction's
-# packets are handed there (a redirect): every session carries on.
+# packets are handed there (a redirect): every session carries on. The
+# hosts send on queue 0 from here (the one worker's; --queues 1 leaves
+# queue 1 without a socket, and a stalled segment would wait for TCP's
+# retransmission to pick another queue).
+check "the client sends on TX queue 0 only (XPS)" lab_xps_queue0 cli "$CLI_IF"
+check "the server too" lab_xps_queue0 srv "$SRV_IF"
 start_extra
-check "four sessions through one worker" all_alive 8
+check "four sessions through one worker" all_alive 15
 check "USR2: the one worker stops for a restart" stop_rampartd
 if start_rampartd 2; then
 	check "a file of 1 worker comes back into 2, every flow" \
