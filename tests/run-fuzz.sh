@@ -25,7 +25,7 @@ for y in tests/fuzz/corpus/rulec/*.yaml; do
 done
 
 passed=0; failed=0; total_execs=0
-for t in artifact rulec pipeline state; do
+for t in artifact rulec pipeline state neigh; do
   corpus="$work/corpus-$t"
   mkdir -p "$corpus"
   [ "$t" = artifact ] && cp "$work"/artifact/* "$corpus"/
