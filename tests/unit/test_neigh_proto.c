@@ -34,6 +34,14 @@ static int nd_csum_ok(const uint8_t *f, uint32_t len)
 	       csum_l4(6, f + 22, f + 38, 58, f + 54, plen) == get16(f + 56);
 }
 
+/* l says the host (at addr of family) was learnt. */
+static void assert_learnt_host(const struct np_learned *l, uint8_t family, const uint8_t *addr)
+{
+	assert_int_equal(l->family, family);
+	assert_memory_equal(l->addr, addr, family == 4 ? 4 : 16);
+	assert_memory_equal(l->mac, host_mac, 6);
+}
+
 /* The host's frame asking for `what` (4: ARP, 6: NS), built as the
  * host would: by np_solicit from a port that is the host. */
 static uint32_t host_asks(uint8_t family, const uint8_t *what, uint8_t *f)
@@ -65,9 +73,7 @@ static void test_arp_request_answered(void **state)
 	assert_memory_equal(r + 28, port.v4, 4);
 	assert_memory_equal(r + 32, host_mac, 6);
 	assert_memory_equal(r + 38, host4, 4);
-	assert_int_equal(l.family, 4);			/* and the asker learnt */
-	assert_memory_equal(l.addr, host4, 4);
-	assert_memory_equal(l.mac, host_mac, 6);
+	assert_learnt_host(&l, 4, host4);			/* and the asker learnt */
 }
 
 static void test_arp_reply_learnt(void **state)
@@ -92,9 +98,7 @@ static void test_arp_reply_learnt(void **state)
 	memcpy(r + 32, port.mac, 6);
 	memcpy(r + 38, port.v4, 4);
 	assert_int_equal(np_receive(&port, r, len, &l, f), 0);	/* nothing to answer */
-	assert_int_equal(l.family, 4);
-	assert_memory_equal(l.addr, host4, 4);
-	assert_memory_equal(l.mac, host_mac, 6);
+	assert_learnt_host(&l, 4, host4);
 }
 
 /* Requests for another host, probes, multicast senders, truncated and
@@ -164,9 +168,7 @@ static void test_ns_answered(void **state)
 	assert_int_equal(r[78], 2);			/* target link-layer option */
 	assert_memory_equal(r + 80, port.mac, 6);
 	assert_true(nd_csum_ok(r, n));
-	assert_int_equal(l.family, 6);
-	assert_memory_equal(l.addr, host6, 16);
-	assert_memory_equal(l.mac, host_mac, 6);
+	assert_learnt_host(&l, 6, host6);
 }
 
 static void test_na_learnt(void **state)
@@ -186,9 +188,7 @@ static void test_na_learnt(void **state)
 	assert_int_equal(l.family, 6);			/* the host learnt us */
 	assert_memory_equal(l.addr, port.v6, 16);
 	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
-	assert_int_equal(l.family, 6);
-	assert_memory_equal(l.addr, host6, 16);
-	assert_memory_equal(l.mac, host_mac, 6);
+	assert_learnt_host(&l, 6, host6);
 }
 
 /* ND that RFC 4861 says to drop: a hop limit below 255 (not on-link), a
