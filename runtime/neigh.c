@@ -1,6 +1,6 @@
-/* Neighbour table: linear probing over a fixed array; entries are never
- * deleted one by one (a whole table is rebuilt when the kernel's view
- * changes), so no tombstones are needed. */
+/* Neighbour table: linear probing over a fixed array. A deletion shifts
+ * the entries after it back into the hole (no tombstones), so a lookup
+ * still stops at its first empty slot. */
 #include "neigh.h"
 
 #include <string.h>
@@ -52,6 +52,34 @@ int neigh_set(struct neigh_table *t, uint8_t port, uint8_t family, const uint8_t
 			return 0;
 		}
 	}
+}
+
+int neigh_del(struct neigh_table *t, uint8_t port, uint8_t family, const uint8_t *addr)
+{
+	uint32_t hole = neigh_hash(port, family, addr);
+
+	for (;; hole = (hole + 1) & (NEIGH_SLOTS - 1)) {
+		if (!t->slot[hole].family)
+			return -1;
+		if (same(&t->slot[hole], port, family, addr))
+			break;
+	}
+	/* Backward shift: an entry after the hole moves into it unless its
+	 * home slot lies cyclically after the hole (moved, it would sit
+	 * before its home, out of reach of its own lookups). */
+	for (uint32_t i = (hole + 1) & (NEIGH_SLOTS - 1); t->slot[i].family;
+	     i = (i + 1) & (NEIGH_SLOTS - 1)) {
+		const struct neigh_entry *e = &t->slot[i];
+		uint32_t home = neigh_hash(e->port, e->family, e->addr);
+
+		if (((i - home) & (NEIGH_SLOTS - 1)) >= ((i - hole) & (NEIGH_SLOTS - 1))) {
+			t->slot[hole] = *e;
+			hole = i;
+		}
+	}
+	memset(&t->slot[hole], 0, sizeof(t->slot[hole]));
+	t->used--;
+	return 0;
 }
 
 const uint8_t *neigh_lookup(const struct neigh_table *t, uint8_t port, uint8_t family,

@@ -1,7 +1,8 @@
 /* Next-hop MAC addresses for router mode, per worker: a small open-
  * addressed table keyed by (port, family, address), filled off the packet
- * path (by the daemon from the kernel's neighbour table, or by tests and
- * the pcap backend from configuration). Lookups never allocate. */
+ * path (by the daemon from the kernel's neighbour table or from its own
+ * ARP/ND with DPDK, or by tests and the pcap backend from configuration).
+ * Lookups never allocate. */
 #ifndef RAMPART_NEIGH_H
 #define RAMPART_NEIGH_H
 
@@ -26,6 +27,8 @@ void neigh_init(struct neigh_table *t);
  * probe chains stay short). */
 int neigh_set(struct neigh_table *t, uint8_t port, uint8_t family, const uint8_t *addr,
 	      const uint8_t mac[6]);
+/* Remove (port, family, addr): 0, or -1 when it is not there. */
+int neigh_del(struct neigh_table *t, uint8_t port, uint8_t family, const uint8_t *addr);
 /* The MAC for (port, family, addr), or NULL. */
 const uint8_t *neigh_lookup(const struct neigh_table *t, uint8_t port, uint8_t family,
 			    const uint8_t *addr);

@@ -261,6 +261,14 @@ int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const u
 	return neigh_set(&w->neigh, (uint8_t)port, family, addr, mac);
 }
 
+int pipe_neigh_forget(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr)
+{
+	if (port >= w->nports || neigh_del(&w->neigh, (uint8_t)port, family, addr))
+		return -1;
+	w->fc_epoch++;		/* cached next hops may still carry its MAC */
+	return 0;
+}
+
 void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu)
 {
 	uint32_t least = UINT32_MAX;

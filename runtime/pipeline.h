@@ -244,6 +244,9 @@ void pipe_set_capture(struct pipe_worker *w, struct pktcap_ring *ring);
 /* Next-hop MAC for router mode; off the packet path. 0 or -1. */
 int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		   const uint8_t mac[6]);
+/* Forget a next hop's MAC (it stopped answering): its packets then wait
+ * and ask again as for a hop never seen. 0, or -1 when it was not known. */
+int pipe_neigh_forget(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr);
 
 /* Router mode: port's MTU from now on (pipe_port_cfg.mtu; 0 = none). */
 void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu);

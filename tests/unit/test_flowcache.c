@@ -337,6 +337,11 @@ static void test_same_as_without(void **state)
 			pair_neigh(&wp, 1, 4, gw4_wan, (uint8_t)(burst % 5));
 		if (burst % 131 == 130)
 			pair_neigh(&wp, 2, 6, gw6_dmz, (uint8_t)(burst % 7));
+		if (burst % 89 == 87)		/* ... or stop answering a while */
+			for (int k = 0; k < 2; k++)
+				assert_int_equal(pipe_neigh_forget(wp.w[k], 1, 4, gw4_wan), 0);
+		if (burst % 89 == 88)
+			pair_neigh(&wp, 1, 4, gw4_wan, (uint8_t)(burst % 5));
 		if (burst == BURSTS / 2) {	/* a reload: flows re-checked */
 			for (int k = 0; k < 2; k++) {
 				struct pipe_policy *p = pipe_policy_build(wp.w[k], &wp.view2, NULL,

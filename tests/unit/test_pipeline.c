@@ -377,6 +377,24 @@ static void test_router_wants_neighbours(void **state)
 		p[0] = (struct pipe_pkt){.data = f[0].b, .len = f[0].len, .room = sizeof(f[0].b)};
 		pipe_process(l.w, p, 1, 0);
 		assert_int_equal(p[0].verdict, PIPE_FORWARD);
+		assert_memory_equal(f[0].b, gw_mac, 6);
+		assert_int_equal(pipe_unresolved(l.w, hop, 16), 0);
+		/* forgotten (it stopped answering): the flow's next packet
+		 * waits for it and asks again (test_flowcache: not from the
+		 * flow cache either) */
+		frame_build(&f[0], &s);
+		p[0] = (struct pipe_pkt){.data = f[0].b, .len = f[0].len, .room = sizeof(f[0].b)};
+		pipe_process(l.w, p, 1, 0);
+		assert_int_equal(p[0].verdict, PIPE_FORWARD);
+		assert_int_equal(pipe_neigh_forget(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}), 0);
+		assert_int_equal(pipe_neigh_forget(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}), -1);
+		frame_build(&f[0], &s);
+		p[0] = (struct pipe_pkt){.data = f[0].b, .len = f[0].len, .room = sizeof(f[0].b)};
+		pipe_process(l.w, p, 1, 0);
+		assert_int_equal(p[0].drop, PIPE_DROP_NO_NEIGH);
+		assert_int_equal(pipe_unresolved(l.w, hop, 16), 1);
+		assert_memory_equal(hop[0].addr, ((uint8_t[16]){10, 0, 1, 254}), 16);
+		assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
 	}
 	assert_int_equal(pipe_unresolved(l.w, hop, 16), 0);
 
