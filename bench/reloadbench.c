@@ -96,6 +96,7 @@ static const struct backend_ops mem_ops = {
 	mem_rx, mem_tx, mem_free, mem_service, mem_idle,
 	NULL,	/* rx_loss: nothing below the workers to lose frames */
 	NULL,	/* solicit: no router neighbours here */
+	NULL,	/* probe: nor their probes */
 };
 
 static struct mem_backend mem;

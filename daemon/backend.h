@@ -73,6 +73,11 @@ struct backend_ops {
 	 * the worker's own queue; the backend learns the answer. */
 	void (*solicit)(struct backend *b, uint32_t queue, const struct pipe_nexthop *hop,
 			uint64_t now_ns);
+	/* Optional, with solicit: ask a known next hop, at the MAC it had,
+	 * whether it is still there (the main thread's neighbour cache
+	 * decides when, daemon/neigh_cache.h). */
+	void (*probe)(struct backend *b, uint32_t queue, const struct pipe_nexthop *hop,
+		      const uint8_t mac[6]);
 };
 
 struct backend {

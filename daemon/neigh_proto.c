@@ -31,9 +31,11 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-static void learn(struct np_learned *l, uint8_t family, const uint8_t *addr, const uint8_t *mac)
+static void learn(struct np_learned *l, uint8_t family, const uint8_t *addr, const uint8_t *mac,
+		  int merge)
 {
 	l->family = family;
+	l->merge = (uint8_t)merge;
 	memset(l->addr, 0, sizeof(l->addr));
 	memcpy(l->addr, addr, family == 4 ? 4 : 16);
 	memcpy(l->mac, mac, 6);
@@ -65,19 +67,23 @@ static uint32_t arp_receive(const struct np_port *port, const uint8_t *f, uint32
 {
 	const uint8_t *sha = f + 22, *spa = f + 28, *tpa = f + 38;
 	uint16_t op;
+	int for_us;
 
 	if (len < ETH_LEN + ARP_LEN || get16(f + 14) != 1 || get16(f + 16) != 0x0800 ||
 	    f[18] != 6 || f[19] != 4 || !port->has_v4)
 		return 0;
 	op = get16(f + 20);
-	/* only what is about our address: a request for it, or the answer
-	 * to ours; a multicast sender or a probe (no sender address)
-	 * teaches nothing */
-	if ((op != ARP_REQUEST && op != ARP_REPLY) || memcmp(tpa, port->v4, 4))
+	if (op != ARP_REQUEST && op != ARP_REPLY)
 		return 0;
-	if (!(sha[0] & 1) && memcmp(spa, zero16, 4))
-		learn(learned, 4, spa, sha);
-	if (op != ARP_REQUEST || (sha[0] & 1))
+	for_us = !memcmp(tpa, port->v4, 4);
+	/* A request for our address or the answer to ours teaches its
+	 * sender; any other ARP only updates a sender already known (RFC
+	 * 826's merge: a host that moved, a gratuitous ARP). A multicast
+	 * sender, a probe (no sender address) or one claiming our own
+	 * address teaches nothing. */
+	if (!(sha[0] & 1) && memcmp(spa, zero16, 4) && memcmp(spa, port->v4, 4))
+		learn(learned, 4, spa, sha, !for_us);
+	if (!for_us || op != ARP_REQUEST || (sha[0] & 1))
 		return 0;
 	return arp_frame(reply, sha, port->mac, ARP_REPLY, port->v4, sha, spa);
 }
@@ -166,21 +172,28 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 	    target[0] == 0xff)
 		return 0;
 	if (f[54] == ND_NA) {
+		uint8_t flags = f[58];
+		int answer = (flags & NA_SOLICITED) && !memcmp(f + 38, port->v6, 16);
+
+		/* RFC 4861 7.2.5: a solicited advertisement to our address is
+		 * the answer to ours; one with override (unsolicited, or
+		 * another host's answer a promiscuous port saw) updates a
+		 * known entry; any other changes none */
 		mac = nd_option(f, plen, OPT_TARGET_LL, &bad);
-		if (mac && !bad && !(mac[0] & 1))
-			learn(learned, 6, target, mac);
+		if (mac && !bad && !(mac[0] & 1) && (answer || (flags & NA_OVERRIDE)) &&
+		    memcmp(target, port->v6, 16))
+			learn(learned, 6, target, mac, !answer);
 		return 0;
 	}
-	/* a solicitation: only for our address */
-	if (memcmp(target, port->v6, 16))
-		return 0;
 	mac = nd_option(f, plen, OPT_SOURCE_LL, &bad);
 	if (bad || (mac && !memcmp(src, zero16, 16)))
 		return 0;	/* RFC 4861 7.1.1: no option from the unspecified address */
-	if (mac && !(mac[0] & 1))
-		learn(learned, 6, src, mac);
-	if (f[6] & 1)
-		return 0;	/* a multicast Ethernet source: nowhere to answer */
+	if (mac && !(mac[0] & 1) && memcmp(src, port->v6, 16))
+		learn(learned, 6, src, mac, memcmp(target, port->v6, 16) != 0);
+	/* answered when for our address, from a unicast Ethernet source
+	 * (a multicast one: nowhere to answer) */
+	if (memcmp(target, port->v6, 16) || (f[6] & 1))
+		return 0;
 	return nd_advert(port, src, mac && !(mac[0] & 1) ? mac : f + 6, reply);
 }
 
@@ -193,6 +206,17 @@ uint32_t np_receive(const struct np_port *port, const uint8_t *f, uint32_t len,
 	if (f[12] == 0x08)
 		return arp_receive(port, f, len, learned, reply);
 	return nd_receive(port, f, len, learned, reply);
+}
+
+uint32_t np_probe(const struct np_port *port, uint8_t family, const uint8_t *addr,
+		  const uint8_t mac[6], uint8_t *frame)
+{
+	if (family == 4)
+		return port->has_v4 ? arp_frame(frame, mac, port->mac, ARP_REQUEST, port->v4, mac, addr)
+				    : 0;
+	if (family != 6 || !port->has_v6)
+		return 0;
+	return nd_frame(port, frame, mac, addr, ND_NS, 0, addr, OPT_SOURCE_LL);
 }
 
 uint32_t np_solicit(const struct np_port *port, uint8_t family, const uint8_t *addr,

@@ -3,8 +3,9 @@
  * its queues, ARP and ND too). In router mode rampartd then answers for
  * the ports' own addresses, asks for the next hops its pipeline finds no
  * MAC for, and learns them from the answers (docs/dpdk.md). Frames in,
- * frames out: no I/O here, so every case is unit-tested. Untagged frames
- * only; IPv6 ND without options other than the link-layer ones matters. */
+ * frames out: no I/O here, so every case is unit-tested (neigh_cache.h
+ * keeps what is learnt and ages it). Untagged frames only; IPv6 ND
+ * without options other than the link-layer ones matters. */
 #ifndef RAMPART_DAEMON_NEIGH_PROTO_H
 #define RAMPART_DAEMON_NEIGH_PROTO_H
 
@@ -21,6 +22,11 @@ struct np_port {
 /* A neighbour a frame told us about. */
 struct np_learned {
 	uint8_t family;		/* 0: none, 4 or 6 */
+	uint8_t merge;		/* 1: only news of a neighbour already known
+				 * (RFC 826's merge: ARP about another host;
+				 * an unsolicited NA with override, an NS for
+				 * another target); 0: an answer to us or a
+				 * request for our address, learnt anyway */
 	uint8_t addr[16];	/* IPv4 in the first 4 bytes */
 	uint8_t mac[6];
 };
@@ -41,8 +47,8 @@ static inline int np_is_neigh(const uint8_t *f, uint32_t len)
 }
 
 /* A frame np_is_neigh took, received on `port`: what it teaches
- * (*learned, family 0 when nothing: a request for another host, a
- * malformed or spoofable one) and, when it asks for one of port's
+ * (*learned, family 0 when nothing: a malformed or spoofable frame, one
+ * claiming the port's own address) and, when it asks for one of port's
  * addresses, the answer written into reply (room NP_FRAME_MAX); returns
  * the answer's length, 0 when none. Checks what RFC 826 and RFC 4861
  * ask (hop limit 255, the ICMPv6 checksum, lengths, no multicast
@@ -56,5 +62,11 @@ uint32_t np_receive(const struct np_port *port, const uint8_t *f, uint32_t len,
  * address of that family to ask from. */
 uint32_t np_solicit(const struct np_port *port, uint8_t family, const uint8_t *addr,
 		    uint8_t *frame);
+
+/* The same request sent to the MAC addr had (a reachability probe, RFC
+ * 4861 7.3.3: unicast NS to addr itself; ARP: a unicast request, as
+ * Linux probes). Length, 0 when the port cannot ask. */
+uint32_t np_probe(const struct np_port *port, uint8_t family, const uint8_t *addr,
+		  const uint8_t mac[6], uint8_t *frame);
 
 #endif

@@ -26,7 +26,8 @@ static void usage(FILE *out)
 		"                [--handoff on|off]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6][,mtu=N] ...] [--neighbor IF=IP=MAC ...]\n"
-		"                [--dpdk-isolate] [--dpdk-static-neighbors] [-- EAL ARGUMENTS]\n"
+		"                [--dpdk-isolate] [--dpdk-static-neighbors]\n"
+		"                [--dpdk-neighbor-reachable SECONDS] [-- EAL ARGUMENTS]\n"
 		"\n"
 		"  --policy FILE.rfw   compiled policy (rulec compile)\n"
 		"  --interface IF      a port (at most %d); the policy's interfaces and zones\n"
@@ -45,6 +46,10 @@ static void usage(FILE *out)
 		"  --dpdk-static-neighbors\n"
 		"                      DPDK router: next hops from --neighbor only; rampartd\n"
 		"                      neither answers ARP/ND for the ports nor asks\n"
+		"  --dpdk-neighbor-reachable SECONDS\n"
+		"                      DPDK router: a learnt neighbour unconfirmed this long is\n"
+		"                      probed (3 unicast requests, 1 s apart) and forgotten if\n"
+		"                      none is answered (1..3600, default 30)\n"
 		"  --pcap-in IF=FILE   frames received on IF, in the file's timestamp order\n"
 		"                      (several files are merged by timestamp)\n"
 		"  --pcap-out IF=FILE  frames sent out of IF (forwarded to it, or replies to\n"
@@ -424,9 +429,9 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 					"workers, not --cores\n");
 			return -1;
 		}
-	} else if (o->eal_argc || o->dpdk_isolate || o->dpdk_static_neigh) {
-		fprintf(stderr, "rampartd: EAL arguments, --dpdk-isolate and --dpdk-static-neighbors "
-				"need --backend dpdk\n");
+	} else if (o->eal_argc || o->dpdk_isolate || o->dpdk_static_neigh || o->dpdk_reachable) {
+		fprintf(stderr, "rampartd: EAL arguments, --dpdk-isolate, --dpdk-static-neighbors "
+				"and --dpdk-neighbor-reachable need --backend dpdk\n");
 		return -1;
 	}
 	for (uint32_t i = 0; i < o->nport_addr; i++)
@@ -443,7 +448,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	enum {
 		OPT_XDP_OBJECT = 256, OPT_PCAP_IN, OPT_PCAP_OUT, OPT_PORT_ADDR, OPT_NEIGH,
 		OPT_CONTROL,
-		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_STATE_FILE, OPT_STATE_INTERVAL, OPT_REPLY_RATE, OPT_DPDK_ISOLATE, OPT_DPDK_STATIC_NEIGH,
+		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_STATE_FILE, OPT_STATE_INTERVAL, OPT_REPLY_RATE, OPT_DPDK_ISOLATE, OPT_DPDK_STATIC_NEIGH, OPT_DPDK_REACHABLE,
 		OPT_UMEM,
 		OPT_HANDOFF,
 	};
@@ -472,6 +477,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "reply-rate", required_argument, NULL, OPT_REPLY_RATE },
 		{ "dpdk-isolate", no_argument, NULL, OPT_DPDK_ISOLATE },
 		{ "dpdk-static-neighbors", no_argument, NULL, OPT_DPDK_STATIC_NEIGH },
+		{ "dpdk-neighbor-reachable", required_argument, NULL, OPT_DPDK_REACHABLE },
 		{ "umem", required_argument, NULL, OPT_UMEM },
 		{ "handoff", required_argument, NULL, OPT_HANDOFF },
 		{ "help", no_argument, NULL, 'h' },
@@ -585,6 +591,11 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 			break;
 		case OPT_DPDK_STATIC_NEIGH:
 			o->dpdk_static_neigh = 1;
+			break;
+		case OPT_DPDK_REACHABLE:
+			if ((r = parse_count(optarg, 3600, &o->dpdk_reachable)) < 0)
+				fprintf(stderr, "rampartd: --dpdk-neighbor-reachable '%s': want "
+						"1..3600 seconds\n", optarg);
 			break;
 		case OPT_UMEM:
 			r = check_choice("umem", optarg, umems, "shared|per-interface");

@@ -73,6 +73,7 @@ struct rampartd_opts {
 	char **eal_argv;	/* argv[0] (docs/dpdk.md) */
 	int dpdk_isolate;	/* --dpdk-isolate: rte_flow_isolate the ports */
 	int dpdk_static_neigh;	/* --dpdk-static-neighbors: no ARP/ND of our own */
+	uint32_t dpdk_reachable;	/* --dpdk-neighbor-reachable S; 0: the default (30) */
 	int umem_per_interface;	/* --umem per-interface: no shared UMEM */
 	int no_handoff;		/* --handoff off */
 };

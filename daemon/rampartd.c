@@ -22,6 +22,7 @@
 #include "flowstate.h"
 #include "ifaddr.h"
 #include "logger.h"
+#include "neigh_cache.h"
 #include "netlink.h"
 #include "options.h"
 #include "pipe_state.h"
@@ -870,19 +871,46 @@ static struct backend_dpdk bd;
 
 /* Router mode: the neighbours the workers' queues learnt from ARP and ND
  * (backend_dpdk.h), given to every worker; every NEIGH_TICK_MS. */
+/* What the queues' ARP/ND learnt goes into the main thread's cache,
+ * which says what every worker's table must change and when a neighbour
+ * must be probed (daemon/neigh_cache.h); probes go to the workers in
+ * turn, each sends from its own queue. */
+static struct neigh_cache dp_neigh;
+
 static void dp_neigh_tick(void)
 {
+	static uint32_t next_prober;
 	struct dp_learned l[64];
+	struct nc_todo todo[64];
+	uint64_t now = monotonic_ms();
+	uint32_t n, nq = dports.nqueues;
 
-	for (uint32_t q = 0; q < dports.nqueues; q++) {
-		uint32_t n;
-
+	for (uint32_t q = 0; q < nq; q++)
 		while ((n = backend_dpdk_learnt(&bd, q, l, 64)) != 0)
 			for (uint32_t i = 0; i < n; i++)
-				for (uint32_t k = 0; k < dports.nqueues; k++)
-					(void)worker_neigh_post(&workers[k], l[i].port,
-								l[i].n.family, l[i].n.addr,
-								l[i].n.mac);
+				nc_learn(&dp_neigh, l[i].port, &l[i].n, now);
+	/* bounded: a worker whose ring stays full gets its retries at
+	 * most this often a tick */
+	for (uint32_t round = 0; round <= NC_MAX / 64 && (n = nc_tick(&dp_neigh, now, todo, 64));
+	     round++) {
+		for (uint32_t i = 0; i < n; i++) {
+			const struct nc_todo *t = &todo[i];
+			int lost = 0;
+
+			if (t->op == NC_PROBE) {
+				(void)worker_neigh_cmd(&workers[next_prober++ % nq], WORKER_NEIGH_PROBE,
+						       t->port, t->family, t->addr, t->mac);
+				continue;
+			}
+			for (uint32_t k = 0; k < nq; k++)
+				lost |= worker_neigh_cmd(&workers[k], t->op == NC_POST ? WORKER_NEIGH_SET
+										 : WORKER_NEIGH_FORGET,
+							 t->port, t->family, t->addr, t->mac);
+			if (lost)
+				nc_retry(&dp_neigh, t, now);
+		}
+		if (n < 64)
+			break;
 	}
 }
 
@@ -915,6 +943,12 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 		 * wait for theirs as with the xsk backend */
 		backend_dpdk_own_neighbours(&bd, &cfg);
 		cfg.hold_unresolved = 1;
+		nc_init(&dp_neigh, &(struct nc_config){
+			.reachable_ms = (o->dpdk_reachable ? o->dpdk_reachable : 30) * 1000u,
+			.probe_ms = 1000, .probes = 3});
+		for (uint32_t i = 0; i < o->nneigh; i++)	/* --neighbor: permanent */
+			(void)nc_permanent(&dp_neigh, (uint8_t)options_port(o, o->neigh[i].ifname),
+					   o->neigh[i].family, o->neigh[i].addr, o->neigh[i].mac);
 	}
 	nq = dports.nqueues;
 	for (uint32_t k = 0; k < nq; k++) {
@@ -956,6 +990,12 @@ out:
 	control_free(ctl);
 	if (!rc && o->verbose)
 		dp_daemon_final(&dports, o, &bd);
+	if (!rc && o->verbose && bd.own_neigh)
+		fprintf(stderr, "rampartd: DPDK: neighbours: %llu learnt, %llu moved, %llu probed, "
+				"%llu forgotten, %llu refused (cache full)\n",
+			(unsigned long long)dp_neigh.st.learnt, (unsigned long long)dp_neigh.st.moved,
+			(unsigned long long)dp_neigh.st.probes,
+			(unsigned long long)dp_neigh.st.forgotten, (unsigned long long)dp_neigh.st.full);
 	if (!rc)
 		flowstate_save(o, pipes, nq);
 	dp_close(&dports);

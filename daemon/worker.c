@@ -66,6 +66,12 @@ static uint32_t reload_poll(struct worker *w)
 int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		      const uint8_t mac[6])
 {
+	return worker_neigh_cmd(w, WORKER_NEIGH_SET, port, family, addr, mac);
+}
+
+int worker_neigh_cmd(struct worker *w, uint8_t op, uint32_t port, uint8_t family,
+		     const uint8_t *addr, const uint8_t mac[6])
+{
 	unsigned head = atomic_load_explicit(&w->neigh_head, memory_order_relaxed);
 	unsigned tail = atomic_load_explicit(&w->neigh_tail, memory_order_acquire);
 	struct worker_neigh_cmd *c;
@@ -78,6 +84,7 @@ int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uin
 	memcpy(c->mac, mac, 6);
 	c->port = (uint8_t)port;
 	c->family = family;
+	c->op = op;
 	atomic_store_explicit(&w->neigh_head, head + 1, memory_order_release);
 	return 0;
 }
@@ -161,9 +168,25 @@ static void drain_neigh(struct worker *w)
 	for (; tail != head; tail++) {
 		const struct worker_neigh_cmd *c = &w->neigh[tail & (WORKER_NEIGH_RING - 1)];
 
-		/* -1: the table is half full; the entry waits for a later
-		 * refresh, and the packets for it count as no-neighbour. */
-		(void)pipe_neigh_set(w->pipe, c->port, c->family, c->addr, c->mac);
+		switch (c->op) {
+		case WORKER_NEIGH_SET:
+			/* -1: the table is half full; the entry waits for a
+			 * later refresh, and the packets for it count as
+			 * no-neighbour. */
+			(void)pipe_neigh_set(w->pipe, c->port, c->family, c->addr, c->mac);
+			break;
+		case WORKER_NEIGH_FORGET:
+			(void)pipe_neigh_forget(w->pipe, c->port, c->family, c->addr);
+			break;
+		case WORKER_NEIGH_PROBE:
+			if (w->be->ops->probe) {
+				struct pipe_nexthop hop = {.port = c->port, .family = c->family};
+
+				memcpy(hop.addr, c->addr, sizeof(hop.addr));
+				w->be->ops->probe(w->be, w->queue, &hop, c->mac);
+			}
+			break;
+		}
 	}
 	atomic_store_explicit(&w->neigh_tail, tail, memory_order_release);
 }

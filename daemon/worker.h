@@ -37,11 +37,19 @@ struct worker_port_stats {
 	uint64_t handoff_lost, handoff_lost_bytes;
 };
 
+enum worker_neigh_op {
+	WORKER_NEIGH_SET,	/* addr is at mac */
+	WORKER_NEIGH_FORGET,	/* addr went away */
+	WORKER_NEIGH_PROBE,	/* ask addr, last at mac, if it is still there
+				 * (backend_ops.probe: DPDK's own ARP/ND) */
+};
+
 struct worker_neigh_cmd {
 	uint8_t addr[16];
 	uint8_t mac[6];
 	uint8_t port;
 	uint8_t family;
+	uint8_t op;		/* enum worker_neigh_op */
 };
 
 struct worker {
@@ -126,6 +134,9 @@ void worker_stop(struct worker *w);
  * ring is full (the caller retries on its next refresh). */
 int worker_neigh_post(struct worker *w, uint32_t port, uint8_t family, const uint8_t *addr,
 		      const uint8_t mac[6]);
+/* The same for any enum worker_neigh_op (FORGET: mac unused). */
+int worker_neigh_cmd(struct worker *w, uint8_t op, uint32_t port, uint8_t family,
+		     const uint8_t *addr, const uint8_t mac[6]);
 
 /* Main thread: port's MTU changed to mtu (the worker applies it between
  * bursts). */

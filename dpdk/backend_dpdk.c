@@ -173,6 +173,34 @@ static uint32_t dpdk_service(struct backend *b, uint32_t queue)
 	return 0;	/* PMDs reap TX completions inside tx_burst */
 }
 
+/* An ARP or ND frame of ours (build: np_solicit or np_probe) out of
+ * port from the worker's own queue. 1 when sent. */
+static int neigh_send(struct backend_dpdk *x, uint32_t queue, const struct pipe_nexthop *hop,
+		      const uint8_t *probe_mac)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(x->ports->pool[x->ports->socket[hop->port]]);
+	const struct np_port *np = &x->np[hop->port];
+	uint8_t *f;
+	uint32_t n;
+
+	if (!m)
+		return 0;
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	if (rte_pktmbuf_tailroom(m) < NP_FRAME_MAX ||
+	    !(n = probe_mac ? np_probe(np, hop->family, hop->addr, probe_mac, f)
+			    : np_solicit(np, hop->family, hop->addr, f))) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	m->data_len = (uint16_t)n;
+	m->pkt_len = n;
+	if (rte_eth_tx_burst(x->ports->port_id[hop->port], (uint16_t)queue, &m, 1) != 1) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	return 1;
+}
+
 /* A next hop the pipeline has no MAC for: an ARP request or neighbour
  * solicitation out of its port, at most one a DP_SOLICIT_GAP_NS per hop
  * (a table of the hops asked lately, by a hash of the address). */
@@ -181,9 +209,8 @@ static void dpdk_solicit(struct backend *b, uint32_t queue, const struct pipe_ne
 {
 	struct backend_dpdk *x = dpdk_of(b);
 	struct dp_queue_state *qs = &x->q[queue];
-	uint32_t len = hop->family == 4 ? 4 : 16, h = hop->port * 31u + hop->family, n;
+	uint32_t len = hop->family == 4 ? 4 : 16, h = hop->port * 31u + hop->family;
 	struct dp_asked *a;
-	struct rte_mbuf *m;
 
 	if (!x->own_neigh || hop->port >= b->nports)
 		return;
@@ -193,24 +220,22 @@ static void dpdk_solicit(struct backend *b, uint32_t queue, const struct pipe_ne
 	if (a->at_ns && now_ns - a->at_ns < DP_SOLICIT_GAP_NS && a->port == hop->port &&
 	    a->family == hop->family && !memcmp(a->addr, hop->addr, len))
 		return;
-	m = rte_pktmbuf_alloc(x->ports->pool[x->ports->socket[hop->port]]);
-	if (!m)
+	if (!neigh_send(x, queue, hop, NULL))
 		return;
-	if (rte_pktmbuf_tailroom(m) < NP_FRAME_MAX ||
-	    !(n = np_solicit(&x->np[hop->port], hop->family, hop->addr,
-			     rte_pktmbuf_mtod(m, uint8_t *)))) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	m->data_len = (uint16_t)n;
-	m->pkt_len = n;
-	if (rte_eth_tx_burst(x->ports->port_id[hop->port], (uint16_t)queue, &m, 1) != 1) {
-		rte_pktmbuf_free(m);
-		return;
-	}
 	qs->neigh_asked++;
 	*a = (struct dp_asked){.at_ns = now_ns, .port = hop->port, .family = hop->family};
 	memcpy(a->addr, hop->addr, len);
+}
+
+/* A known next hop unconfirmed for a while (neigh_cache.h): asked at its
+ * MAC, paced by the main thread. */
+static void dpdk_probe(struct backend *b, uint32_t queue, const struct pipe_nexthop *hop,
+		       const uint8_t mac[6])
+{
+	struct backend_dpdk *x = dpdk_of(b);
+
+	if (x->own_neigh && hop->port < b->nports && neigh_send(x, queue, hop, mac))
+		x->q[queue].neigh_probed++;
 }
 
 /* Poll mode: spin a while, then sleep in short steps so that idle workers
@@ -263,6 +288,7 @@ static const struct backend_ops dpdk_ops = {
 	.idle = dpdk_idle,
 	.rx_loss = dpdk_rx_loss,
 	.solicit = dpdk_solicit,
+	.probe = dpdk_probe,
 };
 
 void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports)

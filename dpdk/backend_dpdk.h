@@ -41,8 +41,8 @@ struct dp_queue_state {
 	uint32_t empty_polls;
 	uint64_t multiseg;		/* chained mbufs refused (no scatter) */
 	/* ARP / ND (own_neigh): answers sent, neighbours learnt (dropped
-	 * ones too, when the ring was full), solicitations sent */
-	uint64_t neigh_answered, neigh_learnt, neigh_asked;
+	 * ones too, when the ring was full), solicitations and probes sent */
+	uint64_t neigh_answered, neigh_learnt, neigh_asked, neigh_probed;
 	struct dp_asked asked[DP_ASKED_SLOTS];
 	/* the worker writes entries then head (release); the main thread
 	 * reads up to head, then moves tail */

@@ -214,8 +214,14 @@ skip=0
 for a in "${AFXDP_ARGS[@]}"; do
 	if [ "$skip" = 1 ]; then skip=0; continue; fi
 	case $a in --neighbor | --state-file) skip=1; continue ;; esac
+	# learnt neighbours probed after 2 s unconfirmed (the default 30)
+	[ "$a" = -- ] && DYN_ARGS+=(--dpdk-neighbor-reachable 2)
 	DYN_ARGS+=("$a")
 done
+# all of N pings answered
+ping_all() {	# ping_all ARGS... (-6 first for IPv6)
+	lab_in cli ping -q -n -c 3 -i 0.2 -W 1 "$@" 2>/dev/null | grep -q ' 3 received'
+}
 if lab_rampartd_run routing "${DYN_ARGS[@]}"; then
 	check "no --neighbor: ping 10.$N.2.2 through rampartd" \
 		quiet lab_in cli ping -q -n -c "$PINGS" -i 0.2 -W 2 10.$N.2.2
@@ -227,6 +233,29 @@ if lab_rampartd_run routing "${DYN_ARGS[@]}"; then
 		bash -c "ip -n $(lab_nsname cli) neigh show 10.$N.1.1 | grep -qi 'lladdr $FWC_MAC'"
 	check "the server learnt it by neighbour discovery ($FWS_MAC)" \
 		bash -c "ip -n $(lab_nsname srv) neigh show fd00:$N:2::1 | grep -qi 'lladdr $FWS_MAC'"
+	# The server moves to another MAC. From here it never asks for the
+	# firewall (static entries), so only what rampartd does itself can
+	# find it again. First it says so: a gratuitous ARP and an
+	# unsolicited NA with override (arp_notify, ndisc_notify). rampartd
+	# probes every 2 s and forgets after 3 unanswered probes: the pings
+	# within 1 s of the move get through only by those announcements.
+	lab_in srv ip neigh replace 10.$N.2.1 lladdr "$FWS_MAC" dev "$SRV_IF" nud permanent
+	lab_in srv ip neigh replace fd00:$N:2::1 lladdr "$FWS_MAC" dev "$SRV_IF" nud permanent
+	lab_in srv sysctl -qw "net.ipv4.conf.$SRV_IF.arp_notify=1" "net.ipv6.conf.$SRV_IF.ndisc_notify=1"
+	lab_in srv ip link set dev "$SRV_IF" address 02:5e:00:00:$N:01
+	sleep 0.3
+	check "the server moved (gratuitous ARP): every ping to 10.$N.2.2 answered at once" \
+		ping_all 10.$N.2.2
+	check "... (unsolicited NA): every ping to fd00:$N:2::2 answered at once" \
+		ping_all -6 fd00:$N:2::2
+	# Then silently: the entries stop being confirmed, are probed at the
+	# old MAC, forgotten, and asked for again (broadcast) on the next
+	# packet to them.
+	lab_in srv sysctl -qw "net.ipv4.conf.$SRV_IF.arp_notify=0" "net.ipv6.conf.$SRV_IF.ndisc_notify=0"
+	lab_in srv ip link set dev "$SRV_IF" address 02:5e:00:00:$N:02
+	check "the server moved silently: pings to 10.$N.2.2 answered again within 15 s" \
+		lab_wait_for 15 ping_all 10.$N.2.2
+	check "... and to fd00:$N:2::2" lab_wait_for 15 ping_all -6 fd00:$N:2::2
 	kill -TERM "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 15
 	wait "$RAMPARTD_PID"
@@ -241,6 +270,12 @@ if lab_rampartd_run routing "${DYN_ARGS[@]}"; then
 		test "${ans:-0}" -ge 2
 	check "-v: both hosts learnt, both families (${lrn:-none}), after rampartd asked (${ask:-none})" \
 		test "${lrn:-0}" -ge 4 -a "${ask:-0}" -ge 2
+	line=$(grep -m1 'DPDK: neighbours:' "$LAB_TMP/rampartd.err")
+	echo "# ${line:-no neighbours line}"
+	read -r moved probed forgot < <(sed -n 's/.* \([0-9]*\) moved, \([0-9]*\) probed, \([0-9]*\) forgotten.*/\1 \2 \3/p' \
+		<<<"$line")
+	check "-v: the server's two entries moved, then forgotten after probes (${moved:-none} moved, ${probed:-none} probed, ${forgot:-none} forgotten)" \
+		test "${moved:-0}" -ge 2 -a "${forgot:-0}" -ge 2 -a "${probed:-0}" -ge 6
 else
 	not_ok "rampartd starts without --neighbor"; tail -20 "$LAB_TMP/rampartd.err" >&2
 fi
@@ -272,6 +307,10 @@ RAMPART_TEST_RFW='' lab_compile "$LAB_TMP/null.yaml" "$LAB_TMP/null.rfw" || not_
 NULL_EAL="--no-huge -m 256 --no-shconf $EAL_COMMON"
 check "EAL arguments without --backend dpdk: exit 1" \
 	null_exit 1 "need --backend dpdk" -- -l 0,1
+check "--dpdk-neighbor-reachable 0: exit 1, said" \
+	null_exit 1 "want 1..3600 seconds" --backend dpdk --dpdk-neighbor-reachable 0 -- -l 0,1
+check "--dpdk-neighbor-reachable without --backend dpdk: exit 1" \
+	null_exit 1 "need --backend dpdk" --dpdk-neighbor-reachable 5
 check "a port EAL does not have: exit 2, named" \
 	null_exit 2 "net_null1: no such DPDK port" --backend dpdk -- -l 0,1 $NULL_EAL --vdev net_null0
 check "--dpdk-isolate on a PMD without flow isolation: exit 2, said" \

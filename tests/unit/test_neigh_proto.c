@@ -34,12 +34,31 @@ static int nd_csum_ok(const uint8_t *f, uint32_t len)
 	       csum_l4(6, f + 22, f + 38, 58, f + 54, plen) == get16(f + 56);
 }
 
-/* l says the host (at addr of family) was learnt. */
-static void assert_learnt_host(const struct np_learned *l, uint8_t family, const uint8_t *addr)
+/* l says the host (at addr of family) is at host_mac: learnt (merge 0)
+ * or news for an entry already known only (merge 1). */
+static void assert_told_host(const struct np_learned *l, uint8_t family, const uint8_t *addr,
+			     uint8_t merge)
 {
 	assert_int_equal(l->family, family);
+	assert_int_equal(l->merge, merge);
 	assert_memory_equal(l->addr, addr, family == 4 ? 4 : 16);
 	assert_memory_equal(l->mac, host_mac, 6);
+}
+
+static void assert_learnt_host(const struct np_learned *l, uint8_t family, const uint8_t *addr)
+{
+	assert_told_host(l, family, addr, 0);
+}
+
+/* An IPv6 frame's ICMPv6 checksum made right again after an edit. */
+static void nd_resum(uint8_t *f)
+{
+	uint16_t c;
+
+	f[56] = f[57] = 0;
+	c = csum_l4(6, f + 22, f + 38, 58, f + 54, get16(f + 18));
+	f[56] = (uint8_t)(c >> 8);
+	f[57] = (uint8_t)c;
 }
 
 /* The host's frame asking for `what` (4: ARP, 6: NS), built as the
@@ -101,8 +120,9 @@ static void test_arp_reply_learnt(void **state)
 	assert_learnt_host(&l, 4, host4);
 }
 
-/* Requests for another host, probes, multicast senders, truncated and
- * foreign hardware types: no answer, nothing learnt. */
+/* Requests for another host: no answer, news of the sender only (RFC
+ * 826's merge). Probes, multicast senders, our own address claimed,
+ * truncated frames and foreign hardware types: nothing learnt. */
 static void test_arp_not_ours(void **state)
 {
 	uint8_t f[NP_FRAME_MAX], g[NP_FRAME_MAX], r[NP_FRAME_MAX];
@@ -111,6 +131,10 @@ static void test_arp_not_ours(void **state)
 	(void)state;
 
 	assert_int_equal(np_receive(&port, f, len, &l, r), 0);
+	assert_told_host(&l, 4, host4, 1);
+	memcpy(g, f, len);
+	memcpy(g + 28, port.v4, 4);			/* claims our address */
+	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
 	assert_int_equal(l.family, 0);
 	len = host_asks(4, port.v4, f);
 	memcpy(g, f, len);
@@ -193,7 +217,7 @@ static void test_na_learnt(void **state)
 
 /* ND that RFC 4861 says to drop: a hop limit below 255 (not on-link), a
  * bad checksum, an option of length 0, a truncated message; and a
- * solicitation for another address. */
+ * solicitation for another address (not answered). */
 static void test_nd_refused(void **state)
 {
 	uint8_t f[NP_FRAME_MAX], g[NP_FRAME_MAX], r[NP_FRAME_MAX];
@@ -226,12 +250,107 @@ static void test_nd_refused(void **state)
 
 		len = host_asks(6, other, f);
 	}
-	assert_int_equal(np_receive(&port, f, len, &l, r), 0);
-	assert_int_equal(l.family, 0);
+	assert_int_equal(np_receive(&port, f, len, &l, r), 0);	/* not answered, */
+	assert_told_host(&l, 6, host6, 1);		/* news of the asker only */
 	{
 		const uint8_t ip4[60] = {[12] = 0x08, [13] = 0x00};
 
 		assert_false(np_is_neigh(ip4, 60));	/* IPv4 */
+	}
+}
+
+/* What moves a neighbour already known (RFC 826's merge, RFC 4861
+ * 7.2.5): a gratuitous ARP, an ARP reply to another host, an
+ * unsolicited NA with override, another host's answer with override; an
+ * NA with neither solicited-to-us nor override tells nothing. */
+static void test_merges(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], r[NP_FRAME_MAX], g[NP_FRAME_MAX];
+	struct np_learned l;
+	struct np_port h = {.has_v4 = 1, .has_v6 = 1};
+	uint32_t len;
+	(void)state;
+
+	len = host_asks(4, host4, f);			/* gratuitous: its own */
+	assert_int_equal(np_receive(&port, f, len, &l, r), 0);
+	assert_told_host(&l, 4, host4, 1);
+	memcpy(g, f, len);				/* a reply to another host */
+	g[21] = 2;
+	memcpy(g + 38, (uint8_t[]){10, 60, 1, 3}, 4);
+	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
+	assert_told_host(&l, 4, host4, 1);
+
+	/* the host's solicited answer to us, then edited */
+	memcpy(h.mac, host_mac, 6);
+	memcpy(h.v4, host4, 4);
+	memcpy(h.v6, host6, 16);
+	len = np_solicit(&port, 6, host6, f);
+	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
+	assert_int_equal(r[58], 0xe0);
+	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
+	assert_learnt_host(&l, 6, host6);
+	memcpy(g, r, NP_FRAME_MAX);
+	g[58] = 0x20;					/* unsolicited, override */
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
+	assert_told_host(&l, 6, host6, 1);
+	g[58] = 0x00;					/* unsolicited, no override */
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
+	assert_int_equal(l.family, 0);
+	memcpy(g, r, NP_FRAME_MAX);			/* solicited, to another */
+	g[53] = 9;
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
+	assert_told_host(&l, 6, host6, 1);
+	g[58] = 0x40;					/* ... without override */
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
+	assert_int_equal(l.family, 0);
+}
+
+/* Reachability probes: to the MAC the neighbour had, asking for its
+ * address; its answer teaches as any answer to us. */
+static void test_probe(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], r[NP_FRAME_MAX];
+	struct np_learned l;
+	struct np_port h = {.has_v4 = 1, .has_v6 = 1};
+	uint32_t len;
+	(void)state;
+
+	memcpy(h.mac, host_mac, 6);
+	memcpy(h.v4, host4, 4);
+	memcpy(h.v6, host6, 16);
+	len = np_probe(&port, 4, host4, host_mac, f);
+	assert_int_equal(len, 60);
+	assert_memory_equal(f, host_mac, 6);		/* unicast */
+	assert_memory_equal(f + 6, port.mac, 6);
+	assert_int_equal(get16(f + 20), 1);
+	assert_memory_equal(f + 22, port.mac, 6);
+	assert_memory_equal(f + 28, port.v4, 4);
+	assert_memory_equal(f + 38, host4, 4);
+	assert_int_equal(np_receive(&h, f, len, &l, r), 60);	/* the host answers */
+	assert_int_equal(np_receive(&port, r, 60, &l, f), 0);
+	assert_learnt_host(&l, 4, host4);
+
+	len = np_probe(&port, 6, host6, host_mac, f);
+	assert_int_equal(len, NP_FRAME_MAX);
+	assert_true(nd_csum_ok(f, len));
+	assert_memory_equal(f, host_mac, 6);
+	assert_memory_equal(f + 22, port.v6, 16);
+	assert_memory_equal(f + 38, host6, 16);		/* unicast to it */
+	assert_int_equal(f[54], 135);
+	assert_memory_equal(f + 62, host6, 16);
+	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
+	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
+	assert_learnt_host(&l, 6, host6);
+	{
+		struct np_port none = port;
+
+		none.has_v4 = none.has_v6 = 0;
+		assert_int_equal(np_probe(&none, 4, host4, host_mac, f), 0);
+		assert_int_equal(np_probe(&none, 6, host6, host_mac, f), 0);
 	}
 }
 
@@ -244,6 +363,8 @@ int main(void)
 		cmocka_unit_test(test_ns_answered),
 		cmocka_unit_test(test_na_learnt),
 		cmocka_unit_test(test_nd_refused),
+		cmocka_unit_test(test_merges),
+		cmocka_unit_test(test_probe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

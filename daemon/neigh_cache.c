@@ -1,0 +1,153 @@
+/* The DPDK router's own neighbour cache: see neigh_cache.h. */
+#include "neigh_cache.h"
+
+#include <string.h>
+
+void nc_init(struct neigh_cache *c, const struct nc_config *cfg)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg = cfg ? *cfg : (struct nc_config){30000, 1000, 3};
+	if (!c->cfg.probes)
+		c->cfg.probes = 1;
+	if (c->cfg.probes > 255)
+		c->cfg.probes = 255;	/* (nc_entry.probes) */
+}
+
+static struct nc_entry *find(struct neigh_cache *c, uint8_t port, uint8_t family,
+			     const uint8_t *addr)
+{
+	unsigned len = family == 4 ? 4 : 16;
+
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct nc_entry *e = &c->e[i];
+
+		if (e->port == port && e->family == family && !memcmp(e->addr, addr, len))
+			return e;
+	}
+	return NULL;
+}
+
+static struct nc_entry *add(struct neigh_cache *c, uint8_t port, uint8_t family,
+			    const uint8_t *addr, const uint8_t *mac)
+{
+	struct nc_entry *e;
+
+	if (c->n == NC_MAX) {
+		c->st.full++;
+		return NULL;
+	}
+	e = &c->e[c->n++];
+	memset(e, 0, sizeof(*e));
+	memcpy(e->addr, addr, family == 4 ? 4 : 16);
+	memcpy(e->mac, mac, 6);
+	e->port = port;
+	e->family = family;
+	e->dirty = 1;
+	return e;
+}
+
+int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
+		 const uint8_t mac[6])
+{
+	struct nc_entry *e = find(c, port, family, addr);
+
+	if (!e && !(e = add(c, port, family, addr, mac)))
+		return -1;
+	memcpy(e->mac, mac, 6);
+	e->state = NC_PERMANENT;
+	e->dirty = 0;		/* the caller set the workers' tables */
+	return 0;
+}
+
+void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms)
+{
+	struct nc_entry *e;
+
+	if (l->family != 4 && l->family != 6)
+		return;
+	e = find(c, port, l->family, l->addr);
+	if (!e) {
+		if (l->merge || !(e = add(c, port, l->family, l->addr, l->mac)))
+			return;
+		c->st.learnt++;
+	} else if (e->state == NC_PERMANENT) {
+		return;
+	} else if (memcmp(e->mac, l->mac, 6)) {
+		memcpy(e->mac, l->mac, 6);
+		e->dirty = 1;
+		c->st.moved++;
+	} else if (e->state == NC_PROBING) {
+		/* told again: a worker may have missed the forget's undoing
+		 * (nc_retry); a refresh costs a worker nothing */
+		e->dirty = 1;
+	}
+	e->state = NC_REACHABLE;
+	e->probes = 0;
+	e->confirmed_ms = now_ms;
+}
+
+static void todo(struct nc_todo *t, uint8_t op, const struct nc_entry *e)
+{
+	memset(t, 0, sizeof(*t));
+	t->op = op;
+	t->port = e->port;
+	t->family = e->family;
+	memcpy(t->addr, e->addr, sizeof(t->addr));
+	memcpy(t->mac, e->mac, 6);
+}
+
+uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_todo *out, uint32_t max)
+{
+	uint32_t n = 0, i = 0;
+
+	while (i < c->n && n < max) {
+		struct nc_entry *e = &c->e[i];
+
+		if (e->dirty) {
+			todo(&out[n++], NC_POST, e);
+			e->dirty = 0;
+			continue;	/* the same entry again: it may be due */
+		}
+		if (e->state == NC_REACHABLE && now_ms - e->confirmed_ms >= c->cfg.reachable_ms) {
+			e->state = NC_PROBING;
+			e->next_ms = now_ms;
+		}
+		if (e->state != NC_PROBING || now_ms < e->next_ms) {
+			i++;
+			continue;
+		}
+		if (e->probes < c->cfg.probes) {
+			todo(&out[n++], NC_PROBE, e);
+			e->probes++;
+			e->next_ms = now_ms + c->cfg.probe_ms;
+			c->st.probes++;
+			i++;
+			continue;
+		}
+		todo(&out[n++], NC_FORGET, e);
+		c->st.forgotten++;
+		*e = c->e[--c->n];	/* the last one here, looked at next */
+	}
+	return n;
+}
+
+void nc_retry(struct neigh_cache *c, const struct nc_todo *t, uint64_t now_ms)
+{
+	struct nc_entry *e = find(c, t->port, t->family, t->addr);
+
+	if (t->op == NC_POST) {
+		if (e)
+			e->dirty = 1;
+		return;
+	}
+	if (t->op != NC_FORGET || e)
+		return;		/* (learnt again meanwhile: posted with it) */
+	/* back, to be forgotten again at once */
+	e = add(c, t->port, t->family, t->addr, t->mac);
+	if (!e)
+		return;
+	e->dirty = 0;
+	e->state = NC_PROBING;
+	e->probes = (uint8_t)c->cfg.probes;
+	e->next_ms = now_ms;
+}

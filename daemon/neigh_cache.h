@@ -1,0 +1,83 @@
+/* What rampartd's own ARP/ND has learnt (DPDK router: no kernel keeps a
+ * neighbour table for those ports), kept on the main thread, which tells
+ * the workers' tables (pipe_neigh_set / pipe_neigh_forget) what changes.
+ * An entry is reachable for `reachable_ms` after the last frame that
+ * confirmed it; then it is probed (`probes` unicast requests to its MAC,
+ * `probe_ms` apart, sent by a worker) and forgotten if none is answered,
+ * so a neighbour that went away or changed its MAC silently costs a few
+ * seconds, not every packet to it from then on (RFC 4861 7.3's
+ * REACHABLE, PROBE; RFC 1122 2.3.2.1 for ARP). Static entries
+ * (--neighbor) are permanent. No I/O and no clock of its own: unit-tested
+ * with made-up times. */
+#ifndef RAMPART_DAEMON_NEIGH_CACHE_H
+#define RAMPART_DAEMON_NEIGH_CACHE_H
+
+#include <stdint.h>
+
+#include "neigh.h"
+#include "neigh_proto.h"
+
+/* as many as a worker's table takes (neigh_set refuses past half) */
+#define NC_MAX (NEIGH_SLOTS / 2)
+
+struct nc_config {
+	uint32_t reachable_ms;	/* 30,000: Linux's base_reachable_time */
+	uint32_t probe_ms;	/* 1,000: RFC 4861's RETRANS_TIMER */
+	uint32_t probes;	/* 3: MAX_UNICAST_SOLICIT */
+};
+
+enum nc_state { NC_REACHABLE = 1, NC_PROBING, NC_PERMANENT };
+
+struct nc_entry {
+	uint8_t addr[16];
+	uint8_t mac[6];
+	uint8_t port, family;
+	uint8_t state;		/* enum nc_state */
+	uint8_t probes;		/* sent since the last confirmation */
+	uint8_t dirty;		/* the workers must be told its MAC */
+	uint64_t confirmed_ms, next_ms;
+};
+
+struct nc_stats {
+	uint64_t learnt;	/* new entries */
+	uint64_t moved;		/* an entry's MAC changed */
+	uint64_t probes;	/* probes asked of a worker */
+	uint64_t forgotten;	/* entries no probe brought back */
+	uint64_t full;		/* new entries refused: NC_MAX reached */
+};
+
+struct neigh_cache {
+	struct nc_config cfg;
+	struct nc_stats st;
+	uint32_t n;
+	struct nc_entry e[NC_MAX];	/* dense: small, scanned each tick */
+};
+
+/* What the caller must do (nc_tick). */
+enum nc_op { NC_POST, NC_PROBE, NC_FORGET };
+
+struct nc_todo {
+	uint8_t op;		/* enum nc_op */
+	uint8_t port, family;
+	uint8_t addr[16];
+	uint8_t mac[6];		/* POST: the MAC; PROBE: where to ask */
+};
+
+/* cfg NULL: the defaults above. */
+void nc_init(struct neigh_cache *c, const struct nc_config *cfg);
+/* A static entry: never probed, never moved by what frames say. 0, or
+ * -1 when full. */
+int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
+		 const uint8_t mac[6]);
+/* What a frame received on port taught (np_receive): a new entry, a
+ * moved one, a confirmation; a merge (l->merge) only for one known. */
+void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms);
+/* At most max things to do now, in order: POSTs of entries learnt or
+ * moved (to every worker), PROBEs (to one worker), FORGETs (to every
+ * worker; the entry is gone). What does not fit waits for the next tick. */
+uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_todo *out, uint32_t max);
+/* A POST or FORGET some worker's ring could not take: done again on the
+ * next tick. */
+void nc_retry(struct neigh_cache *c, const struct nc_todo *t, uint64_t now_ms);
+
+#endif

@@ -1,0 +1,198 @@
+/* daemon/neigh_cache.c: the DPDK router's own neighbour cache, with
+ * made-up times: what it tells the workers when an entry is learnt,
+ * moves, is confirmed, goes unanswered and is forgotten. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "neigh_cache.h"
+
+static const struct nc_config cfg = {.reachable_ms = 30000, .probe_ms = 1000, .probes = 3};
+static const uint8_t mac_a[6] = {2, 0xcc, 0, 0, 0, 0xa};
+static const uint8_t mac_b[6] = {2, 0xcc, 0, 0, 0, 0xb};
+
+static struct np_learned told(uint8_t family, uint8_t last, const uint8_t *mac, uint8_t merge)
+{
+	struct np_learned l = {.family = family, .merge = merge};
+
+	if (family == 4)
+		memcpy(l.addr, (uint8_t[]){10, 60, 2, last}, 4);
+	else
+		memcpy(l.addr, (uint8_t[]){0xfd, 0, 0, 0x60, 0, 2, [15] = last}, 16);
+	memcpy(l.mac, mac, 6);
+	return l;
+}
+
+/* One tick expected to give exactly one thing to do. */
+static void expect_one(struct neigh_cache *c, uint64_t now, uint8_t op, const struct np_learned *l,
+		       const uint8_t *mac)
+{
+	struct nc_todo t[8];
+
+	assert_int_equal(nc_tick(c, now, t, 8), 1);
+	assert_int_equal(t[0].op, op);
+	assert_int_equal(t[0].port, 1);
+	assert_int_equal(t[0].family, l->family);
+	assert_memory_equal(t[0].addr, l->addr, l->family == 4 ? 4 : 16);
+	assert_memory_equal(t[0].mac, mac, 6);
+}
+
+static void expect_none(struct neigh_cache *c, uint64_t now)
+{
+	struct nc_todo t[8];
+
+	assert_int_equal(nc_tick(c, now, t, 8), 0);
+}
+
+/* Learnt: told once; confirmed by frames; unconfirmed for reachable_ms:
+ * probed three times a second apart at its MAC, then forgotten. */
+static void test_ages_out(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned l = told(4, 2, mac_a, 0);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	nc_learn(&c, 1, &l, 1000);
+	expect_one(&c, 1000, NC_POST, &l, mac_a);
+	expect_none(&c, 1100);
+	nc_learn(&c, 1, &l, 20000);			/* confirmed: nothing to say */
+	expect_none(&c, 20000);
+	expect_none(&c, 49999);
+	expect_one(&c, 50000, NC_PROBE, &l, mac_a);
+	expect_none(&c, 50999);
+	expect_one(&c, 51000, NC_PROBE, &l, mac_a);
+	expect_one(&c, 52000, NC_PROBE, &l, mac_a);
+	expect_none(&c, 52500);
+	expect_one(&c, 53000, NC_FORGET, &l, mac_a);
+	assert_int_equal(c.n, 0);
+	expect_none(&c, 90000);
+	assert_int_equal(c.st.learnt, 1);
+	assert_int_equal(c.st.probes, 3);
+	assert_int_equal(c.st.forgotten, 1);
+	/* a hop asked for again and answered: a new entry */
+	nc_learn(&c, 1, &l, 95000);
+	expect_one(&c, 95000, NC_POST, &l, mac_a);
+}
+
+/* An answer to a probe makes it reachable again (told again: a refresh);
+ * an answer from another MAC moves it. */
+static void test_probe_answered(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned l = told(6, 2, mac_a, 0), moved = told(6, 2, mac_b, 0);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	nc_learn(&c, 1, &l, 0);
+	expect_one(&c, 0, NC_POST, &l, mac_a);
+	expect_one(&c, 30000, NC_PROBE, &l, mac_a);
+	nc_learn(&c, 1, &l, 30200);
+	expect_one(&c, 30300, NC_POST, &l, mac_a);
+	expect_none(&c, 60199);
+	expect_one(&c, 60200, NC_PROBE, &l, mac_a);
+	nc_learn(&c, 1, &moved, 60300);
+	expect_one(&c, 60400, NC_POST, &moved, mac_b);
+	assert_int_equal(c.st.moved, 1);
+	expect_none(&c, 61200);				/* no more probes */
+	expect_one(&c, 90300, NC_PROBE, &moved, mac_b);
+}
+
+/* Merges: news of a known neighbour move it (a gratuitous ARP after a
+ * failover); of an unknown one, nothing. Permanent entries do not move
+ * and are never probed. */
+static void test_merges_and_permanent(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned l = told(4, 2, mac_a, 0), garp = told(4, 2, mac_b, 1);
+	struct np_learned stranger = told(4, 9, mac_b, 1), fixed = told(4, 1, mac_a, 0);
+	struct np_learned fixed_moved = told(4, 1, mac_b, 0);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	nc_learn(&c, 1, &stranger, 0);
+	expect_none(&c, 0);
+	assert_int_equal(c.n, 0);
+	assert_int_equal(nc_permanent(&c, 1, 4, fixed.addr, mac_a), 0);
+	nc_learn(&c, 1, &l, 0);
+	expect_one(&c, 0, NC_POST, &l, mac_a);
+	nc_learn(&c, 1, &garp, 100);
+	expect_one(&c, 100, NC_POST, &garp, mac_b);
+	nc_learn(&c, 1, &fixed_moved, 200);
+	nc_learn(&c, 2, &l, 200);			/* same address, other port */
+	{
+		struct nc_todo t[8];
+
+		assert_int_equal(nc_tick(&c, 200, t, 8), 1);
+		assert_int_equal(t[0].port, 2);
+	}
+	for (uint64_t now = 1000; now < 200000; now += 1000) {
+		struct nc_todo t[8];
+		uint32_t n = nc_tick(&c, now, t, 8);
+
+		for (uint32_t k = 0; k < n; k++)
+			assert_memory_not_equal(t[k].addr, fixed.addr, 4);
+	}
+	assert_int_equal(c.n, 1);			/* only the permanent one */
+	assert_memory_equal(c.e[0].mac, mac_a, 6);
+}
+
+/* Full: new entries refused and counted; at most max things a tick, the
+ * rest on the next; a POST or FORGET a worker could not take is done
+ * again. */
+static void test_full_and_retry(void **state)
+{
+	static struct neigh_cache c;
+	struct nc_todo t[NC_MAX];
+	uint32_t total = 0, n;
+	(void)state;
+
+	nc_init(&c, &cfg);
+	for (uint32_t i = 0; i < NC_MAX + 5; i++) {
+		struct np_learned l = told(6, 0, mac_a, 0);
+
+		l.addr[13] = (uint8_t)(i >> 8);
+		l.addr[14] = (uint8_t)i;
+		nc_learn(&c, 1, &l, 0);
+	}
+	assert_int_equal(c.n, NC_MAX);
+	assert_int_equal(c.st.full, 5);
+	while ((n = nc_tick(&c, 0, t, 100)) != 0) {
+		assert_true(n <= 100);
+		total += n;
+	}
+	assert_int_equal(total, NC_MAX);
+	nc_retry(&c, &t[0], 0);				/* ... that POST was lost */
+	assert_int_equal(nc_tick(&c, 0, t + 1, 8), 1);
+	assert_int_equal(t[1].op, NC_POST);
+	assert_memory_equal(t[1].addr, t[0].addr, 16);
+
+	nc_init(&c, &(struct nc_config){.reachable_ms = 10, .probe_ms = 1, .probes = 1});
+	{
+		struct np_learned l = told(4, 7, mac_a, 0);
+
+		nc_learn(&c, 1, &l, 0);
+		expect_one(&c, 0, NC_POST, &l, mac_a);
+		expect_one(&c, 10, NC_PROBE, &l, mac_a);
+		assert_int_equal(nc_tick(&c, 11, t, 8), 1);
+		assert_int_equal(t[0].op, NC_FORGET);
+		nc_retry(&c, &t[0], 11);		/* a worker's ring was full */
+		expect_one(&c, 12, NC_FORGET, &l, mac_a);
+		expect_none(&c, 13);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ages_out),
+		cmocka_unit_test(test_probe_answered),
+		cmocka_unit_test(test_merges_and_permanent),
+		cmocka_unit_test(test_full_and_retry),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
