@@ -178,6 +178,25 @@ static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
 		for (uint32_t port = e->dport_lo; port <= e->dport_hi; port++)
 			p->dnat_dports[port >> 6] |= 1ull << (port & 63);
 	}
+	for (uint32_t r = 1; r <= v->policy->nat_count; r++) {
+		const struct rfw_nat_rule *n = &v->nat_rules[r];
+		uint32_t lo = n->port_lo, hi = n->port_hi;
+
+		if (n->kind == RFW_NAT_DNAT)
+			continue;
+		if (!lo && !hi) {	/* nat.c's default range */
+			lo = NAT_DEFAULT_PORT_LO;
+			hi = NAT_DEFAULT_PORT_HI;
+		}
+		for (uint32_t port = lo; port <= hi; port++) {
+			if (!((p->dnat_dports[port >> 6] >> (port & 63)) & 1))
+				continue;
+			if (!p->dnat_snat_dports &&
+			    !(p->dnat_snat_dports = calloc(65536 / 64, sizeof(uint64_t))))
+				return -1;
+			p->dnat_snat_dports[port >> 6] |= 1ull << (port & 63);
+		}
+	}
 	return 0;
 }
 
@@ -443,6 +462,7 @@ void pipe_policy_free(struct pipe_policy *p)
 	free(p->add_pools);
 	free(p->nat_entries);
 	free(p->dnat_dports);
+	free(p->dnat_snat_dports);
 	dnat_set_free(p->prev_dnat);
 	free(p->snat_pool);
 	free(p->masq_pool);

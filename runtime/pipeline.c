@@ -1307,6 +1307,25 @@ static uint32_t redirect_find(const struct pipe_worker *w, const struct pipe_pkt
  * back to start its flow where the rules now send it (and its replies).
  * Fragments do not: their datagram's worker sends them after their
  * first. Returns 1 when p was handed. */
+/* A packet that found no flow here, where a DNAT rule its tuple matches
+ * homed it (its own tuple would have homed it here otherwise), may be a
+ * reply of a flow that is not DNAT's (a masqueraded or routed connection
+ * whose port a port forward also takes): that flow is where its own
+ * tuple says. Worth a look when it cannot start a flow (a TCP segment
+ * without SYN), or could be a translated flow's reply (a port an SNAT
+ * rule gives out too). Ports only: ICMP is homed by its identifier. */
+static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const struct pkt_meta *m,
+					 uint8_t kind)
+{
+	uint16_t port = m->key.dport;
+
+	if (!m->key.has_ports || !pol->nat_dnat_count)
+		return 0;
+	return kind == CT_INVALID ||
+	       (kind == CT_NEW && pol->dnat_snat_dports &&
+		((pol->dnat_snat_dports[port >> 6] >> (port & 63)) & 1));
+}
+
 static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 {
 	const struct pipe_dnat_set *d = w->pol->prev_dnat;
@@ -1323,6 +1342,11 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 		second = PIPE_SECOND_PROBE;	/* restored there */
 	} else if (d) {
 		to = home_through(w, p, m, d->view, &d->sets, d->entries, d->count, d->dports);
+		second = PIPE_SECOND_PROBE;
+	} else if (answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
+		const struct pkt_key *k = &m->key;
+
+		to = pipe_home_of(w, k->src, k->dst, k->sport, k->dport, k->proto);
 		second = PIPE_SECOND_PROBE;
 	} else {
 		return 0;
@@ -1361,7 +1385,8 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 
 		*r = b->resl[k];
 		if (__builtin_expect(handoff, 0) && (r->kind == CT_NEW || r->kind == CT_INVALID) &&
-		    (w->pol->prev_dnat || w->redirect || (pkts[i].homed && pkts[i].second)) &&
+		    (w->pol->prev_dnat || w->redirect || (pkts[i].homed && pkts[i].second) ||
+		     answer_maybe_elsewhere(w->pol, &b->meta[i], r->kind)) &&
 		    second_chance(w, &pkts[i], i))
 			continue;
 		switch (r->kind) {

@@ -153,6 +153,10 @@ struct pipe_policy {
 	 * worker is found without scanning the DNAT rules for the ports none
 	 * takes; NULL without handoff or DNAT. */
 	uint64_t *dnat_dports;
+	/* Those of them an SNAT rule may also give out (its port range):
+	 * a packet to one may be a translated flow's reply, though a DNAT
+	 * rule homed it (second_chance); NULL when none. */
+	uint64_t *dnat_snat_dports;
 	/* With handoff, after a reload that changed the DNAT rules: those
 	 * of the policy before (pipe_policy_keep_dnat); NULL otherwise */
 	struct pipe_dnat_set *prev_dnat;

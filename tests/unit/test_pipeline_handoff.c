@@ -61,7 +61,8 @@ struct lab {
 	uint32_t hops2;		/* second handoffs (fragments) */
 };
 
-static void lab_open_mode(struct lab *l, int handoff, uint32_t nw, enum pipe_mode mode)
+static void lab_open_text(struct lab *l, const char *text, int handoff, uint32_t nw,
+			  enum pipe_mode mode)
 {
 	struct pipe_config c = {.mode = mode, .seed = 7,
 				.worker_count = (uint16_t)nw, .handoff = (uint8_t)handoff,
@@ -69,7 +70,7 @@ static void lab_open_mode(struct lab *l, int handoff, uint32_t nw, enum pipe_mod
 
 	memset(l, 0, sizeof(*l));
 	l->nw = nw;
-	router_lab_compile(policy, &l->buf, &l->len, &l->view);
+	router_lab_compile(text, &l->buf, &l->len, &l->view);
 	router_lab_ports(&c);
 	for (uint16_t k = 0; k < nw; k++) {
 		c.worker_id = k;
@@ -77,6 +78,11 @@ static void lab_open_mode(struct lab *l, int handoff, uint32_t nw, enum pipe_mod
 		assert_non_null(l->w[k]);
 		router_lab_neighbours(l->w[k]);
 	}
+}
+
+static void lab_open_mode(struct lab *l, int handoff, uint32_t nw, enum pipe_mode mode)
+{
+	lab_open_text(l, policy, handoff, nw, mode);
 }
 
 static void lab_open_n(struct lab *l, int handoff, uint32_t nw)
@@ -532,6 +538,100 @@ static void test_dnat_change_keeps_flows(void **state)
 	free(buf_c);
 }
 
+/* A port forward that takes the ports masquerade gives out (here all of
+ * them: 20000-29999 on the public address, TCP and UDP) with four
+ * workers: a masqueraded connection's answers match the forward, are
+ * homed by its translation, find no flow there and go on to where their
+ * own tuple says, the masqueraded flow's worker; a new connection to a
+ * forwarded port still gets the forward (there and back first). */
+static void test_answers_on_forwarded_ports(void **state)
+{
+	static const uint8_t outside_ip[4] = {10, 200, 5, 5};
+	char text[sizeof(policy) + 256];
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t seed = 777, by_req, by_rep, chances = 0;
+	(void)state;
+
+	strcpy(text, policy);
+	replace(text, "service: tcp/8080", "service: tcp/20000-29999");
+	replace(text, "  - name: masq\n",
+		"  - name: udp-forward\n"
+		"    match: {from: {zone: outside}, to: {network: 10.0.1.1, service: udp/20000-29999}}\n"
+		"    dnat: {to: 10.100.0.10}\n"
+		"  - name: masq\n");
+	lab_open_text(&l, text, 1, 4, PIPE_ROUTER);
+	for (uint16_t i = 0; i < 64; i++) {
+		uint8_t proto = i % 2 ? 17 : 6;
+		uint16_t pub, rport = proto == 6 ? 443 : 53;
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(proto, client_ip, (uint16_t)(41000 + i), remote_ip, rport, 0x02);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, (seed >> 16) % l.nw, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		pub = frame_get16(ip(&f) + 20);
+		assert_true(pub >= 20000 && pub <= 29999);
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(proto, remote_ip, rport, wan_ip, pub, 0x12);
+		s.ack = 1001;
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, (seed >> 16) % l.nw, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_int_equal(p.out_port, 0);
+		assert_memory_equal(ip(&f) + 16, client_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 41000 + i);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
+	for (uint32_t k = 0; k < l.nw; k++) {
+		const struct pipe_stats *st = pipe_stats(l.w[k]);
+
+		assert_int_equal(st->drop[PIPE_DROP_CT_INVALID] + st->drop[PIPE_DROP_POLICY], 0);
+		chances += (uint32_t)st->second_chance;
+	}
+	assert_true(chances >= 16);	/* ~3 in 4 were homed elsewhere */
+	/* a connection to a forwarded port: to the server, both ways on one
+	 * worker */
+	for (uint16_t i = 0; i < 16; i++) {
+		uint16_t fwd = (uint16_t)(20000 + 7 * i);
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(6, outside_ip, (uint16_t)(7000 + i), wan_ip, fwd, 0x02);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, (seed >> 16) % l.nw, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&f) + 16, server_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 80);
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(6, server_ip, 80, outside_ip, (uint16_t)(7000 + i), 0x12);
+		s.ack = 1001;
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, (seed >> 16) % l.nw, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 20), fwd);
+	}
+	/* a segment of no flow at all still ends, as invalid, after going
+	 * there and back */
+	s = spec(6, remote_ip, 443, wan_ip, 20000, 0x10);
+	frame_build(&f, &s);
+	for (uint32_t at = 0; at < l.nw; at++) {
+		struct frame g = f;
+
+		p = deliver(&l, &g, 1, at, &by_rep);
+		assert_int_equal(p.verdict, PIPE_DROP);
+		assert_int_equal(p.drop, PIPE_DROP_CT_INVALID);
+	}
+	lab_close(&l);
+}
+
 /* A bridge (bump in the wire) hands frames over the same way. */
 static void test_bridge(void **state)
 {
@@ -667,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_masquerade_replies_find_their_worker),
 		cmocka_unit_test(test_dnat_and_plain_replies_find_their_worker),
 		cmocka_unit_test(test_dnat_change_keeps_flows),
+		cmocka_unit_test(test_answers_on_forwarded_ports),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
