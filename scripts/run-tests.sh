@@ -54,7 +54,7 @@ done
 echo "=== fuzz: build"
 if CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DRAMPART_SANITIZE=ON \
      -DRAMPART_FUZZ=ON >/dev/null &&
-   cmake --build build-fuzz -j"$(nproc)" --target rulec fuzz_artifact fuzz_rulec fuzz_pipeline fuzz_state fuzz_neigh >/dev/null; then
+   cmake --build build-fuzz -j"$(nproc)" --target rulec fuzz_artifact fuzz_rulec fuzz_pipeline fuzz_handoff fuzz_state fuzz_neigh >/dev/null; then
   echo "=== fuzz: run"
   tests/run-fuzz.sh build-fuzz "${RAMPART_FUZZ_SECONDS:-40}" 2>&1 | tee "$log/fuzz"
   count "$log/fuzz"

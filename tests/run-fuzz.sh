@@ -25,11 +25,13 @@ for y in tests/fuzz/corpus/rulec/*.yaml; do
 done
 
 passed=0; failed=0; total_execs=0
-for t in artifact rulec pipeline state neigh; do
+for t in artifact rulec pipeline handoff state neigh; do
   corpus="$work/corpus-$t"
   mkdir -p "$corpus"
   [ "$t" = artifact ] && cp "$work"/artifact/* "$corpus"/
   cp tests/fuzz/corpus/$t/* "$corpus"/
+  # the pipeline's records serve fuzz_handoff too
+  [ "$t" = handoff ] && cp tests/fuzz/corpus/pipeline/* "$corpus"/
   log="$work/$t.log"
   "$dir/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix=tests/fuzz/crashes/$t- "$corpus" > "$log" 2>&1

@@ -2,8 +2,10 @@
 # Writes the pipeline fuzzer's seed corpus (corpus/pipeline/): bursts of
 # frames in its record format [port][time step][len lo][len hi][frame],
 # covering a TCP connection through masquerade, DNAT, ICMP, IPv6,
-# fragments, VLAN, reject and port MTUs. Run once; the files are
-# committed.
+# fragments, VLAN, reject and port MTUs; and fuzz_handoff's own
+# (corpus/handoff/: the same records, the first byte also naming the
+# worker whose queue a frame arrives on, and reloads). Run once; the
+# files are committed.
 import os
 import struct
 from scapy.all import (Dot1Q, Ether, ICMP, IP, IPv6, ICMPv6EchoRequest, Raw, TCP, UDP,
@@ -57,8 +59,41 @@ SEEDS = {
     ],
 }
 
-os.makedirs(OUT, exist_ok=True)
-for name, recs in SEEDS.items():
-    with open(os.path.join(OUT, name), "wb") as f:
-        f.write(b"".join(recs))
-print("wrote %d seeds to %s" % (len(SEEDS), OUT))
+RELOAD = 0xf0  # fuzz_handoff: reload to the other policy before the frame
+
+
+def at(worker, port, reload=False):
+    return (RELOAD if reload else 0) | worker << 1 | port
+
+
+# fuzz_handoff: masqueraded UDP answers to ports a forward also takes (the
+# answers to each of a few ports, on every worker: one is the flow's);
+# TCP the same; a forwarded connection moved by a reload and its old
+# connection's next segments.
+HANDOFF = {
+    "udp_answers_on_forwarded_ports":
+        [rec(at(0, L), eth() / IP(src="10.1.0.2", dst="10.3.7.7") / UDP(sport=40000 + i, dport=53))
+         for i in range(4)] +
+        [rec(at(w, W), eth() / IP(src="10.3.7.7", dst="10.2.0.1") / UDP(sport=53, dport=20000 + p), 1)
+         for p in range(8) for w in range(3)],
+    "tcp_answers_on_forwarded_ports":
+        [rec(at(1, L), eth() / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(sport=41000, dport=443, flags="S"))] +
+        [rec(at(w, W), eth() / IP(src="10.3.7.7", dst="10.2.0.1") /
+             TCP(sport=443, dport=20000 + p, flags="SA", seq=5000, ack=1), 1)
+         for p in range(4) for w in range(3)],
+    "dnat_moved": [
+        rec(at(2, W), eth() / IP(src="10.3.9.9", dst="10.2.0.1") / TCP(sport=5555, dport=8080, flags="S")),
+        rec(at(0, L), eth() / IP(src="10.1.0.3", dst="10.3.9.9") / TCP(sport=80, dport=5555, flags="SA", ack=1)),
+        rec(at(1, W, True), eth() / IP(src="10.3.9.9", dst="10.2.0.1") /
+            TCP(sport=5555, dport=8080, flags="A", seq=1, ack=1)),
+        rec(at(2, W), eth() / IP(src="10.3.9.9", dst="10.2.0.1") / TCP(sport=5556, dport=8080, flags="S")),
+        rec(at(0, L), eth() / IP(src="10.1.0.3", dst="10.3.9.9") / TCP(sport=80, dport=5555, flags="A", seq=1, ack=1)),
+    ],
+}
+
+for out, seeds in ((OUT, SEEDS), (os.path.join(os.path.dirname(OUT), "handoff"), HANDOFF)):
+    os.makedirs(out, exist_ok=True)
+    for name, recs in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(b"".join(recs))
+    print("wrote %d seeds to %s" % (len(seeds), out))

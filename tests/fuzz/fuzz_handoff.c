@@ -1,0 +1,159 @@
+/* libFuzzer target: three workers that hand frames to each other (the
+ * flow's worker by its tuple, a DNAT flow's by its translation, the
+ * second chances after a DNAT change and for answers on forwarded
+ * ports, fragments through their datagram's worker), as rampartd's do,
+ * with reloads that move the DNAT rules back and forth. Input: records
+ * [ctl:1][time step:1][len:2][bytes:len] as fuzz_pipeline's (its seeds
+ * serve): ctl bit 0 the port, bits 1-2 the worker whose queue it
+ * arrives on (mod 3), bits 4-7 all set: a reload to the other policy
+ * first (one record in 16 of random ones: a reload is slow). Checks
+ * that a frame is never handed on more than its bound, never to itself
+ * or past the workers, and stays within its room. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "artifact.h"
+#include "fuzz_ports.h"
+#include "pipeline.h"
+#include "rulec.h"
+
+#define ROOM 2048
+#define NW 3
+
+static struct rfw_view views[2];	/* pipeline.yaml, and its forwards moved */
+static const struct rfw_view *running, *kept;
+static struct pipe_worker *workers[NW];
+static uint64_t now_ns = 1000000000ull;
+
+static void compile(const char *text, struct rfw_view *v)
+{
+	char path[] = "/tmp/rampart-fuzz-handoff-XXXXXX", err[256];
+	int fd = mkstemp(path);
+	void *buf;
+	size_t len;
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		abort();
+	close(fd);
+	if (rulec_compile(path, stderr, &buf, &len) || rfw_view_init(v, buf, len, err, sizeof(err)))
+		abort();
+	unlink(path);
+}
+
+static void setup(void)
+{
+	static const uint8_t mac[6] = {2, 0, 0, 0, 0, 9};
+	static char text[8192], moved[8192];
+	FILE *f = fopen(RAMPART_SOURCE_DIR "/tests/fuzz/pipeline.yaml", "r");
+	size_t n;
+	char *at;
+
+	if (!f || (n = fread(text, 1, sizeof(text) - 1, f)) == 0)
+		abort();
+	fclose(f);
+	text[n] = 0;
+	compile(text, &views[0]);
+	strcpy(moved, text);	/* every "dnat: {to: 10.1.0.3" to .4 */
+	for (at = moved; (at = strstr(at, "dnat: {to: 10.1.0.3")) != NULL; at++)
+		at[strlen("dnat: {to: 10.1.0.")] = '4';
+	compile(moved, &views[1]);
+	running = &views[0];
+	for (uint16_t k = 0; k < NW; k++) {
+		struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 64, .seed = 9,
+					.worker_count = NW, .worker_id = k, .handoff = 1,
+					.home_seed = 0x5eed};
+
+		fuzz_ports(&c);
+		c.port[0].mtu = 1500;
+		c.port[1].mtu = 1280;
+		c.hold_unresolved = 1;
+		workers[k] = pipe_create(&c, running);
+		if (!workers[k])
+			abort();
+		pipe_neigh_set(workers[k], 1, 4, (uint8_t[]){10, 2, 0, 254}, mac);
+		pipe_neigh_set(workers[k], 0, 4, (uint8_t[]){10, 1, 0, 3}, mac);
+		pipe_neigh_set(workers[k], 0, 4, (uint8_t[]){10, 1, 0, 4}, mac);
+		pipe_neigh_set(workers[k], 1, 6, (uint8_t[]){0xfd, 0, 0, 2, [15] = 0xfe}, mac);
+	}
+}
+
+/* Every worker to the other policy, keeping DNAT rules as rampartd does. */
+static void reload(void)
+{
+	const struct rfw_view *next = running == &views[0] ? &views[1] : &views[0];
+	const struct rfw_view *keep = pipe_dnat_to_keep(running, kept, next);
+	char err[256];
+
+	for (uint32_t k = 0; k < NW; k++) {
+		struct pipe_policy *p = pipe_policy_build(workers[k], next, NULL, PIPE_FLOWS_KEEP,
+							  NULL, err, sizeof(err));
+
+		if (!p || pipe_policy_keep_dnat(workers[k], p, keep) < 0)
+			abort();
+		p = pipe_adopt(workers[k], p);
+		while (pipe_sweep(workers[k]))
+			;
+		pipe_policy_free(p);
+	}
+	kept = keep;
+	running = next;
+}
+
+/* What a worker does after each call: take its unresolved hops and
+ * extra frames (fragments, replies), which must stay in their room. */
+static void after(struct pipe_worker *w)
+{
+	struct pipe_nexthop hop[PIPE_UNRESOLVED];
+	struct pipe_pkt *extra;
+	uint32_t m;
+
+	(void)pipe_unresolved(w, hop, PIPE_UNRESOLVED);
+	m = pipe_extra(w, &extra);
+	for (uint32_t i = 0; i < m; i++)
+		if (extra[i].len > extra[i].room || extra[i].out_port >= 2)
+			abort();
+	pipe_extra_clear(w);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t frame[ROOM];
+
+	if (!workers[0])
+		setup();
+	while (size >= 4) {
+		uint32_t len = (uint32_t)(data[2] | data[3] << 8) % 1600, at = (data[0] >> 1 & 3) % NW;
+		struct pipe_pkt p;
+		uint32_t hops = 0;
+
+		if (len > size - 4)
+			len = (uint32_t)(size - 4);
+		if ((data[0] & 0xf0) == 0xf0)
+			reload();
+		memset(frame, 0, 64);
+		memcpy(frame, data + 4, len);
+		p = (struct pipe_pkt){.data = frame, .len = len, .room = ROOM,
+				      .in_port = (uint8_t)(data[0] & 1)};
+		now_ns += (uint64_t)data[1] * 100000000ull;
+		data += 4 + len;
+		size -= 4 + len;
+		pipe_process(workers[at], &p, 1, now_ns);
+		after(workers[at]);
+		while (p.verdict == PIPE_HANDOFF) {
+			/* a fragment through its datagram's worker, a second
+			 * chance there and back: three hops at most */
+			if (p.worker >= NW || p.worker == at || ++hops > 3)
+				abort();
+			at = p.worker;
+			p.homed++;
+			pipe_process(workers[at], &p, 1, now_ns);
+			after(workers[at]);
+		}
+		if (p.len > ROOM)
+			abort();
+	}
+	return 0;
+}
