@@ -59,11 +59,11 @@ SEEDS = {
     ],
 }
 
-RELOAD = 0xf0  # fuzz_handoff: reload to the other policy before the frame
+RELOAD = 0xff  # fuzz_handoff: reload first; the frame then on worker 0 (3 % 3), wan0
 
 
 def at(worker, port, reload=False):
-    return (RELOAD if reload else 0) | worker << 1 | port
+    return RELOAD if reload else worker << 1 | port
 
 
 # fuzz_handoff: masqueraded UDP answers to ports a forward also takes (the
@@ -84,7 +84,7 @@ HANDOFF = {
     "dnat_moved": [
         rec(at(2, W), eth() / IP(src="10.3.9.9", dst="10.2.0.1") / TCP(sport=5555, dport=8080, flags="S")),
         rec(at(0, L), eth() / IP(src="10.1.0.3", dst="10.3.9.9") / TCP(sport=80, dport=5555, flags="SA", ack=1)),
-        rec(at(1, W, True), eth() / IP(src="10.3.9.9", dst="10.2.0.1") /
+        rec(at(0, W, True), eth() / IP(src="10.3.9.9", dst="10.2.0.1") /
             TCP(sport=5555, dport=8080, flags="A", seq=1, ack=1)),
         rec(at(2, W), eth() / IP(src="10.3.9.9", dst="10.2.0.1") / TCP(sport=5556, dport=8080, flags="S")),
         rec(at(0, L), eth() / IP(src="10.1.0.3", dst="10.3.9.9") / TCP(sport=80, dport=5555, flags="A", seq=1, ack=1)),
