@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "artifact.h"
 #include "backend.h"
+#include "neigh_cache.h"
 #include "pipeline.h"
 #include "worker.h"
 
@@ -47,6 +48,9 @@ struct control_src {
 	uint32_t max_flows;	/* conntrack slots per worker (0: stateless) */
 	const char *state_file;	/* --state-file; NULL: none */
 	uint32_t state_interval;	/* --state-interval (0: at a clean stop only) */
+	/* DPDK router with its own ARP/ND: the neighbour cache's summary,
+	 * as of its last tick (neigh_cache.h); NULL: none (the kernel's) */
+	void (*neighbours)(struct nc_summary *out);
 };
 
 struct control;

@@ -271,6 +271,16 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_printf(out, "handoff:   off (%s)\n",
 			   src->nworkers < 2		 ? "one worker" :
 			   !src->view->policy->stateful ? "stateless policy" : "--handoff off");
+	if (src->neighbours) {
+		struct nc_summary n;
+
+		src->neighbours(&n);
+		ctl_printf(out, "neighbours: %u reachable, %u being probed, %u static; %llu learnt, "
+				"%llu moved, %llu probes, %llu forgotten, %llu refused (full)\n",
+			   n.reachable, n.probing, n.permanent, (unsigned long long)n.st.learnt,
+			   (unsigned long long)n.st.moved, (unsigned long long)n.st.probes,
+			   (unsigned long long)n.st.forgotten, (unsigned long long)n.st.full);
+	}
 	ctl_puts(out, "\n");
 	ctl_table_init(&t, ihead, 5, 0x8u);
 	for (uint32_t i = 0; i < src->nports; i++) {
@@ -351,6 +361,20 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 		uint64_t redirects, packets;
 
 		second_chance(r, &kept, &redirects, &packets);
+		if (src->neighbours) {
+			struct nc_summary n;
+
+			src->neighbours(&n);
+			ctl_printf(out, " \"neighbors\": {\"reachable\": %u, \"probing\": %u, "
+					"\"static\": %u, \"learnt\": %llu, \"moved\": %llu, "
+					"\"probes\": %llu, \"forgotten\": %llu, \"refused_full\": %llu},\n",
+				   n.reachable, n.probing, n.permanent,
+				   (unsigned long long)n.st.learnt, (unsigned long long)n.st.moved,
+				   (unsigned long long)n.st.probes, (unsigned long long)n.st.forgotten,
+				   (unsigned long long)n.st.full);
+		} else {
+			ctl_puts(out, " \"neighbors\": null,\n");
+		}
 		ctl_printf(out, " \"handoff\": {\"on\": %s, \"ring_slots\": %u, "
 				"\"second_chance\": {\"dnat_rules_kept\": %s, \"redirects\": %llu, "
 				"\"packets\": %llu}},\n \"nat_pools\": [",

@@ -108,7 +108,7 @@ uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_todo *out, ui
 			e->dirty = 0;
 			continue;	/* the same entry again: it may be due */
 		}
-		if (e->state == NC_REACHABLE && now_ms - e->confirmed_ms >= c->cfg.reachable_ms) {
+		if (e->state == NC_REACHABLE && now_ms >= e->confirmed_ms + c->cfg.reachable_ms) {
 			e->state = NC_PROBING;
 			e->next_ms = now_ms;
 		}
@@ -150,4 +150,18 @@ void nc_retry(struct neigh_cache *c, const struct nc_todo *t, uint64_t now_ms)
 	e->state = NC_PROBING;
 	e->probes = (uint8_t)c->cfg.probes;
 	e->next_ms = now_ms;
+}
+
+void nc_summarize(const struct neigh_cache *c, struct nc_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->st = c->st;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->e[i].state == NC_PERMANENT)
+			out->permanent++;
+		else if (c->e[i].state == NC_PROBING)
+			out->probing++;
+		else
+			out->reachable++;
+	}
 }

@@ -63,6 +63,12 @@ struct nc_todo {
 	uint8_t mac[6];		/* POST: the MAC; PROBE: where to ask */
 };
 
+/* What rampartctl status shows: the entries by state, and the totals. */
+struct nc_summary {
+	uint32_t reachable, probing, permanent;
+	struct nc_stats st;
+};
+
 /* cfg NULL: the defaults above. */
 void nc_init(struct neigh_cache *c, const struct nc_config *cfg);
 /* A static entry: never probed, never moved by what frames say. 0, or
@@ -79,5 +85,6 @@ uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_todo *out, ui
 /* A POST or FORGET some worker's ring could not take: done again on the
  * next tick. */
 void nc_retry(struct neigh_cache *c, const struct nc_todo *t, uint64_t now_ms);
+void nc_summarize(const struct neigh_cache *c, struct nc_summary *out);
 
 #endif

@@ -876,6 +876,17 @@ static struct backend_dpdk bd;
  * must be probed (daemon/neigh_cache.h); probes go to the workers in
  * turn, each sends from its own queue. */
 static struct neigh_cache dp_neigh;
+/* its summary for the control thread (rampartctl status), as of the
+ * last tick */
+static pthread_mutex_t dp_neigh_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nc_summary dp_neigh_summary;
+
+static void dp_neighbours(struct nc_summary *out)
+{
+	pthread_mutex_lock(&dp_neigh_lock);
+	*out = dp_neigh_summary;
+	pthread_mutex_unlock(&dp_neigh_lock);
+}
 
 static void dp_neigh_tick(void)
 {
@@ -912,6 +923,9 @@ static void dp_neigh_tick(void)
 		if (n < 64)
 			break;
 	}
+	pthread_mutex_lock(&dp_neigh_lock);
+	nc_summarize(&dp_neigh, &dp_neigh_summary);
+	pthread_mutex_unlock(&dp_neigh_lock);
 }
 
 /* --backend dpdk: EAL and the ports (dpdk/), one worker per RX queue,
@@ -975,6 +989,8 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 			goto out;
 	control_src_dpdk(&csrc, o, view, wp, &dports, cfg.max_flows);
 	csrc.be = &bd.be;
+	if (bd.own_neigh)
+		csrc.neighbours = dp_neighbours;
 	if (go_live(ctl, &csrc, o, view))
 		goto out;
 	if (o->verbose)

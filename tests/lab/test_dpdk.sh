@@ -214,8 +214,9 @@ skip=0
 for a in "${AFXDP_ARGS[@]}"; do
 	if [ "$skip" = 1 ]; then skip=0; continue; fi
 	case $a in --neighbor | --state-file) skip=1; continue ;; esac
-	# learnt neighbours probed after 2 s unconfirmed (the default 30)
-	[ "$a" = -- ] && DYN_ARGS+=(--dpdk-neighbor-reachable 2)
+	# learnt neighbours probed after 2 s unconfirmed (the default 30);
+	# metrics inside the fw namespace
+	[ "$a" = -- ] && DYN_ARGS+=(--dpdk-neighbor-reachable 2 --metrics 127.0.0.1:19631)
 	DYN_ARGS+=("$a")
 done
 # all of N pings answered
@@ -256,6 +257,18 @@ if lab_rampartd_run routing "${DYN_ARGS[@]}"; then
 	check "the server moved silently: pings to 10.$N.2.2 answered again within 15 s" \
 		lab_wait_for 15 ping_all 10.$N.2.2
 	check "... and to fd00:$N:2::2" lab_wait_for 15 ping_all -6 fd00:$N:2::2
+	st=$(ip netns exec "$(lab_nsname fw)" "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" status)
+	echo "# $(grep '^neighbours:' <<<"$st")"
+	check "rampartctl status: the neighbours line (both hosts reachable, the server's two entries forgotten once)" \
+		bash -c "grep -Eq '^neighbours: ([4-9]|[1-9][0-9]+) reachable, .* ([2-9]|[1-9][0-9]+) forgotten' <<<'$st'"
+	check "metrics: rampart_neighbors by state, rampart_neighbor_events_total{event=\"forgotten\"} >= 2" \
+		bash -c "ip netns exec $(lab_nsname fw) curl -s --max-time 5 http://127.0.0.1:19631/metrics |
+			 grep -q '^rampart_neighbors{state=\"reachable\"} [1-9]' &&
+			 ip netns exec $(lab_nsname fw) curl -s --max-time 5 http://127.0.0.1:19631/metrics |
+			 grep -Eq '^rampart_neighbor_events_total\{event=\"forgotten\"\} ([2-9]|[1-9][0-9]+)$'"
+	check "rampartctl --json status: neighbors.forgotten >= 2, moved >= 2" \
+		bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock --json status |
+			 $LAB_PY -c 'import json,sys; n=json.load(sys.stdin)[\"neighbors\"]; sys.exit(not (n[\"forgotten\"] >= 2 and n[\"moved\"] >= 2))'"
 	kill -TERM "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 15
 	wait "$RAMPARTD_PID"

@@ -138,6 +138,23 @@ static void test_merges_and_permanent(void **state)
 	}
 	assert_int_equal(c.n, 1);			/* only the permanent one */
 	assert_memory_equal(c.e[0].mac, mac_a, 6);
+	{
+		struct nc_summary sum;
+		struct np_learned again = told(6, 3, mac_a, 0), late = told(6, 4, mac_b, 0);
+		struct nc_todo t[8];
+
+		nc_learn(&c, 1, &again, 300000);
+		nc_learn(&c, 1, &late, 320000);
+		assert_int_equal(nc_tick(&c, 320000, t, 8), 2);	/* both posted */
+		assert_int_equal(nc_tick(&c, 330000, t, 8), 1);	/* `again` probed */
+		assert_int_equal(t[0].op, NC_PROBE);
+		nc_summarize(&c, &sum);
+		assert_int_equal(sum.permanent, 1);
+		assert_int_equal(sum.probing, 1);
+		assert_int_equal(sum.reachable, 1);
+		assert_int_equal(sum.st.learnt, c.st.learnt);
+		assert_int_equal(sum.st.moved, 1);
+	}
 }
 
 /* Full: new entries refused and counted; at most max things a tick, the
