@@ -38,6 +38,7 @@
 
 #define NEIGH_REFRESH_MS 1000	/* how stale a next hop may be */
 #define NEIGH_TICK_MS 100	/* unresolved next hops asked for within */
+#define KEPT_TICK_MS 1000	/* kept DNAT rules looked at (reload_release_kept) */
 #define NEIGH_WAIT_MS 3000	/* after asking, a dump every tick this long */
 
 /* Large: kept off the stack. */
@@ -600,6 +601,8 @@ static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
 	uint64_t last_refresh = monotonic_ms(), every = (uint64_t)o->state_interval * 1000u;
 	uint64_t next_save = every ? monotonic_ms() + every : UINT64_MAX;
 
+	uint64_t next_kept = monotonic_ms() + KEPT_TICK_MS;
+
 	for (;;) {
 		uint64_t now = monotonic_ms(), wait_ms = nl || neigh_own ? NEIGH_TICK_MS : UINT64_MAX;
 		struct timespec tick;
@@ -610,8 +613,18 @@ static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
 			next_save = monotonic_ms() + every;
 			continue;
 		}
+		if (now >= next_kept) {
+			/* DNAT rules kept over a reload, once no flow needs them */
+			if (reload_release_kept(&reloader))
+				fprintf(stderr, "rampartd: the DNAT rules kept since the last change of "
+						"them released: no flow from before needs them\n");
+			next_kept = monotonic_ms() + KEPT_TICK_MS;
+			continue;
+		}
 		if (next_save - now < wait_ms)
 			wait_ms = next_save - now;
+		if (next_kept - now < wait_ms)
+			wait_ms = next_kept - now;
 		tick.tv_sec = (time_t)(wait_ms / 1000u);
 		tick.tv_nsec = (long)(wait_ms % 1000u) * 1000000L;
 		sig = wait_ms == UINT64_MAX ? sigwaitinfo(set, NULL) : sigtimedwait(set, NULL, &tick);

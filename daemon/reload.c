@@ -133,6 +133,39 @@ static int wait_quiescent(struct reloader *r, uint64_t seq)
 	return 0;
 }
 
+int reload_release_kept(struct reloader *r)
+{
+	const struct timespec pause = { 0, 20000 };	/* 20 us */
+	uint64_t deadline = now_us() + RELOAD_WAIT_S * 1000000ull, seq;
+	int done = 0;
+
+	reload_lock(r);
+	if (!r->dnat_kept || r->stuck)
+		goto out;
+	for (uint32_t k = 0; k < r->nworkers; k++)
+		if (pipe_dnat_kept_needed(r->workers[k]->pipe))
+			goto out;
+	seq = ++r->kept_drop_seq;
+	for (uint32_t k = 0; k < r->nworkers; k++)
+		atomic_store_explicit(&r->workers[k]->kept_drop_req, seq, memory_order_release);
+	for (uint32_t k = 0; k < r->nworkers; k++)
+		while (atomic_load_explicit(&r->workers[k]->kept_drop_done, memory_order_acquire) !=
+		       seq) {
+			if (now_us() > deadline)
+				goto out;	/* asked again on the next tick */
+			nanosleep(&pause, NULL);
+		}
+	/* no policy refers to the kept view any more */
+	close_owned(r->dnat_kept_owned);
+	r->dnat_kept_owned = NULL;
+	r->dnat_kept = NULL;
+	r->kept_released++;
+	done = 1;
+out:
+	reload_unlock(r);
+	return done;
+}
+
 /* The released generation's counters, now final, go to the rules of the
  * same name in the new one. */
 static int fold_counters(struct reloader *r, const struct rfw_view *nv, const uint32_t *map)

@@ -65,6 +65,8 @@ struct reloader {
 	 * reload opened it (to close when no longer kept) */
 	const struct rfw_view *dnat_kept;
 	struct rfw_view *dnat_kept_owned;
+	uint64_t kept_released;		/* times no flow needed them any more */
+	uint64_t kept_drop_seq;
 	struct rule_index names;	/* of view */
 	struct reload_gen *gen;		/* current generation (NULL: the first) */
 	uint64_t seq;
@@ -96,6 +98,12 @@ void reload_unlock(struct reloader *r);
  * policy is untouched. */
 int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows,
 	       struct reload_timing *t, char *err, size_t errlen);
+
+/* Takes the lock: when DNAT rules are kept and no worker has a flow
+ * left that may need them (pipe_dnat_kept_needed), every worker stops
+ * matching them and their view is closed. 1 when released, 0 when not
+ * (none kept, still needed, or a worker did not answer in time). */
+int reload_release_kept(struct reloader *r);
 
 /* With the lock held: carried counters of rule n of the current view. */
 static inline struct pipe_rule_stats reload_carried(const struct reloader *r, uint32_t n)

@@ -32,6 +32,8 @@ void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pi
 	atomic_init(&w->ctl_job, NULL);
 	atomic_init(&w->save_job, NULL);
 	atomic_init(&w->quiesced, 0);
+	atomic_init(&w->kept_drop_req, 0);
+	atomic_init(&w->kept_drop_done, 0);
 }
 
 void worker_follow(struct worker *w, struct reload_gen *_Atomic *published)
@@ -45,9 +47,16 @@ void worker_follow(struct worker *w, struct reload_gen *_Atomic *published)
 static uint32_t reload_poll(struct worker *w)
 {
 	struct reload_gen *g;
+	uint64_t drop;
 
 	if (!w->published)
 		return 0;
+	drop = atomic_load_explicit(&w->kept_drop_req, memory_order_acquire);
+	if (drop != atomic_load_explicit(&w->kept_drop_done, memory_order_relaxed)) {
+		/* no flow needs the DNAT rules kept any more (reload_release_kept) */
+		pipe_drop_kept_dnat(w->pipe);
+		atomic_store_explicit(&w->kept_drop_done, drop, memory_order_release);
+	}
 	g = atomic_load_explicit(w->published, memory_order_acquire);
 	if (g != w->gen) {
 		w->retired = pipe_adopt(w->pipe, g->pol[w->queue]);

@@ -109,6 +109,9 @@ struct worker {
 	int sandbox;		/* worker_start: run under the seccomp filter (privilege.h) */
 	struct pktcap_ring *cap;	/* its pipeline's capture ring (rampartctl capture) */
 	_Alignas(64) _Atomic uint64_t quiesced;
+	/* reload_release_kept asks (req, a new value) and the worker, having
+	 * dropped the kept DNAT rules, answers (done = req) */
+	_Atomic uint64_t kept_drop_req, kept_drop_done;
 	/* cold */
 	pthread_t thread;
 };

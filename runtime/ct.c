@@ -843,6 +843,18 @@ void ct_remove(struct ct_table *t, uint32_t flow)
 	t->st.removed++;
 }
 
+int ct_each(const struct ct_table *t, uint32_t *cursor, uint32_t budget,
+	    void (*fn)(void *ctx, const struct ct_table *t, uint32_t flow), void *ctx)
+{
+	uint32_t i = *cursor, end = t->high_water;
+
+	for (; i < end && budget; i++, budget--)
+		if ((t->flows[i].flags & (CT_F_USED | CT_F_AUX)) == CT_F_USED)
+			fn(ctx, t, i);
+	*cursor = i;
+	return i < end;
+}
+
 int ct_evict_scan(struct ct_table *t, uint32_t *cursor, uint32_t look, uint32_t now,
 		  int (*want)(void *ctx, const struct ct_table *t, uint32_t flow), void *ctx)
 {

@@ -242,6 +242,12 @@ uint32_t ct_expire(struct ct_table *t, uint32_t now, uint32_t budget);
 /* Remove one flow now (reload re-check, tests). */
 void ct_remove(struct ct_table *t, uint32_t flow);
 
+/* fn(ctx, t, flow) for each live flow among at most `budget` entries
+ * from *cursor on; *cursor moves past them. 1 while entries remain,
+ * 0 once the last one in use was looked at. */
+int ct_each(const struct ct_table *t, uint32_t *cursor, uint32_t budget,
+	    void (*fn)(void *ctx, const struct ct_table *t, uint32_t flow), void *ctx);
+
 /* Early drop for another resource than the table (a NAT pool's ports):
  * evict the first flow that early drop could (not established, not
  * touched this second) and that want(ctx, t, flow) picks, among at most

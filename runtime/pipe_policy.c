@@ -512,13 +512,88 @@ static uint32_t sweep_one(void *ctx, uint32_t stored)
 	return pipe_flow_rule(p->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule);
 }
 
+/* ---- Kept DNAT rules, released once no flow needs them ----
+ * A flow there at the change may need the rules kept when a DNAT rule
+ * of either policy could have homed its packets: it was translated by
+ * one (its reply does not come from where it was sent), its original
+ * destination port is one a DNAT rule of either takes, or its protocol
+ * has no ports (homed by a rule's addresses). Others are homed by their
+ * own tuple under both. Flows made after the change are not counted,
+ * but those the look reaches while it goes are (it cannot tell them
+ * apart): only later, never wrongly released. */
+static int port_in(const uint64_t *ports, uint16_t port)
+{
+	return !ports || (ports[port >> 6] >> (port & 63) & 1);
+}
+
+static void kept_mark_one(void *ctx, const struct ct_table *t, uint32_t flow)
+{
+	struct pipe_worker *w = ctx;
+	const struct pipe_dnat_set *d = w->pol->prev_dnat;
+	struct ct_flow_info fi;
+	int ports;
+
+	if (!d || ct_flow_get(t, flow, &fi) < 0)
+		return;
+	ports = fi.orig.proto == 6 || fi.orig.proto == 17 || fi.orig.proto == 132;	/* TCP, UDP, SCTP */
+	if (ports && !memcmp(fi.orig.dst, fi.reply.src, 16) && fi.orig.dport == fi.reply.sport &&
+	    !(w->pol->nat_dnat_count && port_in(w->pol->dnat_dports, fi.orig.dport)) &&
+	    !(d->count && port_in(d->dports, fi.orig.dport)))
+		return;
+	if (!(w->kept_mark[flow >> 6] >> (flow & 63) & 1)) {
+		w->kept_mark[flow >> 6] |= 1ull << (flow & 63);
+		__atomic_store_n(&w->kept_flows, w->kept_flows + 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* At adopt: another set of DNAT rules kept (or none) starts the count
+ * over; the same set carried over a reload keeps it. */
+static void kept_restart(struct pipe_worker *w, const struct pipe_policy *old,
+			 const struct pipe_policy *p)
+{
+	const struct rfw_view *was = old && old->prev_dnat ? old->prev_dnat->view : NULL;
+	const struct rfw_view *now = p->prev_dnat ? p->prev_dnat->view : NULL;
+
+	if (!w->kept_mark || was == now)
+		return;
+	memset(w->kept_mark, 0, (ct_max_flows(w->ct) + 63) / 64 * sizeof(uint64_t));
+	__atomic_store_n(&w->kept_flows, 0, __ATOMIC_RELAXED);
+	w->kept_cursor = 0;
+	__atomic_store_n(&w->kept_marking, now != NULL, __ATOMIC_RELAXED);
+}
+
+int pipe_dnat_kept_needed(const struct pipe_worker *w)
+{
+	return w->pol && w->pol->prev_dnat &&
+	       (__atomic_load_n(&w->kept_marking, __ATOMIC_RELAXED) ||
+		__atomic_load_n(&w->kept_flows, __ATOMIC_RELAXED));
+}
+
+void pipe_drop_kept_dnat(struct pipe_worker *w)
+{
+	if (!w->pol || !w->pol->prev_dnat)
+		return;
+	dnat_set_free(w->pol->prev_dnat);
+	w->pol->prev_dnat = NULL;
+	if (w->kept_mark)
+		memset(w->kept_mark, 0, (ct_max_flows(w->ct) + 63) / 64 * sizeof(uint64_t));
+	__atomic_store_n(&w->kept_flows, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->kept_marking, 0, __ATOMIC_RELAXED);
+}
+
 int pipe_sweep(struct pipe_worker *w)
 {
-	if (!w->sweeping)
-		return 0;
-	if (ct_rewrite_rules(w->ct, &w->sweep_cursor, PIPE_SWEEP_PER_CALL, sweep_one, w->pol))
-		return 1;
-	w->sweeping = 0;
+	if (w->sweeping) {
+		if (ct_rewrite_rules(w->ct, &w->sweep_cursor, PIPE_SWEEP_PER_CALL, sweep_one,
+				     w->pol))
+			return 1;
+		w->sweeping = 0;
+	}
+	if (w->kept_marking) {
+		if (ct_each(w->ct, &w->kept_cursor, PIPE_SWEEP_PER_CALL, kept_mark_one, w))
+			return 1;
+		__atomic_store_n(&w->kept_marking, 0, __ATOMIC_RELAXED);
+	}
 	return 0;
 }
 
@@ -542,6 +617,7 @@ struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p)
 	if (old && w->ct) {
 		w->sweep_cursor = 0;
 		w->sweeping = 1;
+		kept_restart(w, old, p);
 	}
 	return old;
 }

@@ -55,6 +55,11 @@ static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
 	struct pipe_worker *w = ctx;
 	struct ct_flow_info fi;
 
+	if (w->kept_mark && (w->kept_mark[flow >> 6] >> (flow & 63) & 1)) {
+		w->kept_mark[flow >> 6] &= ~(1ull << (flow & 63));	/* one less for the kept rules */
+		__atomic_store_n(&w->kept_flows, w->kept_flows - 1, __ATOMIC_RELAXED);
+	}
+
 	if (ct_flow_get(t, flow, &fi) < 0 ||
 	    !memcmp(fi.reply.dst, fi.orig.src, 16))
 		return;			/* no SNAT on this flow */
@@ -132,6 +137,9 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 			w->have_fc = 1;
 		}
 	}
+	if (w->handoff && w->ct &&
+	    !(w->kept_mark = calloc((ct_max_flows(w->ct) + 63) / 64, sizeof(uint64_t))))
+		goto fail;
 	p = pipe_policy_build(w, view, NULL, PIPE_FLOWS_KEEP, NULL, NULL, 0);
 	if (!p)
 		goto fail;
@@ -168,6 +176,7 @@ void pipe_destroy(struct pipe_worker *w)
 		return;
 	if (w->ct)
 		ct_destroy(w->ct);	/* calls release_nat: pools still here */
+	free(w->kept_mark);
 	for (uint32_t i = 0; i < w->npools; i++) {
 		nat_pool_free(&w->pools[i]->pool);
 		free(w->pools[i]);

@@ -338,6 +338,14 @@ const struct rfw_view *pipe_dnat_to_keep(const struct rfw_view *running,
  * needs none), -1: no memory. */
 int pipe_policy_keep_dnat(const struct pipe_worker *w, struct pipe_policy *p,
 			  const struct rfw_view *prev);
+/* Does any flow of w that was there when the kept DNAT rules were last
+ * changed, and that they may home, live on (or has w not looked at all
+ * its flows yet)? 0 also when none are kept. Any thread: relaxed reads. */
+int pipe_dnat_kept_needed(const struct pipe_worker *w);
+/* w's thread, between bursts: stop matching the kept DNAT rules (every
+ * worker's pipe_dnat_kept_needed said 0; then no policy refers to their
+ * view any more). */
+void pipe_drop_kept_dnat(struct pipe_worker *w);
 /* w's thread, between bursts: make p current (w owns it from now).
  * Returns the policy it replaces: keep it (its counters are final) until
  * pipe_sweep returns 0, then pipe_policy_free it. */

@@ -254,6 +254,17 @@ struct pipe_worker {
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;
+	/* With handoff, while DNAT rules of the policy before are kept
+	 * (enum pipe_second): the flows that were there at the change and
+	 * that those rules may home (pipe_policy.c kept_mark_one), a bit
+	 * each by entry, and how many are left (they end: release_nat).
+	 * None left and none to look at: the rules are needed no more
+	 * (pipe_dnat_kept_needed). kept_flows and kept_marking are read by
+	 * the main thread (__atomic, relaxed). */
+	uint64_t *kept_mark;	/* NULL without handoff */
+	uint32_t kept_flows;
+	uint32_t kept_cursor;
+	uint8_t kept_marking;
 	struct pktcap_ring *cap;	/* pipe_set_capture; NULL: none */
 	/* packet log (pipe_set_log); NULL: off */
 	struct pktlog_ring *log;

@@ -74,7 +74,9 @@ rules:
   - {name: web-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 8080}, action: accept}
   - {name: echo-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 7001-7002}, action: accept}
   - {name: udp-out, proto: udp, from: {zone: inside}, to: {zone: outside, port: 9000-9002}, action: accept}
-defaults: {action: drop, stateful: true}
+# short closing and ICMP timeouts: kept DNAT rules are released once
+# the flows from before a change are gone (checked below)
+defaults: {action: drop, stateful: true, timeouts: {tcp_closing: 2, icmp: 5}}
 routes:
   - {prefix: 10.50.1.0/24, interface: $FW_IF_C}
   - {prefix: 10.50.2.0/24, interface: $FW_IF_S}
@@ -364,6 +366,17 @@ if lab_compile "$LAB_TMP/mq-moved.yaml" "$LAB_TMP/mq-moved.rfw"; then
 		"$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["handoff"]["second_chance"]["dnat_rules_kept"])')" True
 	check "rampartctl reload back to the echo VIP on 7001" quiet \
 		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq.rfw"
+	# The hold.py connections are closed; once every flow from before
+	# that change is gone (expired by each worker as traffic comes), no
+	# flow needs the rules kept, and rampartd stops matching them.
+	released() {
+		lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" 10.50.2.2 9000 16 >/dev/null
+		grep -q 'DNAT rules kept since the last change of them released' "$LAB_TMP/rampartd.err"
+	}
+	check "  ... the kept DNAT rules released once no flow from before needs them" \
+		lab_wait_for 30 released
+	check_eq "  ... and status --json says none are kept" "$("$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json status |
+		"$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["handoff"]["second_chance"]["dnat_rules_kept"])')" False
 else
 	not_ok "the moved policy compiles"
 fi

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "ct.h"
 #include "frames.h"
 #include "home.h"
 #include "nat.h"
@@ -480,6 +481,22 @@ static uint32_t dnat_open(struct lab *l, uint32_t *seed, uint16_t i, const uint8
 	return by;
 }
 
+/* End every flow of l's workers whose replies come from `from` (as
+ * rampartctl flows --delete would). */
+static void end_flows_to(struct lab *l, const uint8_t *from)
+{
+	for (uint32_t k = 0; k < l->nw; k++) {
+		const struct ct_table *t = pipe_conntrack(l->w[k]);
+
+		for (uint32_t f = 0; f < ct_max_flows(t); f++) {
+			struct ct_flow_info fi;
+
+			if (ct_flow_get(t, f, &fi) == 0 && !memcmp(fi.reply.src, from, 4))
+				pipe_flow_end(l->w[k], f);
+		}
+	}
+}
+
 /* A reload that moves a DNAT rule to another server with four workers:
  * the established connections it translated live on the workers the old
  * translation homed them on; their next packets, homed by the new one,
@@ -531,6 +548,37 @@ static void test_dnat_change_keeps_flows(void **state)
 		const struct pipe_stats *st = pipe_stats(l.w[k]);
 
 		assert_int_equal(st->drop[PIPE_DROP_CT_INVALID] + st->drop[PIPE_DROP_POLICY], 0);
+	}
+
+	/* The kept rules are needed while a connection from before the
+	 * change lives (not for the 32 made since, through the new rule);
+	 * once the old ones end, every worker can drop them, and new
+	 * connections still reach the new server, with no second chance. */
+	{
+		uint32_t needed = 0, chances_after = 0;
+
+		for (uint32_t k = 0; k < l.nw; k++)
+			needed += (uint32_t)pipe_dnat_kept_needed(l.w[k]);
+		assert_true(needed > 0);
+		end_flows_to(&l, server_ip);
+		chances = 0;
+		for (uint32_t k = 0; k < l.nw; k++) {
+			int kept;
+			uint32_t redirects;
+
+			assert_false(pipe_dnat_kept_needed(l.w[k]));
+			pipe_drop_kept_dnat(l.w[k]);
+			pipe_second_chance_sources(l.w[k], &kept, &redirects);
+			assert_false(kept);
+			chances += (uint32_t)pipe_stats(l.w[k])->second_chance;
+		}
+		for (uint16_t i = 64; i < 96; i++)
+			(void)dnat_open(&l, &seed, i, moved_ip);
+		for (uint16_t i = 32; i < 64; i++)	/* and those made before */
+			(void)segment(&l, &seed, i, 0, moved_ip, 0x18, 1011, 5001);
+		for (uint32_t k = 0; k < l.nw; k++)
+			chances_after += (uint32_t)pipe_stats(l.w[k])->second_chance;
+		assert_int_equal(chances_after, chances);
 	}
 	lab_close(&l);	/* its workers' policies use vc's tables */
 	free(buf_a);
