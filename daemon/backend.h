@@ -88,6 +88,10 @@ struct backend {
 	 * sleeps in short steps and ignores it (DPDK), so the worker need
 	 * not be woken */
 	uint8_t idle_waits_fd;
+	/* rx_burst's clock is CLOCK_MONOTONIC (AF_XDP, DPDK), so an idle
+	 * worker may expire its flows by it (pipe_tick); 0: a replay's
+	 * capture times, which only its frames move */
+	uint8_t monotonic_clock;
 };
 
 #endif

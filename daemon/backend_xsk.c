@@ -218,6 +218,7 @@ void backend_xsk_init(struct backend_xsk *x, struct xsk_port *const *ports, uint
 	x->be.nports = nports;
 	x->be.nqueues = nqueues;
 	x->be.idle_waits_fd = 1;
+	x->be.monotonic_clock = 1;
 	for (uint32_t p = 0; p < nports; p++) {
 		x->ports[p] = ports[p];
 		for (uint32_t k = 0; k < nqueues; k++)

@@ -399,6 +399,14 @@ void worker_run(struct worker *w)
 		work += flowstate_poll(w);
 		if (work)
 			continue;
+		if (w->be->monotonic_clock) {	/* idle: flows still expire */
+			uint64_t t = monotonic_ns();
+
+			if (t - w->last_tick_ns >= WORKER_TICK_NS) {
+				pipe_tick(w->pipe, t);
+				w->last_tick_ns = t;
+			}
+		}
 		/* Idle: sleep in the backend until a frame arrives (it wakes
 		 * sooner while its own TX frames are still out), or another
 		 * worker hands this one frames (handoff.h). */

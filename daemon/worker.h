@@ -12,6 +12,7 @@
 #include "pipeline.h"
 
 #define WORKER_NEIGH_RING 1024	/* power of two */
+#define WORKER_TICK_NS 100000000ull	/* an idle worker expires flows this often */
 #define WORKER_RESOLVE_RING 64	/* power of two */
 
 struct ctl_job;
@@ -112,6 +113,7 @@ struct worker {
 	/* reload_release_kept asks (req, a new value) and the worker, having
 	 * dropped the kept DNAT rules, answers (done = req) */
 	_Atomic uint64_t kept_drop_req, kept_drop_done;
+	uint64_t last_tick_ns;	/* pipe_tick while idle */
 	/* cold */
 	pthread_t thread;
 };

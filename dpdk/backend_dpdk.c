@@ -297,6 +297,7 @@ void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports)
 	b->be.ops = &dpdk_ops;
 	b->be.nports = ports->nports;
 	b->be.nqueues = ports->nqueues;
+	b->be.monotonic_clock = 1;
 	b->ports = ports;
 }
 

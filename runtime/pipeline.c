@@ -2348,6 +2348,14 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		ct_expire(w->ct, now, EXPIRE_BUDGET);
 }
 
+void pipe_tick(struct pipe_worker *w, uint64_t now_ns)
+{
+	if (!w->ct || now_ns < w->now_ns)
+		return;		/* the clock never goes back */
+	w->now_ns = now_ns;
+	ct_expire(w->ct, (uint32_t)(now_ns / 1000000000u), EXPIRE_BUDGET);
+}
+
 void pipe_process(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, uint64_t now_ns)
 {
 	if (__builtin_expect(w->nheld != 0, 0))

@@ -193,6 +193,11 @@ void pipe_destroy(struct pipe_worker *w);
 /* Run one burst (any n; processed in chunks of PIPE_BURST). now_ns: the
  * caller's clock, read once per burst. */
 void pipe_process(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, uint64_t now_ns);
+/* Between bursts, when no frame came for a while: expire flows past
+ * their time as a burst would (a bounded amount), so an idle worker's
+ * table, pools and kept-rule counts follow the clock too. now_ns on
+ * pipe_process's clock; earlier than the last burst's: nothing. */
+void pipe_tick(struct pipe_worker *w, uint64_t now_ns);
 
 const struct pipe_stats *pipe_stats(const struct pipe_worker *w);
 /* Per rule of the current policy, index = rule number (0 = default),

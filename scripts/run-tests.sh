@@ -13,6 +13,8 @@ scripts/install-deps.sh || exit 1
 scripts/host-setup.sh || exit 1
 
 total_p=0; total_f=0
+start=$SECONDS
+stamp() { echo "=== $1 ($((SECONDS - start)) s in)"; }
 count() {	# add the "N passed, N failed" line of a log to the totals
   local line
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
@@ -25,14 +27,14 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 for flavour in release asan; do
   dir=build; [ "$flavour" = asan ] && dir=build-asan
-  echo "=== $flavour: build"
+  stamp "$flavour: build"
   if ! scripts/build.sh "$flavour" "$dir"; then
     echo "run-tests: $flavour build failed"; total_f=$((total_f + 1)); continue
   fi
-  echo "=== $flavour: unit tests"
+  stamp "$flavour: unit tests"
   tests/run-unit.sh "$dir" 2>&1 | tee "$log/unit-$flavour"
   count "$log/unit-$flavour"
-  echo "=== $flavour: lab tests"
+  stamp "$flavour: lab tests"
   tests/run-lab.sh "$dir" 2>&1 | tee "$log/lab-$flavour"
   count "$log/lab-$flavour"
 done
@@ -41,7 +43,7 @@ done
 # checked against the programs' --help, and the .deb (its own portable /usr
 # build in build-deb) checked with dpkg-deb, apt and a dpkg --root install.
 # Each prints "N passed, N failed" last; none needs the network.
-echo "=== packaging: man pages, completions, .deb"
+stamp "packaging: man pages, completions, .deb"
 for t in tests/pkg/test_*.sh; do
   arg=build; [ "${t##*/}" = test_deb.sh ] && arg=build-deb
   echo "== $t $arg"
@@ -50,17 +52,18 @@ for t in tests/pkg/test_*.sh; do
 done
 
 # Fuzzing (libFuzzer, clang, ASan+UBSan): a bounded run of every target
-# on its seed corpus; RAMPART_FUZZ_SECONDS per target (default 40).
-echo "=== fuzz: build"
+# on its seed corpus; RAMPART_FUZZ_SECONDS per target (default 30).
+stamp "fuzz: build"
 if CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DRAMPART_SANITIZE=ON \
      -DRAMPART_FUZZ=ON >/dev/null &&
    cmake --build build-fuzz -j"$(nproc)" --target rulec fuzz_artifact fuzz_rulec fuzz_pipeline fuzz_handoff fuzz_state fuzz_neigh >/dev/null; then
-  echo "=== fuzz: run"
-  tests/run-fuzz.sh build-fuzz "${RAMPART_FUZZ_SECONDS:-40}" 2>&1 | tee "$log/fuzz"
+  stamp "fuzz: run"
+  tests/run-fuzz.sh build-fuzz "${RAMPART_FUZZ_SECONDS:-30}" 2>&1 | tee "$log/fuzz"
   count "$log/fuzz"
 else
   echo "run-tests: fuzz build failed"; total_f=$((total_f + 1))
 fi
 
+stamp "done"
 echo "total: $total_p passed, $total_f failed"
 [ "$total_f" -eq 0 ]

@@ -74,9 +74,10 @@ rules:
   - {name: web-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 8080}, action: accept}
   - {name: echo-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 7001-7002}, action: accept}
   - {name: udp-out, proto: udp, from: {zone: inside}, to: {zone: outside, port: 9000-9002}, action: accept}
-# short closing and ICMP timeouts: kept DNAT rules are released once
-# the flows from before a change are gone (checked below)
-defaults: {action: drop, stateful: true, timeouts: {tcp_closing: 2, icmp: 5}}
+# short closing, UDP and ICMP timeouts: kept DNAT rules are released
+# once the flows from before a change are gone, and idle workers empty
+# their tables (checked below)
+defaults: {action: drop, stateful: true, timeouts: {tcp_closing: 2, udp: 3, udp_stream: 3, icmp: 5}}
 routes:
   - {prefix: 10.50.1.0/24, interface: $FW_IF_C}
   - {prefix: 10.50.2.0/24, interface: $FW_IF_S}
@@ -377,6 +378,17 @@ if lab_compile "$LAB_TMP/mq-moved.yaml" "$LAB_TMP/mq-moved.rfw"; then
 		lab_wait_for 30 released
 	check_eq "  ... and status --json says none are kept" "$("$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json status |
 		"$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["handoff"]["second_chance"]["dnat_rules_kept"])')" False
+	# No traffic now: idle workers still expire their flows (pipe_tick)
+	in_use() {
+		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json status |
+			"$LAB_PY" -c 'import json,sys; sys.exit(json.load(sys.stdin)["conntrack"]["in_use"] != 0)'
+	}
+	if ! lab_wait_for 15 in_use; then
+		not_ok "with no traffic the idle workers' flows expire (conntrack empty within 15 s)"
+		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" flows | head -20 | sed 's/^/#   /'
+	else
+		ok "with no traffic the idle workers' flows expire (conntrack empty within 15 s)"
+	fi
 else
 	not_ok "the moved policy compiles"
 fi

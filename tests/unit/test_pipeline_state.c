@@ -791,6 +791,43 @@ static void test_pool_full_reclaims(void **state)
 	lab_close(&l);
 }
 
+/* An idle worker's flows expire by pipe_tick as by a burst: their
+ * conntrack entries and NAT ports go back; a tick with an earlier clock
+ * than the last burst's does nothing. */
+static void test_tick_expires_when_idle(void **state)
+{
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct ct_stats cs;
+	const struct nat_pool *pool;
+	(void)state;
+
+	lab_open(&l, 1024);
+	for (uint16_t i = 0; i < 3; i++) {
+		s = udp(client_ip, (uint16_t)(6000 + i), remote_ip, 53);
+		frame_build(&f, &s);
+		assert_int_equal(run1(&l, &f, 0, 1000 * SEC).verdict, PIPE_FORWARD);
+	}
+	pool = used_pool(&l);
+	assert_int_equal(pool->stats.in_use, 3);
+	pipe_tick(l.w, 500 * SEC);		/* back in time: nothing */
+	pipe_tick(l.w, 1001 * SEC);		/* not yet their time */
+	ct_get_stats(pipe_conntrack(l.w), &cs);
+	assert_int_equal(cs.in_use, 3);
+	pipe_tick(l.w, 2000 * SEC);		/* UDP's 30 s long past */
+	ct_get_stats(pipe_conntrack(l.w), &cs);
+	assert_int_equal(cs.in_use, 0);
+	assert_int_equal(pool->stats.in_use, 0);
+	pipe_tick(l.w, 1500 * SEC);		/* and the clock stays */
+	s = udp(client_ip, 6100, remote_ip, 53);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 0, 2000 * SEC).verdict, PIPE_FORWARD);
+	ct_get_stats(pipe_conntrack(l.w), &cs);
+	assert_int_equal(cs.in_use, 1);
+	lab_close(&l);
+}
+
 /* A stateful policy's per-source limit counts a source's new flows,
  * which go to the workers by their tuples' hash: each of n workers
  * enforces 1/n of it (burst 4 over 2 workers: 2 here), so the sum is the
@@ -851,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_fragments_in_one_burst),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_pool_full_reclaims),
+		cmocka_unit_test(test_tick_expires_when_idle),
 		cmocka_unit_test(test_source_limit_split),
 		cmocka_unit_test(test_new_flows_in_one_burst),
 	};
