@@ -9,9 +9,11 @@ export RAMPART_BUILD_DIR=$(realpath "${1:?usage: $0 BUILD_DIR}")
 passed=0; failed=0
 for t in tests/lab/test_*.sh; do
   echo "== $t ($RAMPART_BUILD_DIR)"
+  t0=$SECONDS
   out=$(timeout 600 bash "$t" 2>&1)
   rc=$?
   echo "$out"
+  echo "# $t: $((SECONDS - t0)) s"
   line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
   p=$(echo "$line" | awk '{print $1+0}')
   f=$(echo "$line" | awk '{print $3+0}')
