@@ -86,7 +86,7 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
 	e->confirmed_ms = now_ms;
 }
 
-static void todo(struct nc_todo *t, uint8_t op, const struct nc_entry *e)
+static void action_of(struct nc_action *t, uint8_t op, const struct nc_entry *e)
 {
 	memset(t, 0, sizeof(*t));
 	t->op = op;
@@ -96,7 +96,7 @@ static void todo(struct nc_todo *t, uint8_t op, const struct nc_entry *e)
 	memcpy(t->mac, e->mac, 6);
 }
 
-uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_todo *out, uint32_t max)
+uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, uint32_t max)
 {
 	uint32_t n = 0, i = 0;
 
@@ -104,7 +104,7 @@ uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_todo *out, ui
 		struct nc_entry *e = &c->e[i];
 
 		if (e->dirty) {
-			todo(&out[n++], NC_POST, e);
+			action_of(&out[n++], NC_POST, e);
 			e->dirty = 0;
 			continue;	/* the same entry again: it may be due */
 		}
@@ -117,21 +117,21 @@ uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_todo *out, ui
 			continue;
 		}
 		if (e->probes < c->cfg.probes) {
-			todo(&out[n++], NC_PROBE, e);
+			action_of(&out[n++], NC_PROBE, e);
 			e->probes++;
 			e->next_ms = now_ms + c->cfg.probe_ms;
 			c->st.probes++;
 			i++;
 			continue;
 		}
-		todo(&out[n++], NC_FORGET, e);
+		action_of(&out[n++], NC_FORGET, e);
 		c->st.forgotten++;
 		*e = c->e[--c->n];	/* the last one here, looked at next */
 	}
 	return n;
 }
 
-void nc_retry(struct neigh_cache *c, const struct nc_todo *t, uint64_t now_ms)
+void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms)
 {
 	struct nc_entry *e = find(c, t->port, t->family, t->addr);
 

@@ -56,7 +56,7 @@ struct neigh_cache {
 /* What the caller must do (nc_tick). */
 enum nc_op { NC_POST, NC_PROBE, NC_FORGET };
 
-struct nc_todo {
+struct nc_action {
 	uint8_t op;		/* enum nc_op */
 	uint8_t port, family;
 	uint8_t addr[16];
@@ -81,10 +81,10 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
 /* At most max things to do now, in order: POSTs of entries learnt or
  * moved (to every worker), PROBEs (to one worker), FORGETs (to every
  * worker; the entry is gone). What does not fit waits for the next tick. */
-uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_todo *out, uint32_t max);
+uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, uint32_t max);
 /* A POST or FORGET some worker's ring could not take: done again on the
  * next tick. */
-void nc_retry(struct neigh_cache *c, const struct nc_todo *t, uint64_t now_ms);
+void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms);
 void nc_summarize(const struct neigh_cache *c, struct nc_summary *out);
 
 #endif

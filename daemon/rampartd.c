@@ -905,7 +905,7 @@ static void dp_neigh_tick(void)
 {
 	static uint32_t next_prober;
 	struct dp_learned l[64];
-	struct nc_todo todo[64];
+	struct nc_action act[64];
 	uint64_t now = monotonic_ms();
 	uint32_t n, nq = dports.nqueues;
 
@@ -915,10 +915,10 @@ static void dp_neigh_tick(void)
 				nc_learn(&dp_neigh, l[i].port, &l[i].n, now);
 	/* bounded: a worker whose ring stays full gets its retries at
 	 * most this often a tick */
-	for (uint32_t round = 0; round <= NC_MAX / 64 && (n = nc_tick(&dp_neigh, now, todo, 64));
+	for (uint32_t round = 0; round <= NC_MAX / 64 && (n = nc_tick(&dp_neigh, now, act, 64));
 	     round++) {
 		for (uint32_t i = 0; i < n; i++) {
-			const struct nc_todo *t = &todo[i];
+			const struct nc_action *t = &act[i];
 			int lost = 0;
 
 			if (t->op == NC_PROBE) {

@@ -30,7 +30,7 @@ static struct np_learned told(uint8_t family, uint8_t last, const uint8_t *mac, 
 static void expect_one(struct neigh_cache *c, uint64_t now, uint8_t op, const struct np_learned *l,
 		       const uint8_t *mac)
 {
-	struct nc_todo t[8];
+	struct nc_action t[8];
 
 	assert_int_equal(nc_tick(c, now, t, 8), 1);
 	assert_int_equal(t[0].op, op);
@@ -42,7 +42,7 @@ static void expect_one(struct neigh_cache *c, uint64_t now, uint8_t op, const st
 
 static void expect_none(struct neigh_cache *c, uint64_t now)
 {
-	struct nc_todo t[8];
+	struct nc_action t[8];
 
 	assert_int_equal(nc_tick(c, now, t, 8), 0);
 }
@@ -124,13 +124,13 @@ static void test_merges_and_permanent(void **state)
 	nc_learn(&c, 1, &fixed_moved, 200);
 	nc_learn(&c, 2, &l, 200);			/* same address, other port */
 	{
-		struct nc_todo t[8];
+		struct nc_action t[8];
 
 		assert_int_equal(nc_tick(&c, 200, t, 8), 1);
 		assert_int_equal(t[0].port, 2);
 	}
 	for (uint64_t now = 1000; now < 200000; now += 1000) {
-		struct nc_todo t[8];
+		struct nc_action t[8];
 		uint32_t n = nc_tick(&c, now, t, 8);
 
 		for (uint32_t k = 0; k < n; k++)
@@ -141,7 +141,7 @@ static void test_merges_and_permanent(void **state)
 	{
 		struct nc_summary sum;
 		struct np_learned again = told(6, 3, mac_a, 0), late = told(6, 4, mac_b, 0);
-		struct nc_todo t[8];
+		struct nc_action t[8];
 
 		nc_learn(&c, 1, &again, 300000);
 		nc_learn(&c, 1, &late, 320000);
@@ -163,7 +163,7 @@ static void test_merges_and_permanent(void **state)
 static void test_full_and_retry(void **state)
 {
 	static struct neigh_cache c;
-	struct nc_todo t[NC_MAX];
+	struct nc_action t[NC_MAX];
 	uint32_t total = 0, n;
 	(void)state;
 
