@@ -1308,14 +1308,6 @@ static uint32_t redirect_find(const struct pipe_worker *w, const struct pipe_pkt
 	return UINT32_MAX;
 }
 
-/* enum pipe_second: a packet that found no flow here is handed once to
- * the worker its flow may live on: the one a state file's restore put it
- * on (w->redirect), or, after a reload that changed the DNAT rules
- * (prev_dnat), the one those before would have sent it to, where a flow
- * they translated lives. One handed here so that finds none either goes
- * back to start its flow where the rules now send it (and its replies).
- * Fragments do not: their datagram's worker sends them after their
- * first. Returns 1 when p was handed. */
 /* A packet that found no flow here, where a DNAT rule its tuple matches
  * homed it (its own tuple would have homed it here otherwise), may be a
  * reply of a flow that is not DNAT's (a masqueraded or routed connection
@@ -1335,6 +1327,15 @@ static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const st
 		((pol->dnat_snat_dports[port >> 6] >> (port & 63)) & 1));
 }
 
+/* enum pipe_second: a packet that found no flow here is handed once to
+ * the worker its flow may live on: the one a state file's restore put it
+ * on (w->redirect), or, after a reload that changed the DNAT rules
+ * (prev_dnat), the one those before would have sent it to, where a flow
+ * they translated lives, or that of its own tuple when a DNAT rule homed
+ * it here (answer_maybe_elsewhere). One handed here so that finds none either goes
+ * back to start its flow where the rules now send it (and its replies).
+ * Fragments do not: their datagram's worker sends them after their
+ * first. Returns 1 when p was handed. */
 static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 {
 	const struct pipe_dnat_set *d = w->pol->prev_dnat;
