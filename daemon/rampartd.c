@@ -600,7 +600,6 @@ static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
 {
 	uint64_t last_refresh = monotonic_ms(), every = (uint64_t)o->state_interval * 1000u;
 	uint64_t next_save = every ? monotonic_ms() + every : UINT64_MAX;
-
 	uint64_t next_kept = monotonic_ms() + KEPT_TICK_MS;
 
 	for (;;) {
@@ -882,12 +881,11 @@ out:
 static struct dp_ports dports;
 static struct backend_dpdk bd;
 
-/* Router mode: the neighbours the workers' queues learnt from ARP and ND
- * (backend_dpdk.h), given to every worker; every NEIGH_TICK_MS. */
-/* What the queues' ARP/ND learnt goes into the main thread's cache,
- * which says what every worker's table must change and when a neighbour
- * must be probed (daemon/neigh_cache.h); probes go to the workers in
- * turn, each sends from its own queue. */
+/* Router mode, every NEIGH_TICK_MS: what the queues' ARP/ND learnt
+ * (backend_dpdk.h) goes into the main thread's cache, which says what
+ * every worker's table must change and when a neighbour must be probed
+ * (daemon/neigh_cache.h); probes go to the workers in turn, each sends
+ * from its own queue. */
 static struct neigh_cache dp_neigh;
 /* its summary for the control thread (rampartctl status), as of the
  * last tick */
