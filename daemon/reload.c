@@ -92,7 +92,8 @@ void reload_free(struct reloader *r)
 	free(r->carried_limited);
 	rule_index_free(&r->names);
 	close_owned(r->owned);
-	close_owned(r->dnat_kept_owned);
+	for (uint32_t i = 0; i < r->ndnat_kept; i++)
+		close_owned(r->dnat_kept_owned[i]);
 	pthread_mutex_destroy(&r->lock);
 }
 
@@ -140,7 +141,7 @@ int reload_release_kept(struct reloader *r)
 	int done = 0;
 
 	reload_lock(r);
-	if (!r->dnat_kept || r->stuck)
+	if (!r->ndnat_kept || r->stuck)
 		goto out;
 	for (uint32_t k = 0; k < r->nworkers; k++)
 		if (pipe_dnat_kept_needed(r->workers[k]->pipe))
@@ -155,10 +156,13 @@ int reload_release_kept(struct reloader *r)
 				goto out;	/* asked again on the next tick */
 			nanosleep(&pause, NULL);
 		}
-	/* no policy refers to the kept view any more */
-	close_owned(r->dnat_kept_owned);
-	r->dnat_kept_owned = NULL;
-	r->dnat_kept = NULL;
+	/* no policy refers to the kept views any more */
+	for (uint32_t i = 0; i < r->ndnat_kept; i++) {
+		close_owned(r->dnat_kept_owned[i]);
+		r->dnat_kept_owned[i] = NULL;
+		r->dnat_kept[i] = NULL;
+	}
+	r->ndnat_kept = 0;
 	r->kept_released++;
 	done = 1;
 out:
@@ -222,7 +226,8 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	struct reload_gen *g = NULL;
 	uint32_t *map = NULL;
 	struct rule_index ix = {0};
-	const struct rfw_view *keep;
+	const struct rfw_view *keep[PIPE_DNAT_KEPT_MAX];
+	uint32_t nkeep, dropped;
 	int kept = 0;
 	char why[512];
 
@@ -262,20 +267,20 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	g->n = r->nworkers;
 	g->map = map;		/* the generation owns it from here */
 	map = NULL;
-	keep = pipe_dnat_to_keep(r->view, r->dnat_kept, nv);
+	nkeep = pipe_dnat_to_keep(r->view, r->dnat_kept, r->ndnat_kept, nv, keep, &dropped);
 	for (uint32_t k = 0; k < r->nworkers; k++) {
 		g->pol[k] = pipe_policy_build(r->workers[k]->pipe, nv, g->map, flows, &r->spare[k],
 					      why, sizeof(why));
 		if (!g->pol[k])
 			goto bad;
-		kept = pipe_policy_keep_dnat(r->workers[k]->pipe, g->pol[k], keep);
+		kept = pipe_policy_keep_dnat(r->workers[k]->pipe, g->pol[k], keep, nkeep);
 		if (kept < 0) {
 			snprintf(why, sizeof(why), "out of memory");
 			goto bad;
 		}
 	}
 	if (!kept)
-		keep = NULL;	/* no handoff: nothing to keep */
+		nkeep = dropped = 0;	/* no handoff: nothing to keep */
 	if (r->hook && r->hook(r->hook_ctx, nv, why, sizeof(why)))
 		goto bad;
 	t->built = now_us() - t0;
@@ -311,15 +316,36 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	}
 	free_gen(r->gen);	/* its policies were the retired ones just freed */
 	r->gen = g;
-	/* no policy refers to a DNAT view kept before any more */
-	if (keep != r->dnat_kept) {
-		close_owned(r->dnat_kept_owned);
-		r->dnat_kept_owned = NULL;
-		if (keep == r->view) {	/* the view replaced: kept, not closed */
-			r->dnat_kept_owned = r->owned;
-			r->owned = NULL;
+	/* The kept views: the one replaced now (kept, not closed) and those
+	 * kept before that still are; the others no policy refers to any
+	 * more. */
+	{
+		struct rfw_view *owned[PIPE_DNAT_KEPT_MAX] = {0};
+
+		for (uint32_t i = 0; i < nkeep; i++) {
+			if (keep[i] == r->view) {
+				owned[i] = r->owned;
+				r->owned = NULL;
+				continue;
+			}
+			for (uint32_t j = 0; j < r->ndnat_kept; j++)
+				if (r->dnat_kept[j] == keep[i]) {
+					owned[i] = r->dnat_kept_owned[j];
+					r->dnat_kept_owned[j] = NULL;
+				}
 		}
-		r->dnat_kept = keep;
+		for (uint32_t j = 0; j < r->ndnat_kept; j++)
+			close_owned(r->dnat_kept_owned[j]);
+		for (uint32_t i = 0; i < PIPE_DNAT_KEPT_MAX; i++) {
+			r->dnat_kept[i] = i < nkeep ? keep[i] : NULL;
+			r->dnat_kept_owned[i] = owned[i];
+		}
+		r->ndnat_kept = nkeep;
+		r->kept_dropped += dropped;
+		if (dropped)
+			fprintf(stderr, "rampartd: reload: the DNAT rules of the %d policies before "
+					"are kept; %u older ones are not: connections they forwarded "
+					"that still live lose their way\n", PIPE_DNAT_KEPT_MAX, dropped);
 	}
 	close_owned(r->owned);
 	r->view = r->owned = nv;

@@ -59,13 +59,15 @@ struct reloader {
 	char path[4096];		/* the file in force */
 	const struct rfw_view *view;	/* current policy */
 	struct rfw_view *owned;		/* view, when a reload opened it (not main's) */
-	/* With handoff, after a reload that changed the DNAT rules: the
-	 * policy before, whose DNAT rules the workers keep matching packets
-	 * that find no flow with (enum pipe_second), and that view when a
-	 * reload opened it (to close when no longer kept) */
-	const struct rfw_view *dnat_kept;
-	struct rfw_view *dnat_kept_owned;
+	/* With handoff, after reloads that changed the DNAT rules: the
+	 * policies before, newest first, whose DNAT rules the workers keep
+	 * matching packets that find no flow with (enum pipe_second), and
+	 * each view when a reload opened it (to close when no longer kept) */
+	const struct rfw_view *dnat_kept[PIPE_DNAT_KEPT_MAX];
+	struct rfw_view *dnat_kept_owned[PIPE_DNAT_KEPT_MAX];
+	uint32_t ndnat_kept;
 	uint64_t kept_released;		/* times no flow needed them any more */
+	uint64_t kept_dropped;		/* kept rules left out by PIPE_DNAT_KEPT_MAX */
 	uint64_t kept_drop_seq;
 	struct rule_index names;	/* of view */
 	struct reload_gen *gen;		/* current generation (NULL: the first) */

@@ -246,48 +246,68 @@ static int dnat_same(const struct rfw_view *a, const struct rfw_view *b)
 	}
 }
 
-const struct rfw_view *pipe_dnat_to_keep(const struct rfw_view *running,
-					 const struct rfw_view *kept,
-					 const struct rfw_view *next)
+/* Is v's DNAT the same as one of list[0..n)? */
+static int dnat_in(const struct rfw_view *v, const struct rfw_view *const *list, uint32_t n)
 {
-	const struct rfw_view *keep;
+	for (uint32_t i = 0; i < n; i++)
+		if (list[i] == v || dnat_same(list[i], v))
+			return 1;
+	return 0;
+}
 
+uint32_t pipe_dnat_to_keep(const struct rfw_view *running, const struct rfw_view *const *kept,
+			   uint32_t nkept, const struct rfw_view *next, const struct rfw_view **keep,
+			   uint32_t *dropped)
+{
+	uint32_t n = 0;
+
+	*dropped = 0;
 	if (!running)
-		return NULL;
-	keep = dnat_same(running, next) ? kept : running;
-	return keep && !dnat_same(keep, next) ? keep : NULL;
+		return 0;
+	/* newest first: the running rules, then those kept before, each
+	 * unless next (or a newer one kept) places its flows the same */
+	if (!dnat_same(running, next))
+		keep[n++] = running;
+	for (uint32_t i = 0; i < nkept; i++) {
+		if (dnat_same(kept[i], next) || dnat_in(kept[i], keep, n))
+			continue;
+		if (n == PIPE_DNAT_KEPT_MAX) {
+			(*dropped)++;	/* the oldest: their flows lose their way */
+			continue;
+		}
+		keep[n++] = kept[i];
+	}
+	return n;
 }
 
 static void dnat_set_free(struct pipe_dnat_set *d)
 {
-	if (!d)
-		return;
-	free(d->own_entries);
-	free(d->own_dports);
-	free(d);
+	while (d) {
+		struct pipe_dnat_set *older = d->older;
+
+		free(d->own_entries);
+		free(d->own_dports);
+		free(d);
+		d = older;
+	}
 }
 
-int pipe_policy_keep_dnat(const struct pipe_worker *w, struct pipe_policy *p,
-			  const struct rfw_view *prev)
+/* One kept set: prev's DNAT entries and the ports they take. */
+static struct pipe_dnat_set *dnat_set_make(const struct rfw_view *prev)
 {
-	struct pipe_dnat_set *d;
+	struct pipe_dnat_set *d = calloc(1, sizeof(*d));
 	uint32_t e = 0;
 	const struct rfw_acl_entry *x;
 
-	dnat_set_free(p->prev_dnat);
-	p->prev_dnat = NULL;
-	if (!prev || !w->handoff || !w->stateful)
-		return 0;
-	d = calloc(1, sizeof(*d));
 	if (!d)
-		return -1;
+		return NULL;
 	d->view = prev;
 	d->sets = (struct cls_sets){prev->sets, prev->set_count, prev->lpm_data};
 	d->own_entries = malloc(((size_t)prev->nat_acl_count + 1) * sizeof(*d->own_entries));
 	d->own_dports = calloc(65536 / 64, sizeof(uint64_t));
 	if (!d->own_entries || !d->own_dports) {
 		dnat_set_free(d);
-		return -1;
+		return NULL;
 	}
 	while ((x = next_dnat(prev, &e)) != NULL) {
 		d->own_entries[d->count++] = (uint32_t)(x - prev->nat_acl);
@@ -296,7 +316,27 @@ int pipe_policy_keep_dnat(const struct pipe_worker *w, struct pipe_policy *p,
 	}
 	d->entries = d->own_entries;
 	d->dports = d->own_dports;
-	p->prev_dnat = d;
+	return d;
+}
+
+int pipe_policy_keep_dnat(const struct pipe_worker *w, struct pipe_policy *p,
+			  const struct rfw_view *const *prev, uint32_t n)
+{
+	struct pipe_dnat_set **tail = &p->prev_dnat;
+
+	dnat_set_free(p->prev_dnat);
+	p->prev_dnat = NULL;
+	if (!n || !w->handoff || !w->stateful)
+		return 0;
+	for (uint32_t i = 0; i < n && i < PIPE_DNAT_KEPT_MAX; i++) {
+		*tail = dnat_set_make(prev[i]);
+		if (!*tail) {
+			dnat_set_free(p->prev_dnat);
+			p->prev_dnat = NULL;
+			return -1;
+		}
+		tail = &(*tail)->older;
+	}
 	return 1;
 }
 
@@ -513,14 +553,14 @@ static uint32_t sweep_one(void *ctx, uint32_t stored)
 }
 
 /* ---- Kept DNAT rules, released once no flow needs them ----
- * A flow there at the change may need the rules kept when a DNAT rule
- * of either policy could have homed its packets: it was translated by
- * one (its reply does not come from where it was sent), its original
- * destination port is one a DNAT rule of either takes, or its protocol
- * has no ports (homed by a rule's addresses). Others are homed by their
- * own tuple under both. Flows made after the change are not counted,
- * but those the look reaches while it goes are (it cannot tell them
- * apart): only later, never wrongly released. */
+ * A flow there at a change may need the rules kept when a DNAT rule
+ * of the policy or of a kept one could have homed its packets: it was
+ * translated by one (its reply does not come from where it was sent),
+ * its original destination port is one such a rule takes, or its
+ * protocol has no ports (homed by a rule's addresses). Others are homed
+ * by their own tuple under all of them. Flows made after the change are
+ * not counted, but those the look reaches while it goes are (it cannot
+ * tell them apart): only later, never wrongly released. */
 static int port_in(const uint64_t *ports, uint16_t port)
 {
 	return !ports || (ports[port >> 6] >> (port & 63) & 1);
@@ -531,14 +571,16 @@ static void kept_mark_one(void *ctx, const struct ct_table *t, uint32_t flow)
 	struct pipe_worker *w = ctx;
 	const struct pipe_dnat_set *d = w->pol->prev_dnat;
 	struct ct_flow_info fi;
-	int ports;
+	int ports, taken;
 
 	if (!d || ct_flow_get(t, flow, &fi) < 0)
 		return;
 	ports = fi.orig.proto == 6 || fi.orig.proto == 17 || fi.orig.proto == 132;	/* TCP, UDP, SCTP */
+	taken = w->pol->nat_dnat_count && port_in(w->pol->dnat_dports, fi.orig.dport);
+	for (; d && !taken; d = d->older)
+		taken = d->count && port_in(d->dports, fi.orig.dport);
 	if (ports && !memcmp(fi.orig.dst, fi.reply.src, 16) && fi.orig.dport == fi.reply.sport &&
-	    !(w->pol->nat_dnat_count && port_in(w->pol->dnat_dports, fi.orig.dport)) &&
-	    !(d->count && port_in(d->dports, fi.orig.dport)))
+	    !taken)
 		return;
 	if (!(w->kept_mark[flow >> 6] >> (flow & 63) & 1)) {
 		w->kept_mark[flow >> 6] |= 1ull << (flow & 63);
@@ -546,20 +588,27 @@ static void kept_mark_one(void *ctx, const struct ct_table *t, uint32_t flow)
 	}
 }
 
-/* At adopt: another set of DNAT rules kept (or none) starts the count
- * over; the same set carried over a reload keeps it. */
+/* Do two policies keep the same DNAT rules (the same views, in order)? */
+static int same_kept(const struct pipe_dnat_set *a, const struct pipe_dnat_set *b)
+{
+	for (; a && b; a = a->older, b = b->older)
+		if (a->view != b->view)
+			return 0;
+	return !a && !b;
+}
+
+/* At adopt: other DNAT rules kept (or none) start the count over (the
+ * look marks again every flow any of them may home, those of the rules
+ * kept before too); the same rules carried over a reload keep it. */
 static void kept_restart(struct pipe_worker *w, const struct pipe_policy *old,
 			 const struct pipe_policy *p)
 {
-	const struct rfw_view *was = old && old->prev_dnat ? old->prev_dnat->view : NULL;
-	const struct rfw_view *now = p->prev_dnat ? p->prev_dnat->view : NULL;
-
-	if (!w->kept_mark || was == now)
+	if (!w->kept_mark || same_kept(old ? old->prev_dnat : NULL, p->prev_dnat))
 		return;
 	memset(w->kept_mark, 0, (ct_max_flows(w->ct) + 63) / 64 * sizeof(uint64_t));
 	__atomic_store_n(&w->kept_flows, 0, __ATOMIC_RELAXED);
 	w->kept_cursor = 0;
-	__atomic_store_n(&w->kept_marking, now != NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->kept_marking, p->prev_dnat != NULL, __ATOMIC_RELAXED);
 }
 
 int pipe_dnat_kept_needed(const struct pipe_worker *w)

@@ -1327,47 +1327,76 @@ static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const st
 		((pol->dnat_snat_dports[port >> 6] >> (port & 63)) & 1));
 }
 
-/* enum pipe_second: a packet that found no flow here is handed once to
- * the worker its flow may live on: the one a state file's restore put it
- * on (w->redirect), or, after a reload that changed the DNAT rules
- * (prev_dnat), the one those before would have sent it to, where a flow
- * they translated lives, or that of its own tuple when a DNAT rule homed
- * it here (answer_maybe_elsewhere). One handed here so that finds none either goes
+/* enum pipe_second: a packet that found no flow here is handed to the
+ * worker its flow may live on: the one a state file's restore put it on
+ * (w->redirect), or, after reloads that changed the DNAT rules
+ * (prev_dnat), the one the rules before would have sent it to, where a
+ * flow they translated lives, and from there on to those of the rules
+ * kept from before them; or that of its own tuple when a DNAT rule homed
+ * it here (answer_maybe_elsewhere). One that finds none on the way goes
  * back to start its flow where the rules now send it (and its replies).
- * Fragments do not: their datagram's worker sends them after their
- * first. Returns 1 when p was handed. */
+ * A PROBE carries the number of the next kept rules to try (none after a
+ * redirect or an own-tuple look); workers it would visit twice (its home,
+ * the one it is on) are passed over, so it makes at most
+ * PIPE_DNAT_KEPT_MAX + 1 hops after its home. Fragments do not: their
+ * datagram's worker sends them after their first. Returns 1 when p was
+ * handed. */
+#define SECOND_NO_MORE 0x0fu	/* a PROBE's next kept rules: none (> PIPE_DNAT_KEPT_MAX) */
 static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 {
 	const struct pipe_dnat_set *d = w->pol->prev_dnat;
 	const struct pkt_meta *m = &w->burst.meta[i];
+	const uint32_t self = w->cfg.worker_id;
 	uint8_t second = p->homed ? p->second : PIPE_SECOND_NONE;
-	uint32_t to;
+	uint32_t to, next = (uint32_t)second >> PIPE_SECOND_GEN_SHIFT, g = 0;
 
+	second &= PIPE_SECOND_KIND;
 	if (m->fragment || second == PIPE_SECOND_BACK)
 		return 0;
 	if (second == PIPE_SECOND_PROBE) {
-		to = packet_home(w, p, m);
+		const uint32_t home = packet_home(w, p, m);
+
+		to = home;
 		second = PIPE_SECOND_BACK;
+		for (; d; d = d->older, g++) {	/* the kept rules not tried yet */
+			uint32_t there;
+
+			if (g < next)
+				continue;
+			there = home_through(w, p, m, d->view, &d->sets, d->entries, d->count,
+					     d->dports);
+			if (there != self && there != home) {
+				to = there;
+				second = (uint8_t)(PIPE_SECOND_PROBE | (g + 1) << PIPE_SECOND_GEN_SHIFT);
+				break;
+			}
+		}
 	} else if (w->redirect && (to = redirect_find(w, p, m)) != UINT32_MAX) {
-		second = PIPE_SECOND_PROBE;	/* restored there */
+		second = (uint8_t)(PIPE_SECOND_PROBE | SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);	/* restored there */
 	} else if (d) {
-		to = home_through(w, p, m, d->view, &d->sets, d->entries, d->count, d->dports);
-		second = PIPE_SECOND_PROBE;
+		for (; d; d = d->older, g++) {	/* the newest kept rules homing it elsewhere */
+			to = home_through(w, p, m, d->view, &d->sets, d->entries, d->count, d->dports);
+			if (to != self)
+				break;
+		}
+		if (!d)
+			return 0;
+		second = (uint8_t)(PIPE_SECOND_PROBE | (g + 1) << PIPE_SECOND_GEN_SHIFT);
 	} else if (answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
 		const struct pkt_key *k = &m->key;
 
 		to = pipe_home_of(w, k->src, k->dst, k->sport, k->dport, k->proto);
-		second = PIPE_SECOND_PROBE;
+		second = (uint8_t)(PIPE_SECOND_PROBE | SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);
 	} else {
 		return 0;
 	}
-	if (to == w->cfg.worker_id)
+	if (to == self)
 		return 0;
 	p->verdict = PIPE_HANDOFF;
 	p->worker = (uint8_t)to;
 	p->second = second;
 	w->stats.handed_off++;
-	w->stats.second_chance += second == PIPE_SECOND_PROBE;
+	w->stats.second_chance += (second & PIPE_SECOND_KIND) == PIPE_SECOND_PROBE;
 	w->stats.port[p->in_port].rx_packets--;	/* the owner counts it */
 	w->stats.port[p->in_port].rx_bytes -= p->len;
 	return 1;

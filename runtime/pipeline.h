@@ -132,13 +132,16 @@ struct pipe_pkt {
 /* After a reload that changed the DNAT rules a flow they translated may
  * live on another worker than the one the rules now send its packets to
  * (the owner is found by the translated tuple). A packet that finds no
- * flow where it was sent is handed once to the worker the rules before
- * would have sent it to (PROBE); if its flow is not there either it
- * comes back (BACK) and may start one. */
+ * flow where it was sent is handed to the worker the rules before would
+ * have sent it to (PROBE), and on to those of the rules kept from before
+ * them (PROBE with their number in PIPE_SECOND_GEN bits); if its flow is
+ * in none of them it comes back (BACK) and may start one. */
 enum pipe_second {
 	PIPE_SECOND_NONE = 0,
 	PIPE_SECOND_PROBE = 1,
 	PIPE_SECOND_BACK = 2,
+	PIPE_SECOND_KIND = 0x0f,	/* the kind; above it, a PROBE's kept rules */
+	PIPE_SECOND_GEN_SHIFT = 4,
 };
 
 struct pipe_stage_stats {
@@ -330,19 +333,22 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 				      struct pipe_counters **spare, char *err, size_t errlen);
 /* With handoff: which DNAT rules a reload should keep matching with
  * besides the new policy's (enum pipe_second). `running`: the policy the
- * workers run now, `kept`: the one kept with it (NULL: none), `next`: the
- * one about to replace it. Returns the view whose DNAT rules to keep for
- * `next` (running's when the two place DNAT flows differently, else kept;
- * NULL when that is next's own). */
-const struct rfw_view *pipe_dnat_to_keep(const struct rfw_view *running,
-					 const struct rfw_view *kept,
-					 const struct rfw_view *next);
-/* Match the DNAT rules of `prev` (verified, to outlive p) too, for
- * packets that find no flow (enum pipe_second); NULL: none. Before
- * adopt. 1 when kept, 0 when not (none given, or w has no handoff: it
- * needs none), -1: no memory. */
+ * workers run now, `kept[0..nkept)`: those kept with it, newest first,
+ * `next`: the one about to replace it. Fills keep[] (room for
+ * PIPE_DNAT_KEPT_MAX), newest first, with running's and then kept's,
+ * leaving out those that place DNAT flows as next does or as one before
+ * them in keep[] does; returns how many. *dropped: how many the bound
+ * left out (the oldest; the flows they translated lose their way). */
+#define PIPE_DNAT_KEPT_MAX 4
+uint32_t pipe_dnat_to_keep(const struct rfw_view *running, const struct rfw_view *const *kept,
+			   uint32_t nkept, const struct rfw_view *next, const struct rfw_view **keep,
+			   uint32_t *dropped);
+/* Match the DNAT rules of prev[0..n) (newest first; verified, to
+ * outlive p) too, for packets that find no flow (enum pipe_second); n 0:
+ * none. Before adopt. 1 when kept, 0 when not (none given, or w has no
+ * handoff: it needs none), -1: no memory. */
 int pipe_policy_keep_dnat(const struct pipe_worker *w, struct pipe_policy *p,
-			  const struct rfw_view *prev);
+			  const struct rfw_view *const *prev, uint32_t n);
 /* Does any flow of w that was there when the kept DNAT rules were last
  * changed, and that they may home, live on (or has w not looked at all
  * its flows yet)? 0 also when none are kept. Any thread: relaxed reads. */

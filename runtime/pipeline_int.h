@@ -126,6 +126,7 @@ struct pipe_dnat_set {
 	const uint64_t *dports;	/* NULL: any port */
 	uint32_t *own_entries;	/* pipe_policy_keep_dnat's copies */
 	uint64_t *own_dports;
+	struct pipe_dnat_set *older;	/* those kept from before them; NULL: none */
 };
 
 struct pipe_policy {
@@ -158,7 +159,8 @@ struct pipe_policy {
 	 * rule homed it (second_chance); NULL when none. */
 	uint64_t *dnat_snat_dports;
 	/* With handoff, after a reload that changed the DNAT rules: those
-	 * of the policy before (pipe_policy_keep_dnat); NULL otherwise */
+	 * of the policy before, then of those kept with it, newest first, at
+	 * most PIPE_DNAT_KEPT_MAX (pipe_policy_keep_dnat); NULL otherwise */
 	struct pipe_dnat_set *prev_dnat;
 	int32_t *snat_pool;		/* per NAT rule: worker pool index or -1 */
 	int32_t *masq_pool;		/* per NAT rule x port: pool index or -1 */

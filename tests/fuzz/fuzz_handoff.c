@@ -2,10 +2,10 @@
  * flow's worker by its tuple, a DNAT flow's by its translation, the
  * second chances after a DNAT change and for answers on forwarded
  * ports, fragments through their datagram's worker), as rampartd's do,
- * with reloads that move the DNAT rules back and forth. Input: records
+ * with reloads that move the DNAT rules round three servers. Input: records
  * [ctl:1][time step:1][len:2][bytes:len] as fuzz_pipeline's (its seeds
  * serve): ctl bit 0 the port, bits 1-2 the worker whose queue it
- * arrives on (mod 3); 0xff: a reload to the other policy first, then
+ * arrives on (mod 3); 0xff: a reload to the next policy first, then
  * the frame on worker 0 (one record in 256 of random ones: a reload
  * costs as much as a thousand frames). Checks
  * that a frame is never handed on more than its bound, never to itself
@@ -24,8 +24,10 @@
 #define ROOM 2048
 #define NW 3
 
-static struct rfw_view views[2];	/* pipeline.yaml, and its forwards moved */
-static const struct rfw_view *running, *kept;
+#define NVIEWS 3
+static struct rfw_view views[NVIEWS];	/* pipeline.yaml, and its forwards moved twice */
+static const struct rfw_view *running, *kept[PIPE_DNAT_KEPT_MAX];
+static uint32_t nkept;
 static struct pipe_worker *workers[NW];
 static uint64_t now_ns = 1000000000ull;
 
@@ -57,10 +59,12 @@ static void setup(void)
 	fclose(f);
 	text[n] = 0;
 	compile(text, &views[0]);
-	strcpy(moved, text);	/* every "dnat: {to: 10.1.0.3" to .4 */
-	for (at = moved; (at = strstr(at, "dnat: {to: 10.1.0.3")) != NULL; at++)
-		at[strlen("dnat: {to: 10.1.0.")] = '4';
-	compile(moved, &views[1]);
+	for (int v = 1; v < NVIEWS; v++) {	/* every "dnat: {to: 10.1.0.3" to .4, .5 */
+		strcpy(moved, text);
+		for (at = moved; (at = strstr(at, "dnat: {to: 10.1.0.3")) != NULL; at++)
+			at[strlen("dnat: {to: 10.1.0.")] = (char)('3' + v);
+		compile(moved, &views[v]);
+	}
 	running = &views[0];
 	for (uint16_t k = 0; k < NW; k++) {
 		struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 64, .seed = 9,
@@ -77,29 +81,33 @@ static void setup(void)
 		pipe_neigh_set(workers[k], 1, 4, (uint8_t[]){10, 2, 0, 254}, mac);
 		pipe_neigh_set(workers[k], 0, 4, (uint8_t[]){10, 1, 0, 3}, mac);
 		pipe_neigh_set(workers[k], 0, 4, (uint8_t[]){10, 1, 0, 4}, mac);
+		pipe_neigh_set(workers[k], 0, 4, (uint8_t[]){10, 1, 0, 5}, mac);
 		pipe_neigh_set(workers[k], 1, 6, (uint8_t[]){0xfd, 0, 0, 2, [15] = 0xfe}, mac);
 	}
 }
 
-/* Every worker to the other policy, keeping DNAT rules as rampartd does. */
+/* Every worker to the next policy (round the three), keeping DNAT rules
+ * as rampartd does: up to two sets of them kept at once. */
 static void reload(void)
 {
-	const struct rfw_view *next = running == &views[0] ? &views[1] : &views[0];
-	const struct rfw_view *keep = pipe_dnat_to_keep(running, kept, next);
+	const struct rfw_view *next = &views[(running - views + 1) % NVIEWS];
+	const struct rfw_view *keep[PIPE_DNAT_KEPT_MAX];
+	uint32_t dropped, n = pipe_dnat_to_keep(running, kept, nkept, next, keep, &dropped);
 	char err[256];
 
 	for (uint32_t k = 0; k < NW; k++) {
 		struct pipe_policy *p = pipe_policy_build(workers[k], next, NULL, PIPE_FLOWS_KEEP,
 							  NULL, err, sizeof(err));
 
-		if (!p || pipe_policy_keep_dnat(workers[k], p, keep) < 0)
+		if (!p || pipe_policy_keep_dnat(workers[k], p, keep, n) < 0)
 			abort();
 		p = pipe_adopt(workers[k], p);
 		while (pipe_sweep(workers[k]))
 			;
 		pipe_policy_free(p);
 	}
-	kept = keep;
+	memcpy(kept, keep, sizeof(keep));
+	nkept = n;
 	running = next;
 }
 
@@ -144,9 +152,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pipe_process(workers[at], &p, 1, now_ns);
 		after(workers[at]);
 		while (p.verdict == PIPE_HANDOFF) {
-			/* a fragment through its datagram's worker, a second
-			 * chance there and back: three hops at most */
-			if (p.worker >= NW || p.worker == at || ++hops > 3)
+			/* a fragment through its datagram's worker; a frame to
+			 * its home, on to where each set of kept DNAT rules
+			 * homes it, and back: two hops and one a set at most */
+			if (p.worker >= NW || p.worker == at || ++hops > 2 + nkept)
 				abort();
 			at = p.worker;
 			p.homed++;

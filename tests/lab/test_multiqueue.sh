@@ -72,7 +72,7 @@ nat:
 rules:
   - {name: iperf-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 5201-5202}, action: accept}
   - {name: web-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 8080}, action: accept}
-  - {name: echo-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 7001-7002}, action: accept}
+  - {name: echo-out, proto: tcp, from: {zone: inside}, to: {zone: outside, port: 7001-7003}, action: accept}
   - {name: udp-out, proto: udp, from: {zone: inside}, to: {zone: outside, port: 9000-9002}, action: accept}
 # short closing, UDP and ICMP timeouts: kept DNAT rules are released
 # once the flows from before a change are gone, and idle workers empty
@@ -217,6 +217,7 @@ lab_bg srv "$LAB_TMP/iperf6s.log" iperf3 -s -p 5202
 lab_bg srv "$LAB_TMP/sink.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.50.2.2 9001
 lab_bg srv "$LAB_TMP/echo7001.log" "$LAB_PY" "$LAB_TMP/tcpecho.py" 10.50.2.2 7001
 lab_bg srv "$LAB_TMP/echo7002.log" "$LAB_PY" "$LAB_TMP/tcpecho.py" 10.50.2.2 7002
+lab_bg srv "$LAB_TMP/echo7003.log" "$LAB_PY" "$LAB_TMP/tcpecho.py" 10.50.2.2 7003
 lab_wait_for 10 lab_port_listening srv tcp 8080 && lab_wait_for 10 lab_port_listening srv udp 9000 &&
 	lab_wait_for 10 lab_port_listening srv tcp 7001 && lab_wait_for 10 lab_port_listening srv tcp 7002 &&
 	lab_wait_for 10 lab_port_listening srv tcp 5201 && lab_wait_for 10 lab_port_listening srv tcp 5202 ||
@@ -339,22 +340,39 @@ all_echoed "after the reload"
 # translation homed it on, and the new one homes its packets elsewhere
 # (3 in 4 here); they find their flow there (a second chance) and keep
 # talking to 7001, while new connections go to 7002. Without it those 3
-# in 4 would be dropped as ct-invalid.
+# in 4 would be dropped as ct-invalid. Then a second move (to 7003)
+# while both sets of connections are open: each keeps its server (the
+# rules of both policies before are kept).
 write_policy "$LAB_TMP/mq-moved.yaml" 7002
-if lab_compile "$LAB_TMP/mq-moved.yaml" "$LAB_TMP/mq-moved.rfw"; then
-	rm -f "$LAB_TMP/go"
-	lab_in cli "$LAB_PY" "$LAB_TMP/hold.py" 10.50.9.80 7000 16 "$LAB_TMP/go" \
-		>"$LAB_TMP/hold.out" 2>&1 &
-	hpid=$!
-	lab_wait_for 15 grep -q '^ready' "$LAB_TMP/hold.out" || not_ok "16 connections to the echo VIP"
+write_policy "$LAB_TMP/mq-moved2.yaml" 7003
+if lab_compile "$LAB_TMP/mq-moved.yaml" "$LAB_TMP/mq-moved.rfw" &&
+   lab_compile "$LAB_TMP/mq-moved2.yaml" "$LAB_TMP/mq-moved2.rfw"; then
+	# hold NAME: 16 connections to the echo VIP held open (hold.py) until
+	# the file NAME.go appears; its pid in hold_pid
+	hold() {
+		rm -f "$LAB_TMP/$1.go"
+		lab_in cli "$LAB_PY" "$LAB_TMP/hold.py" 10.50.9.80 7000 16 "$LAB_TMP/$1.go" \
+			>"$LAB_TMP/$1.out" 2>&1 &
+		hold_pid=$!
+		lab_wait_for 15 grep -q '^ready' "$LAB_TMP/$1.out" ||
+			not_ok "16 connections to the echo VIP ($1)"
+	}
+	hold hold
+	hpid=$hold_pid
 	check "rampartctl reload moving the echo VIP's DNAT to port 7002" quiet \
 		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq-moved.rfw"
-	touch "$LAB_TMP/go"
-	wait "$hpid"
+	hold hold2
+	check "rampartctl reload moving it again, to port 7003" quiet \
+		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq-moved2.rfw"
+	touch "$LAB_TMP/hold.go" "$LAB_TMP/hold2.go"
+	wait "$hpid" "$hold_pid"
 	read -r r1 r2 r3 < <(grep -v '^ready' "$LAB_TMP/hold.out")
-	check_eq "16 connections through the echo VIP answered by 7001 before the reload" "${r1:-}" "7001*16"
-	check_eq "  ... all 16 still answered by 7001 after it" "${r2:-}" "7001*16"
-	check_eq "  ... and 16 new ones by 7002" "${r3:-}" "7002*16"
+	read -r s1 s2 s3 < <(grep -v '^ready' "$LAB_TMP/hold2.out")
+	check_eq "16 connections through the echo VIP answered by 7001 before the reloads" "${r1:-}" "7001*16"
+	check_eq "  ... all 16 still answered by 7001 after both" "${r2:-}" "7001*16"
+	check_eq "16 made between the two answered by 7002" "${s1:-}" "7002*16"
+	check_eq "  ... all 16 still answered by 7002 after the second" "${s2:-}" "7002*16"
+	check_eq "  ... and new ones by 7003" "${r3:-} ${s3:-}" "7003*16 7003*16"
 	"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" stats --workers --json >"$LAB_TMP/sc.json" 2>&1
 	sc=$("$LAB_PY" -c 'import json,sys; print(sum(w["second_chance"] for w in json.load(open(sys.argv[1]))["workers"]))' \
 		"$LAB_TMP/sc.json" 2>/dev/null)

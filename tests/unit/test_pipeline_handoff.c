@@ -62,6 +62,8 @@ struct lab {
 	uint32_t hops2;		/* second handoffs (fragments) */
 };
 
+static uint32_t kept_sets = 1;	/* sets of DNAT rules kept by the last reload_to, at least 1 */
+
 static void lab_open_text(struct lab *l, const char *text, int handoff, uint32_t nw,
 			  enum pipe_mode mode)
 {
@@ -69,6 +71,7 @@ static void lab_open_text(struct lab *l, const char *text, int handoff, uint32_t
 				.worker_count = (uint16_t)nw, .handoff = (uint8_t)handoff,
 				.home_seed = 0x5eed, .max_flows = 4096};
 
+	kept_sets = 1;
 	memset(l, 0, sizeof(*l));
 	l->nw = nw;
 	router_lab_compile(text, &l->buf, &l->len, &l->view);
@@ -118,9 +121,10 @@ static struct pipe_pkt deliver(struct lab *l, struct frame *f, uint8_t in_port, 
 		assert_true(p.worker < l->nw);
 		assert_int_not_equal(p.worker, *by);
 		/* never handed on further, but a fragment to its datagram's
-		 * worker first, and a packet that finds no flow after a DNAT
-		 * change to where it was before and back (pipe_second) */
-		assert_true(p.homed < (fragment ? 2 : p.second ? 3 : 1));
+		 * worker first, and a packet that finds no flow after DNAT
+		 * changes to where each set of kept rules homes it and back
+		 * (pipe_second) */
+		assert_true(p.homed < (fragment ? 2 : p.second ? 2 + kept_sets : 1));
 		*by = p.worker;
 		l->handed++;
 		p.homed++;
@@ -396,21 +400,52 @@ static void test_dnat_and_plain_replies_find_their_worker(void **state)
 
 /* Worker k of l from policy A to `to` (with the DNAT rules `keep` kept,
  * or NULL), as rampartd's reload does. */
-static void reload_to(struct lab *l, const struct rfw_view *to, const struct rfw_view *keep)
+/* The DNAT rules kept over the lab's reloads, as rampartd's reloader
+ * keeps them (daemon/reload.c). */
+struct kept {
+	const struct rfw_view *running;
+	const struct rfw_view *v[PIPE_DNAT_KEPT_MAX];
+	uint32_t n;
+};
+
+static void reload_to(struct lab *l, struct kept *kp, const struct rfw_view *to)
 {
+	const struct rfw_view *keep[PIPE_DNAT_KEPT_MAX];
+	uint32_t n = 0, dropped = 0;
 	char err[256];
 
+	if (kp->running)
+		n = pipe_dnat_to_keep(kp->running, kp->v, kp->n, to, keep, &dropped);
 	for (uint32_t k = 0; k < l->nw; k++) {
 		struct pipe_policy *p = pipe_policy_build(l->w[k], to, NULL, PIPE_FLOWS_KEEP, NULL,
 							  err, sizeof(err));
 
 		assert_non_null(p);
-		assert_int_equal(pipe_policy_keep_dnat(l->w[k], p, keep), keep ? 1 : 0);
+		assert_int_equal(pipe_policy_keep_dnat(l->w[k], p, keep, n), n ? 1 : 0);
 		p = pipe_adopt(l->w[k], p);
 		while (pipe_sweep(l->w[k]))
 			;
 		pipe_policy_free(p);
 	}
+	kp->running = to;
+	memcpy(kp->v, keep, n * sizeof(keep[0]));
+	kp->n = n;
+	kept_sets = n > 1 ? n : 1;
+}
+
+/* pipe_dnat_to_keep(running, kept[0..nkept), next) is want[0..nwant)
+ * with `dropped` left out */
+static void assert_keeps(const struct rfw_view *running, const struct rfw_view *const *kept,
+			 uint32_t nkept, const struct rfw_view *next, const struct rfw_view *const *want,
+			 uint32_t nwant, uint32_t dropped)
+{
+	const struct rfw_view *keep[PIPE_DNAT_KEPT_MAX];
+	uint32_t left_out, n = pipe_dnat_to_keep(running, kept, nkept, next, keep, &left_out);
+
+	assert_int_equal(n, nwant);
+	assert_int_equal(left_out, dropped);
+	for (uint32_t i = 0; i < n; i++)
+		assert_ptr_equal(keep[i], want[i]);
 }
 
 /* text with its first `from` replaced by `to` (in place, room enough) */
@@ -424,16 +459,16 @@ static void replace(char *text, const char *from, const char *to)
 	memcpy(at, to, tl);
 }
 
-/* `policy` with web-in open to servers .10 and .11, its DNAT rule
- * sending to .11 instead of .10 when `moved` */
+/* `policy` with web-in open to servers .8 to .15, its DNAT rule
+ * sending to 10.100.0.(10 + moved) */
 static void compile_moved(void **buf, size_t *len, struct rfw_view *view, int moved)
 {
-	char text[sizeof(policy) + 64];
+	char text[sizeof(policy) + 64], to[64];
 
 	strcpy(text, policy);
-	replace(text, "network: 10.100.0.10, port: 80", "network: 10.100.0.10/31, port: 80");
-	if (moved)
-		replace(text, "dnat: {to: 10.100.0.10,", "dnat: {to: 10.100.0.11,");
+	replace(text, "network: 10.100.0.10, port: 80", "network: 10.100.0.8/29, port: 80");
+	snprintf(to, sizeof(to), "dnat: {to: 10.100.0.%d,", 10 + moved);
+	replace(text, "dnat: {to: 10.100.0.10,", to);
 	router_lab_compile(text, buf, len, view);
 }
 
@@ -510,6 +545,7 @@ static void test_dnat_change_keeps_flows(void **state)
 	void *buf_a, *buf_b, *buf_c;
 	size_t len_a, len_b, len_c;
 	struct rfw_view va, vb, vc;
+	struct kept kp = {0};
 	uint32_t seed = 4242, owner[32], chances = 0;
 	(void)state;
 
@@ -518,17 +554,22 @@ static void test_dnat_change_keeps_flows(void **state)
 	compile_moved(&buf_b, &len_b, &vb, 1);
 	compile_moved(&buf_c, &len_c, &vc, 1);
 	/* which rules to keep: only across a change of DNAT */
-	assert_null(pipe_dnat_to_keep(&va, NULL, &l.view));	/* same DNAT */
-	assert_ptr_equal(pipe_dnat_to_keep(&va, NULL, &vb), &va);
-	assert_ptr_equal(pipe_dnat_to_keep(&vb, &va, &vc), &va);	/* carried */
-	assert_ptr_equal(pipe_dnat_to_keep(&vb, &va, &va), &vb);	/* back: B's flows */
+	{
+		const struct rfw_view *a[] = {&va}, *b[] = {&vb};
+
+		assert_keeps(&va, NULL, 0, &l.view, NULL, 0, 0);	/* same DNAT */
+		assert_keeps(&va, NULL, 0, &vb, a, 1, 0);
+		assert_keeps(&vb, a, 1, &vc, a, 1, 0);	/* carried */
+		assert_keeps(&vb, a, 1, &va, b, 1, 0);	/* back: B's flows */
+	}
 	for (uint32_t k = 0; k < l.nw; k++)
 		assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, moved_ip, server_mac), 0);
-	reload_to(&l, &va, NULL);
+	kp.running = &l.view;
+	reload_to(&l, &kp, &va);
 	for (uint16_t i = 0; i < 32; i++)
 		owner[i] = dnat_open(&l, &seed, i, server_ip);
 
-	reload_to(&l, &vb, pipe_dnat_to_keep(&va, NULL, &vb));
+	reload_to(&l, &kp, &vb);
 	for (uint16_t i = 0; i < 32; i++) {	/* the old ones, both ways */
 		assert_int_equal(segment(&l, &seed, i, 0, server_ip, 0x18, 1001, 5001), owner[i]);
 		assert_int_equal(segment(&l, &seed, i, 1, server_ip, 0x18, 5001, 1011), owner[i]);
@@ -539,7 +580,7 @@ static void test_dnat_change_keeps_flows(void **state)
 	for (uint16_t i = 32; i < 64; i++)	/* new ones, to the new server */
 		(void)dnat_open(&l, &seed, i, moved_ip);
 
-	reload_to(&l, &vc, pipe_dnat_to_keep(&vb, &va, &vc));	/* DNAT unchanged */
+	reload_to(&l, &kp, &vc);	/* DNAT unchanged */
 	for (uint16_t i = 0; i < 32; i++)
 		assert_int_equal(segment(&l, &seed, i, 0, server_ip, 0x18, 1011, 5011), owner[i]);
 	for (uint16_t i = 32; i < 64; i++)
@@ -584,6 +625,86 @@ static void test_dnat_change_keeps_flows(void **state)
 	free(buf_a);
 	free(buf_b);
 	free(buf_c);
+}
+
+/* Two reloads that each move the DNAT rule, with four workers: the
+ * connections made before the first still reach the first server and
+ * those made between the two the second (each found through the rules
+ * kept for it, the older behind the newer), new ones go to the third;
+ * once the first server's connections end, the rules kept for them are
+ * still needed for the second's, and once those end, for none. Then
+ * the bound: the rules of at most PIPE_DNAT_KEPT_MAX policies before are
+ * kept, the oldest left out. */
+static void test_two_dnat_changes_keep_flows(void **state)
+{
+	static const uint8_t second_ip[4] = {10, 100, 0, 11}, third_ip[4] = {10, 100, 0, 12};
+	struct lab l;
+	void *buf[PIPE_DNAT_KEPT_MAX + 2];
+	size_t len;
+	struct rfw_view v[PIPE_DNAT_KEPT_MAX + 2];
+	struct kept kp = {0};
+	uint32_t seed = 77, owner[64], needed;
+	(void)state;
+
+	lab_open_n(&l, 1, 4);
+	for (int i = 0; i < PIPE_DNAT_KEPT_MAX + 2; i++)
+		compile_moved(&buf[i], &len, &v[i], i);
+	for (uint32_t k = 0; k < l.nw; k++) {
+		assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, second_ip, server_mac), 0);
+		assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, third_ip, server_mac), 0);
+	}
+	kp.running = &l.view;
+	reload_to(&l, &kp, &v[0]);
+	for (uint16_t i = 0; i < 32; i++)
+		owner[i] = dnat_open(&l, &seed, i, server_ip);
+	reload_to(&l, &kp, &v[1]);
+	for (uint16_t i = 32; i < 64; i++)
+		owner[i] = dnat_open(&l, &seed, i, second_ip);
+	reload_to(&l, &kp, &v[2]);
+	assert_int_equal(kp.n, 2);
+	for (uint16_t i = 0; i < 64; i++) {	/* both generations, both ways */
+		const uint8_t *srv = i < 32 ? server_ip : second_ip;
+
+		assert_int_equal(segment(&l, &seed, i, 0, srv, 0x18, 1001, 5001), owner[i]);
+		assert_int_equal(segment(&l, &seed, i, 1, srv, 0x18, 5001, 1011), owner[i]);
+	}
+	for (uint16_t i = 64; i < 96; i++)	/* new ones, to the third server */
+		(void)dnat_open(&l, &seed, i, third_ip);
+	for (uint32_t k = 0; k < l.nw; k++) {
+		const struct pipe_stats *st = pipe_stats(l.w[k]);
+
+		assert_int_equal(st->drop[PIPE_DROP_CT_INVALID] + st->drop[PIPE_DROP_POLICY], 0);
+	}
+	end_flows_to(&l, server_ip);
+	needed = 0;
+	for (uint32_t k = 0; k < l.nw; k++)
+		needed += (uint32_t)pipe_dnat_kept_needed(l.w[k]);
+	assert_true(needed > 0);	/* the second server's connections */
+	end_flows_to(&l, second_ip);
+	for (uint32_t k = 0; k < l.nw; k++)
+		assert_false(pipe_dnat_kept_needed(l.w[k]));
+
+	/* the bound: one more change than kept rules, newest first */
+	{
+		const struct rfw_view *kept[PIPE_DNAT_KEPT_MAX], *want[PIPE_DNAT_KEPT_MAX];
+
+		for (int i = 0; i < PIPE_DNAT_KEPT_MAX; i++) {
+			kept[i] = &v[PIPE_DNAT_KEPT_MAX - 1 - i];	/* v[3] v[2] v[1] v[0] */
+			want[i] = &v[PIPE_DNAT_KEPT_MAX - i];		/* v[4] v[3] v[2] v[1] */
+		}
+		assert_keeps(&v[PIPE_DNAT_KEPT_MAX], kept, PIPE_DNAT_KEPT_MAX,
+			     &v[PIPE_DNAT_KEPT_MAX + 1], want, PIPE_DNAT_KEPT_MAX, 1);
+		/* back to an older one: its rules are the policy's again */
+		want[0] = &v[PIPE_DNAT_KEPT_MAX];
+		want[1] = &v[PIPE_DNAT_KEPT_MAX - 1];
+		want[2] = &v[PIPE_DNAT_KEPT_MAX - 3];
+		want[3] = &v[PIPE_DNAT_KEPT_MAX - 4];
+		assert_keeps(&v[PIPE_DNAT_KEPT_MAX], kept, PIPE_DNAT_KEPT_MAX,
+			     &v[PIPE_DNAT_KEPT_MAX - 2], want, PIPE_DNAT_KEPT_MAX, 0);
+	}
+	lab_close(&l);	/* its workers' policies use v[2]'s tables */
+	for (int i = 0; i < PIPE_DNAT_KEPT_MAX + 2; i++)
+		free(buf[i]);
 }
 
 /* A port forward that takes the ports masquerade gives out (here all of
@@ -815,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_masquerade_replies_find_their_worker),
 		cmocka_unit_test(test_dnat_and_plain_replies_find_their_worker),
 		cmocka_unit_test(test_dnat_change_keeps_flows),
+		cmocka_unit_test(test_two_dnat_changes_keep_flows),
 		cmocka_unit_test(test_answers_on_forwarded_ports),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
