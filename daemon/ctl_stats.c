@@ -105,15 +105,17 @@ static uint64_t pool_unsteered(const struct ctl_report *r, uint32_t i)
 	return n;
 }
 
-/* The workers' second chances (enum pipe_second): DNAT rules kept (by
- * every worker: they adopt one policy), redirects, packets handed. */
+/* The workers' second chances (enum pipe_second): sets of DNAT rules
+ * kept (by every worker: they adopt one policy; the most, while one
+ * adopts), redirects, packets handed. */
 static void second_chance(const struct ctl_report *r, int *kept, uint64_t *redirects,
 			  uint64_t *packets)
 {
 	*kept = 0;
 	*redirects = *packets = 0;
 	for (uint32_t k = 0; k < r->src->nworkers; k++) {
-		*kept |= r->jobs[k].dnat_kept;
+		if (r->jobs[k].dnat_kept > *kept)
+			*kept = r->jobs[k].dnat_kept;
 		*redirects += r->jobs[k].redirects;
 		*packets += r->jobs[k].stats.second_chance;
 	}
@@ -260,11 +262,15 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_printf(out, "handoff:   on, %u workers, rings of %u frames\n", src->nworkers,
 			   handoff_slots(src));
 		second_chance(r, &kept, &redirects, &packets);
-		if (kept || redirects || packets)
-			ctl_printf(out, "           second chance: %s, %llu restored flows' "
-					"redirects; %llu packets sent to look\n",
+		if (kept > 1)
+			ctl_printf(out, "           second chance: DNAT rules before the last %d "
+					"changes kept", kept);
+		else if (kept || redirects || packets)
+			ctl_printf(out, "           second chance: %s",
 				   kept ? "DNAT rules before the last change kept"
-					: "no DNAT rules kept",
+					: "no DNAT rules kept");
+		if (kept || redirects || packets)
+			ctl_printf(out, ", %llu restored flows' redirects; %llu packets sent to look\n",
 				   (unsigned long long)redirects, (unsigned long long)packets);
 	}
 	else
@@ -376,10 +382,10 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 			ctl_puts(out, " \"neighbors\": null,\n");
 		}
 		ctl_printf(out, " \"handoff\": {\"on\": %s, \"ring_slots\": %u, "
-				"\"second_chance\": {\"dnat_rules_kept\": %s, \"redirects\": %llu, "
-				"\"packets\": %llu}},\n \"nat_pools\": [",
+				"\"second_chance\": {\"dnat_rules_kept\": %s, \"dnat_rule_sets_kept\": %d, "
+				"\"redirects\": %llu, \"packets\": %llu}},\n \"nat_pools\": [",
 			   handoff_slots(src) ? "true" : "false", handoff_slots(src),
-			   kept ? "true" : "false", (unsigned long long)redirects,
+			   kept ? "true" : "false", kept, (unsigned long long)redirects,
 			   (unsigned long long)packets);
 	}
 	for (uint32_t i = 0; i < npools; i++) {

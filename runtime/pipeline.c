@@ -242,7 +242,9 @@ uint32_t pipe_nat_pool_count(const struct pipe_worker *w)
 void pipe_second_chance_sources(const struct pipe_worker *w, int *dnat_kept,
 				uint32_t *redirects)
 {
-	*dnat_kept = w->pol && w->pol->prev_dnat;
+	*dnat_kept = 0;
+	for (const struct pipe_dnat_set *d = w->pol ? w->pol->prev_dnat : NULL; d; d = d->older)
+		(*dnat_kept)++;
 	*redirects = w->redirect_count;
 }
 

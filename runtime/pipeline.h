@@ -227,9 +227,10 @@ void pipe_flow_end(struct pipe_worker *w, uint32_t flow);
 uint32_t pipe_flow_cache_slots(const struct pipe_worker *w);
 /* Rule limits' excess packets, per rule number (0 when none). */
 uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule);
-/* Where packets that find no flow may look (enum pipe_second): whether
- * the DNAT rules of the policy before a change of them are kept, and
- * how many redirects a state file's restore made. w's thread. */
+/* Where packets that find no flow may look (enum pipe_second): how many
+ * sets of DNAT rules of policies before are kept (one a change of them,
+ * 0: none), and how many redirects a state file's restore made. w's
+ * thread. */
 void pipe_second_chance_sources(const struct pipe_worker *w, int *dnat_kept,
 				uint32_t *redirects);
 

@@ -378,11 +378,11 @@ if lab_compile "$LAB_TMP/mq-moved.yaml" "$LAB_TMP/mq-moved.rfw" &&
 		"$LAB_TMP/sc.json" 2>/dev/null)
 	check "  ... the old ones' packets found their workers by a second chance (${sc:-none})" \
 		test "${sc:-0}" -gt 0
-	check "  ... rampartctl status says the DNAT rules before are kept" grep -q \
-		'second chance: DNAT rules before the last change kept' \
+	check "  ... rampartctl status says the DNAT rules before both changes are kept" grep -q \
+		'second chance: DNAT rules before the last 2 changes kept' \
 		<("$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" status)
 	check_eq "  ... and so does its JSON" "$("$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json status |
-		"$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["handoff"]["second_chance"]["dnat_rules_kept"])')" True
+		"$LAB_PY" -c 'import json,sys; s=json.load(sys.stdin)["handoff"]["second_chance"]; print(s["dnat_rules_kept"], s["dnat_rule_sets_kept"])')" "True 2"
 	check "rampartctl reload back to the echo VIP on 7001" quiet \
 		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq.rfw"
 	# The hold.py connections are closed; once every flow from before
