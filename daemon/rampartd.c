@@ -38,7 +38,7 @@
 
 #define NEIGH_REFRESH_MS 1000	/* how stale a next hop may be */
 #define NEIGH_TICK_MS 100	/* unresolved next hops asked for within */
-#define KEPT_TICK_MS 1000	/* kept DNAT rules looked at (reload_release_kept) */
+#define KEPT_TICK_MS 1000	/* kept DNAT rules and a restore's redirects looked at */
 #define NEIGH_WAIT_MS 3000	/* after asking, a dump every tick this long */
 
 /* Large: kept off the stack. */
@@ -600,7 +600,7 @@ static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
 {
 	uint64_t last_refresh = monotonic_ms(), every = (uint64_t)o->state_interval * 1000u;
 	uint64_t next_save = every ? monotonic_ms() + every : UINT64_MAX;
-	uint64_t next_kept = monotonic_ms() + KEPT_TICK_MS;
+	uint64_t next_kept = monotonic_ms() + KEPT_TICK_MS, redirects_asked = 0;
 
 	for (;;) {
 		uint64_t now = monotonic_ms(), wait_ms = nl || neigh_own ? NEIGH_TICK_MS : UINT64_MAX;
@@ -617,6 +617,12 @@ static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
 			if (reload_release_kept(&reloader))
 				fprintf(stderr, "rampartd: the DNAT rules kept since the last change of "
 						"them released: no flow from before needs them\n");
+			/* a restore's redirects, once the flows they lead to end */
+			if (reloader.workers && workers_release_redirects(reloader.workers,
+									  reloader.nworkers,
+									  &redirects_asked))
+				fprintf(stderr, "rampartd: the redirects of the flows restored from "
+						"the state file dropped: none of those flows is left\n");
 			next_kept = monotonic_ms() + KEPT_TICK_MS;
 			continue;
 		}

@@ -34,6 +34,8 @@ void worker_init(struct worker *w, struct backend *be, uint32_t queue, struct pi
 	atomic_init(&w->quiesced, 0);
 	atomic_init(&w->kept_drop_req, 0);
 	atomic_init(&w->kept_drop_done, 0);
+	atomic_init(&w->redirect_drop_req, 0);
+	atomic_init(&w->redirect_drop_done, 0);
 }
 
 void worker_follow(struct worker *w, struct reload_gen *_Atomic *published)
@@ -51,6 +53,12 @@ static uint32_t reload_poll(struct worker *w)
 
 	if (!w->published)
 		return 0;
+	drop = atomic_load_explicit(&w->redirect_drop_req, memory_order_acquire);
+	if (drop != atomic_load_explicit(&w->redirect_drop_done, memory_order_relaxed)) {
+		/* no flow a restore's redirects point at lives any more */
+		pipe_drop_redirects(w->pipe);
+		atomic_store_explicit(&w->redirect_drop_done, drop, memory_order_release);
+	}
 	drop = atomic_load_explicit(&w->kept_drop_req, memory_order_acquire);
 	if (drop != atomic_load_explicit(&w->kept_drop_done, memory_order_relaxed)) {
 		/* no flow needs the DNAT rules kept any more (reload_release_kept) */
@@ -460,4 +468,31 @@ void worker_stop(struct worker *w)
 {
 	atomic_store(&w->stop, 1);
 	pthread_join(w->thread, NULL);
+}
+
+int workers_release_redirects(struct worker *const *w, uint32_t n, uint64_t *asked)
+{
+	uint32_t have = 0;
+
+	if (*asked) {
+		for (uint32_t k = 0; k < n; k++)
+			if (atomic_load_explicit(&w[k]->redirect_drop_done, memory_order_acquire) !=
+			    *asked)
+				return 0;	/* looked at again on the next call */
+		*asked = 0;
+		return 1;
+	}
+	/* the flows counted only end (restores happen before the workers
+	 * run), so none needed now is none needed for good */
+	for (uint32_t k = 0; k < n; k++) {
+		if (pipe_redirects_needed(w[k]->pipe))
+			return 0;
+		have += pipe_redirect_count(w[k]->pipe) != 0;
+	}
+	if (!have)
+		return 0;
+	*asked = atomic_load_explicit(&w[0]->redirect_drop_req, memory_order_relaxed) + 1;
+	for (uint32_t k = 0; k < n; k++)
+		atomic_store_explicit(&w[k]->redirect_drop_req, *asked, memory_order_release);
+	return 0;
 }

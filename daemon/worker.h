@@ -113,6 +113,8 @@ struct worker {
 	/* reload_release_kept asks (req, a new value) and the worker, having
 	 * dropped the kept DNAT rules, answers (done = req) */
 	_Atomic uint64_t kept_drop_req, kept_drop_done;
+	/* the same for a restore's redirects (workers_release_redirects) */
+	_Atomic uint64_t redirect_drop_req, redirect_drop_done;
 	uint64_t last_tick_ns;	/* pipe_tick while idle */
 	/* cold */
 	pthread_t thread;
@@ -146,6 +148,12 @@ int worker_neigh_cmd(struct worker *w, uint8_t op, uint32_t port, uint8_t family
 /* Main thread: port's MTU changed to mtu (the worker applies it between
  * bursts). */
 void worker_post_mtu(struct worker *w, uint32_t port, uint32_t mtu);
+/* Main thread, now and then: once no flow a state file's restore left
+ * redirects to lives on any of the n workers (pipe_redirects_needed),
+ * ask each to drop its redirects; a later call sees them done. *asked:
+ * the caller's state, 0 at first. Never waits. 1 when every worker has
+ * dropped them (once), else 0. */
+int workers_release_redirects(struct worker *const *w, uint32_t n, uint64_t *asked);
 
 /* Main thread: up to max next hops the worker found no MAC for. */
 uint32_t worker_take_unresolved(struct worker *w, struct pipe_nexthop *out, uint32_t max);

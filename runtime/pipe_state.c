@@ -486,13 +486,19 @@ static uint32_t place_flow(struct pipe_worker *const *w, uint32_t n, const struc
 	return ho;	/* (a pair no pool holds: the policy's change) */
 }
 
-/* A flow restored on worker k: each direction homed elsewhere gets a
- * redirect there (pipe_worker.redirect), by its packets' tuple. */
-static int add_redirects(struct pipe_worker *const *w, uint32_t k, const struct ct_saved_flow *f)
+/* A flow restored on worker k (its entry `flow` there): each direction
+ * homed elsewhere gets a redirect there (pipe_worker.redirect), by its
+ * packets' tuple, and k counts it among the flows redirected to. */
+static int add_redirects(struct pipe_worker *const *w, uint32_t k, const struct ct_saved_flow *f,
+			 uint32_t flow)
 {
 	uint32_t ho, hr;
 
 	homes(w[0], f, &ho, &hr);
+	if (ho == k && hr == k)
+		return 0;
+	if (pipe_redirect_target(w[k], flow))
+		return -1;
 	if (ho != k && pipe_redirect_add(w[ho], f->orig_src, f->orig_dst, f->orig_sport,
 					 f->orig_dport, f->proto, k))
 		return -1;
@@ -591,7 +597,7 @@ int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w,
 		 * restored, counted nat_unclaimed) */
 		if (restore_one(w[k], r, map, down, now, recheck, place && k != r->worker,
 				!!(h->flags & STATE_CHECKPOINT), c, &flow) == CT_RESTORED &&
-		    handoff && n > 1 && add_redirects(w, k, &r->flow)) {
+		    handoff && n > 1 && add_redirects(w, k, &r->flow, flow)) {
 			ct_remove(w[k]->ct, flow);	/* no memory for its redirect */
 			c->restored--;
 			c->rehomed -= place && k != r->worker;

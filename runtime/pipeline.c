@@ -59,6 +59,10 @@ static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
 		w->kept_mark[flow >> 6] &= ~(1ull << (flow & 63));	/* one less for the kept rules */
 		__atomic_store_n(&w->kept_flows, w->kept_flows - 1, __ATOMIC_RELAXED);
 	}
+	if (w->restored_mark && (w->restored_mark[flow >> 6] >> (flow & 63) & 1)) {
+		w->restored_mark[flow >> 6] &= ~(1ull << (flow & 63));	/* one less redirected to */
+		__atomic_store_n(&w->restored_flows, w->restored_flows - 1, __ATOMIC_RELAXED);
+	}
 
 	if (ct_flow_get(t, flow, &fi) < 0 ||
 	    !memcmp(fi.reply.dst, fi.orig.src, 16))
@@ -177,6 +181,7 @@ void pipe_destroy(struct pipe_worker *w)
 	if (w->ct)
 		ct_destroy(w->ct);	/* calls release_nat: pools still here */
 	free(w->kept_mark);
+	free(w->restored_mark);
 	for (uint32_t i = 0; i < w->npools; i++) {
 		nat_pool_free(&w->pools[i]->pool);
 		free(w->pools[i]);
@@ -245,7 +250,7 @@ void pipe_second_chance_sources(const struct pipe_worker *w, int *dnat_kept,
 	*dnat_kept = 0;
 	for (const struct pipe_dnat_set *d = w->pol ? w->pol->prev_dnat : NULL; d; d = d->older)
 		(*dnat_kept)++;
-	*redirects = w->redirect_count;
+	*redirects = __atomic_load_n(&w->redirect_count, __ATOMIC_RELAXED);
 }
 
 const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i)
@@ -1290,6 +1295,41 @@ int pipe_redirect_add(struct pipe_worker *w, const uint8_t *src, const uint8_t *
 		      uint16_t sport, uint16_t dport, uint8_t proto, uint32_t worker)
 {
 	return redirect_put(w, redirect_tag(w, src, dst, sport, dport, proto), worker);
+}
+
+int pipe_redirect_target(struct pipe_worker *w, uint32_t flow)
+{
+	if (!w->ct || flow >= ct_max_flows(w->ct))
+		return -1;
+	if (!w->restored_mark &&
+	    !(w->restored_mark = calloc((ct_max_flows(w->ct) + 63) / 64, sizeof(uint64_t))))
+		return -1;
+	if (!(w->restored_mark[flow >> 6] >> (flow & 63) & 1)) {
+		w->restored_mark[flow >> 6] |= 1ull << (flow & 63);
+		__atomic_store_n(&w->restored_flows, w->restored_flows + 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+int pipe_redirects_needed(const struct pipe_worker *w)
+{
+	return __atomic_load_n(&w->restored_flows, __ATOMIC_RELAXED) != 0;
+}
+
+uint32_t pipe_redirect_count(const struct pipe_worker *w)
+{
+	return __atomic_load_n(&w->redirect_count, __ATOMIC_RELAXED);
+}
+
+void pipe_drop_redirects(struct pipe_worker *w)
+{
+	free(w->redirect);
+	w->redirect = NULL;
+	w->redirect_mask = 0;
+	__atomic_store_n(&w->redirect_count, 0, __ATOMIC_RELAXED);
+	free(w->restored_mark);
+	w->restored_mark = NULL;
+	__atomic_store_n(&w->restored_flows, 0, __ATOMIC_RELAXED);
 }
 
 /* The worker a packet's flow was restored on, from this worker's

@@ -234,6 +234,15 @@ uint64_t pipe_rule_limited(const struct pipe_worker *w, uint32_t rule);
 void pipe_second_chance_sources(const struct pipe_worker *w, int *dnat_kept,
 				uint32_t *redirects);
 
+/* The redirects a state file's restore made (enum pipe_second) are
+ * needed while a flow they point at lives: does one of w's still live?
+ * Any thread: a relaxed read. How many redirects w has, the same way. */
+int pipe_redirects_needed(const struct pipe_worker *w);
+uint32_t pipe_redirect_count(const struct pipe_worker *w);
+/* w's thread, between bursts: forget its redirects (no worker's
+ * pipe_redirects_needed said 1). */
+void pipe_drop_redirects(struct pipe_worker *w);
+
 /* NAT pools: count, and pool i's stats (see nat.h). */
 uint32_t pipe_nat_pool_count(const struct pipe_worker *w);
 const struct nat_pool *pipe_nat_pool(const struct pipe_worker *w, uint32_t i);

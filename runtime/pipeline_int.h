@@ -250,9 +250,15 @@ struct pipe_worker {
 	 * masqueraded flow restored into another worker count lives where
 	 * its port's share is), by the tuple of that direction's packets;
 	 * a packet that finds no flow here goes there (enum pipe_second).
-	 * Made before the worker runs, read-only after; NULL: none. */
+	 * Made before the worker runs, read-only after until every worker's
+	 * restored_flows is 0 (pipe_drop_redirects); NULL: none. */
 	struct pipe_redirect *redirect;
 	uint32_t redirect_mask, redirect_count;
+	/* The flows restored here that other workers' redirects point at, a
+	 * bit each by entry (NULL: none), and how many are left (they end:
+	 * release_nat). Read by the main thread (__atomic, relaxed). */
+	uint64_t *restored_mark;
+	uint32_t restored_flows;
 	/* reload: flows still tagged with the generation before */
 	uint32_t sweep_cursor;
 	int sweeping;
@@ -307,5 +313,9 @@ int pipe_flow_restamp_rule(const struct pipe_policy *p, uint32_t stored, uint32_
  * memory. */
 int pipe_redirect_add(struct pipe_worker *w, const uint8_t *src, const uint8_t *dst,
 		      uint16_t sport, uint16_t dport, uint8_t proto, uint32_t worker);
+/* Before w runs (pipe_state_restore): flow, restored on w, is one that
+ * another worker's redirects point at; the redirects are needed until
+ * it and the others like it end. -1: no memory. */
+int pipe_redirect_target(struct pipe_worker *w, uint32_t flow);
 
 #endif

@@ -250,6 +250,14 @@ if start_rampartd 2; then
 		grep -Eq 'state file .*: ([0-9]+) of \1 flows restored' "$LAB_TMP/rampartd.err"
 	# (TCP's retransmission backs off over the gap, longer under ASan)
 	check "  ... and every session carries on (TCP: each with its one public port)" all_alive 25
+	# the redirects are needed only while a flow they lead to lives:
+	# with every flow ended, rampartd drops them (looked at each second)
+	check "  ... status counts the restore's redirects" grep -Eq '[1-9][0-9]* restored flows. redirects' \
+		<(ctl status)
+	ctl flows --delete --filter proto=tcp >/dev/null
+	check "  ... flows deleted: the redirects dropped, none of their flows left" lab_wait_for 10 \
+		grep -q 'redirects of the flows restored from the state file dropped' "$LAB_TMP/rampartd.err"
+	check "  ... and status says none are left" grep -q ' 0 restored flows. redirects' <(ctl status)
 	stop_rampartd
 else
 	not_ok "rampartd --queues 2 starts again"; cat "$LAB_TMP/rampartd.err" >&2

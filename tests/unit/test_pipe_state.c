@@ -692,6 +692,21 @@ static uint32_t masq_carry_on(struct lab *l, uint32_t n, uint64_t now, const uin
 	return ok;
 }
 
+/* End every flow of l's workers (as rampartctl flows --delete would). */
+static void end_all_flows(struct lab *l)
+{
+	for (uint32_t k = 0; k < l->n; k++) {
+		const struct ct_table *t = pipe_conntrack(l->w[k]);
+
+		for (uint32_t f = 0; f < ct_max_flows(t); f++) {
+			struct ct_flow_info fi;
+
+			if (ct_flow_get(t, f, &fi) == 0)
+				pipe_flow_end(l->w[k], f);
+		}
+	}
+}
+
 /* Another worker count. Two workers with handoff into one: every flow,
  * the masqueraded connection with its port. One worker into two with
  * handoff: each flow into the worker its packets now map to (their
@@ -758,6 +773,28 @@ static void test_other_worker_count(void **state)
 	masq_flows(&b, 1, 2 * SEC, &pub);
 	for (uint32_t i = 0; i < MASQ; i++)
 		assert_int_not_equal(pub, mpub[i]);
+	/* the redirects are needed while a flow they lead to lives; once
+	 * every flow has ended no worker needs them, and dropped they send
+	 * no packet anywhere: a new flow's answer is not handed over */
+	assert_true(pipe_redirects_needed(b.w[0]) || pipe_redirects_needed(b.w[1]));
+	end_all_flows(&b);
+	for (uint32_t k = 0; k < 2; k++) {
+		uint32_t r;
+		int kept;
+
+		assert_false(pipe_redirects_needed(b.w[k]));
+		pipe_drop_redirects(b.w[k]);
+		pipe_second_chance_sources(b.w[k], &kept, &r);
+		assert_int_equal(r, 0);
+	}
+	{
+		uint64_t before = pipe_stats(b.w[0])->second_chance + pipe_stats(b.w[1])->second_chance;
+
+		masq_flows(&b, MASQ, 3 * SEC, mpub);
+		assert_int_equal(masq_carry_on(&b, MASQ, 3 * SEC, mpub), MASQ);
+		assert_int_equal(pipe_stats(b.w[0])->second_chance +
+				 pipe_stats(b.w[1])->second_chance, before);
+	}
 	lab_close(&b);
 
 	/* the same flows checkpointed by those two workers and restored
