@@ -177,6 +177,16 @@ static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
 
 		for (uint32_t port = e->dport_lo; port <= e->dport_hi; port++)
 			p->dnat_dports[port >> 6] |= 1ull << (port & 63);
+		/* a forward to any address of a network (or to any address)
+		 * also takes the replies its ports meet on inside hosts */
+		if (e->family && !(e->flags & RFW_ACL_DST_SET) &&
+		    e->dst_len == (e->family == 4 ? 32 : 128))
+			continue;
+		if (!p->dnat_answer_dports &&
+		    !(p->dnat_answer_dports = calloc(65536 / 64, sizeof(uint64_t))))
+			return -1;
+		for (uint32_t port = e->dport_lo; port <= e->dport_hi; port++)
+			p->dnat_answer_dports[port >> 6] |= 1ull << (port & 63);
 	}
 	for (uint32_t r = 1; r <= v->policy->nat_count; r++) {
 		const struct rfw_nat_rule *n = &v->nat_rules[r];
@@ -191,10 +201,10 @@ static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
 		for (uint32_t port = lo; port <= hi; port++) {
 			if (!((p->dnat_dports[port >> 6] >> (port & 63)) & 1))
 				continue;
-			if (!p->dnat_snat_dports &&
-			    !(p->dnat_snat_dports = calloc(65536 / 64, sizeof(uint64_t))))
+			if (!p->dnat_answer_dports &&
+			    !(p->dnat_answer_dports = calloc(65536 / 64, sizeof(uint64_t))))
 				return -1;
-			p->dnat_snat_dports[port >> 6] |= 1ull << (port & 63);
+			p->dnat_answer_dports[port >> 6] |= 1ull << (port & 63);
 		}
 	}
 	return 0;
@@ -502,7 +512,7 @@ void pipe_policy_free(struct pipe_policy *p)
 	free(p->add_pools);
 	free(p->nat_entries);
 	free(p->dnat_dports);
-	free(p->dnat_snat_dports);
+	free(p->dnat_answer_dports);
 	dnat_set_free(p->prev_dnat);
 	free(p->snat_pool);
 	free(p->masq_pool);

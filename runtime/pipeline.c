@@ -1355,8 +1355,9 @@ static uint32_t redirect_find(const struct pipe_worker *w, const struct pipe_pkt
  * reply of a flow that is not DNAT's (a masqueraded or routed connection
  * whose port a port forward also takes): that flow is where its own
  * tuple says. Worth a look when it cannot start a flow (a TCP segment
- * without SYN), or could be a translated flow's reply (a port an SNAT
- * rule gives out too). Ports only: ICMP is homed by its identifier. */
+ * without SYN), or could be another flow's reply (dnat_answer_dports: a
+ * port an SNAT rule gives out too, or one a forward of more than one
+ * address takes). Ports only: ICMP is homed by its identifier. */
 static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const struct pkt_meta *m,
 					 uint8_t kind)
 {
@@ -1365,8 +1366,8 @@ static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const st
 	if (!m->key.has_ports || !pol->nat_dnat_count)
 		return 0;
 	return kind == CT_INVALID ||
-	       (kind == CT_NEW && pol->dnat_snat_dports &&
-		((pol->dnat_snat_dports[port >> 6] >> (port & 63)) & 1));
+	       (kind == CT_NEW && pol->dnat_answer_dports &&
+		((pol->dnat_answer_dports[port >> 6] >> (port & 63)) & 1));
 }
 
 /* enum pipe_second: a packet that found no flow here is handed to the

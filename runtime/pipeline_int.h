@@ -154,10 +154,12 @@ struct pipe_policy {
 	 * worker is found without scanning the DNAT rules for the ports none
 	 * takes; NULL without handoff or DNAT. */
 	uint64_t *dnat_dports;
-	/* Those of them an SNAT rule may also give out (its port range):
-	 * a packet to one may be a translated flow's reply, though a DNAT
-	 * rule homed it (second_chance); NULL when none. */
-	uint64_t *dnat_snat_dports;
+	/* Those of them where a packet a DNAT rule homed may be the answer
+	 * of a flow its own tuple homes (second_chance): ports an SNAT rule
+	 * may also give out (a translated flow's reply), and the ports of
+	 * DNAT entries that take more than one destination address (an
+	 * inside host's routed flow's reply); NULL when none. */
+	uint64_t *dnat_answer_dports;
 	/* With handoff, after a reload that changed the DNAT rules: those
 	 * of the policy before, then of those kept with it, newest first, at
 	 * most PIPE_DNAT_KEPT_MAX (pipe_policy_keep_dnat); NULL otherwise */

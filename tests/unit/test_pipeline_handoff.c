@@ -801,6 +801,82 @@ static void test_answers_on_forwarded_ports(void **state)
 	lab_close(&l);
 }
 
+/* A forward of a whole network's ports (UDP 5000-5063 on 10.0.0.0/8, to
+ * the server) with four workers: an inside host that is not masqueraded
+ * sends from those ports to a remote server, and each answer, which the
+ * forward matches and homes by its translation, still reaches the host
+ * (it would start a flow there and meet the rules: dropped); a new
+ * datagram to the forward still reaches the server, answered on one
+ * worker. */
+static void test_answers_on_network_forward(void **state)
+{
+	static const uint8_t host_ip[4] = {10, 101, 0, 7}, outside_ip[4] = {10, 200, 5, 5};
+	char text[sizeof(policy) + 512];
+	struct lab l;
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t seed = 4711, by_req, by_rep, chances = 0;
+	(void)state;
+
+	strcpy(text, policy);
+	replace(text, "  - name: masq\n",
+		"  - name: any-forward\n"
+		"    match: {from: {zone: outside}, to: {network: 10.0.0.0/8, service: udp/5000-5063}}\n"
+		"    dnat: {to: 10.100.0.10}\n"
+		"  - name: masq\n");
+	replace(text, "defaults: {action: drop}",
+		"  - {name: udp-in, proto: udp, to: {network: 10.100.0.10, port: 5000-5063}, "
+		"action: accept}\ndefaults: {action: drop}");
+	replace(text, "  - {prefix: 10.100.0.0/16, interface: lan0}\n",
+		"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
+		"  - {prefix: 10.101.0.0/16, interface: lan0}\n");
+	lab_open_text(&l, text, 1, 4, PIPE_ROUTER);
+	for (uint32_t k = 0; k < l.nw; k++)
+		assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, host_ip, server_mac), 0);
+	for (uint16_t i = 0; i < 64; i++) {
+		seed = seed * 1103515245u + 12345u;
+		s = spec(17, host_ip, (uint16_t)(5000 + i), remote_ip, 53, 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, (seed >> 16) % l.nw, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&f) + 12, host_ip, 4);	/* routed as it is */
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(17, remote_ip, 53, host_ip, (uint16_t)(5000 + i), 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, (seed >> 16) % l.nw, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 16, host_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 5000 + i);
+	}
+	for (uint32_t k = 0; k < l.nw; k++) {
+		const struct pipe_stats *st = pipe_stats(l.w[k]);
+
+		assert_int_equal(st->drop[PIPE_DROP_CT_INVALID] + st->drop[PIPE_DROP_POLICY], 0);
+		chances += (uint32_t)st->second_chance;
+	}
+	assert_true(chances >= 16);	/* ~3 in 4 were homed elsewhere */
+	for (uint16_t i = 0; i < 16; i++) {	/* the forward itself */
+		seed = seed * 1103515245u + 12345u;
+		s = spec(17, outside_ip, (uint16_t)(7000 + i), wan_ip, (uint16_t)(5000 + i), 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, (seed >> 16) % l.nw, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&f) + 16, server_ip, 4);
+
+		seed = seed * 1103515245u + 12345u;
+		s = spec(17, server_ip, (uint16_t)(5000 + i), outside_ip, (uint16_t)(7000 + i), 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 0, (seed >> 16) % l.nw, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+	}
+	lab_close(&l);
+}
+
 /* A bridge (bump in the wire) hands frames over the same way. */
 static void test_bridge(void **state)
 {
@@ -938,6 +1014,7 @@ int main(void)
 		cmocka_unit_test(test_dnat_change_keeps_flows),
 		cmocka_unit_test(test_two_dnat_changes_keep_flows),
 		cmocka_unit_test(test_answers_on_forwarded_ports),
+		cmocka_unit_test(test_answers_on_network_forward),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
