@@ -488,20 +488,34 @@ static uint32_t place_flow(struct pipe_worker *const *w, uint32_t n, const struc
 
 /* A flow restored on worker k (its entry `flow` there): each direction
  * homed elsewhere gets a redirect there (pipe_worker.redirect), by its
- * packets' tuple, and k counts it among the flows redirected to. */
+ * packets' tuple, and k counts it among the flows redirected to. The
+ * original direction is homed by the DNAT rules in force now, which may
+ * not be those the file was written under: a flow they would send
+ * elsewhere (moved, added) is redirected from there too. */
 static int add_redirects(struct pipe_worker *const *w, uint32_t k, const struct ct_saved_flow *f,
 			 uint32_t flow)
 {
-	uint32_t ho, hr;
+	uint32_t ho, hr, hn[PIPE_MAX_PORTS];
+	int n, elsewhere;
 
 	homes(w[0], f, &ho, &hr);
-	if (ho == k && hr == k)
+	n = pipe_dnat_homes(w[0], f->orig_src, f->orig_dst, f->orig_sport, f->orig_dport, f->proto,
+			    f->family, hn);
+	elsewhere = ho != k || hr != k;
+	for (int i = 0; i < n; i++)
+		elsewhere |= hn[i] != k;
+	if (!elsewhere)
 		return 0;
 	if (pipe_redirect_target(w[k], flow))
 		return -1;
 	if (ho != k && pipe_redirect_add(w[ho], f->orig_src, f->orig_dst, f->orig_sport,
 					 f->orig_dport, f->proto, k))
 		return -1;
+	for (int i = 0; i < n; i++)
+		if (hn[i] != k && hn[i] != ho &&
+		    pipe_redirect_add(w[hn[i]], f->orig_src, f->orig_dst, f->orig_sport,
+				      f->orig_dport, f->proto, k))
+			return -1;
 	if (hr != k && pipe_redirect_add(w[hr], f->reply_src, f->reply_dst, f->reply_sport,
 					 f->reply_dport, f->proto, k))
 		return -1;

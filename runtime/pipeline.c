@@ -442,6 +442,37 @@ static inline uint32_t home_through(const struct pipe_worker *w, const struct pi
 	return pipe_home_of(w, k.src, k.dst, k.sport, k.dport, k.proto);
 }
 
+int pipe_dnat_homes(const struct pipe_worker *w, const uint8_t *src, const uint8_t *dst,
+		    uint16_t sport, uint16_t dport, uint8_t proto, uint8_t family, uint32_t *homes)
+{
+	const struct pipe_policy *pol = w->pol;
+	struct pkt_key k = {.sport = sport, .dport = dport, .family = family, .proto = proto,
+			    .has_ports = 1, .ct_state = RFW_STATE_NEW, .out_if = PIPE_NO_PORT};
+	int n = 0;
+
+	if (!pol->nat_dnat_count || (proto != 6 && proto != 17 && proto != 132))
+		return 0;
+	memcpy(k.src, src, 16);
+	memcpy(k.dst, dst, 16);
+	for (uint32_t port = 0; port < w->nports; port++) {
+		struct pkt_key wire;
+		uint32_t r, home;
+		int seen = 0;
+
+		k.in_if = pol->port_if[port];
+		r = dnat_match_in(pol->view, &pol->acl.sets, pol->nat_entries, pol->nat_dnat_count, &k);
+		if (!r)
+			continue;
+		nat_dnat_key(&pol->view->nat_rules[r], &k, &wire);
+		home = pipe_home_of(w, k.src, wire.dst, sport, wire.dport, proto);
+		for (int i = 0; i < n; i++)
+			seen |= homes[i] == home;
+		if (!seen)
+			homes[n++] = home;
+	}
+	return n;
+}
+
 /* The packet's worker under the current policy's DNAT rules. */
 static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *p,
 			    const struct pkt_meta *m)

@@ -315,6 +315,13 @@ int pipe_flow_restamp_rule(const struct pipe_policy *p, uint32_t stored, uint32_
  * memory. */
 int pipe_redirect_add(struct pipe_worker *w, const uint8_t *src, const uint8_t *dst,
 		      uint16_t sport, uint16_t dport, uint8_t proto, uint32_t worker);
+/* The workers a packet of this tuple (addresses 16 bytes, IPv4 in the
+ * first 4) is homed on by the current policy's DNAT rules, arriving on
+ * any of w's ports (a rule may name a zone), into homes[] (room for
+ * PIPE_MAX_PORTS), each once; 0 when no DNAT rule takes it (or it has
+ * no ports). */
+int pipe_dnat_homes(const struct pipe_worker *w, const uint8_t *src, const uint8_t *dst,
+		    uint16_t sport, uint16_t dport, uint8_t proto, uint8_t family, uint32_t *homes);
 /* Before w runs (pipe_state_restore): flow, restored on w, is one that
  * another worker's redirects point at; the redirects are needed until
  * it and the others like it end. -1: no memory. */

@@ -817,6 +817,84 @@ static void test_other_worker_count(void **state)
 	unlink(path);
 }
 
+/* The policy with a UDP port forward (wan0:8080 to 10.100.0.<server>:80). */
+static void forward_policy(char *text, size_t room, int server)
+{
+	snprintf(text, room,
+		 "version: 1\n"
+		 "zones: {inside: [lan0], outside: [wan0]}\n"
+		 "rules:\n"
+		 "  - {name: lan-out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+		 "  - {name: fwd-in, proto: udp, from: {zone: outside}, to: {network: 10.100.0.0/24, "
+		 "port: 80}, action: accept}\n"
+		 "defaults: {action: drop}\n"
+		 "nat:\n"
+		 "  - name: fwd\n"
+		 "    match: {from: {zone: outside}, to: {network: 10.0.1.1, service: udp/8080}}\n"
+		 "    dnat: {to: 10.100.0.%d, port: 80}\n"
+		 "routes:\n"
+		 "  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+		 "  - {prefix: 10.100.0.0/16, interface: lan0}\n", server);
+}
+
+/* A datagram of forwarded flow i (from the remote host to wan0:8080) and
+ * the server's answer: both forwarded, to `srv` and back from wan0:8080. */
+static void forwarded(struct lab *l, uint16_t i, const uint8_t *srv, uint64_t now)
+{
+	struct flow_spec d = {.family = 4, .proto = 17, .sport = (uint16_t)(6000 + i), .dport = 8080};
+	struct frame f;
+
+	memcpy(d.src, remote_ip, 4);
+	memcpy(d.dst, wan_ip, 4);
+	frame_build(&f, &d);
+	assert_int_equal(run1(l, &f, 1, now).verdict, PIPE_FORWARD);
+	assert_memory_equal(f.b + 14 + 16, srv, 4);
+	d = (struct flow_spec){.family = 4, .proto = 17, .sport = 80, .dport = (uint16_t)(6000 + i)};
+	memcpy(d.src, srv, 4);
+	memcpy(d.dst, remote_ip, 4);
+	frame_build(&f, &d);
+	assert_int_equal(run1(l, &f, 0, now).verdict, PIPE_FORWARD);
+	assert_memory_equal(f.b + 14 + 12, wan_ip, 4);
+	assert_int_equal(frame_get16(f.b + 14 + 20), 8080);
+}
+
+/* A file written under one port forward, restored (same worker count,
+ * handoff) under a policy that forwards the port to another server: the
+ * flows forwarded before still reach their server both ways; the rules
+ * now home their first direction on other workers (about half of them
+ * with two), which the restore redirects to where each flow lives. */
+static void test_restore_under_other_dnat(void **state)
+{
+	enum { FWD = 32 };
+	static const uint8_t moved_ip[4] = {10, 100, 0, 11};
+	const uint64_t key = 0x5eed;
+	char text[sizeof(policy) + 512], moved[sizeof(policy) + 512], err[256];
+	char *path = router_lab_temp_path();
+	struct pipe_state_counts c;
+	struct lab a, b;
+	(void)state;
+
+	forward_policy(text, sizeof(text), 10);
+	forward_policy(moved, sizeof(moved), 11);
+	lab_open_home(&a, text, 2, 7, &key);
+	for (uint16_t i = 0; i < FWD; i++)
+		forwarded(&a, i, server_ip, 10 * SEC);
+	save(&a, path, 11 * SEC, WALL, FWD);
+	lab_close(&a);
+	lab_open_home(&b, moved, 2, 8, &key);
+	assert_int_equal(restore(&b, path, SEC, WALL + SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, FWD);
+	for (uint16_t i = 0; i < FWD; i++)
+		forwarded(&b, i, server_ip, 2 * SEC);
+	assert_true(pipe_stats(b.w[0])->second_chance + pipe_stats(b.w[1])->second_chance >=
+		    FWD / 8);	/* redirected */
+	for (uint32_t k = 0; k < 2; k++)
+		assert_int_equal(pipe_neigh_set(b.w[k], 0, 4, moved_ip, server_mac), 0);
+	forwarded(&b, FWD, moved_ip, 2 * SEC);	/* a new one: the new server */
+	lab_close(&b);
+	unlink(path);
+}
+
 /* Save lab a's flows as a checkpoint would (checkpoint set) or as a
  * clean stop does, into path. */
 static void save_as(struct lab *a, const char *path, int checkpoint, uint64_t flows)
@@ -954,6 +1032,7 @@ int main(void)
 		cmocka_unit_test(test_handoff_workers),
 		cmocka_unit_test(test_collect_in_slices),
 		cmocka_unit_test(test_other_worker_count),
+		cmocka_unit_test(test_restore_under_other_dnat),
 		cmocka_unit_test(test_checkpoint_resync),
 		cmocka_unit_test(test_ct_ipv6_translated),
 	};
