@@ -155,11 +155,12 @@ void ctl_reload_answer(struct ctl_buf *out, const struct reloader *rl,
 		ctl_json_str(out, rl->path);
 		ctl_printf(out, ", \"rules\": %u, \"checksum\": \"%08x\", \"flows\": \"%s\", "
 				"\"generation\": %llu, \"mapped_us\": %llu, \"built_us\": %llu, "
-				"\"published_us\": %llu, \"released_us\": %llu}}\n",
+				"\"published_us\": %llu, \"released_us\": %llu, "
+				"\"dnat_rule_sets_kept\": %u, \"dnat_rule_sets_dropped\": %u}}\n",
 			   v->policy->rule_count, v->hdr->checksum, reload_flows_name(flows),
 			   (unsigned long long)rl->seq, (unsigned long long)t->mapped,
 			   (unsigned long long)t->built, (unsigned long long)t->published,
-			   (unsigned long long)t->released);
+			   (unsigned long long)t->released, t->dnat_kept, t->dnat_dropped);
 		return;
 	}
 	ctl_printf(out, "reloaded %s: %u rules, checksum %08x, generation %llu, established "
@@ -169,6 +170,13 @@ void ctl_reload_answer(struct ctl_buf *out, const struct reloader *rl,
 			"%llu us after the request\n", (unsigned long long)t->mapped,
 		   (unsigned long long)t->built, (unsigned long long)t->published,
 		   (unsigned long long)t->released);
+	if (t->dnat_kept)	/* with handoff, after changes of DNAT (operations.md) */
+		ctl_printf(out, "the DNAT rules of %u polic%s before kept for the connections they "
+				"forwarded\n", t->dnat_kept, t->dnat_kept == 1 ? "y" : "ies");
+	if (t->dnat_dropped)
+		ctl_printf(out, "warning: %u older set%s of DNAT rules no longer kept: connections "
+				"they forwarded that still live lose their way\n", t->dnat_dropped,
+			   t->dnat_dropped == 1 ? "" : "s");
 }
 
 /* --state-file and its checkpoints (flowstate.h). */

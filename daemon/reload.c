@@ -342,6 +342,8 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 		}
 		r->ndnat_kept = nkeep;
 		r->kept_dropped += dropped;
+		t->dnat_kept = nkeep;
+		t->dnat_dropped = dropped;
 		if (dropped)
 			fprintf(stderr, "rampartd: reload: the DNAT rules of the %d policies before "
 					"are kept; %u older ones are not: connections they forwarded "

@@ -35,6 +35,8 @@ struct reload_timing {
 	uint64_t built;		/* every worker's view built */
 	uint64_t published;	/* the pointer is out */
 	uint64_t released;	/* every worker quiescent, old tables freed */
+	uint32_t dnat_kept;	/* sets of DNAT rules kept with the new policy */
+	uint32_t dnat_dropped;	/* older sets PIPE_DNAT_KEPT_MAX left out */
 };
 
 /* Called before publishing, e.g. to rewrite the XDP program's host

@@ -362,8 +362,11 @@ if lab_compile "$LAB_TMP/mq-moved.yaml" "$LAB_TMP/mq-moved.rfw" &&
 	check "rampartctl reload moving the echo VIP's DNAT to port 7002" quiet \
 		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq-moved.rfw"
 	hold hold2
-	check "rampartctl reload moving it again, to port 7003" quiet \
-		"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq-moved2.rfw"
+	"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" reload "$LAB_TMP/mq-moved2.rfw" \
+		>"$LAB_TMP/reload2.out" 2>&1
+	check_eq "rampartctl reload moving it again, to port 7003" "$?" 0
+	check "  ... it says the DNAT rules of both policies before are kept" \
+		grep -q 'the DNAT rules of 2 policies before kept' "$LAB_TMP/reload2.out"
 	touch "$LAB_TMP/hold.go" "$LAB_TMP/hold2.go"
 	wait "$hpid" "$hold_pid"
 	read -r r1 r2 r3 < <(grep -v '^ready' "$LAB_TMP/hold.out")
