@@ -341,7 +341,6 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 			r->dnat_kept_owned[i] = owned[i];
 		}
 		r->ndnat_kept = nkeep;
-		r->kept_dropped += dropped;
 		t->dnat_kept = nkeep;
 		t->dnat_dropped = dropped;
 		if (dropped)

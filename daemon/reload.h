@@ -69,7 +69,6 @@ struct reloader {
 	struct rfw_view *dnat_kept_owned[PIPE_DNAT_KEPT_MAX];
 	uint32_t ndnat_kept;
 	uint64_t kept_released;		/* times no flow needed them any more */
-	uint64_t kept_dropped;		/* kept rules left out by PIPE_DNAT_KEPT_MAX */
 	uint64_t kept_drop_seq;
 	struct rule_index names;	/* of view */
 	struct reload_gen *gen;		/* current generation (NULL: the first) */
