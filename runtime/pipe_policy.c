@@ -177,6 +177,9 @@ static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
 
 		for (uint32_t port = e->dport_lo; port <= e->dport_hi; port++)
 			p->dnat_dports[port >> 6] |= 1ull << (port & 63);
+		if (!(e->flags & RFW_ACL_PORTS) &&
+		    (!(e->flags & RFW_ACL_PROTO) || (e->proto != 6 && e->proto != 17 && e->proto != 132)))
+			p->dnat_portless = 1;
 		/* a forward to any address of a network (or to any address)
 		 * also takes the replies its ports meet on inside hosts */
 		if (e->family && !(e->flags & RFW_ACL_DST_SET) &&

@@ -1386,16 +1386,27 @@ static uint32_t redirect_find(const struct pipe_worker *w, const struct pipe_pkt
  * reply of a flow that is not DNAT's (a masqueraded or routed connection
  * whose port a port forward also takes): that flow is where its own
  * tuple says. Worth a look when it cannot start a flow (a TCP segment
- * without SYN), or could be another flow's reply (dnat_answer_dports: a
- * port an SNAT rule gives out too, or one a forward of more than one
- * address takes). Ports only: ICMP is homed by its identifier. */
+ * without SYN, an echo reply, an ICMP error), or could be another flow's
+ * reply (dnat_answer_dports: a port an SNAT rule gives out too, or one a
+ * forward of more than one address takes; without ports, when a DNAT
+ * rule takes such packets, any but an echo request, which only starts
+ * a flow). */
+static inline int echo_request(const struct pkt_key *k)
+{
+	return (k->proto == 1 && k->icmp_type == 8) || (k->proto == 58 && k->icmp_type == 128);
+}
+
 static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const struct pkt_meta *m,
 					 uint8_t kind)
 {
 	uint16_t port = m->key.dport;
 
-	if (!m->key.has_ports || !pol->nat_dnat_count)
+	if (!pol->nat_dnat_count)
 		return 0;
+	if (!m->key.has_ports)
+		return pol->dnat_portless && !m->fragment &&
+		       (kind == CT_INVALID ||
+			(kind == CT_NEW && !echo_request(&m->key)));
 	return kind == CT_INVALID ||
 	       (kind == CT_NEW && pol->dnat_answer_dports &&
 		((pol->dnat_answer_dports[port >> 6] >> (port & 63)) & 1));
@@ -1457,9 +1468,9 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 			return 0;
 		second = (uint8_t)(PIPE_SECOND_PROBE | (g + 1) << PIPE_SECOND_GEN_SHIFT);
 	} else if (answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
-		const struct pkt_key *k = &m->key;
-
-		to = pipe_home_of(w, k->src, k->dst, k->sport, k->dport, k->proto);
+		/* its own tuple's worker: no DNAT entries (an ICMP packet's
+		 * identifier or quoted tuple, as packet_home takes them) */
+		to = home_through(w, p, m, w->pol->view, &w->pol->acl.sets, NULL, 0, NULL);
 		second = (uint8_t)(PIPE_SECOND_PROBE | SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);
 	} else {
 		return 0;
@@ -1823,7 +1834,9 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 			b->reply[i] = nr.reply;
 			b->snat_slot[i] = nr.slot;
 			b->nat[i] = 1;
-		} else if (b->nat[i]) {
+		} else if (b->nat[i]) {	/* DNAT alone */
+			if (!m->key.has_ports)	/* an echo's identifier, as conntrack keys it */
+				wire_ports(m, pkts[i].data, &b->wire[i].sport, &b->wire[i].dport);
 			nat_reply_key(&b->wire[i], &b->reply[i]);
 		}
 		ct_create_prefetch(w->ct, &b->cp[i], b->nat[i] ? &b->reply[i] : NULL,

@@ -160,6 +160,11 @@ struct pipe_policy {
 	 * DNAT entries that take more than one destination address (an
 	 * inside host's routed flow's reply); NULL when none. */
 	uint64_t *dnat_answer_dports;
+	/* With handoff: some DNAT entry takes packets without ports (ICMP,
+	 * GRE, ESP, ...; an entry without a protocol or port condition):
+	 * such a packet it homed may be the answer of a flow its own tuple
+	 * homes (a masqueraded ping's reply, an error to a routed host). */
+	uint8_t dnat_portless;
 	/* With handoff, after a reload that changed the DNAT rules: those
 	 * of the policy before, then of those kept with it, newest first, at
 	 * most PIPE_DNAT_KEPT_MAX (pipe_policy_keep_dnat); NULL otherwise */

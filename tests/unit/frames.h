@@ -104,6 +104,19 @@ static inline void frame_build(struct frame *f, const struct flow_spec *s)
 	f->len = 14 + hl + l4len;
 }
 
+/* An echo reply (ICMP type 0, ICMPv6 129) as frame_build builds the
+ * request of s: identifier in s->sport. */
+static inline void frame_build_echo_reply(struct frame *f, const struct flow_spec *s)
+{
+	uint32_t l4 = 14 + (s->family == 4 ? 20 : 40);
+
+	frame_build(f, s);
+	f->b[l4] = s->family == 4 ? 0 : 129;
+	frame_put16(f->b + l4 + 2, 0);
+	frame_put16(f->b + l4 + 2, csum_l4(s->family, s->src, s->dst, s->proto, f->b + l4,
+					   f->len - l4));
+}
+
 /* 1 when every checksum of the IP frame at l3 offset 14 is right. */
 static inline int frame_checksums_ok(const uint8_t *b, uint32_t len)
 {

@@ -321,6 +321,82 @@ static void test_router(void **state)
 	lab_close(&l);
 }
 
+/* A ping to an address a DNAT rule forwards whole (no port or protocol:
+ * a "DMZ host"), IPv4 and IPv6: the request reaches the server with its
+ * identifier, and the server's reply leaves from the forwarded address
+ * with the same identifier, checksums right, several pings at once.
+ * (Conntrack keys an echo by its identifier, which the DNAT-only path
+ * must carry into the flow's reply tuple; without it the reply was
+ * dropped as invalid.) */
+static const char forward_policy[] =
+	"version: 1\n"
+	"zones: {inside: [lan0], outside: [wan0]}\n"
+	"rules:\n"
+	"  - {name: out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+	"  - {name: ping-in, proto: icmp, to: {network: 10.100.0.10}, action: accept}\n"
+	"  - {name: ping6-in, proto: icmpv6, to: {network: \"fd00:100::10\"}, action: accept}\n"
+	"defaults: {action: drop}\n"
+	"nat:\n"
+	"  - {name: dmz, match: {from: {zone: outside}, to: {network: 10.0.1.1}},\n"
+	"     dnat: {to: 10.100.0.10}}\n"
+	"  - {name: dmz6, match: {from: {zone: outside}, to: {network: \"fd00:1::1\"}},\n"
+	"     dnat: {to: \"fd00:100::10\"}}\n"
+	"routes:\n"
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
+	"  - {prefix: \"fd00:200::/32\", via: \"fd00:1::fe\", interface: wan0}\n"
+	"  - {prefix: \"fd00:100::/64\", interface: lan0}\n";
+
+static void test_ping_through_forward(void **state)
+{
+	static const uint8_t remote6[16] = {0xfd, 0, 2, 0, [15] = 1};
+	static const uint8_t wan6[16] = {0xfd, 0, 0, 1, [15] = 1};
+	static const uint8_t server6[16] = {0xfd, 0, 1, 0, [15] = 0x10};
+	struct pipe_config cfg = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 1};
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p;
+	(void)state;
+
+	router_lab_ports(&cfg);
+	lab_open(&l, forward_policy, &cfg);
+	router_lab_neighbours(l.w);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 6, server6, server_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac),
+			 0);
+	for (int family = 4; family <= 6; family += 2) {
+		const int n = family == 4 ? 4 : 16, id_at = 14 + (family == 4 ? 20 : 40) + 4;
+		const uint8_t *remote = family == 4 ? remote_ip : remote6;
+		const uint8_t *wan = family == 4 ? wan_ip : wan6;
+		const uint8_t *server = family == 4 ? server_ip : server6;
+
+		for (uint16_t i = 0; i < 8; i++) {	/* four requests, then the replies */
+			struct flow_spec s = {.family = (uint8_t)family,
+					      .proto = family == 4 ? 1 : 58,
+					      .sport = (uint16_t)(0x0700 + i % 4), .payload = 16};
+			const int reply = i >= 4;
+
+			memcpy(s.src, reply ? server : remote, n);
+			memcpy(s.dst, reply ? remote : wan, n);
+			if (reply)
+				frame_build_echo_reply(&f, &s);
+			else
+				frame_build(&f, &s);
+			p = run1(&l, &f, reply ? 0 : 1);
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(p.out_port, reply ? 1 : 0);
+			if (reply)	/* from the forwarded address */
+				assert_memory_equal(f.b + 14 + (family == 4 ? 12 : 8), wan, n);
+			else		/* to the server */
+				assert_memory_equal(f.b + 14 + (family == 4 ? 16 : 24), server, n);
+			assert_int_equal(frame_get16(f.b + id_at), 0x0700 + i % 4);
+			assert_true(frame_checksums_ok(f.b, f.len));
+		}
+	}
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_CT_INVALID], 0);
+	lab_close(&l);
+}
+
 /* A burst longer than PIPE_BURST with mixed verdicts: every frame gets its
  * own answer, in order. */
 /* Next hops without a MAC are kept for the daemon to have the kernel
@@ -846,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_bridge_verdicts),
 		cmocka_unit_test(test_reject_replies),
 		cmocka_unit_test(test_router),
+		cmocka_unit_test(test_ping_through_forward),
 		cmocka_unit_test(test_router_wants_neighbours),
 		cmocka_unit_test(test_router_holds_packets),
 		cmocka_unit_test(test_router_mtu),

@@ -877,6 +877,134 @@ static void test_answers_on_network_forward(void **state)
 	lab_close(&l);
 }
 
+/* f on a random worker's queue (the next of *seed), forwarded; *by:
+ * the worker that ran it. */
+static struct pipe_pkt forward_anywhere(struct lab *l, struct frame *f, uint8_t in_port,
+					uint32_t *seed, uint32_t *by)
+{
+	struct pipe_pkt p;
+
+	*seed = *seed * 1103515245u + 12345u;
+	p = deliver(l, f, in_port, (*seed >> 16) % l->nw, by);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	return p;
+}
+
+/* An echo reply to a ping through masquerade, or to a routed inside
+ * host's ping; a time-exceeded about that host's datagram; a GRE packet
+ * answering its GRE: with a forward of every protocol to a whole network
+ * (10.0.0.0/8, the outside address among it), each is homed by the
+ * forward's translation. None has ports, so none could be told apart by
+ * dnat_answer_dports; each must still reach the worker of its flow and
+ * come back translated there (it would find no flow and be dropped as
+ * invalid, or, the GRE, be forwarded to the server), with four workers
+ * and the frames on random queues. A ping to the forward itself still
+ * goes to the server. */
+static void test_portless_answers_under_forward(void **state)
+{
+	static const uint8_t host_ip[4] = {10, 101, 0, 7}, hop_ip[4] = {10, 200, 9, 9};
+	uint8_t gre_host[4] = {10, 101, 1, 0};
+	char text[sizeof(policy) + 512];
+	struct lab l;
+	struct frame f, sent;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t seed = 815, by_req, by_rep, chances = 0;
+	(void)state;
+
+	strcpy(text, policy);
+	replace(text, "  - name: masq\n",
+		"  - name: all-in\n"
+		"    match: {from: {zone: outside}, to: {network: 10.0.0.0/8}}\n"
+		"    dnat: {to: 10.100.0.10}\n"
+		"  - name: masq\n");
+	replace(text, "  - {prefix: 10.100.0.0/16, interface: lan0}\n",
+		"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
+		"  - {prefix: 10.101.0.0/16, interface: lan0}\n");
+	replace(text, "defaults: {action: drop}",
+		"  - {name: ping-in, proto: icmp, to: {network: 10.100.0.10}, action: accept}\n"
+		"defaults: {action: drop}");
+	lab_open_text(&l, text, 1, 4, PIPE_ROUTER);
+	for (uint32_t k = 0; k < l.nw; k++) {
+		assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, host_ip, server_mac), 0);
+		for (uint8_t h = 0; h < 32; h++)
+			assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, (uint8_t[]){10, 101, 1, h},
+							server_mac), 0);
+	}
+	for (uint16_t i = 0; i < 32; i++) {
+		uint16_t id;
+
+		/* a ping through masquerade: the reply to the outside address */
+		s = spec(1, client_ip, (uint16_t)(0x4200 + i), remote_ip, 0, 0);
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 0, &seed, &by_req);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		id = frame_get16(ip(&f) + 24);
+		s = spec(1, remote_ip, id, wan_ip, 0, 0);
+		frame_build_echo_reply(&f, &s);
+		forward_anywhere(&l, &f, 1, &seed, &by_rep);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 16, client_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 24), 0x4200 + i);
+
+		/* a routed host's ping */
+		s = spec(1, host_ip, (uint16_t)(0x5100 + i), remote_ip, 0, 0);
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 0, &seed, &by_req);
+		s = spec(1, remote_ip, (uint16_t)(0x5100 + i), host_ip, 0, 0);
+		frame_build_echo_reply(&f, &s);
+		forward_anywhere(&l, &f, 1, &seed, &by_rep);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 16, host_ip, 4);
+
+		/* its datagram dies on the way: the error to it */
+		s = spec(17, host_ip, (uint16_t)(6000 + i), remote_ip, 53, 0);
+		frame_build(&sent, &s);
+		forward_anywhere(&l, &sent, 0, &seed, &by_req);
+		frame_build_time_exceeded(&f, wan_mac, gw_mac, hop_ip, host_ip, &sent);
+		forward_anywhere(&l, &f, 1, &seed, &by_rep);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 16, host_ip, 4);
+
+		/* GRE both ways (no ports: addresses and protocol); each
+		 * host has one GRE flow with the remote, so a host a round */
+		gre_host[3] = (uint8_t)i;
+		s = spec(47, gre_host, 0, remote_ip, 0, 0);
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 0, &seed, &by_req);
+		s = spec(47, remote_ip, 0, gre_host, 0, 0);
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 1, &seed, &by_rep);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 16, gre_host, 4);
+	}
+	for (uint32_t k = 0; k < l.nw; k++) {
+		const struct pipe_stats *st = pipe_stats(l.w[k]);
+
+		assert_int_equal(st->drop[PIPE_DROP_CT_INVALID] + st->drop[PIPE_DROP_POLICY], 0);
+		chances += (uint32_t)st->second_chance;
+	}
+	assert_true(chances >= 48);	/* ~3 in 4 of 128 were homed elsewhere */
+	for (uint16_t i = 0; i < 8; i++) {	/* a ping to the forward: the server's */
+		s = spec(1, remote_ip, (uint16_t)(0x0600 + i), wan_ip, 0, 0);
+		frame_build(&f, &s);
+		p = deliver(&l, &f, 1, i % l.nw, &by_req);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&f) + 16, server_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 24), 0x0600 + i);	/* its identifier */
+		assert_true(frame_checksums_ok(f.b, f.len));
+		s = spec(1, server_ip, (uint16_t)(0x0600 + i), remote_ip, 0, 0);
+		frame_build_echo_reply(&f, &s);
+		p = deliver(&l, &f, 0, (i + 1) % l.nw, &by_rep);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 24), 0x0600 + i);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
+	lab_close(&l);
+}
+
 /* A bridge (bump in the wire) hands frames over the same way. */
 static void test_bridge(void **state)
 {
@@ -912,10 +1040,7 @@ static void test_icmp_finds_its_worker(void **state)
 		id = frame_get16(ip(&f) + 24);
 		s = spec(1, remote_ip, id, wan_ip, 0, 0);
 		s.payload = 16;
-		frame_build(&f, &s);
-		f.b[14 + 20] = 0;	/* echo reply */
-		frame_put16(f.b + 14 + 22, 0);
-		frame_put16(f.b + 14 + 22, csum_l4(4, remote_ip, wan_ip, 1, f.b + 34, f.len - 34));
+		frame_build_echo_reply(&f, &s);
 		p = deliver(&l, &f, 1, (i / 2) % NW, &by_rep);
 		assert_int_equal(p.verdict, PIPE_FORWARD);
 		assert_int_equal(by_rep, by_req);
@@ -1015,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(test_two_dnat_changes_keep_flows),
 		cmocka_unit_test(test_answers_on_forwarded_ports),
 		cmocka_unit_test(test_answers_on_network_forward),
+		cmocka_unit_test(test_portless_answers_under_forward),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
