@@ -1005,6 +1005,131 @@ static void test_portless_answers_under_forward(void **state)
 	lab_close(&l);
 }
 
+/* Hairpin: a LAN client reaches the LAN server through the public
+ * address's port forward, with the SNAT rule that case needs (docs/
+ * architecture.md), so the server answers the firewall's LAN address
+ * and the answer goes back through it: the handshake and data both
+ * ways, translated twice, checksums right; one worker, then four with
+ * the frames on random queues. */
+static void hairpin_connections(const char *text, uint32_t nw)
+{
+	static const uint8_t lan_ip[4] = {10, 100, 0, 1};
+	struct lab l;
+	uint32_t seed = 99 + nw, by_req, by_rep;
+
+	lab_open_text(&l, text, nw > 1, nw, PIPE_ROUTER);
+	for (uint16_t i = 0; i < 16; i++) {
+		struct frame f;
+		struct flow_spec s;
+		uint16_t pub;
+
+		s = spec(6, client_ip, (uint16_t)(30000 + i), wan_ip, 8080, 0x02);
+		frame_build(&f, &s);
+		assert_int_equal(forward_anywhere(&l, &f, 0, &seed, &by_req).out_port, 0);
+		assert_memory_equal(ip(&f) + 12, lan_ip, 4);	/* from the firewall */
+		assert_memory_equal(ip(&f) + 16, server_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 80);
+		assert_memory_equal(f.b, server_mac, 6);
+		assert_true(frame_checksums_ok(f.b, f.len));
+		pub = frame_get16(ip(&f) + 20);
+
+		s = spec(6, server_ip, 80, lan_ip, pub, 0x12);
+		s.ack = 1001;
+		frame_build(&f, &s);
+		assert_int_equal(forward_anywhere(&l, &f, 0, &seed, &by_rep).out_port, 0);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);	/* as the client asked */
+		assert_int_equal(frame_get16(ip(&f) + 20), 8080);
+		assert_memory_equal(ip(&f) + 16, client_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 30000 + i);
+		assert_memory_equal(f.b, client_mac, 6);
+		assert_true(frame_checksums_ok(f.b, f.len));
+
+		s = spec(6, client_ip, (uint16_t)(30000 + i), wan_ip, 8080, 0x18);
+		s.seq = 1001;
+		s.ack = 1001;
+		s.payload = 20;
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 0, &seed, &by_rep);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 12, lan_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 20), pub);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
+	lab_close(&l);
+}
+
+static void test_hairpin(void **state)
+{
+	char text[sizeof(policy) + 256];
+	(void)state;
+
+	strcpy(text, policy);
+	/* the forward from both sides */
+	replace(text, "match: {from: {zone: outside}, to: {network: 10.0.1.1,",
+		"match: {to: {network: 10.0.1.1,");
+	replace(text, "  - name: masq\n",
+		"  - name: hairpin\n"
+		"    match: {from: {network: 10.100.0.0/16}, to: {network: 10.100.0.10}}\n"
+		"    snat: {to: masquerade}\n"
+		"  - name: masq\n");
+	hairpin_connections(text, 1);
+	hairpin_connections(text, 4);
+}
+
+/* The server behind a port forward answers a datagram with port
+ * unreachable: the error leaves from the public address and quotes the
+ * datagram as the remote sent it (to the public address and the
+ * forwarded port), checksums right; one worker, then four. */
+static void unreachable_from_server(const char *text, uint32_t nw)
+{
+	struct lab l;
+	uint32_t seed = 7 + nw, by_req, by_rep;
+
+	lab_open_text(&l, text, nw > 1, nw, PIPE_ROUTER);
+	for (uint16_t i = 0; i < 16; i++) {
+		struct frame f, sent;
+		struct flow_spec s = spec(17, remote_ip, (uint16_t)(40000 + i), wan_ip, 8080, 0);
+		uint8_t *q = f.b + 14;
+
+		s.payload = 12;
+		frame_build(&sent, &s);
+		forward_anywhere(&l, &sent, 1, &seed, &by_req);
+		assert_memory_equal(ip(&sent) + 16, server_ip, 4);
+		assert_int_equal(frame_get16(ip(&sent) + 22), 53);
+		sent.b[14 + 8] = 64;	/* as it arrived, for the quote */
+		frame_build_time_exceeded(&f, lan_mac, server_mac, server_ip, remote_ip, &sent);
+		q[20] = 3;	/* port unreachable */
+		q[21] = 3;
+		frame_put16(q + 22, 0);
+		frame_put16(q + 22, csum_l4(4, q + 12, q + 16, 1, q + 20, 36));
+		forward_anywhere(&l, &f, 0, &seed, &by_rep);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(q + 12, wan_ip, 4);		/* from the public address */
+		assert_memory_equal(q + 16, remote_ip, 4);
+		assert_memory_equal(q + 28 + 12, remote_ip, 4);	/* quoting what was sent */
+		assert_memory_equal(q + 28 + 16, wan_ip, 4);
+		assert_int_equal(frame_get16(q + 28 + 20), 40000 + i);
+		assert_int_equal(frame_get16(q + 28 + 22), 8080);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
+	lab_close(&l);
+}
+
+static void test_error_from_forwarded_server(void **state)
+{
+	char text[sizeof(policy) + 256];
+	(void)state;
+
+	strcpy(text, policy);
+	replace(text, "service: tcp/8080}", "service: udp/8080}");
+	replace(text, "dnat: {to: 10.100.0.10, port: 80}", "dnat: {to: 10.100.0.10, port: 53}");
+	replace(text, "    proto: tcp\n    to: {network: 10.100.0.10, port: 80}",
+		"    proto: udp\n    to: {network: 10.100.0.10, port: 53}");
+	unreachable_from_server(text, 1);
+	unreachable_from_server(text, 4);
+}
+
 /* A bridge (bump in the wire) hands frames over the same way. */
 static void test_bridge(void **state)
 {
@@ -1141,6 +1266,8 @@ int main(void)
 		cmocka_unit_test(test_answers_on_forwarded_ports),
 		cmocka_unit_test(test_answers_on_network_forward),
 		cmocka_unit_test(test_portless_answers_under_forward),
+		cmocka_unit_test(test_hairpin),
+		cmocka_unit_test(test_error_from_forwarded_server),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
