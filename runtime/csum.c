@@ -3,6 +3,7 @@
  * difference of the words they change and fold it into each checksum
  * that covers them, so their cost does not depend on packet length. */
 #include "csum.h"
+#include "crc32c.h"
 #include "wire.h"
 
 #include <string.h>
@@ -167,6 +168,7 @@ struct layout {
 	uint32_t ip;		/* IP header */
 	uint32_t l4;		/* upper-layer header, 0 when not reachable */
 	uint8_t family, proto;
+	uint8_t whole;		/* not a fragment, not a quoted copy */
 };
 
 /* Offsets of the fields csum_rewrite touches in the L4 header, checked
@@ -174,9 +176,21 @@ struct layout {
 struct l4_plan {
 	int32_t port;		/* port / echo id offset, -1 none */
 	int32_t sum;		/* checksum offset, -1 none */
+	int32_t crc_end;	/* SCTP: end of the packet its CRC32c is
+				 * recomputed over, -1 none */
 	uint8_t pseudo;		/* checksum covers the addresses */
 	uint8_t udp;
 };
+
+/* The end of the IP packet at l->ip as its header gives it, or 0 when
+ * that is beyond len. */
+static uint32_t ip_end(const uint8_t *f, uint32_t len, const struct layout *l)
+{
+	uint32_t end = l->family == 4 ? l->ip + rd16(f + l->ip + 2)
+				      : l->ip + IPV6_HLEN + rd16(f + l->ip + 4);
+
+	return end <= len ? end : 0;
+}
 
 static int plan_l4(const uint8_t *f, uint32_t len, const struct layout *l,
 		   enum csum_side side, uint16_t port, int need_sum,
@@ -184,7 +198,7 @@ static int plan_l4(const uint8_t *f, uint32_t len, const struct layout *l,
 {
 	uint32_t o = l->l4;
 
-	p->port = p->sum = -1;
+	p->port = p->sum = p->crc_end = -1;
 	p->pseudo = p->udp = 0;
 	if (!o)
 		return 0;
@@ -201,11 +215,21 @@ static int plan_l4(const uint8_t *f, uint32_t len, const struct layout *l,
 		else if (need_sum)
 			return -1;
 		return 0;
-	case IPP_SCTP:
+	case IPP_SCTP: {
+		uint32_t end;
+
 		if (len < o + 4)
 			return -1;
-		/* CRC32c covers the ports: only an unchanged port is fine. */
-		return rd16(f + o + (side == CSUM_DST ? 2 : 0)) == port ? 0 : -1;
+		p->port = (int32_t)(o + (side == CSUM_DST ? 2 : 0));
+		if (rd16(f + p->port) == port || !need_sum)
+			return 0;
+		/* the CRC32c covers the ports: recomputed over the packet */
+		end = l->whole ? ip_end(f, len, l) : 0;
+		if (end < o + 12)
+			return -1;
+		p->crc_end = (int32_t)end;
+		return 0;
+	}
 	case IPP_ICMP:
 	case IPP_ICMPV6:
 		p->pseudo = l->proto == IPP_ICMPV6;
@@ -255,6 +279,13 @@ static uint32_t rewrite(uint8_t *f, const struct layout *l,
 	d4 = dp + (p->pseudo ? da : 0);
 	if (p->sum >= 0 && d4)
 		covered += fix(f + p->sum, d4, p->udp);
+	if (p->crc_end >= 0) {	/* RFC 4960 appendix B: stored least significant byte first */
+		uint32_t crc;
+
+		memset(f + l->l4 + 8, 0, 4);
+		crc = crc32c(0, f + l->l4, (uint32_t)p->crc_end - l->l4);
+		wr32le(f + l->l4 + 8, crc);
+	}
 	return covered;
 }
 
@@ -263,7 +294,7 @@ int csum_rewrite(uint8_t *f, uint32_t len, const struct pkt_meta *m,
 {
 	struct layout l = {
 		.ip = m->l3_off, .family = m->key.family, .proto = m->key.proto,
-		.l4 = m->fragment == 2 ? 0 : m->l4_off,
+		.l4 = m->fragment == 2 ? 0 : m->l4_off, .whole = !m->fragment,
 	};
 	struct l4_plan p;
 
@@ -324,6 +355,7 @@ static int inner_layout(const uint8_t *f, uint32_t len, uint32_t at,
 	l->ip = at;
 	l->family = family;
 	l->l4 = 0;
+	l->whole = 0;	/* a copy, truncated */
 	if (family == 4) {
 		uint32_t ihl;
 

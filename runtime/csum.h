@@ -85,8 +85,12 @@ enum csum_side {
  * other protocols change the address only. A UDP checksum of 0 ("none",
  * RFC 768) stays 0; an updated UDP checksum of 0 is written as 0xFFFF.
  * SCTP's CRC32c (RFC 4960 section 6.8) covers no pseudo-header, so an
- * address change needs nothing more; a port change would need the CRC
- * recomputed over the whole packet and is refused (-1).
+ * address change needs nothing more; a port change recomputes it over
+ * the whole SCTP packet (the one rewrite here that reads a payload; SCTP
+ * is rare), which must then be whole in the frame: not a fragment, its
+ * IP length within len (else -1). In an ICMP error's quoted copy the
+ * port is rewritten and the CRC, which the copy cannot be checked
+ * against, left as it is.
  * A non-first fragment gets the address only (its L4 header is
  * elsewhere); a first fragment is updated incrementally like a whole
  * packet, which stays right because only deltas are applied.

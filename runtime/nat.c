@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { IPP_ICMP = 1, IPP_TCP = 6, IPP_UDP = 17, IPP_ICMPV6 = 58 };
+enum { IPP_ICMP = 1, IPP_TCP = 6, IPP_UDP = 17, IPP_ICMPV6 = 58, IPP_SCTP = 132 };
 
 static int is_echo_request(const struct pkt_key *k)
 {
@@ -19,7 +19,7 @@ static int is_echo_request(const struct pkt_key *k)
 /* Does the flow take a port (or echo id) from the pool? */
 static int uses_port(const struct pkt_key *k)
 {
-	if (k->proto == IPP_TCP || k->proto == IPP_UDP)
+	if (k->proto == IPP_TCP || k->proto == IPP_UDP || k->proto == IPP_SCTP)
 		return k->has_ports;
 	return is_echo_request(k);
 }
@@ -262,8 +262,7 @@ void nat_dnat_key(const struct rfw_nat_rule *rule, const struct pkt_key *orig,
 	*wire = *orig;
 	memset(wire->dst, 0, 16);
 	memcpy(wire->dst, rule->addr_lo, addr_len(orig->family));
-	if (rule->port_lo && (orig->proto == IPP_TCP || orig->proto == IPP_UDP) &&
-	    orig->has_ports)
+	if (rule->port_lo && orig->has_ports)	/* TCP, UDP, SCTP */
 		wire->dport = rule->port_lo;
 }
 

@@ -2167,10 +2167,14 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 		if (csum_rewrite4(p->data, p->len, m, wk->src, wk->sport, wk->dst, wk->dport, 0) == 0)
 			continue;	/* IPv4 TCP/UDP: both sides in one go */
 		wire_ports(m, p->data, &sp, &dp);
-		if (addr_differs(wk->src, m->key.src, m->key.family) || wk->sport != sp)
-			csum_rewrite(p->data, p->len, m, CSUM_SRC, wk->src, wk->sport);
-		if (addr_differs(wk->dst, m->key.dst, m->key.family) || wk->dport != dp)
-			csum_rewrite(p->data, p->len, m, CSUM_DST, wk->dst, wk->dport);
+		/* what cannot be translated does not leave untranslated: an
+		 * SCTP first fragment whose port changes (its CRC32c covers
+		 * the whole datagram) */
+		if (((addr_differs(wk->src, m->key.src, m->key.family) || wk->sport != sp) &&
+		     csum_rewrite(p->data, p->len, m, CSUM_SRC, wk->src, wk->sport) < 0) ||
+		    ((addr_differs(wk->dst, m->key.dst, m->key.family) || wk->dport != dp) &&
+		     csum_rewrite(p->data, p->len, m, CSUM_DST, wk->dst, wk->dport) < 0))
+			drop(w, p, PIPE_DROP_NAT_FAILED);
 	}
 }
 

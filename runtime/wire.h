@@ -1,5 +1,6 @@
 /* Big-endian (network order) 16- and 32-bit fields read from and written
- * to a frame, byte by byte: no alignment assumed, no byte-order calls. */
+ * to a frame, byte by byte: no alignment assumed, no byte-order calls.
+ * (And SCTP's little-endian checksum.) */
 #ifndef RAMPART_WIRE_H
 #define RAMPART_WIRE_H
 
@@ -25,6 +26,15 @@ static inline void wr32(uint8_t *p, uint32_t v)
 {
 	wr16(p, (uint16_t)(v >> 16));
 	wr16(p + 2, (uint16_t)v);
+}
+
+/* The one little-endian field: SCTP's CRC32c (RFC 4960 appendix B). */
+static inline void wr32le(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
 }
 
 #endif

@@ -1,5 +1,5 @@
 /* Frame builders shared by the data-path tests: Ethernet + IPv4/IPv6 +
- * TCP/UDP/ICMP with correct checksums, so a test can send what a real
+ * TCP/UDP/SCTP/ICMP with correct checksums, so a test can send what a real
  * host would and check what comes out with a full recomputation. */
 #ifndef RAMPART_TEST_FRAMES_H
 #define RAMPART_TEST_FRAMES_H
@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "crc32c.h"
 #include "csum.h"
 
 #define FRAME_ROOM 2048
@@ -18,7 +19,7 @@ struct frame {
 
 struct flow_spec {
 	uint8_t family;		/* 4 or 6 */
-	uint8_t proto;		/* 6, 17, 1 or 58 */
+	uint8_t proto;		/* 6, 17, 132, 1 or 58 */
 	uint8_t src[16], dst[16];
 	uint16_t sport, dport;	/* ICMP: the echo identifier in sport */
 	uint8_t ttl;
@@ -59,10 +60,14 @@ static inline void frame_build(struct frame *f, const struct flow_spec *s)
 	memset(f, 0, sizeof(*f));
 	memcpy(f->b, (uint8_t[]){2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}, 12);
 	frame_put16(f->b + 12, s->family == 4 ? 0x0800 : 0x86DD);
-	l4len = (s->proto == 6 ? 20 : 8) + s->payload;
+	l4len = (s->proto == 6 ? 20 : s->proto == 132 ? 12 : 8) + s->payload;
 	for (uint32_t i = 0; i < s->payload; i++)
-		l4[(s->proto == 6 ? 20 : 8) + i] = (uint8_t)(i * 7 + 1);
-	if (s->proto == 6) {
+		l4[(s->proto == 6 ? 20 : s->proto == 132 ? 12 : 8) + i] = (uint8_t)(i * 7 + 1);
+	if (s->proto == 132) {	/* common header; the payload stands for chunks */
+		frame_put16(l4, s->sport);
+		frame_put16(l4 + 2, s->dport);
+		frame_put32(l4 + 4, s->seq);	/* verification tag */
+	} else if (s->proto == 6) {
 		frame_put16(l4, s->sport);
 		frame_put16(l4 + 2, s->dport);
 		frame_put32(l4 + 4, s->seq);
@@ -101,6 +106,12 @@ static inline void frame_build(struct frame *f, const struct flow_spec *s)
 		if (at >= 0)
 			frame_put16(l4 + at, csum_l4(s->family, s->src, s->dst, s->proto, l4, l4len));
 	}
+	if (s->proto == 132) {	/* CRC32c, least significant byte first (RFC 4960) */
+		uint32_t c = crc32c(0, l4, l4len);
+
+		for (int k = 0; k < 4; k++)
+			l4[8 + k] = (uint8_t)(c >> (8 * k));
+	}
 	f->len = 14 + hl + l4len;
 }
 
@@ -138,6 +149,18 @@ static inline int frame_checksums_ok(const uint8_t *b, uint32_t len)
 	}
 	if (14 + hl + l4len > len)
 		return 0;
+	if (proto == 132) {
+		uint8_t copy[FRAME_ROOM];
+		uint32_t c;
+
+		if (l4len < 12)
+			return 0;
+		memcpy(copy, ip + hl, l4len);
+		memset(copy + 8, 0, 4);
+		c = crc32c(0, copy, l4len);
+		return ip[hl + 8] == (uint8_t)c && ip[hl + 9] == (uint8_t)(c >> 8) &&
+		       ip[hl + 10] == (uint8_t)(c >> 16) && ip[hl + 11] == (uint8_t)(c >> 24);
+	}
 	at = csum_l4_field(proto);
 	if (at < 0)
 		return 1;

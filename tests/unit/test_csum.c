@@ -420,19 +420,6 @@ static void test_fragments_and_refusals(void **state)
 	build_frame(want, &s);
 	assert_memory_equal(f, want, len);
 
-	/* SCTP: address yes, port change no (CRC32c covers it). */
-	random_spec(&s, 4, 16);
-	s.proto = P_UDP;
-	len = build_frame(f, &s);
-	f[14 + 9] = 132;
-	put16(f + 24, 0);
-	put16(f + 24, csum_ipv4_header(f + 14));
-	assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
-	assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr, s.sport), 0);
-	assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr,
-				      (uint16_t)(s.sport + 1)), -1);
-	assert_int_equal(csum_ipv4_header(f + 14), get16(f + 24));
-
 	/* A frame shorter than the meta claims is refused, untouched. */
 	random_spec(&s, 6, 0);
 	s.proto = P_TCP;
@@ -499,6 +486,144 @@ static void random_errors(uint8_t family)
 	}
 }
 
+/* SCTP's CRC32c (RFC 3309), bit by bit: independent of runtime/crc32c.c. */
+static uint32_t crc32c_bitwise(const uint8_t *p, uint32_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	while (n--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+	}
+	return ~c;
+}
+
+/* 1 when the SCTP packet at l4 (n bytes) carries its right checksum,
+ * least significant byte first (RFC 4960 appendix B; what Linux and
+ * scapy write). */
+static int sctp_crc_ok(const uint8_t *l4, uint32_t n)
+{
+	uint8_t copy[128];
+	uint32_t c;
+
+	assert_true(n <= sizeof(copy));
+	memcpy(copy, l4, n);
+	memset(copy + 8, 0, 4);
+	c = crc32c_bitwise(copy, n);
+	return l4[8] == (uint8_t)c && l4[9] == (uint8_t)(c >> 8) && l4[10] == (uint8_t)(c >> 16) &&
+	       l4[11] == (uint8_t)(c >> 24);
+}
+
+/* An SCTP packet (common header, one 16-byte chunk) of family 4 or 6
+ * from port 5000 to 3868, CRC right; returns the frame's length. */
+static uint32_t build_sctp(uint8_t *f, uint8_t family)
+{
+	uint32_t hl = family == 4 ? 20 : 40, n = 12 + 16;
+	uint8_t *ip = f + 14, *l4 = ip + hl;
+	uint32_t c;
+
+	memset(f, 0, 14 + hl + n);
+	put16(f + 12, family == 4 ? 0x0800 : 0x86DD);
+	if (family == 4) {
+		ip[0] = 0x45;
+		put16(ip + 2, (uint16_t)(hl + n));
+		put16(ip + 6, 0x4000);
+		ip[8] = 64;
+		ip[9] = 132;
+		random_addr(ip + 12, 4);
+		random_addr(ip + 16, 4);
+		put16(ip + 10, csum_ipv4_header(ip));
+	} else {
+		ip[0] = 0x60;
+		put16(ip + 4, (uint16_t)n);
+		ip[6] = 132;
+		ip[7] = 64;
+		random_addr(ip + 8, 16);
+		random_addr(ip + 24, 16);
+	}
+	put16(l4, 5000);
+	put16(l4 + 2, 3868);
+	for (uint32_t i = 4; i < n; i++)	/* verification tag, a chunk */
+		l4[i] = (uint8_t)rnd();
+	put16(l4 + 14, 16);	/* the chunk's length */
+	memset(l4 + 8, 0, 4);
+	c = crc32c_bitwise(l4, n);
+	for (int k = 0; k < 4; k++)
+		l4[8 + k] = (uint8_t)(c >> (8 * k));
+	return 14 + hl + n;
+}
+
+/* SCTP through NAT: an address change leaves the CRC as it is (it
+ * covers no pseudo-header); a port change recomputes it over the packet,
+ * IPv4 and IPv6, both sides; refused, untouched, when the packet is a
+ * fragment or longer than the frame; in an ICMP error's quoted copy the
+ * port is rewritten and the outer checksum kept right. */
+static void test_sctp_ports(void **state)
+{
+	uint8_t f[256], before[256], addr[16] = {10, 9, 8, 7};
+	struct pkt_meta m;
+	uint32_t len;
+	(void)state;
+
+	for (uint8_t family = 4; family <= 6; family += 2) {
+		uint32_t l4 = 14 + (family == 4 ? 20 : 40);
+
+		len = build_sctp(f, family);
+		assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
+		memcpy(before, f, len);
+		assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr, 5000), 0);
+		assert_memory_equal(f + l4 + 8, before + l4 + 8, 4);	/* same CRC */
+		assert_true(sctp_crc_ok(f + l4, len - l4));
+		assert_int_equal(csum_rewrite(f, len, &m, CSUM_DST, addr, 13868), 0);
+		assert_int_equal(get16(f + l4 + 2), 13868);
+		assert_true(sctp_crc_ok(f + l4, len - l4));
+		assert_int_equal(csum_rewrite(f, len, &m, CSUM_SRC, addr, 40000), 0);
+		assert_int_equal(get16(f + l4), 40000);
+		assert_true(sctp_crc_ok(f + l4, len - l4));
+		if (family == 4)
+			assert_int_equal(csum_ipv4_header(f + 14), get16(f + 24));
+
+		memcpy(before, f, len);		/* the IP length beyond the frame */
+		assert_int_equal(csum_rewrite(f, len - 1, &m, CSUM_DST, addr, 3868), -1);
+		assert_memory_equal(f, before, len);
+	}
+	len = build_sctp(f, 4);			/* a first fragment: the CRC is of */
+	put16(f + 14 + 6, 0x2000);		/* the whole datagram */
+	put16(f + 24, 0);
+	put16(f + 24, csum_ipv4_header(f + 14));
+	assert_int_equal(pkt_parse(f, len, &m), PKT_IP);
+	assert_int_equal(m.fragment, 1);
+	memcpy(before, f, len);
+	assert_int_equal(csum_rewrite(f, len, &m, CSUM_DST, addr, 13868), -1);
+	assert_memory_equal(f, before, len);
+
+	{	/* port unreachable quoting the IPv4 packet's first 8 bytes */
+		uint8_t e[128] = {0}, *ip = e + 14, *q = ip + 28;
+
+		len = build_sctp(f, 4);
+		put16(e + 12, 0x0800);
+		ip[0] = 0x45;
+		put16(ip + 2, 20 + 8 + 28);
+		ip[8] = 64;
+		ip[9] = P_ICMP;
+		memcpy(ip + 12, f + 14 + 16, 4);
+		memcpy(ip + 16, f + 14 + 12, 4);
+		put16(ip + 10, csum_ipv4_header(ip));
+		ip[20] = 3;
+		ip[21] = 3;
+		memcpy(q, f + 14, 28);
+		put16(ip + 22, csum_buf(ip + 20, 36));
+		assert_int_equal(pkt_parse(e, 14 + 56, &m), PKT_IP);
+		assert_int_equal(csum_rewrite_icmp_inner(e, 14 + 56, &m, CSUM_DST, addr, 13868), 0);
+		assert_int_equal(get16(q + 20 + 2), 13868);
+		assert_memory_equal(q + 16, addr, 4);
+		assert_memory_equal(q + 20 + 4, f + 14 + 20 + 4, 4);	/* its tag, as it was */
+		assert_int_equal(csum_buf(ip + 20, 36), 0);	/* the outer ICMP sum */
+		assert_int_equal(csum_ipv4_header(q), get16(q + 10));
+	}
+}
+
 static void test_icmp_errors_v4(void **state)
 {
 	(void)state;
@@ -547,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_rewrite4),
 		cmocka_unit_test(test_udp_zero_rule),
 		cmocka_unit_test(test_fragments_and_refusals),
+		cmocka_unit_test(test_sctp_ports),
 		cmocka_unit_test(test_icmp_errors_v4),
 		cmocka_unit_test(test_icmp_errors_v6),
 		cmocka_unit_test(test_icmp_error_refusals),

@@ -1077,6 +1077,22 @@ static void test_hairpin(void **state)
 	hairpin_connections(text, 4);
 }
 
+/* The lab's policy with its forward (and the rule that lets it in) on
+ * protocol proto: public port 8080 to the server's port `to`. */
+static void forward_on(char *text, const char *proto, uint16_t pub, uint16_t to)
+{
+	char into[96];
+
+	strcpy(text, policy);
+	snprintf(into, sizeof(into), "service: %s/%u}", proto, pub);
+	replace(text, "service: tcp/8080}", into);
+	snprintf(into, sizeof(into), "dnat: {to: 10.100.0.10, port: %u}", to);
+	replace(text, "dnat: {to: 10.100.0.10, port: 80}", into);
+	snprintf(into, sizeof(into), "    proto: %s\n    to: {network: 10.100.0.10, port: %u}", proto,
+		 to);
+	replace(text, "    proto: tcp\n    to: {network: 10.100.0.10, port: 80}", into);
+}
+
 /* The server behind a port forward answers a datagram with port
  * unreachable: the error leaves from the public address and quotes the
  * datagram as the remote sent it (to the public address and the
@@ -1121,13 +1137,88 @@ static void test_error_from_forwarded_server(void **state)
 	char text[sizeof(policy) + 256];
 	(void)state;
 
-	strcpy(text, policy);
-	replace(text, "service: tcp/8080}", "service: udp/8080}");
-	replace(text, "dnat: {to: 10.100.0.10, port: 80}", "dnat: {to: 10.100.0.10, port: 53}");
-	replace(text, "    proto: tcp\n    to: {network: 10.100.0.10, port: 80}",
-		"    proto: udp\n    to: {network: 10.100.0.10, port: 53}");
+	forward_on(text, "udp", 8080, 53);
 	unreachable_from_server(text, 1);
 	unreachable_from_server(text, 4);
+}
+
+/* SCTP through NAT (Diameter's port, say): an association out through
+ * masquerade takes a port of the pool, and one in through a forward has
+ * its destination port rewritten; each packet's CRC32c right after
+ * (recomputed: it covers the ports), both ways; one worker, then four. */
+static void sctp_associations(const char *text, uint32_t nw)
+{
+	struct lab l;
+	uint32_t seed = 3 + nw, by_req, by_rep;
+
+	lab_open_text(&l, text, nw > 1, nw, PIPE_ROUTER);
+	for (uint16_t i = 0; i < 16; i++) {
+		struct frame f;
+		struct flow_spec s = spec(132, client_ip, (uint16_t)(5000 + i), remote_ip, 3868, 0);
+		uint16_t pub;
+
+		s.seq = 0x1234;		/* verification tag */
+		s.payload = 20;
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 0, &seed, &by_req);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		pub = frame_get16(ip(&f) + 20);
+		assert_true(pub >= 20000 && pub <= 29999);
+		assert_true(frame_checksums_ok(f.b, f.len));
+		s = spec(132, remote_ip, 3868, wan_ip, pub, 0);
+		s.payload = 20;
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 1, &seed, &by_rep);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 16, client_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 5000 + i);
+		assert_true(frame_checksums_ok(f.b, f.len));
+
+		s = spec(132, remote_ip, (uint16_t)(6000 + i), wan_ip, 13868, 0);
+		s.payload = 20;
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 1, &seed, &by_req);
+		assert_memory_equal(ip(&f) + 16, server_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 22), 3868);
+		assert_true(frame_checksums_ok(f.b, f.len));
+		s = spec(132, server_ip, 3868, remote_ip, (uint16_t)(6000 + i), 0);
+		s.payload = 20;
+		frame_build(&f, &s);
+		forward_anywhere(&l, &f, 0, &seed, &by_rep);
+		assert_int_equal(by_rep, by_req);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+		assert_int_equal(frame_get16(ip(&f) + 20), 13868);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
+	lab_close(&l);
+}
+
+static void test_sctp_through_nat(void **state)
+{
+	char text[sizeof(policy) + 256];
+	(void)state;
+
+	forward_on(text, "sctp", 13868, 3868);
+	sctp_associations(text, 1);
+	sctp_associations(text, 4);
+	{	/* a first fragment to the forward: its CRC is the whole
+		 * datagram's, so its port cannot change; dropped, not sent on
+		 * untranslated */
+		struct lab l;
+		struct frame f;
+		struct flow_spec s = spec(132, remote_ip, 7000, wan_ip, 13868, 0);
+		struct pipe_pkt p;
+		uint32_t by;
+
+		lab_open_text(&l, text, 0, 1, PIPE_ROUTER);
+		s.payload = 40;
+		frame_build(&f, &s);
+		frame_set_fragment(&f, 0x77, 0x2000);
+		p = deliver(&l, &f, 1, 0, &by);
+		assert_int_equal(p.verdict, PIPE_DROP);
+		assert_int_equal(p.drop, PIPE_DROP_NAT_FAILED);
+		lab_close(&l);
+	}
 }
 
 /* A bridge (bump in the wire) hands frames over the same way. */
@@ -1268,6 +1359,7 @@ int main(void)
 		cmocka_unit_test(test_portless_answers_under_forward),
 		cmocka_unit_test(test_hairpin),
 		cmocka_unit_test(test_error_from_forwarded_server),
+		cmocka_unit_test(test_sctp_through_nat),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
