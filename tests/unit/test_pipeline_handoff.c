@@ -1221,6 +1221,96 @@ static void test_sctp_through_nat(void **state)
 	}
 }
 
+/* A UDP datagram in two fragments to a port forward (from outside,
+ * public port 8080 to the server's 53): both fragments reach the server
+ * from one worker, the first with its port rewritten and its UDP
+ * checksum updated for the whole datagram (checked on the datagram put
+ * back together), the second with its address; the server's answer, in
+ * two fragments too, leaves from the public address and port. One
+ * worker, then four. */
+static void split_in_two(const struct frame *whole, uint16_t id, struct frame *a,
+			 struct frame *b)
+{
+	const uint8_t *ip = whole->b + 14;
+	uint32_t l4len = frame_get16(ip + 2) - 20, first = 24;	/* a multiple of 8 */
+
+	*a = *whole;
+	*b = *whole;
+	frame_put16(a->b + 14 + 2, (uint16_t)(20 + first));
+	a->len = 14 + 20 + first;
+	frame_set_fragment(a, id, 0x2000);
+	memmove(b->b + 14 + 20, ip + 20 + first, l4len - first);
+	frame_put16(b->b + 14 + 2, (uint16_t)(20 + l4len - first));
+	b->len = 14 + 20 + l4len - first;
+	frame_set_fragment(b, id, (uint16_t)(first / 8));
+}
+
+/* 1 when the datagram whose fragments are a and b (as split_in_two
+ * made them) has a right UDP checksum. */
+static int joined_udp_ok(const struct frame *a, const struct frame *b)
+{
+	uint8_t l4[FRAME_ROOM];
+	const uint8_t *ia = a->b + 14, *ib = b->b + 14;
+	uint32_t na = frame_get16(ia + 2) - 20, nb = frame_get16(ib + 2) - 20;
+
+	memcpy(l4, ia + 20, na);
+	memcpy(l4 + na, ib + 20, nb);
+	return csum_l4(4, ia + 12, ia + 16, 17, l4, na + nb) == frame_get16(l4 + 6) &&
+	       !memcmp(ia + 12, ib + 12, 8);
+}
+
+static void fragments_through(const char *text, uint32_t nw)
+{
+	struct lab l;
+	uint32_t seed = 11 + nw, by_first, by_next;
+
+	lab_open_text(&l, text, nw > 1, nw, PIPE_ROUTER);
+	for (uint16_t i = 0; i < 16; i++) {
+		struct frame whole, a, b;
+		struct flow_spec s = spec(17, remote_ip, (uint16_t)(41000 + i), wan_ip, 8080, 0);
+		uint32_t at;
+
+		s.payload = 40;
+		frame_build(&whole, &s);
+		split_in_two(&whole, (uint16_t)(0x2000 + i), &a, &b);
+		seed = seed * 1103515245u + 12345u;
+		at = (seed >> 16) % l.nw;	/* one sender: one queue for both */
+		assert_int_equal(deliver(&l, &a, 1, at, &by_first).verdict, PIPE_FORWARD);
+		assert_int_equal(deliver(&l, &b, 1, at, &by_next).verdict, PIPE_FORWARD);
+		assert_int_equal(by_next, by_first);
+		assert_memory_equal(ip(&a) + 16, server_ip, 4);
+		assert_int_equal(frame_get16(ip(&a) + 22), 53);
+		assert_true(joined_udp_ok(&a, &b));
+
+		s = spec(17, server_ip, 53, remote_ip, (uint16_t)(41000 + i), 0);
+		s.payload = 40;
+		frame_build(&whole, &s);
+		split_in_two(&whole, (uint16_t)(0x3000 + i), &a, &b);
+		seed = seed * 1103515245u + 12345u;
+		at = (seed >> 16) % l.nw;
+		assert_int_equal(deliver(&l, &a, 0, at, &by_next).verdict, PIPE_FORWARD);
+		assert_int_equal(by_next, by_first);
+		assert_int_equal(deliver(&l, &b, 0, at, &by_next).verdict, PIPE_FORWARD);
+		assert_int_equal(by_next, by_first);
+		assert_memory_equal(ip(&a) + 12, wan_ip, 4);
+		assert_int_equal(frame_get16(ip(&a) + 20), 8080);
+		assert_true(joined_udp_ok(&a, &b));
+	}
+	for (uint32_t k = 0; k < l.nw; k++)
+		assert_int_equal(pipe_stats(l.w[k])->drop[PIPE_DROP_FRAG_ORPHAN], 0);
+	lab_close(&l);
+}
+
+static void test_fragments_through_forward(void **state)
+{
+	char text[sizeof(policy) + 256];
+	(void)state;
+
+	forward_on(text, "udp", 8080, 53);
+	fragments_through(text, 1);
+	fragments_through(text, 4);
+}
+
 /* A bridge (bump in the wire) hands frames over the same way. */
 static void test_bridge(void **state)
 {
@@ -1360,6 +1450,7 @@ int main(void)
 		cmocka_unit_test(test_hairpin),
 		cmocka_unit_test(test_error_from_forwarded_server),
 		cmocka_unit_test(test_sctp_through_nat),
+		cmocka_unit_test(test_fragments_through_forward),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
