@@ -129,14 +129,19 @@ static int track_syn_sent(struct ct_flow *f, const struct ct_pkt *p, const struc
 }
 
 /* First segment of the responder: a SYN+ACK (or RST+ACK, refused)
- * acknowledging exactly the SYN. Window scaling is on only when both SYNs
- * carried the option (RFC 7323 2.2). */
+ * acknowledging the SYN: exactly, or, when the SYN carried data (TCP
+ * Fast Open, RFC 7413), the SYN and none to all of its data: a server
+ * that does not take the data (no cookie, a stale one) acknowledges the
+ * SYN alone and the client sends the data again after the handshake.
+ * Window scaling is on only when both SYNs carried the option (RFC 7323
+ * 2.2). */
 static int track_syn_ack(struct ct_flow *f, const struct tcp_seg *s)
 {
 	uint8_t fl = s->flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN);
 	const unsigned o = CT_DIR_ORIG, r = CT_DIR_REPLY;
 
-	if (s->ack != f->seqlo[o])
+	/* seqhi[o] still holds the SYN's sequence number, seqlo[o] its end */
+	if (!seq_geq(s->ack, f->seqhi[o] + 1) || !seq_leq(s->ack, f->seqlo[o]))
 		return 0;
 	if (fl == (TH_RST | TH_ACK)) {
 		f->tstate[o] = f->tstate[r] = CT_PEER_TIME_WAIT;

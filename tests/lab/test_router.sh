@@ -3,7 +3,7 @@
 # server subnet joined through a firewall namespace whose two ports carry
 # addresses; rampartd routes between them by the policy's routes, with
 # next hops from the kernel's neighbour table. Checks ping, TCP, a denied
-# port, time-exceeded for TTL 1, fragmentation needed / packet too big
+# port, TCP Fast Open, time-exceeded for TTL 1, fragmentation needed / packet too big
 # when a port's MTU shrinks, the counters, then next hops the kernel had
 # not resolved (rampartd asks it to) and hosts that are not there (host
 # unreachable).
@@ -111,6 +111,27 @@ check "HTTP over IPv6 to [fd00:20:2::2]:8080" \
 	bash -c "ip netns exec $(lab_nsname cli) curl -s --max-time 5 'http://[fd00:20:2::2]:8080/index.txt' | grep -q hello"
 lab_in cli curl -s --max-time 3 -o /dev/null http://10.20.2.2:9090/
 check_eq "TCP to 9090 is refused by the firewall's RST (curl exit 7)" "$?" 7
+
+# TCP Fast Open: the client puts its request in the SYN (tcp_fastopen 5:
+# on, and no cookie needed); the server does not do TFO, so its SYN-ACK
+# acknowledges the SYN alone and the client sends the request again.
+# Conntrack must take that SYN-ACK (RFC 7413) or the connection hangs.
+cat >"$LAB_TMP/tfo.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.settimeout(3)
+s.sendto(b"GET /index.txt HTTP/1.0\r\n\r\n", socket.MSG_FASTOPEN, (sys.argv[1], 8080))
+data = b""
+while True:
+    got = s.recv(4096)
+    if not got:
+        break
+    data += got
+print("hello" in data.decode(errors="replace"))
+PY
+lab_in cli sysctl -q -w net.ipv4.tcp_fastopen=5
+check_eq "TCP Fast Open: a request in the SYN, the SYN-ACK taking the SYN alone: answered" \
+	"$(lab_in cli "$LAB_PY" "$LAB_TMP/tfo.py" 10.20.2.2 2>&1 | tail -1)" True
 
 out=$(lab_in cli ping -n -c 1 -t 1 -W 2 10.20.2.2 2>&1)
 check "ping -t 1: 'Time to live exceeded' from 10.20.1.1" \

@@ -348,6 +348,47 @@ static void test_tcp_stray_segments(void **state)
 	ct_destroy(t);
 }
 
+/* TCP Fast Open (RFC 7413): a SYN with 100 bytes of data. The server
+ * may take the data (its SYN+ACK acknowledges SYN and data) or not (no
+ * cookie, a stale one: it acknowledges the SYN alone and the client sends
+ * the data again after the handshake); both are valid, IPv4 and IPv6. An
+ * acknowledgement before the SYN or past its data is not. */
+static void test_tcp_fast_open(void **state)
+{
+	(void)state;
+	for (int fam = 4; fam <= 6; fam += 2) {
+		const uint8_t *a = fam == 4 ? A4 : A6, *b = fam == 4 ? B4 : B6;
+		const uint32_t acks[4] = {CISN + 1, CISN + 101, CISN, CISN + 102};
+
+		for (int k = 0; k < 4; k++) {
+			struct ct_table *t = table(64);
+			struct pk x;
+			uint32_t flow;
+			int valid;
+
+			tcp(&x, fam, a, b, 1234, 80, SYN, CISN, 0, 65535, -1, 100);
+			flow = create(t, &x, 10);
+			tcp(&x, fam, b, a, 80, 1234, SYN | ACK, SISN, acks[k], 65535, -1, 0);
+			step(t, &x, 10, &valid);
+			assert_int_equal(valid, k < 2);
+			if (k >= 2) {
+				assert_string_equal(tstate(t, flow), "SYN_SENT");
+				ct_destroy(t);
+				continue;
+			}
+			/* the handshake's ACK, with the data when it was not
+			 * taken, then the server's answer */
+			tcp(&x, fam, a, b, 1234, 80, ACK | PSH, acks[k], SISN + 1, 1024, -1,
+			    CISN + 101 - acks[k]);
+			ok(t, &x, 11, flow, CT_DIR_ORIG);
+			assert_string_equal(tstate(t, flow), "ESTABLISHED");
+			tcp(&x, fam, b, a, 80, 1234, ACK | PSH, SISN + 1, CISN + 101, 65535, -1, 50);
+			ok(t, &x, 11, flow, CT_DIR_REPLY);
+			ct_destroy(t);
+		}
+	}
+}
+
 static void test_tcp_out_of_window(void **state)
 {
 	struct ct_table *t = table(64);
@@ -1253,6 +1294,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp_lifecycle),
 		cmocka_unit_test(test_tcp_stray_segments),
+		cmocka_unit_test(test_tcp_fast_open),
 		cmocka_unit_test(test_tcp_out_of_window),
 		cmocka_unit_test(test_tcp_rst),
 		cmocka_unit_test(test_tcp_window_scaling),

@@ -397,6 +397,78 @@ static void test_ping_through_forward(void **state)
 	lab_close(&l);
 }
 
+/* IPv6 through masquerade (NAT66): a ping, a TCP handshake and a UDP
+ * exchange from the LAN out through the WAN port's address, each reply
+ * back to the client translated, every checksum right (ICMPv6, TCP and
+ * UDP all cover the addresses). */
+static const char masq6_policy[] =
+	"version: 1\n"
+	"zones: {inside: [lan0], outside: [wan0]}\n"
+	"rules:\n"
+	"  - {name: out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+	"defaults: {action: drop}\n"
+	"nat:\n"
+	"  - {name: masq6, match: {from: {zone: inside}, to: {zone: outside}, family: ipv6},\n"
+	"     snat: {to: masquerade}}\n"
+	"routes:\n"
+	"  - {prefix: \"fd00:200::/32\", via: \"fd00:1::fe\", interface: wan0}\n"
+	"  - {prefix: \"fd00:100::/64\", interface: lan0}\n";
+
+static void test_masquerade_ipv6(void **state)
+{
+	static const uint8_t client6[16] = {0xfd, 0, 1, 0, [15] = 5};
+	static const uint8_t remote6[16] = {0xfd, 0, 2, 0, [15] = 1};
+	static const uint8_t wan6[16] = {0xfd, 0, 0, 1, [15] = 1};
+	struct pipe_config cfg = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 1};
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p;
+	const uint8_t protos[3] = {58, 6, 17};
+	(void)state;
+
+	router_lab_ports(&cfg);
+	cfg.port[1].has_v6 = 1;
+	memcpy(cfg.port[1].v6, wan6, 16);
+	lab_open(&l, masq6_policy, &cfg);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 6, client6, client_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac),
+			 0);
+	for (int k = 0; k < 3; k++) {
+		struct flow_spec s = {.family = 6, .proto = protos[k], .sport = (uint16_t)(0x4400 + k),
+				      .dport = protos[k] == 58 ? 0 : 443, .tcp_flags = 0x02,
+				      .seq = 1000, .payload = protos[k] == 6 ? 0 : 12};
+		uint16_t pub;
+
+		memcpy(s.src, client6, 16);
+		memcpy(s.dst, remote6, 16);
+		frame_build(&f, &s);
+		p = run1(&l, &f, 0);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(f.b + 14 + 8, wan6, 16);
+		assert_true(frame_checksums_ok(f.b, f.len));
+		pub = frame_get16(f.b + 14 + 40 + (protos[k] == 58 ? 4 : 0));
+
+		memcpy(s.src, remote6, 16);
+		memcpy(s.dst, wan6, 16);
+		if (protos[k] == 58) {
+			s.sport = pub;
+			frame_build_echo_reply(&f, &s);
+		} else {
+			s.sport = 443;
+			s.dport = pub;
+			s.tcp_flags = 0x12;
+			s.ack = 1001;
+			frame_build(&f, &s);
+		}
+		p = run1(&l, &f, 1);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(f.b + 14 + 24, client6, 16);
+		assert_int_equal(frame_get16(f.b + 14 + 40 + (protos[k] == 58 ? 4 : 2)), 0x4400 + k);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
+	lab_close(&l);
+}
+
 /* A burst longer than PIPE_BURST with mixed verdicts: every frame gets its
  * own answer, in order. */
 /* Next hops without a MAC are kept for the daemon to have the kernel
@@ -923,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_reject_replies),
 		cmocka_unit_test(test_router),
 		cmocka_unit_test(test_ping_through_forward),
+		cmocka_unit_test(test_masquerade_ipv6),
 		cmocka_unit_test(test_router_wants_neighbours),
 		cmocka_unit_test(test_router_holds_packets),
 		cmocka_unit_test(test_router_mtu),
