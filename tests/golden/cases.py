@@ -4,7 +4,8 @@
 #   tests/golden/golden.py --build build --regen CASE
 # and check the new expected/CASE/ files before committing them.
 from scapy.all import (ARP, Dot1Q, Ether, ICMP, IP, IPv6, IPv6ExtHdrDestOpt,
-                       IPv6ExtHdrHopByHop, ICMPv6EchoRequest, Raw, TCP, UDP)
+                       IPv6ExtHdrHopByHop, ICMPv6EchoRequest, Raw, SCTP, SCTPChunkData,
+                       SCTPChunkInit, SCTPChunkInitAck, TCP, UDP)
 
 CASES = {}
 
@@ -369,5 +370,50 @@ def nat_icmp():
             ICMP(type=0, id=FIRST_PORT, seq=1) / PAYLOAD,
             Ether(src=GW_MAC, dst=WAN_MAC) / IP(src=hop, dst=PUB) /
             ICMP(type=11, code=0) / bytes(udp_out)[:28],
+        ],
+    }
+
+
+SCTP_NAT_POLICY = NAT_POLICY.replace("""defaults: {action: drop}
+nat:
+""", """  - name: diameter-server
+    proto: sctp
+    to: {network: 10.1.0.3, port: 3868}
+    action: accept
+defaults: {action: drop}
+nat:
+  - name: diameter-forward
+    match: {from: {zone: outside}, to: {network: 10.2.0.1, service: sctp/13868}}
+    dnat: {to: 10.1.0.3, port: 3868}
+""")
+
+
+@case("nat_sctp", SCTP_NAT_POLICY, mode="router", options=NAT_OPTIONS)
+def nat_sctp():
+    """SCTP through masquerade (the client's port becomes one of the
+    pool's) and through a forward that rewrites the port (13868 to the
+    server's 3868): every packet leaves with its CRC32c recomputed, which
+    tshark checks (golden.py's sctp.checksum option)."""
+    c, r, x, srv = "10.1.0.2", "10.3.7.7", "10.3.9.9", "10.1.0.3"
+    wan = lambda src: Ether(src=GW_MAC, dst=WAN_MAC) / IP(src=src, dst=PUB)
+    return {
+        "lan0": [
+            to_lan() / IP(src=c, dst=r) / SCTP(sport=5000, dport=3868, tag=0) /
+            SCTPChunkInit(init_tag=0x1111, a_rwnd=65535, n_out_streams=1, n_in_streams=1,
+                          init_tsn=100),
+            to_lan() / IP(src=c, dst=r) / SCTP(sport=5000, dport=3868, tag=0x2222) /
+            SCTPChunkData(tsn=100, stream_id=0, stream_seq=0, data=b"CER"),
+            Ether(src=SRV_IN_MAC, dst=LAN_MAC) / IP(src=srv, dst=x) /
+            SCTP(sport=3868, dport=6000, tag=0x3333) /
+            SCTPChunkInitAck(init_tag=0x4444, a_rwnd=65535, n_out_streams=1,
+                             n_in_streams=1, init_tsn=900),
+        ],
+        "wan0": [
+            wan(r) / SCTP(sport=3868, dport=FIRST_PORT, tag=0x1111) /
+            SCTPChunkInitAck(init_tag=0x2222, a_rwnd=65535, n_out_streams=1, n_in_streams=1,
+                             init_tsn=500),
+            wan(x) / SCTP(sport=6000, dport=13868, tag=0) /
+            SCTPChunkInit(init_tag=0x3333, a_rwnd=65535, n_out_streams=1, n_in_streams=1,
+                          init_tsn=700),
         ],
     }

@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "expected")
 T0 = 1700000000          # capture timestamps: fixed, so outputs are too
 TSHARK_OPTS = ["-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
-               "-o", "udp.check_checksum:TRUE"]
+               "-o", "udp.check_checksum:TRUE", "-o", "sctp.checksum:CRC 32c"]
 
 
 def write_inputs(case, d):
