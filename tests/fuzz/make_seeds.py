@@ -2,14 +2,15 @@
 # Writes the pipeline fuzzer's seed corpus (corpus/pipeline/): bursts of
 # frames in its record format [port][time step][len lo][len hi][frame],
 # covering a TCP connection through masquerade, DNAT, ICMP, IPv6,
-# fragments, VLAN, reject and port MTUs; and fuzz_handoff's own
+# fragments, VLAN, reject and port MTUs, SCTP through both NATs, a DMZ
+# forward of packets without ports; and fuzz_handoff's own
 # (corpus/handoff/: the same records, the first byte also naming the
 # worker whose queue a frame arrives on, and reloads). Run once; the
 # files are committed.
 import os
 import struct
-from scapy.all import (Dot1Q, Ether, ICMP, IP, IPv6, ICMPv6EchoRequest, Raw, TCP, UDP,
-                       fragment)
+from scapy.all import (Dot1Q, Ether, GRE, ICMP, IP, IPv6, ICMPv6EchoRequest, Raw, SCTP,
+                       SCTPChunkData, SCTPChunkInit, TCP, UDP, fragment)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "pipeline")
 L, W = 0, 1
@@ -53,6 +54,22 @@ SEEDS = {
             Raw(b"z" * 1400)),
         rec(L, eth() / IPv6(src="fd00:0:0:1::2", dst="fd00:9::1") / UDP(dport=53) / Raw(b"z" * 1300)),
     ],
+    "sctp": [
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / SCTP(sport=5000, dport=3868) /
+            SCTPChunkInit(init_tag=1, a_rwnd=65535, n_out_streams=1, n_in_streams=1, init_tsn=1)),
+        rec(W, eth() / IP(src="10.3.9.9", dst="10.2.0.1") / SCTP(sport=6000, dport=3868) /
+            SCTPChunkInit(init_tag=2, a_rwnd=65535, n_out_streams=1, n_in_streams=1, init_tsn=1)),
+        rec(L, eth() / IP(src="10.1.0.3", dst="10.3.9.9") / SCTP(sport=13868, dport=6000, tag=2) /
+            SCTPChunkData(tsn=1, data=b"a" * 40)),
+    ] + [rec(W, f) for f in fragment(eth() / IP(src="10.3.9.9", dst="10.2.0.1") /
+                                     SCTP(sport=6001, dport=3868) / SCTPChunkData(data=b"b" * 100),
+                                     fragsize=48)],
+    "dmz": [
+        rec(W, eth() / IP(src="10.3.9.9", dst="10.2.0.2") / ICMP(id=9) / Raw(b"x" * 16)),
+        rec(L, eth() / IP(src="10.1.0.3", dst="10.3.9.9") / ICMP(type=0, id=9) / Raw(b"x" * 16)),
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / GRE() / Raw(b"g" * 20)),
+        rec(W, eth() / IP(src="10.3.7.7", dst="10.2.0.1") / GRE() / Raw(b"g" * 20)),
+    ],
     "vlan_reject": [
         rec(L, eth() / Dot1Q(vlan=5) / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(dport=23, flags="S")),
         rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7", ttl=1) / UDP(dport=9)),
@@ -81,6 +98,11 @@ HANDOFF = {
         [rec(at(w, W), eth() / IP(src="10.3.7.7", dst="10.2.0.1") /
              TCP(sport=443, dport=20000 + p, flags="SA", seq=5000, ack=1), 1)
          for p in range(4) for w in range(3)],
+    "portless_answers":
+        [rec(at(0, L), eth() / IP(src="10.1.0.2", dst="10.3.7.7") / ICMP(id=7 + i) / Raw(b"x" * 8))
+         for i in range(3)] +
+        [rec(at(w, W), eth() / IP(src="10.3.7.7", dst="10.2.0.1") / ICMP(type=0, id=20000 + i) /
+             Raw(b"x" * 8), 1) for i in range(3) for w in range(3)],
     "dnat_moved": [
         rec(at(2, W), eth() / IP(src="10.3.9.9", dst="10.2.0.1") / TCP(sport=5555, dport=8080, flags="S")),
         rec(at(0, L), eth() / IP(src="10.1.0.3", dst="10.3.9.9") / TCP(sport=80, dport=5555, flags="SA", ack=1)),
