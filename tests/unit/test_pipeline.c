@@ -466,6 +466,44 @@ static void test_masquerade_ipv6(void **state)
 		assert_int_equal(frame_get16(f.b + 14 + 40 + (protos[k] == 58 ? 4 : 2)), 0x4400 + k);
 		assert_true(frame_checksums_ok(f.b, f.len));
 	}
+	{	/* a router beyond says packet too big about the TCP flow's
+		 * segment as it left (from wan6): the client gets it about its
+		 * own, and its path MTU discovery works through the NAT */
+		static const uint8_t hop6[16] = {0xfd, 0, 2, 0, [15] = 0xfe};
+		struct flow_spec s = {.family = 6, .proto = 6, .sport = 0x4401, .dport = 443,
+				      .tcp_flags = 0x18, .seq = 1001, .ack = 1, .payload = 1300};
+		struct frame seg;
+		uint8_t *ip6 = f.b + 14, *icmp = ip6 + 40;
+		uint32_t quote = 1232 - 40 - 8;	/* as much as fits in the minimum MTU */
+
+		memcpy(s.src, client6, 16);
+		memcpy(s.dst, remote6, 16);
+		frame_build(&seg, &s);
+		p = run1(&l, &seg, 0);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		memset(&f, 0, sizeof(f));
+		memcpy(f.b, (uint8_t[]){2, 0xaa, 0, 0, 0, 2, 2, 0xbb, 0, 0, 0, 0xfe}, 12);
+		frame_put16(f.b + 12, 0x86DD);
+		ip6[0] = 0x60;
+		frame_put16(ip6 + 4, (uint16_t)(8 + quote));
+		ip6[6] = 58;
+		ip6[7] = 64;
+		memcpy(ip6 + 8, hop6, 16);
+		memcpy(ip6 + 24, wan6, 16);
+		icmp[0] = 2;			/* packet too big */
+		frame_put32(icmp + 4, 1280);
+		memcpy(icmp + 8, seg.b + 14, quote);
+		frame_put16(icmp + 2, csum_l4(6, hop6, wan6, 58, icmp, 8 + quote));
+		f.len = 14 + 40 + 8 + quote;
+		p = run1(&l, &f, 1);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(p.out_port, 0);
+		assert_memory_equal(ip6 + 24, client6, 16);		/* to the client */
+		assert_memory_equal(icmp + 8 + 8, client6, 16);		/* about its segment */
+		assert_int_equal(frame_get16(icmp + 8 + 40), 0x4401);
+		assert_int_equal(frame_get32(icmp + 4), 1280);
+		assert_true(frame_checksums_ok(f.b, f.len));
+	}
 	lab_close(&l);
 }
 
