@@ -22,6 +22,7 @@
 #include "flowstate.h"
 #include "ifaddr.h"
 #include "logger.h"
+#include "nd_check.h"
 #include "neigh_cache.h"
 #include "netlink.h"
 #include "options.h"
@@ -197,6 +198,20 @@ static struct xsk_prog_cfg prog_cfg(const struct rampartd_opts *o, const struct 
 	};
 }
 
+/* Bridge mode: a policy that carries IPv6 but drops neighbour discovery
+ * (nd_check.h) is said once, at start and at each reload that brings it. */
+static void warn_nd(const struct rampartd_opts *o, const struct rfw_view *view)
+{
+	struct nd_block b;
+	char line[512];
+
+	if (o->mode != PIPE_BRIDGE ||
+	    !nd_check_bridge(view, (const char *const *)o->ifnames, o->nifs, &b))
+		return;
+	nd_block_describe(view, (const char *const *)o->ifnames, &b, line, sizeof(line));
+	fputs(line, stderr);
+}
+
 /* Reload hook: the new policy's host section into every port's program,
  * after checking it fits (so no port is half updated by a refusal). */
 static int reload_host_section(void *ctx, const struct rfw_view *view, char *err, size_t errlen)
@@ -222,6 +237,7 @@ static int reload_host_section(void *ctx, const struct rfw_view *view, char *err
 			return -1;
 		}
 	}
+	warn_nd(o, view);
 	return 0;
 }
 
@@ -529,6 +545,7 @@ static int go_live(struct control *ctl, struct control_src *csrc,
 		fprintf(stderr, "rampartd: control socket: %s\n", strerror(errno));
 		return -1;
 	}
+	warn_nd(o, view);
 	announce(o, view);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <rte_ethdev.h>
 
 #include "control_src.h"
+#include "nd_check.h"
 
 int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o,
 		   const struct rfw_view *view)
@@ -153,6 +154,7 @@ void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,
 
 struct dp_reload_ctx {
 	const struct rfw_view *started;
+	const struct rampartd_opts *o;
 	int isolated;
 };
 
@@ -161,6 +163,7 @@ void *dp_daemon_reload_ctx(const struct rampartd_opts *o, const struct rfw_view 
 	static struct dp_reload_ctx c;
 
 	c.started = started;
+	c.o = o;
 	c.isolated = o->dpdk_isolate && o->mode == PIPE_ROUTER;
 	return &c;
 }
@@ -169,12 +172,19 @@ int dp_daemon_reload_check(void *ctx, const struct rfw_view *view, char *err, si
 {
 	const struct dp_reload_ctx *c = ctx;
 	uint32_t n = view->policy->route_count;
+	struct nd_block b;
+	char line[512];
 
-	if (!c->isolated || (n == c->started->policy->route_count &&
-			     (!n || !memcmp(view->routes, c->started->routes,
-					    n * sizeof(*view->routes)))))
-		return 0;
-	snprintf(err, errlen, "with --dpdk-isolate the ports' rte_flow rules follow the routes "
-			      "rampartd started with; restart it to change routes");
-	return -1;
+	if (c->isolated && (n != c->started->policy->route_count ||
+			    (n && memcmp(view->routes, c->started->routes, n * sizeof(*view->routes))))) {
+		snprintf(err, errlen, "with --dpdk-isolate the ports' rte_flow rules follow the "
+				      "routes rampartd started with; restart it to change routes");
+		return -1;
+	}
+	if (c->o->mode == PIPE_BRIDGE &&	/* as at start (rampartd.c warn_nd) */
+	    nd_check_bridge(view, (const char *const *)c->o->ifnames, c->o->nifs, &b)) {
+		nd_block_describe(view, (const char *const *)c->o->ifnames, &b, line, sizeof(line));
+		fputs(line, stderr);
+	}
+	return 0;
 }

@@ -90,6 +90,30 @@ done
 # --- clean stop ---
 lab_rampartd_stop
 
+# --- a policy that carries IPv6 but drops neighbour discovery ---
+# demo.yaml without its ICMPv6 rule: rampartd says so at start, and it is
+# right: once the hosts forget each other, IPv6 across the bridge fails.
+"$LAB_PY" - "$SRC/examples/policies/demo.yaml" "$LAB_TMP/no-nd.yaml" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+cut = text.index("  - name: ipv6-control")
+rest = text[cut:].split("\n\n", 1)[1]
+open(sys.argv[2], "w").write(text[:cut] + rest)
+PY
+if lab_compile "$LAB_TMP/no-nd.yaml" "$LAB_TMP/no-nd.rfw" && lab_rampartd_start "$LAB_TMP/no-nd.rfw"; then
+	check "no neighbour discovery, IPv6 accepted: rampartd warns at start" \
+		grep -q "rampartd: warning: the default action drops IPv6 neighbour solicitations" \
+		"$LAB_TMP/rampartd.err"
+	lab_in cli ip -6 neigh flush dev "$CLI_IF"
+	lab_in srv ip -6 neigh flush dev "$SRV_IF"
+	check_not "... and HTTP over IPv6 fails (the hosts cannot find each other)" \
+		bash -c "ip netns exec $(lab_nsname cli) curl -s --max-time 3 'http://[fd00:10::2]:8080/index.txt' | grep -q hello"
+	kill -TERM "$RAMPARTD_PID"
+	check "rampartd stops" lab_wait_gone "$RAMPARTD_PID" 10
+else
+	not_ok "rampartd starts with demo.yaml less its ICMPv6 rule"
+fi
+
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2
 	echo "--- last counters ---" >&2; cat "$ctr" >&2
