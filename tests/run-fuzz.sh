@@ -3,7 +3,8 @@
 # of its seed corpus (tests/fuzz/corpus/, plus artifacts compiled from the
 # rulec seeds for the artifact target). A target passes when it ends
 # without a crash, leak or sanitizer report. Crash inputs are kept in
-# tests/fuzz/crashes/ for a regression seed. Last line: N passed, N failed.
+# tests/fuzz/crashes/ for a regression seed. Targets run one a core at a
+# time. Last line: N passed, N failed.
 #   tests/run-fuzz.sh BUILD_DIR [SECONDS_PER_TARGET]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,17 +26,34 @@ for y in tests/fuzz/corpus/rulec/*.yaml; do
 done
 
 passed=0; failed=0; total_execs=0
-for t in artifact rulec pipeline handoff state neigh; do
-  corpus="$work/corpus-$t"
+targets="artifact rulec pipeline handoff state neigh"
+# One target a core at a time (each libFuzzer process uses one): the
+# same time a target, the wall time divided by the cores.
+run_one() {
+  local t=$1 corpus="$work/corpus-$1"
   mkdir -p "$corpus"
   [ "$t" = artifact ] && cp "$work"/artifact/* "$corpus"/
   cp tests/fuzz/corpus/$t/* "$corpus"/
   # the pipeline's records serve fuzz_handoff too
   [ "$t" = handoff ] && cp tests/fuzz/corpus/pipeline/* "$corpus"/
-  log="$work/$t.log"
   "$dir/tests/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix=tests/fuzz/crashes/$t- "$corpus" > "$log" 2>&1
-  rc=$?
+    -print_final_stats=1 -artifact_prefix=tests/fuzz/crashes/$t- "$corpus" > "$work/$t.log" 2>&1
+  echo $? > "$work/$t.rc"
+}
+slots=$(nproc 2>/dev/null || echo 1)
+running=0
+for t in $targets; do
+  run_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$slots" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
+for t in $targets; do
+  log="$work/$t.log"
+  rc=$(cat "$work/$t.rc" 2>/dev/null || echo 1)
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
   execs=${execs:-0}
   total_execs=$((total_execs + execs))
