@@ -135,6 +135,20 @@ static void print_all(const struct counters_src *src)
 	counters_print_workers(stdout, src);
 }
 
+/* Bridge mode: a policy that carries IPv6 but drops neighbour discovery
+ * (nd_check.h) is said once, at start and at each reload that brings it. */
+static void warn_nd(const struct rampartd_opts *o, const struct rfw_view *view)
+{
+	struct nd_block b;
+	char line[512];
+
+	if (o->mode != PIPE_BRIDGE ||
+	    !nd_check_bridge(view, (const char *const *)o->ifnames, o->nifs, &b))
+		return;
+	nd_block_describe(view, (const char *const *)o->ifnames, &b, line, sizeof(line));
+	fputs(line, stderr);
+}
+
 /* --backend pcap: replay every input, write the outputs, print, exit. */
 static int run_pcap(const struct rampartd_opts *o, const struct rfw_view *view)
 {
@@ -155,6 +169,7 @@ static int run_pcap(const struct rampartd_opts *o, const struct rfw_view *view)
 	pipe = make_pipe(&cfg, view);
 	if (!pipe)
 		return EXIT_SETUP;
+	warn_nd(o, view);
 	backend_pcap_init(&bp, o->nifs);
 	for (uint32_t i = 0; i < o->npcap_in; i++)
 		if (backend_pcap_add_input(&bp, (uint32_t)options_port(o, o->pcap_in[i].ifname),
@@ -196,20 +211,6 @@ static struct xsk_prog_cfg prog_cfg(const struct rampartd_opts *o, const struct 
 		.host_pass = view->host_pass,
 		.host_pass_count = view->host_pass_count,
 	};
-}
-
-/* Bridge mode: a policy that carries IPv6 but drops neighbour discovery
- * (nd_check.h) is said once, at start and at each reload that brings it. */
-static void warn_nd(const struct rampartd_opts *o, const struct rfw_view *view)
-{
-	struct nd_block b;
-	char line[512];
-
-	if (o->mode != PIPE_BRIDGE ||
-	    !nd_check_bridge(view, (const char *const *)o->ifnames, o->nifs, &b))
-		return;
-	nd_block_describe(view, (const char *const *)o->ifnames, &b, line, sizeof(line));
-	fputs(line, stderr);
 }
 
 /* Reload hook: the new policy's host section into every port's program,
