@@ -370,13 +370,24 @@ static inline void drop(struct pipe_worker *w, struct pipe_pkt *p, enum pipe_dro
 	w->stats.drop[why]++;
 }
 
+static inline int echo_request(const struct pkt_key *k)
+{
+	return (k->proto == 1 && k->icmp_type == 8) || (k->proto == 58 && k->icmp_type == 128);
+}
+
+/* An ICMP or ICMPv6 echo request or reply. */
+static inline int echo_message(const struct pkt_key *k)
+{
+	return (k->proto == 1 && (k->icmp_type == 8 || k->icmp_type == 0)) ||
+	       (k->proto == 58 && (k->icmp_type == 128 || k->icmp_type == 129));
+}
+
 /* The "ports" NAT and conntrack use: TCP/UDP/SCTP ports, or the ICMP
  * echo identifier in both (conntrack's convention). */
 static void wire_ports(const struct pkt_meta *m, const uint8_t *frame, uint16_t *sp, uint16_t *dp)
 {
 	const struct pkt_key *k = &m->key;
-	int echo = (k->proto == 1 && (k->icmp_type == 8 || k->icmp_type == 0)) ||
-		   (k->proto == 58 && (k->icmp_type == 128 || k->icmp_type == 129));
+	int echo = echo_message(k);
 
 	*sp = k->sport;
 	*dp = k->dport;
@@ -1391,11 +1402,6 @@ static uint32_t redirect_find(const struct pipe_worker *w, const struct pipe_pkt
  * forward of more than one address takes; without ports, when a DNAT
  * rule takes such packets, any but an echo request, which only starts
  * a flow). */
-static inline int echo_request(const struct pkt_key *k)
-{
-	return (k->proto == 1 && k->icmp_type == 8) || (k->proto == 58 && k->icmp_type == 128);
-}
-
 static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const struct pkt_meta *m,
 					 uint8_t kind)
 {
