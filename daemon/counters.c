@@ -109,6 +109,7 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		sum.flows_hit += st->flows_hit;
 		sum.related += st->related;
 		sum.nat_rewrites += st->nat_rewrites;
+		sum.mss_clamped += st->mss_clamped;
 		for (uint32_t p = 0; p < src->nports; p++)
 			tx_full += src->workers[k]->port[p].tx_full;
 	}
@@ -136,6 +137,7 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 	fprintf(out, "flows-hit %llu\n", (unsigned long long)sum.flows_hit);
 	fprintf(out, "related %llu\n", (unsigned long long)sum.related);
 	fprintf(out, "nat-rewrites %llu\n", (unsigned long long)sum.nat_rewrites);
+	fprintf(out, "mss-clamped %llu\n", (unsigned long long)sum.mss_clamped);
 	fprintf(out, "end runtime\n");
 	fflush(out);
 }

@@ -240,6 +240,9 @@ static void runtime(struct ctl_buf *out, const struct ctl_report *r)
 	counter(out, "rampart_replies_limited_total",
 		"Replies not sent: over --reply-rate (the packet was only dropped).",
 		sum.replies_limited);
+	counter(out, "rampart_nat_rewrites_total", "Frames NAT translated.", sum.nat_rewrites);
+	counter(out, "rampart_mss_clamped_total",
+		"TCP SYNs and SYN-ACKs whose MSS option defaults.tcp_mss lowered.", sum.mss_clamped);
 	counter(out, "rampart_fragmented_datagrams_total",
 		"IPv4 datagrams without DF sent as fragments (router mode, longer than the MTU).",
 		sum.fragmented);

@@ -635,6 +635,8 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 		sum->flow_cache_hits += st->flow_cache_hits;
 		sum->replies += st->replies;
 		sum->replies_limited += st->replies_limited;
+		sum->nat_rewrites += st->nat_rewrites;
+		sum->mss_clamped += st->mss_clamped;
 		sum->fragmented += st->fragmented;
 		sum->fragments += st->fragments;
 		sum->held += st->held;
@@ -658,6 +660,8 @@ static const struct {
 	 {offsetof(struct pipe_stats, fragmented), offsetof(struct pipe_stats, fragments)}},
 	{{"held for their next hop", "sent once it was resolved"}, {"held", "held_sent"},
 	 {offsetof(struct pipe_stats, held), offsetof(struct pipe_stats, held_sent)}},
+	{{"frames translated", "SYNs whose MSS was clamped"}, {"nat_rewrites", "mss_clamped"},
+	 {offsetof(struct pipe_stats, nat_rewrites), offsetof(struct pipe_stats, mss_clamped)}},
 };
 
 static uint64_t stat_of(const struct pipe_stats *s, size_t off)

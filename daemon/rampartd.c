@@ -66,7 +66,7 @@ static int policy_fits(const struct rampartd_opts *o, const struct rfw_view *vie
 	return 0;
 }
 
-/* Port names and, for a router, addresses: the kernel's when from_kernel,
+/* Port names, MTUs and, for a router, addresses: the kernel's when from_kernel,
  * else 02:00:00:00:00:<port+1> and none; --port-addr replaces either. */
 static int port_config(const struct rampartd_opts *o, struct pipe_config *cfg, int from_kernel)
 {
@@ -86,6 +86,11 @@ static int port_config(const struct rampartd_opts *o, struct pipe_config *cfg, i
 		    ifaddr_get(o->ifnames[i], c, err, sizeof(err))) {
 			fprintf(stderr, "rampartd: %s\n", err);
 			return -1;
+		}
+		if (o->mode != PIPE_ROUTER && from_kernel) {	/* for tcp_mss: clamp */
+			int mtu = ifaddr_mtu(o->ifnames[i]);
+
+			c->mtu = mtu > 0 ? (uint32_t)mtu : 0;
 		}
 	}
 	for (uint32_t i = 0; i < o->nport_addr; i++) {

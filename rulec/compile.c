@@ -246,6 +246,7 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 	struct rfw_policy p = {.rule_count = (uint32_t)pol->rules.n,
 			       .default_action = pol->default_action,
 			       .stateful = pol->stateful,
+			       .tcp_mss = pol->tcp_mss,
 			       .max_flows = pol->max_flows,
 			       .nat_count = (uint32_t)pol->nats.n,
 			       .route_count = (uint32_t)pol->routes.n,
@@ -280,7 +281,9 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 		return NULL;
 	cls_hs_sections(&hs, &secs[n]);
 	n += CLS_HS_SECTIONS;
-	buf = rfw_build(secs, n, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
+	buf = rfw_build(secs, n,
+			RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | (pol->tcp_mss ? RFW_FEAT_TCP_MSS : 0),
+			len);
 	cls_hs_free(&hs);
 	return buf;
 }

@@ -45,6 +45,10 @@ static void dump_timeouts(const struct rfw_view *v, FILE *out)
 		rfw_action_name(p->default_action), p->stateful ? "true" : "false", p->max_flows);
 	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
 		fprintf(out, " %s=%u", names[i], p->timeout[i]);
+	if (p->tcp_mss == RFW_TCP_MSS_CLAMP)
+		fprintf(out, ", tcp_mss clamp");
+	else if (p->tcp_mss)
+		fprintf(out, ", tcp_mss %u", p->tcp_mss);
 	fputc('\n', out);
 }
 

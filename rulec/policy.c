@@ -13,7 +13,8 @@
 
 static const char *const top_keys[] = {"version", "include", "networks", "services", "zones",
 				       "defaults", "rules", "nat", "routes", "host"};
-static const char *const default_keys[] = {"action", "stateful", "conntrack", "timeouts"};
+static const char *const default_keys[] = {"action", "stateful", "conntrack", "timeouts",
+					   "tcp_mss"};
 static const char *const timeout_keys[] = {"tcp_syn", "tcp_established", "tcp_closing", "udp",
 					   "udp_stream", "icmp", "other"};	/* enum rfw_timeout */
 static const uint32_t timeout_defaults[] = {30, 86400, 30, 30, 180, 30, 60};
@@ -185,6 +186,25 @@ static void parse_timeouts(struct policy *pol, yaml_node_t *n)
 	}
 }
 
+/* tcp_mss: clamp (to the ports' MTUs) or a ceiling in bytes. */
+static void parse_tcp_mss(struct policy *pol, yaml_node_t *n)
+{
+	const char *s = ytree_str(n);
+	unsigned long v;
+
+	if (s && !strcmp(s, "clamp")) {
+		pol->tcp_mss = RFW_TCP_MSS_CLAMP;
+		return;
+	}
+	if (!s || val_parse_uint(s, 65535, &v) < 0 || v < RFW_TCP_MSS_MIN) {
+		ytree_error(pol->d, n,
+			    "'tcp_mss' must be 'clamp' (to the ports' MTUs) or a whole number of bytes "
+			    "from %u to 65535, not '%s'", RFW_TCP_MSS_MIN, s ? s : ytree_kind(n));
+		return;
+	}
+	pol->tcp_mss = (uint16_t)v;
+}
+
 static void parse_defaults(struct policy *pol, yaml_node_t *n, yaml_node_t *key)
 {
 	static const char *const ct_keys[] = {"max_flows"};
@@ -220,6 +240,9 @@ static void parse_defaults(struct policy *pol, yaml_node_t *n, yaml_node_t *key)
 	v = ytree_get(pol->yt, n, "timeouts", NULL);
 	if (v)
 		parse_timeouts(pol, v);
+	v = ytree_get(pol->yt, n, "tcp_mss", NULL);
+	if (v)
+		parse_tcp_mss(pol, v);
 }
 
 static void load_file(struct policy *pol, const char *path, yaml_node_t *from, size_t parent);

@@ -412,6 +412,10 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 	if (v->policy->default_action >= RFW_ACTION_COUNT)
 		return fail(err, errlen, "artifact default action %u is unknown",
 			    v->policy->default_action);
+	if ((v->policy->tcp_mss > RFW_TCP_MSS_CLAMP && v->policy->tcp_mss < RFW_TCP_MSS_MIN) ||
+	    (v->policy->tcp_mss != 0) != !!(h->features & RFW_FEAT_TCP_MSS))
+		return fail(err, errlen, "artifact TCP MSS setting %u is invalid",
+			    v->policy->tcp_mss);
 
 	if (need(tab, h->section_count, RFW_SEC_STRINGS, 1, "strings", &s, err, errlen))
 		return -1;

@@ -19,6 +19,7 @@
 #include "pipeline_int.h"
 #include "fragment.h"
 #include "reply.h"
+#include "tcp_mss.h"
 
 #define EXPIRE_BUDGET 64	/* conntrack expiry work per burst */
 
@@ -292,6 +293,8 @@ void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu)
 	if (port >= PIPE_MAX_PORTS)
 		return;
 	w->mtu[port] = mtu && w->mode == PIPE_ROUTER ? mtu : UINT32_MAX;
+	w->mss4[port] = tcp_mss_for_mtu(mtu, 4);
+	w->mss6[port] = tcp_mss_for_mtu(mtu, 6);
 	for (uint32_t k = PIPE_MAX_PORTS; k < 256; k++)
 		w->mtu[k] = UINT32_MAX;	/* PIPE_NO_PORT and the like */
 	for (uint32_t k = 0; k < w->nports; k++)
@@ -2184,6 +2187,36 @@ static void stage_nat(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32
 	}
 }
 
+/* defaults.tcp_mss: the MSS option of forwarded SYNs and SYN-ACKs
+ * lowered to the policy's ceiling, or for `clamp` to what the smaller of
+ * the two ports' MTUs allows (a port whose MTU is unknown does not
+ * count): a segment sent at that size fits both links. */
+static void stage_mss(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32_t *list,
+		      uint32_t n, uint16_t setting)
+{
+	const struct pipe_burst *b = &w->burst;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = list[k];
+		struct pipe_pkt *p = &pkts[i];
+		const struct pkt_meta *m = &b->meta[i];
+		uint16_t limit = setting, in, out;
+
+		if (p->verdict != PIPE_FORWARD || m->key.proto != 6 || !(m->key.tcp_flags & 0x02))
+			continue;
+		if (setting == RFW_TCP_MSS_CLAMP) {
+			const uint16_t *mss = m->key.family == 4 ? w->mss4 : w->mss6;
+
+			in = mss[p->in_port];
+			out = mss[p->out_port];
+			limit = !in ? out : !out || in < out ? in : out;
+			if (!limit)
+				continue;
+		}
+		w->stats.mss_clamped += (uint64_t)tcp_mss_clamp(p->data, p->len, m, limit);
+	}
+}
+
 /* Router mode: hop limit and Ethernet addresses. */
 static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const uint32_t *list,
 			  uint32_t n)
@@ -2456,6 +2489,9 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		hold_heads(w, pkts);
 	if (npass && w->stateful)
 		STAGE(PIPE_ST_NAT, npass, stage_nat(w, pkts, b->l_pass, npass));
+	if (npass && w->pol->view->policy->tcp_mss)	/* after NAT: its last rewrite */
+		STAGE(PIPE_ST_FORWARD, 0,
+		      stage_mss(w, pkts, b->l_pass, npass, w->pol->view->policy->tcp_mss));
 	if (b->ncut)
 		STAGE(PIPE_ST_FORWARD, 0, stage_fragment(w, pkts));
 	if (b->nhold)

@@ -74,10 +74,10 @@ struct pipe_port_cfg {
 	uint8_t has_v4, has_v6;	/* addresses replies are sent from */
 	uint8_t v4[4];
 	uint8_t v6[16];
-	/* Router mode: the largest IP packet the port may send (its MTU);
-	 * a longer one is answered with fragmentation-needed / packet-too-big
-	 * (or, IPv4 without DF, dropped: rampart does not fragment). 0: no
-	 * limit. */
+	/* The largest IP packet the port may send (its MTU). Router mode: a
+	 * longer one is answered with fragmentation-needed / packet-too-big,
+	 * or, IPv4 without DF, cut into fragments. Any mode: what
+	 * defaults.tcp_mss: clamp clamps to. 0: no limit, not known. */
 	uint32_t mtu;
 };
 
@@ -177,6 +177,7 @@ struct pipe_stats {
 	uint64_t flows_hit;	/* packets of known flows (skipped the rules) */
 	uint64_t related;	/* ICMP errors passed for their flow */
 	uint64_t nat_rewrites;	/* frames translated */
+	uint64_t mss_clamped;	/* SYNs whose MSS option defaults.tcp_mss lowered */
 	uint64_t recheck_ended;	/* flows a reload's re-check refused (and ended) */
 	uint64_t flow_cache_hits;	/* known-flow packets the flow cache finished */
 	uint64_t handed_off;	/* frames of another worker's flows, PIPE_HANDOFF */
@@ -266,7 +267,7 @@ int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const u
  * and ask again as for a hop never seen. 0, or -1 when it was not known. */
 int pipe_neigh_forget(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr);
 
-/* Router mode: port's MTU from now on (pipe_port_cfg.mtu; 0 = none). */
+/* A port's MTU from now on (pipe_port_cfg.mtu; 0 = none). */
 void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu);
 
 /* Frames the pipeline made besides the ones it was given: the 2nd, 3rd,

@@ -232,6 +232,9 @@ struct pipe_worker {
 	 * they do not check it: longer ones take the full path */
 	uint32_t mtu[256];	/* by pipe_pkt.out_port, so no bounds check */
 	uint32_t cache_max_len;
+	/* any mode: the MSS each port's MTU allows an IPv4 and an IPv6
+	 * segment, for defaults.tcp_mss: clamp (0: MTU unknown) */
+	uint16_t mss4[256], mss6[256];
 	/* pipe_config.reply_rate's bucket, in nanoseconds of credit: a
 	 * reply costs reply_cost, the credit grows with the burst clock up
 	 * to reply_cap */

@@ -11,7 +11,7 @@
 /* Bump MAJOR when a reader of the old version would misread the file;
  * MINOR when sections or fields are only appended. */
 #define RFW_VERSION_MAJOR 1
-#define RFW_VERSION_MINOR 3
+#define RFW_VERSION_MINOR 4
 #define RFW_ALIGN 64u
 #define RFW_MAX_SECTIONS 64u
 
@@ -20,8 +20,16 @@
 enum rfw_feature {
 	RFW_FEAT_ACL_LINEAR = 1u << 0,	/* ACL as an ordered entry list */
 	RFW_FEAT_ACL_HSPLIT = 1u << 1,	/* + compiled HyperSplit trees */
+	RFW_FEAT_TCP_MSS = 1u << 2,	/* rfw_policy.tcp_mss set (1.4): a runtime
+					 * that would not clamp must refuse it */
 };
-#define RFW_FEATURES_KNOWN ((uint64_t)RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT)
+#define RFW_FEATURES_KNOWN \
+	((uint64_t)RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_TCP_MSS)
+
+/* rfw_policy.tcp_mss (defaults.tcp_mss): 0 off; RFW_TCP_MSS_CLAMP to the
+ * ports' MTUs; RFW_TCP_MSS_MIN..65535 a fixed ceiling. */
+#define RFW_TCP_MSS_CLAMP 1u
+#define RFW_TCP_MSS_MIN 536u
 
 struct rfw_header {
 	char magic[RFW_MAGIC_LEN];
@@ -91,7 +99,7 @@ struct rfw_policy {
 	uint32_t rule_count;	/* user rules, numbered 1..rule_count */
 	uint8_t default_action;	/* enum rfw_action, for "no rule matched" */
 	uint8_t stateful;	/* defaults.stateful (1 when absent) */
-	uint8_t reserved0[2];
+	uint16_t tcp_mss;	/* defaults.tcp_mss (1.4; 0 before): RFW_TCP_MSS_* */
 	uint32_t max_flows;	/* defaults.conntrack.max_flows */
 	uint32_t timeout[RFW_TIMEOUT_COUNT];
 	uint32_t nat_count;	/* NAT rules, numbered 1..nat_count */

@@ -32,6 +32,12 @@ SEEDS = {
         rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(sport=40000, dport=443, flags="A", seq=1001, ack=5001)),
         rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(sport=40000, dport=443, flags="FA", seq=1001, ack=5001)),
     ],
+    "tcp_mss": [  # defaults.tcp_mss: clamp lowers these MSS options (1500 and 1280 MTUs)
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(sport=40001, dport=443, flags="S", seq=1000,
+            options=[("MSS", 1460), ("NOP", None), ("WScale", 7), ("SAckOK", b""), ("Timestamp", (1, 0))])),
+        rec(W, eth() / IP(src="10.3.7.7", dst="10.2.0.1") / TCP(sport=443, dport=20001, flags="SA", seq=5000, ack=1001,
+            options=[("NOP", None), ("MSS", 9000), ("EOL", None)]), 1),
+    ],
     "dnat": [
         rec(W, eth() / IP(src="10.3.9.9", dst="10.2.0.1") / TCP(sport=5555, dport=8080, flags="S")),
         rec(L, eth() / IP(src="10.1.0.3", dst="10.3.9.9") / TCP(sport=80, dport=5555, flags="SA", ack=1)),

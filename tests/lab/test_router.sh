@@ -47,7 +47,7 @@ rules:
   - name: web-out
     proto: tcp
     from: {zone: inside}
-    to: {zone: outside, port: 8080}
+    to: {zone: outside, port: [8080, 8081]}
     action: accept
   - name: udp-echo-out
     proto: udp
@@ -58,7 +58,7 @@ rules:
     proto: tcp
     to: {port: 9090}
     action: reject
-defaults: {action: drop, stateful: true}
+defaults: {action: drop, stateful: true, tcp_mss: clamp}
 YAML
 	[ "${2:-}" = with-routes ] && cat >>"$1" <<YAML
 routes:
@@ -105,6 +105,43 @@ check "ping 10.20.2.2 across the router ($PINGS)" \
 	quiet lab_in cli ping -q -n -c "$PINGS" -i 0.2 -W 2 10.20.2.2
 check "ping fd00:20:2::2 across the router ($PINGS)" \
 	quiet lab_in cli ping -6 -q -n -c "$PINGS" -i 0.2 -W 2 fd00:20:2::2
+# TCP MSS clamping (defaults.tcp_mss: clamp): each end's connected socket
+# says the MSS it sends with (TCP_MAXSEG: the peer's MSS option less the
+# timestamp option's 12 bytes). With both ports at MTU 1500 the options
+# pass as the hosts wrote them (1460); below, with the server port at
+# 1280, rampart lowers them to 1240 both ways.
+cat >"$LAB_TMP/mss.py" <<'PY'
+import socket, sys
+mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+if mode == "serve":		# one line per connection: its TCP_MAXSEG
+    s = socket.socket(fam)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(4)
+    while True:
+        c, _ = s.accept()
+        with open(sys.argv[4], "a") as log:
+            log.write("%d\n" % c.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG))
+        c.close()
+else:
+    c = socket.create_connection((addr, port), timeout=3)
+    print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG))
+    c.recv(1)
+PY
+lab_bg srv "$LAB_TMP/mss-serve.out" "$LAB_PY" "$LAB_TMP/mss.py" serve 10.20.2.2 8081 "$LAB_TMP/mss.log"
+mss_pair() {	# "client-mss server-mss" of one new connection
+	local c before
+	before=$(wc -l <"$LAB_TMP/mss.log" 2>/dev/null || echo 0)
+	c=$(lab_in cli "$LAB_PY" "$LAB_TMP/mss.py" connect 10.20.2.2 8081 2>/dev/null)
+	lab_wait_for 3 bash -c "[ \$(wc -l <'$LAB_TMP/mss.log') -gt $before ]"
+	echo "${c:-none} $(tail -1 "$LAB_TMP/mss.log" 2>/dev/null)"
+}
+lab_wait_for 10 lab_port_listening srv tcp 8081 || not_ok "MSS probe server listens"
+mss=$(mss_pair)
+check "MTU 1500 both ways: MSS options pass unclamped (client, server: $mss)" \
+	bash -c 'set -- $1; [ "$1" -gt 1240 ] && [ "$2" -gt 1240 ]' _ "$mss"
+
 check "HTTP over IPv4 to 10.20.2.2:8080" \
 	bash -c "ip netns exec $(lab_nsname cli) curl -s --max-time 5 http://10.20.2.2:8080/index.txt | grep -q hello"
 check "HTTP over IPv6 to [fd00:20:2::2]:8080" \
@@ -192,6 +229,13 @@ check "MTU 1280: 1400-byte ping -6: 'Packet too big' with mtu=1280 from fd00:20:
 	bash -c "grep -Eq 'From fd00:20:1::1 .*mtu ?= ?1280' <<<\"\$1\"" _ "$out"
 check "MTU 1280: a 1280-byte ping goes through" \
 	quiet lab_in cli ping -q -n -c 2 -i 0.3 -W 2 -M do -s 1252 10.20.2.2
+lab_in cli ip route flush cache	# the pings taught it the path MTU: its own SYN as before
+mss=$(mss_pair)
+check "MTU 1280 on the server port: MSS clamped to 1240 both ways (client, server: $mss)" \
+	bash -c 'set -- $1; [ "$1" -le 1240 ] && [ "$2" -le 1240 ] && [ "$1" -ge 1200 ] && [ "$2" -ge 1200 ]' _ "$mss"
+lab_counters "$LAB_TMP/c-mss"
+check "the counters: mss-clamped $(last_of mss-clamped) (a SYN and a SYN-ACK)" \
+	test "$(last_of mss-clamped)" -ge 2
 # Without DF the router cuts the datagram into fragments instead, which
 # the server puts together and echoes. The server's end of the link gets
 # the same MTU (it answers in fragments of its own); the client forgets

@@ -128,6 +128,26 @@ static inline void frame_build_echo_reply(struct frame *f, const struct flow_spe
 					   f->len - l4));
 }
 
+/* A TCP segment of s with `optlen` bytes of options (a multiple of 4, at
+ * most 40) after its header, then s->payload bytes. */
+static inline void frame_build_tcp_options(struct frame *f, const struct flow_spec *s,
+					   const uint8_t *opts, uint32_t optlen)
+{
+	struct flow_spec t = *s;
+	uint32_t l4 = 14 + (s->family == 4 ? 20 : 40);
+	uint8_t *ip = f->b + 14;
+
+	t.proto = 6;
+	t.payload += optlen;
+	frame_build(f, &t);
+	memcpy(f->b + l4 + 20, opts, optlen);
+	f->b[l4 + 12] = (uint8_t)((5 + optlen / 4) << 4);
+	frame_put16(f->b + l4 + 16, 0);
+	frame_put16(f->b + l4 + 16, csum_l4(s->family, s->family == 4 ? ip + 12 : ip + 8,
+					    s->family == 4 ? ip + 16 : ip + 24, 6, f->b + l4,
+					    f->len - l4));
+}
+
 /* 1 when every checksum of the IP frame at l3 offset 14 is right. */
 static inline int frame_checksums_ok(const uint8_t *b, uint32_t len)
 {

@@ -212,6 +212,34 @@ static void test_refuses_bad_references(void **state)
 	r[2].entry_count = 5;
 	reseal(buf, len);
 	expect_refused(buf, len, "entries are out of bounds");
+	r[2].entry_count = 1;
+
+	/* defaults.tcp_mss: only 0, clamp or 536.., and set exactly when the
+	 * feature bit is (a runtime without the feature refuses the bit) */
+	{
+		struct rfw_section *ps = section_of(buf, RFW_SEC_POLICY);
+		struct rfw_policy *p = (struct rfw_policy *)(buf + ps->offset);
+		struct rfw_header *h = (struct rfw_header *)buf;
+		struct rfw_view v;
+		char err[256];
+
+		p->tcp_mss = 1400;		/* without the bit */
+		reseal(buf, len);
+		expect_refused(buf, len, "TCP MSS setting 1400");
+		h->features |= RFW_FEAT_TCP_MSS;
+		reseal(buf, len);
+		assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+		assert_int_equal(v.policy->tcp_mss, 1400);
+		p->tcp_mss = RFW_TCP_MSS_CLAMP;
+		reseal(buf, len);
+		assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+		p->tcp_mss = 535;
+		reseal(buf, len);
+		expect_refused(buf, len, "TCP MSS setting 535");
+		p->tcp_mss = 0;			/* the bit without a setting */
+		reseal(buf, len);
+		expect_refused(buf, len, "TCP MSS setting 0");
+	}
 	free(buf);
 }
 

@@ -746,6 +746,131 @@ static void test_router_holds_packets(void **state)
 	lab_close(&l);
 }
 
+/* defaults.tcp_mss: SYNs and SYN-ACKs leave with their MSS option lowered
+ * to what both ports carry (clamp: the smaller MTU less 40 or 60 bytes),
+ * after NAT, checksums right; a port whose MTU is unknown does not count;
+ * a fixed ceiling applies in a bridge too; data segments pass untouched. */
+static const char mss_policy[] =
+	"version: 1\n"
+	"zones:\n"
+	"  inside: [lan0]\n"
+	"  outside: [wan0]\n"
+	"rules:\n"
+	"  - name: out\n"
+	"    from: {zone: inside}\n"
+	"    to: {zone: outside}\n"
+	"    action: accept\n"
+	"defaults: {action: drop, stateful: true, tcp_mss: clamp}\n"
+	"nat:\n"
+	"  - name: masq\n"
+	"    match: {from: {network: 10.100.0.0/16}, to: {zone: outside}}\n"
+	"    snat: {to: masquerade}\n"
+	"routes:\n"
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
+	"  - {prefix: \"fd00:200::/32\", via: \"fd00:1::fe\", interface: wan0}\n"
+	"  - {prefix: \"fd00:0:0:10::/64\", interface: lan0}\n";
+
+static void test_tcp_mss_clamping(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	static const uint8_t syn_opts[8] = {2, 4, 0x05, 0xb4, 1, 3, 3, 7};	/* MSS 1460, wscale */
+	struct pipe_config cfg;
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p;
+	struct flow_spec s = v4spec(6, 40000, 443), r;
+	const uint8_t *ip = f.b + 14;
+	uint16_t nat_port;
+	(void)state;
+
+	router_cfg(&cfg);
+	cfg.port[1].has_v4 = 1;
+	memcpy(cfg.port[1].v4, (uint8_t[]){10, 0, 1, 1}, 4);
+	cfg.port[0].mtu = 1500;
+	cfg.port[1].mtu = 1492;					/* a PPPoE uplink */
+	lab_open(&l, mss_policy, &cfg);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 4, (uint8_t[]){10, 100, 0, 5}, gw_mac), 0);
+
+	memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+	memcpy(s.dst, (uint8_t[]){10, 200, 1, 1}, 4);
+	s.payload = 0;
+	frame_build_tcp_options(&f, &s, syn_opts, sizeof(syn_opts));
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(frame_get16(ip + 20 + 22), 1452);		/* 1492 - 40 */
+	assert_memory_equal(ip + 12, ((uint8_t[]){10, 0, 1, 1}), 4);	/* and masqueraded */
+	assert_true(frame_checksums_ok(f.b, f.len));
+	nat_port = frame_get16(ip + 20);
+	assert_int_equal(pipe_stats(l.w)->mss_clamped, 1);
+
+	r = s;						/* the SYN-ACK, to the NAT address */
+	memcpy(r.src, s.dst, 4);
+	memcpy(r.dst, (uint8_t[]){10, 0, 1, 1}, 4);
+	r.sport = 443;
+	r.dport = nat_port;
+	r.tcp_flags = 0x12;
+	r.seq = 5000;
+	r.ack = s.seq + 1;
+	frame_build_tcp_options(&f, &r, syn_opts, sizeof(syn_opts));
+	p = run1(&l, &f, 1);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(frame_get16(ip + 20 + 22), 1452);		/* the smaller MTU, either way */
+	assert_memory_equal(ip + 16, s.src, 4);
+	assert_int_equal(frame_get16(ip + 20 + 2), 40000);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	s.tcp_flags = 0x10;					/* the ACK: not touched */
+	s.seq++;
+	s.ack = r.seq + 1;
+	frame_build_tcp_options(&f, &s, syn_opts, sizeof(syn_opts));
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	assert_int_equal(frame_get16(ip + 20 + 22), 1460);
+	assert_int_equal(pipe_stats(l.w)->mss_clamped, 2);
+
+	s = v4spec(6, 40000, 443);				/* IPv6: 1492 - 60 */
+	s.family = 6;
+	memcpy(s.src, (uint8_t[]){0xfd, 0, 0, 0x10, [15] = 5}, 16);
+	memcpy(s.dst, (uint8_t[]){0xfd, 0, 2, 0, [15] = 1}, 16);
+	s.payload = 0;
+	frame_build_tcp_options(&f, &s, syn_opts, sizeof(syn_opts));
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	assert_int_equal(frame_get16(ip + 40 + 22), 1432);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	pipe_set_mtu(l.w, 1, 0);				/* the uplink's MTU unknown */
+	s = v4spec(6, 40001, 443);
+	memcpy(s.src, (uint8_t[]){10, 100, 0, 5}, 4);
+	memcpy(s.dst, (uint8_t[]){10, 200, 1, 1}, 4);
+	s.payload = 0;
+	frame_build_tcp_options(&f, &s, (uint8_t[]){2, 4, 0x23, 0x28}, 4);	/* 9000 */
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	assert_int_equal(frame_get16(ip + 20 + 22), 1460);		/* the LAN's 1500 */
+	assert_true(frame_checksums_ok(f.b, f.len));
+	assert_int_equal(pipe_stats(l.w)->mss_clamped, 4);
+	lab_close(&l);
+
+	/* a ceiling, in a bridge without MTUs */
+	{
+		static const char bridge_mss[] =
+			"version: 1\n"
+			"rules:\n"
+			"  - {name: web, proto: tcp, to: {port: 80}, action: accept}\n"
+			"defaults: {action: drop, tcp_mss: 1200}\n";
+
+		lab_open(&l, bridge_mss, &bridge_cfg);
+		s = v4spec(6, 40000, 80);
+		s.payload = 0;
+		frame_build_tcp_options(&f, &s, syn_opts, sizeof(syn_opts));
+		assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+		assert_int_equal(frame_get16(ip + 20 + 22), 1200);
+		assert_true(frame_checksums_ok(f.b, f.len));
+		lab_close(&l);
+	}
+}
+
 /* Router mode and the egress port's MTU (wan0: 1400): a packet that fits
  * goes; a longer one is answered from lan0's address with fragmentation
  * needed (IPv4 with DF) or packet too big (IPv6), the MTU in the
@@ -1037,6 +1162,7 @@ int main(void)
 		cmocka_unit_test(test_router_wants_neighbours),
 		cmocka_unit_test(test_router_holds_packets),
 		cmocka_unit_test(test_router_mtu),
+		cmocka_unit_test(test_tcp_mss_clamping),
 		cmocka_unit_test(test_router_fragments),
 		cmocka_unit_test(test_reply_rate),
 		cmocka_unit_test(test_long_burst),

@@ -104,6 +104,8 @@ static void test_lang_sections(void **state)
 	assert_int_equal(p->default_action, RFW_ACTION_DROP);
 	assert_int_equal(p->stateful, 0);
 	assert_int_equal(p->max_flows, 5000);
+	assert_int_equal(p->tcp_mss, 1400);
+	assert_true(v.hdr->features & RFW_FEAT_TCP_MSS);
 	assert_int_equal(p->timeout[RFW_TIMEOUT_TCP_SYN], 10);
 	assert_int_equal(p->timeout[RFW_TIMEOUT_TCP_ESTABLISHED], 3600);
 	assert_int_equal(p->timeout[RFW_TIMEOUT_TCP_CLOSING], 30);
@@ -231,7 +233,7 @@ static void test_lang_sections(void **state)
 }
 
 static const char *const bad_fixtures[] = {
-	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces",
+	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces", "lang_mss",
 	"inc_cycle/main", "inc_dup/main", "inc_err/main",
 };
 
@@ -310,6 +312,7 @@ static void test_lang_cli(void **state)
 	assert_non_null(strstr(out, "  nat-rules   offset"));
 	assert_non_null(strstr(out, "  route-table offset"));
 	assert_non_null(strstr(out, "defaults: action drop, stateful false, max_flows 5000, timeouts tcp_syn=10 "));
+	assert_non_null(strstr(out, " other=60, tcp_mss 1400\n"));
 	assert_non_null(strstr(out, "   0 bogons           5 prefixes, 524288 bytes\n"));
 	assert_non_null(strstr(out, "     3 web-forward      dnat       10.1.0.10 port 80 1 entry\n"));
 	assert_non_null(strstr(out, "  10.1.2.0/24 via 10.1.0.1 dev eth2\n"));
