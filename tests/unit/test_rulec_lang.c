@@ -364,6 +364,7 @@ static void test_policies(void **state)
 	expect_answer(&v, "--in eth0 --out eth1 tcp 1.1.1.1:5000 192.168.10.7:443", "0 default drop");
 	assert_int_equal(v.policy->nat_count, 2);
 	assert_int_equal(v.policy->route_count, 2);
+	assert_int_equal(v.policy->tcp_mss, RFW_TCP_MSS_CLAMP);
 	free(buf);
 	compile_view(RAMPART_SOURCE_DIR "/policies/blocklist.yaml", &v, &buf);
 	expect_answer(&v, "udp 198.19.1.1:1 8.8.8.8:53", "1 drop-blocked drop");
