@@ -20,6 +20,7 @@
 #include "fragment.h"
 #include "reply.h"
 #include "tcp_mss.h"
+#include "martian.h"
 
 #define EXPIRE_BUDGET 64	/* conntrack expiry work per burst */
 
@@ -1653,6 +1654,12 @@ static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 									     : &b->meta[i].key;
 		const struct rfw_route *r;
 
+		/* a new packet's addresses as it came (a known flow's were
+		 * when it began) */
+		if (!known && martian(key->family, b->meta[i].key.src, b->meta[i].key.dst)) {
+			drop(w, &pkts[i], PIPE_DROP_MARTIAN);
+			continue;
+		}
 		if (key->family == 4 && w->pol->have_route4)
 			v = lpm_lookup(&w->pol->route4, key->dst);
 		else if (key->family == 6 && w->pol->have_route6)
@@ -2544,6 +2551,7 @@ const char *pipe_drop_name(unsigned drop)
 		[PIPE_DROP_NAT_FAILED] = "nat-failed",
 		[PIPE_DROP_RATE_LIMIT] = "rate-limit",
 		[PIPE_DROP_TOO_BIG] = "too-big",
+		[PIPE_DROP_MARTIAN] = "martian",
 	};
 	return drop < PIPE_DROP_COUNT ? names[drop] : "?";
 }

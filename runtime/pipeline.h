@@ -48,6 +48,7 @@ enum pipe_drop {
 	PIPE_DROP_NAT_FAILED,	/* no free address/port, or no masquerade address */
 	PIPE_DROP_RATE_LIMIT,	/* over its rule's limit */
 	PIPE_DROP_TOO_BIG,	/* longer than the egress port's MTU (router mode) */
+	PIPE_DROP_MARTIAN,	/* router mode: an address never routed (martian.h) */
 	PIPE_DROP_COUNT,
 };
 

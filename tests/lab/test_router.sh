@@ -3,7 +3,9 @@
 # server subnet joined through a firewall namespace whose two ports carry
 # addresses; rampartd routes between them by the policy's routes, with
 # next hops from the kernel's neighbour table. Checks ping, TCP, a denied
-# port, TCP Fast Open, time-exceeded for TTL 1, fragmentation needed / packet too big
+# port, TCP Fast Open, MSS clamping, no martians forwarded (mDNS,
+# broadcasts) under a default route, time-exceeded for TTL 1,
+# fragmentation needed / packet too big
 # when a port's MTU shrinks, the counters, then next hops the kernel had
 # not resolved (rampartd asks it to) and hosts that are not there (host
 # unreachable).
@@ -54,6 +56,11 @@ rules:
     from: {zone: inside}
     to: {zone: outside, port: 9000}
     action: accept
+  - name: udp-out-allowed	# mDNS and a broadcast port: the martian check, not a rule, stops those
+    proto: udp
+    from: {zone: inside}
+    to: {zone: outside, port: [5353, 9999]}
+    action: accept
   - name: no-9090
     proto: tcp
     to: {port: 9090}
@@ -66,8 +73,14 @@ routes:
   - {prefix: 10.20.2.0/24, interface: $FW_IF_S}
   - {prefix: "fd00:20:1::/64", interface: $FW_IF_C}
   - {prefix: "fd00:20:2::/64", interface: $FW_IF_S}
+  - {prefix: 0.0.0.0/0, via: 10.20.2.2, interface: $FW_IF_S}
+  - {prefix: "::/0", via: "fd00:20:2::2", interface: $FW_IF_S}
 YAML
 	return 0
+}
+
+last_martian() {	# the drop martian count in the last block rampartd printed
+	awk '$1 == "drop" && $2 == "martian" { n = $3 } END { print n + 0 }' "$LAB_TMP/rampartd.out"
 }
 
 lab_init rpr
@@ -169,6 +182,53 @@ PY
 lab_in cli sysctl -q -w net.ipv4.tcp_fastopen=5
 check_eq "TCP Fast Open: a request in the SYN, the SYN-ACK taking the SYN alone: answered" \
 	"$(lab_in cli "$LAB_PY" "$LAB_TMP/tfo.py" 10.20.2.2 2>&1 | tail -1)" True
+
+# Martians (runtime/martian.h): with default routes towards the server
+# and a policy that lets the client out, the client's link-scoped
+# multicast (mDNS to 224.0.0.251 and ff02::fb, hop limit 255) and its
+# broadcasts must still not reach the server's link, where a capture
+# watches (and sees the server's own, sent as a control). Counted as
+# martian drops.
+cat >"$LAB_TMP/mc.py" <<'PY'
+import socket, sys, time
+ifname = sys.argv[1]
+idx = socket.if_nametoindex(ifname)
+s4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s4.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 255)
+s4.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, ifname.encode())
+s4.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
+s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, idx)
+for k in range(3):
+    s4.sendto(b"mdns4", ("224.0.0.251", 5353))
+    s6.sendto(b"mdns6", ("ff02::fb", 5353, 0, idx))
+    s4.sendto(b"bcast", ("255.255.255.255", 9999))
+    time.sleep(0.05)
+PY
+lab_bg srv "$LAB_TMP/mc-cap.log" dumpcap -q -i "$SRV_IF" -w "$LAB_TMP/mc.pcap" \
+	-f "udp port 5353 or udp port 9999"
+mc_cap=$LAB_LAST_PID
+lab_wait_for 5 test -s "$LAB_TMP/mc.pcap" || not_ok "a capture on the server's link starts"
+sleep 0.5
+lab_counters "$LAB_TMP/c-before-mc"
+m0=$(last_martian)
+lab_in srv "$LAB_PY" "$LAB_TMP/mc.py" "$SRV_IF"
+lab_in cli "$LAB_PY" "$LAB_TMP/mc.py" "$CLI_IF"
+sleep 0.5
+lab_counters "$LAB_TMP/c-after-mc"
+kill -INT "$mc_cap"
+lab_wait_gone "$mc_cap" 5
+mc_from() {	# frames the capture holds sent by the port of namespace $1, interface $2
+	local mac; mac=$(lab_in "$1" cat "/sys/class/net/$2/address")
+	tshark -r "$LAB_TMP/mc.pcap" -Y "eth.src == $mac" 2>/dev/null | wc -l
+}
+check_eq "the capture on the server's link sees the server's own mDNS and broadcasts" \
+	"$(mc_from srv "$SRV_IF")" 9
+check_eq "martians: none of the client's mDNS (IPv4, IPv6) and broadcasts leave rampart's server port" \
+	"$(mc_from fw "$FW_IF_S")" 0
+check "martians: counted as drops ($(($(last_martian) - m0)) of 9)" \
+	test "$(($(last_martian) - m0))" -ge 9
 
 out=$(lab_in cli ping -n -c 1 -t 1 -W 2 10.20.2.2 2>&1)
 check "ping -t 1: 'Time to live exceeded' from 10.20.1.1" \

@@ -3,6 +3,7 @@
  * unreachable) with valid checksums, router mode (routes, next-hop MACs,
  * TTL decrement with an RFC 1624 update, time-exceeded), drop reasons
  * and per-stage counters. */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -871,6 +872,125 @@ static void test_tcp_mss_clamping(void **state)
 	}
 }
 
+/* Router mode never forwards martians (runtime/martian.h), even with
+ * default routes and a policy that accepts everything: link-scoped
+ * multicast (mDNS, SSDP), broadcast, link-local, loopback, unspecified
+ * and IPv4-mapped addresses, as source or destination; counted as
+ * `martian`, never answered (TTL 1 included). Their neighbours in the
+ * address space are forwarded; a bridge forwards them all. */
+static const char martian_policy[] =
+	"version: 1\n"
+	"rules:\n"
+	"  - {name: all, action: accept}\n"
+	"defaults: {action: drop, stateful: false}\n"
+	"routes:\n"
+	"  - {prefix: 0.0.0.0/0, via: 10.0.1.254, interface: wan0}\n"
+	"  - {prefix: \"::/0\", via: \"fd00:1::fe\", interface: wan0}\n";
+
+static int parse_addr(const char *text, uint8_t *a)
+{
+	return strchr(text, ':') ? inet_pton(AF_INET6, text, a) : inet_pton(AF_INET, text, a);
+}
+
+static struct pipe_pkt send_udp(struct lab *l, struct frame *f, const char *src, const char *dst,
+				uint8_t ttl)
+{
+	struct flow_spec s = v4spec(17, 5353, 5353);
+
+	memset(s.src, 0, 16);
+	memset(s.dst, 0, 16);
+	assert_int_equal(parse_addr(src, s.src), 1);
+	assert_int_equal(parse_addr(dst, s.dst), 1);
+	s.family = strchr(src, ':') ? 6 : 4;
+	s.ttl = ttl;
+	frame_build(f, &s);
+	return run1(l, f, 0);
+}
+
+static void test_router_martians(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	static const char *const martians[][2] = {
+		{"10.100.0.5", "224.0.0.251"},		/* mDNS */
+		{"10.100.0.5", "239.255.255.250"},	/* SSDP */
+		{"10.100.0.5", "255.255.255.255"},
+		{"10.100.0.5", "169.254.1.1"},
+		{"10.100.0.5", "127.0.0.1"},
+		{"10.100.0.5", "0.1.2.3"},
+		{"169.254.7.7", "10.200.1.1"},
+		{"127.0.0.1", "10.200.1.1"},
+		{"0.0.0.0", "10.200.1.1"},
+		{"224.1.1.1", "10.200.1.1"},
+		{"255.255.255.255", "10.200.1.1"},
+		{"fd00:0:0:10::5", "ff02::fb"},
+		{"fd00:0:0:10::5", "ff05::fb"},
+		{"fd00:0:0:10::5", "fe80::99"},
+		{"fd00:0:0:10::5", "febf::1"},
+		{"fd00:0:0:10::5", "::1"},
+		{"fd00:0:0:10::5", "::"},
+		{"fd00:0:0:10::5", "::ffff:10.200.1.1"},
+		{"fe80::1", "fd00:200::1"},
+		{"::1", "fd00:200::1"},
+		{"::", "fd00:200::1"},
+		{"ff02::1", "fd00:200::1"},
+		{"::ffff:10.100.0.5", "fd00:200::1"},
+	};
+	static const char *const routable[][2] = {
+		{"10.100.0.5", "223.255.255.255"},
+		{"10.100.0.5", "240.0.0.1"},		/* reserved, but routed by some */
+		{"10.100.0.5", "255.255.255.254"},
+		{"10.100.0.5", "169.253.255.255"},
+		{"10.100.0.5", "169.255.0.1"},
+		{"10.100.0.5", "1.0.0.0"},
+		{"10.100.0.5", "126.255.255.255"},
+		{"10.100.0.5", "128.0.0.0"},
+		{"fd00:0:0:10::5", "fec0::1"},		/* site-local: deprecated, not link */
+		{"fd00:0:0:10::5", "fe7f::1"},
+		{"fd00:0:0:10::5", "::2"},
+		{"fd00:0:0:10::5", "::1:0:0:1"},
+		{"fd00:0:0:10::5", "::fffe:a00:1"},
+		{"fd00:0:0:10::5", "64:ff9b::a00:1"},	/* NAT64 */
+		{"fd00:0:0:10::5", "2001:db8::1"},
+	};
+	struct pipe_config cfg;
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p;
+	(void)state;
+
+	router_cfg(&cfg);
+	lab_open(&l, martian_policy, &cfg);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac), 0);
+	for (size_t k = 0; k < sizeof(martians) / sizeof(martians[0]); k++) {
+		p = send_udp(&l, &f, martians[k][0], martians[k][1], 255);
+		if (p.verdict != PIPE_DROP || p.drop != PIPE_DROP_MARTIAN)
+			fail_msg("%s -> %s: verdict %d drop %d", martians[k][0], martians[k][1],
+				 p.verdict, p.drop);
+	}
+	p = send_udp(&l, &f, "10.100.0.5", "224.0.0.252", 1);	/* LLMNR, TTL 1: no reply */
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_MARTIAN);
+	assert_int_equal(pipe_stats(l.w)->replies, 0);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_MARTIAN],
+			 sizeof(martians) / sizeof(martians[0]) + 1);
+	for (size_t k = 0; k < sizeof(routable) / sizeof(routable[0]); k++) {
+		p = send_udp(&l, &f, routable[k][0], routable[k][1], 64);
+		if (p.verdict != PIPE_FORWARD)
+			fail_msg("%s -> %s: verdict %d drop %d", routable[k][0], routable[k][1],
+				 p.verdict, p.drop);
+	}
+	lab_close(&l);
+
+	lab_open(&l, martian_policy, &(struct pipe_config){.mode = PIPE_BRIDGE, .nports = 2,
+			  .port = {{.name = "a"}, {.name = "b"}}, .max_flows = 1024, .seed = 1});
+	p = send_udp(&l, &f, "10.100.0.5", "224.0.0.251", 255);	/* a bridge forwards it */
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	p = send_udp(&l, &f, "fe80::1", "ff02::fb", 255);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	lab_close(&l);
+}
+
 /* Router mode and the egress port's MTU (wan0: 1400): a packet that fits
  * goes; a longer one is answered from lan0's address with fragmentation
  * needed (IPv4 with DF) or packet too big (IPv6), the MTU in the
@@ -1162,6 +1282,7 @@ int main(void)
 		cmocka_unit_test(test_router_wants_neighbours),
 		cmocka_unit_test(test_router_holds_packets),
 		cmocka_unit_test(test_router_mtu),
+		cmocka_unit_test(test_router_martians),
 		cmocka_unit_test(test_tcp_mss_clamping),
 		cmocka_unit_test(test_router_fragments),
 		cmocka_unit_test(test_reply_rate),
