@@ -21,6 +21,7 @@
 #include "reply.h"
 #include "tcp_mss.h"
 #include "martian.h"
+#include "wire.h"
 
 #define EXPIRE_BUDGET 64	/* conntrack expiry work per burst */
 
@@ -1641,6 +1642,29 @@ static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
  * destination: a new flow's after DNAT (akey), a known flow's as it
  * leaves (wire, written only when the flow translates; its frame's own
  * key otherwise). */
+/* A new packet whose route is found but that a router still does not
+ * forward: one addressed to the route port's own address (the firewall
+ * itself; it reaches the kernel only through host.addresses, and must not
+ * be held for a neighbour that is ourselves), PIPE_DROP_LOCAL; and an
+ * IPv4 directed broadcast, the broadcast address of a subnet on one of
+ * our ports (RFC 2644: a smurf amplifier otherwise, as the kernel gives
+ * it the broadcast MAC), PIPE_DROP_MARTIAN. 0: forward it. */
+static enum pipe_drop not_for_forwarding(const struct pipe_worker *w, const struct rfw_route *r,
+					 const struct pkt_key *key)
+{
+	const uint8_t *own = port_addr(&w->cfg, w->pol->if_port[r->interface], key->family);
+
+	if (own && !addr_differs(own, key->dst, key->family))
+		return PIPE_DROP_LOCAL;
+	if (key->family == 4 && !r->has_via && r->len <= 30) {
+		uint32_t host = 0xffffffffu >> r->len, dst = rd32(key->dst);
+
+		if ((dst & host) == host)
+			return PIPE_DROP_MARTIAN;
+	}
+	return PIPE_DROP_NONE;
+}
+
 static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list,
 			   uint32_t n, int known)
 {
@@ -1653,6 +1677,7 @@ static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 				    : b->nat[i] || b->path[i] == PATH_RELATED ? &b->wire[i]
 									     : &b->meta[i].key;
 		const struct rfw_route *r;
+		enum pipe_drop why;
 
 		/* a new packet's addresses as it came (a known flow's were
 		 * when it began) */
@@ -1671,6 +1696,10 @@ static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		r = &w->pol->view->routes[v - 1];
 		if (w->pol->if_port[r->interface] == PIPE_NO_PORT) {
 			drop(w, &pkts[i], PIPE_DROP_NO_PORT);
+			continue;
+		}
+		if (!known && (why = not_for_forwarding(w, r, key)) != PIPE_DROP_NONE) {
+			drop(w, &pkts[i], why);
 			continue;
 		}
 		pkts[i].out_port = w->pol->if_port[r->interface];
@@ -2552,6 +2581,7 @@ const char *pipe_drop_name(unsigned drop)
 		[PIPE_DROP_RATE_LIMIT] = "rate-limit",
 		[PIPE_DROP_TOO_BIG] = "too-big",
 		[PIPE_DROP_MARTIAN] = "martian",
+		[PIPE_DROP_LOCAL] = "local",
 	};
 	return drop < PIPE_DROP_COUNT ? names[drop] : "?";
 }

@@ -875,9 +875,11 @@ static void test_tcp_mss_clamping(void **state)
 /* Router mode never forwards martians (runtime/martian.h), even with
  * default routes and a policy that accepts everything: link-scoped
  * multicast (mDNS, SSDP), broadcast, link-local, loopback, unspecified
- * and IPv4-mapped addresses, as source or destination; counted as
- * `martian`, never answered (TTL 1 included). Their neighbours in the
- * address space are forwarded; a bridge forwards them all. */
+ * and IPv4-mapped addresses, as source or destination, and directed
+ * broadcasts to a subnet on its ports; counted as `martian`, never
+ * answered (TTL 1 included). Their neighbours in the address space are
+ * forwarded; a bridge forwards them all. Packets to the firewall's own
+ * port addresses are dropped as `local`. */
 static const char martian_policy[] =
 	"version: 1\n"
 	"rules:\n"
@@ -885,7 +887,12 @@ static const char martian_policy[] =
 	"defaults: {action: drop, stateful: false}\n"
 	"routes:\n"
 	"  - {prefix: 0.0.0.0/0, via: 10.0.1.254, interface: wan0}\n"
-	"  - {prefix: \"::/0\", via: \"fd00:1::fe\", interface: wan0}\n";
+	"  - {prefix: \"::/0\", via: \"fd00:1::fe\", interface: wan0}\n"
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
+	"  - {prefix: 10.101.0.0/30, interface: lan0}\n"
+	"  - {prefix: 10.102.0.0/31, interface: lan0}\n"
+	"  - {prefix: 10.103.0.0/16, via: 10.100.0.9, interface: lan0}\n"
+	"  - {prefix: \"fd00:0:0:10::/64\", interface: lan0}\n";
 
 static int parse_addr(const char *text, uint8_t *a)
 {
@@ -934,6 +941,8 @@ static void test_router_martians(void **state)
 		{"::", "fd00:200::1"},
 		{"ff02::1", "fd00:200::1"},
 		{"::ffff:10.100.0.5", "fd00:200::1"},
+		{"10.1.0.5", "10.100.255.255"},	/* directed broadcasts (RFC 2644) */
+		{"10.1.0.5", "10.101.0.3"},
 	};
 	static const char *const routable[][2] = {
 		{"10.100.0.5", "223.255.255.255"},
@@ -951,6 +960,7 @@ static void test_router_martians(void **state)
 		{"fd00:0:0:10::5", "::fffe:a00:1"},
 		{"fd00:0:0:10::5", "64:ff9b::a00:1"},	/* NAT64 */
 		{"fd00:0:0:10::5", "2001:db8::1"},
+		{"10.1.0.5", "10.103.255.255"},	/* a remote subnet's: its own router decides */
 	};
 	struct pipe_config cfg;
 	struct lab l;
@@ -959,6 +969,8 @@ static void test_router_martians(void **state)
 	(void)state;
 
 	router_cfg(&cfg);
+	cfg.port[0].has_v6 = 1;
+	memcpy(cfg.port[0].v6, (uint8_t[]){0xfd, 0, 0, 0, 0, 0, 0, 0x10, [15] = 1}, 16);
 	lab_open(&l, martian_policy, &cfg);
 	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
 	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac), 0);
@@ -974,12 +986,27 @@ static void test_router_martians(void **state)
 	assert_int_equal(pipe_stats(l.w)->replies, 0);
 	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_MARTIAN],
 			 sizeof(martians) / sizeof(martians[0]) + 1);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 4, (uint8_t[]){10, 100, 0, 9}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 4, (uint8_t[]){10, 102, 0, 1}, gw_mac), 0);
 	for (size_t k = 0; k < sizeof(routable) / sizeof(routable[0]); k++) {
 		p = send_udp(&l, &f, routable[k][0], routable[k][1], 64);
 		if (p.verdict != PIPE_FORWARD)
 			fail_msg("%s -> %s: verdict %d drop %d", routable[k][0], routable[k][1],
 				 p.verdict, p.drop);
 	}
+	p = send_udp(&l, &f, "10.1.0.5", "10.102.0.1", 64);	/* a /31 has no broadcast */
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+
+	/* the firewall's own port addresses: dropped as local, not held for
+	 * a neighbour that is ourselves (nor answered host-unreachable) */
+	p = send_udp(&l, &f, "10.1.0.5", "10.100.0.1", 64);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
+	p = send_udp(&l, &f, "fd00:200::5", "fd00:0:0:10::1", 64);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_LOCAL], 2);
+	assert_int_equal(pipe_stats(l.w)->replies, 0);
 	lab_close(&l);
 
 	lab_open(&l, martian_policy, &(struct pipe_config){.mode = PIPE_BRIDGE, .nports = 2,
