@@ -47,23 +47,14 @@ int ifaddr_mtu(const char *ifname)
 	return r || ifr.ifr_mtu <= 0 ? -1 : ifr.ifr_mtu;
 }
 
-int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t errlen)
+int ifaddr_addrs(const char *ifname, struct pipe_port_addrs *c)
 {
 	struct ifaddrs *all, *a;
-	int v6_global = 0, mtu;
+	int v6_global = 0;
 
-	if (get_mac(ifname, c->mac, err, errlen))
+	memset(c, 0, sizeof(*c));
+	if (getifaddrs(&all))
 		return -1;
-	mtu = ifaddr_mtu(ifname);
-	if (mtu < 0) {
-		snprintf(err, errlen, "%s: cannot read its MTU: %s", ifname, strerror(errno));
-		return -1;
-	}
-	c->mtu = (uint32_t)mtu;
-	if (getifaddrs(&all)) {
-		snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
-		return -1;
-	}
 	for (a = all; a; a = a->ifa_next) {
 		if (!a->ifa_addr || strcmp(a->ifa_name, ifname))
 			continue;
@@ -83,5 +74,29 @@ int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t er
 		}
 	}
 	freeifaddrs(all);
+	return 0;
+}
+
+int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t errlen)
+{
+	struct pipe_port_addrs a;
+	int mtu;
+
+	if (get_mac(ifname, c->mac, err, errlen))
+		return -1;
+	mtu = ifaddr_mtu(ifname);
+	if (mtu < 0) {
+		snprintf(err, errlen, "%s: cannot read its MTU: %s", ifname, strerror(errno));
+		return -1;
+	}
+	c->mtu = (uint32_t)mtu;
+	if (ifaddr_addrs(ifname, &a)) {
+		snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
+		return -1;
+	}
+	c->has_v4 = a.has_v4;
+	c->has_v6 = a.has_v6;
+	memcpy(c->v4, a.v4, 4);
+	memcpy(c->v6, a.v6, 16);
 	return 0;
 }

@@ -11,6 +11,10 @@
  * IPv4, the first global IPv6, else a link-local one). 0, or -1 with err. */
 int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t errlen);
 
+/* The interface's addresses now, as ifaddr_get picks them. 0, or -1
+ * (getifaddrs failed: errno). */
+int ifaddr_addrs(const char *ifname, struct pipe_port_addrs *a);
+
 /* The interface's MTU now, or -1. */
 int ifaddr_mtu(const char *ifname);
 

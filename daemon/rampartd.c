@@ -29,6 +29,7 @@
 #include "pipe_state.h"
 #include "pktcap.h"
 #include "port.h"
+#include "port_addrs.h"
 #include "privilege.h"
 #include "reload.h"
 #include "worker.h"
@@ -588,6 +589,9 @@ static uint64_t monotonic_ms(void)
  * MTUs) every NEIGH_REFRESH_MS, or every tick for NEIGH_WAIT_MS after
  * asking (so an answer reaches the workers within a tick of the
  * kernel's). */
+static struct port_addr_watch addr_watch;
+static int addr_watching;	/* router mode on kernel ports */
+
 static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 {
 	uint64_t now = monotonic_ms();
@@ -601,6 +605,8 @@ static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 	if (nl_neigh_refresh(nl, err, sizeof(err)) < 0)
 		fprintf(stderr, "rampartd: neighbours: %s\n", err);
 	nl_mtu_refresh(nl);
+	if (addr_watching)
+		port_addrs_tick(&addr_watch, &reloader);
 }
 
 /* --state-interval: the flows to the state file while the workers run
@@ -836,10 +842,19 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 			fprintf(stderr, "rampartd: neighbours: %s\n", err);
 			goto out;
 		}
-		for (uint32_t i = 0; i < o->nport_addr; i++)	/* mtu=: not the kernel's */
+		uint8_t given[PIPE_MAX_PORTS] = {0};
+
+		for (uint32_t i = 0; i < o->nport_addr; i++) {	/* mtu=: not the kernel's */
 			if (o->port_addr[i].mtu)
 				nl.mtu_fixed[options_port(o, o->port_addr[i].ifname)] = 1;
+			given[options_port(o, o->port_addr[i].ifname)] = 1;
+		}
 		nlp = &nl;
+		/* masquerade and replies follow the kernel's addresses */
+		port_addrs_init(&addr_watch, &cfg, (const char *const *)o->ifnames, given, wp, nq);
+		reloader.prepare = port_addrs_prepare;
+		reloader.prepare_ctx = &addr_watch;
+		addr_watching = 1;
 	}
 	{
 		int dispatcher = 0;

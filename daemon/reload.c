@@ -268,6 +268,8 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	g->map = map;		/* the generation owns it from here */
 	map = NULL;
 	nkeep = pipe_dnat_to_keep(r->view, r->dnat_kept, r->ndnat_kept, nv, keep, &dropped);
+	if (r->prepare)
+		r->prepare(r->prepare_ctx);
 	for (uint32_t k = 0; k < r->nworkers; k++) {
 		g->pol[k] = pipe_policy_build(r->workers[k]->pipe, nv, g->map, flows, &r->spare[k],
 					      why, sizeof(why));

@@ -52,6 +52,10 @@ struct reloader {
 	enum pipe_flow_policy flows;	/* --reload-flows */
 	reload_hook hook;
 	void *hook_ctx;
+	/* Called with the lock held before the workers' views are built
+	 * (e.g. to hand them the ports' current addresses); NULL: none. */
+	void (*prepare)(void *ctx);
+	void *prepare_ctx;
 	/* The views to keep pointing at the current policy (control socket,
 	 * counters), written under the lock. */
 	const struct rfw_view **view_slots[4];

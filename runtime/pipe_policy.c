@@ -22,13 +22,14 @@ static int lpm_from_ref(struct lpm *t, const struct rfw_view *v, const struct rf
 	return 1;
 }
 
-static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint8_t family)
+/* A port's address of the family the policy is built with, or NULL. */
+static const uint8_t *port_addr(const struct pipe_policy *p, uint32_t port, uint8_t family)
 {
-	const struct pipe_port_cfg *pc = &c->port[port];
+	const struct pipe_port_addrs *a = &p->addrs[port];
 
 	if (family == 4)
-		return pc->has_v4 ? pc->v4 : NULL;
-	return pc->has_v6 ? pc->v6 : NULL;
+		return a->has_v4 ? a->v4 : NULL;
+	return a->has_v6 ? a->v6 : NULL;
 }
 
 static void fail(char *err, size_t errlen, const char *fmt, ...)
@@ -129,7 +130,7 @@ static int make_pools(const struct pipe_worker *w, struct pipe_policy *p)
 				return -1;
 		} else if (nr->kind == RFW_NAT_MASQUERADE) {
 			for (uint32_t q = 0; q < np; q++) {
-				const uint8_t *a = port_addr(&w->cfg, q, nr->family);
+				const uint8_t *a = port_addr(p, q, nr->family);
 
 				/* A port without an address of the family
 				 * cannot masquerade: such flows are refused
@@ -457,6 +458,7 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 	if (!p)
 		goto nomem;
 	p->view = view;
+	memcpy(p->addrs, w->next_addrs, sizeof(p->addrs));
 	p->rule_count = view->policy->rule_count;
 	p->recheck = flows == PIPE_FLOWS_RECHECK;
 	p->tag = w->pol ? (w->pol->tag + 1) & PIPE_TAG_GEN : 0;
@@ -674,6 +676,14 @@ struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p)
 		rl_table_carry(&p->rl, &old->rl, p->limit_fwd);
 	if (w->ct)
 		ct_set_timeouts(w->ct, p->view->policy->timeout);
+	for (uint32_t k = 0; k < w->nports; k++) {	/* replies, local, from now on */
+		struct pipe_port_cfg *c = &w->cfg.port[k];
+
+		c->has_v4 = p->addrs[k].has_v4;
+		c->has_v6 = p->addrs[k].has_v6;
+		memcpy(c->v4, p->addrs[k].v4, 4);
+		memcpy(c->v6, p->addrs[k].v6, 16);
+	}
 	w->pol = p;
 	w->fc_epoch++;		/* routes, interfaces, rules: the flow cache starts over */
 	if (old && w->ct) {

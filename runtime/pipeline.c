@@ -110,6 +110,14 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 	if (!w)
 		return NULL;
 	w->cfg = *cfg;
+	for (uint32_t k = 0; k < PIPE_MAX_PORTS; k++) {
+		struct pipe_port_addrs *a = &w->next_addrs[k];
+
+		a->has_v4 = cfg->port[k].has_v4;
+		a->has_v6 = cfg->port[k].has_v6;
+		memcpy(a->v4, cfg->port[k].v4, 4);
+		memcpy(a->v6, cfg->port[k].v6, 16);
+	}
 	w->mode = cfg->mode;
 	w->nports = cfg->nports;
 	w->stateful = view->policy->stateful;
@@ -303,6 +311,12 @@ void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu)
 		if (w->mtu[k] < least)
 			least = w->mtu[k];
 	w->cache_max_len = least == UINT32_MAX ? UINT32_MAX : 14 + least;
+}
+
+void pipe_set_port_addrs(struct pipe_worker *w, uint32_t port, const struct pipe_port_addrs *a)
+{
+	if (port < PIPE_MAX_PORTS)
+		w->next_addrs[port] = *a;
 }
 
 uint32_t pipe_extra(struct pipe_worker *w, struct pipe_pkt **pkts)

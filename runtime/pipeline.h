@@ -83,6 +83,13 @@ struct pipe_port_cfg {
 	uint32_t mtu;
 };
 
+/* A port's addresses, as pipe_port_cfg holds them. */
+struct pipe_port_addrs {
+	uint8_t has_v4, has_v6;
+	uint8_t v4[4];
+	uint8_t v6[16];
+};
+
 struct pipe_config {
 	enum pipe_mode mode;
 	uint32_t nports;
@@ -268,6 +275,13 @@ int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const u
 /* Forget a next hop's MAC (it stopped answering): its packets then wait
  * and ask again as for a hop never seen. 0, or -1 when it was not known. */
 int pipe_neigh_forget(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr);
+
+/* A port's addresses from the next pipe_policy_build on (masquerade's
+ * pools are made for them; the worker's replies come from them, and
+ * packets to them are its own, once it adopts that policy): for a port
+ * whose address changed (a DHCP uplink). Call from the thread that
+ * builds policies, never while it builds one. */
+void pipe_set_port_addrs(struct pipe_worker *w, uint32_t port, const struct pipe_port_addrs *a);
 
 /* A port's MTU from now on (pipe_port_cfg.mtu; 0 = none). */
 void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu);

@@ -179,6 +179,9 @@ struct pipe_policy {
 	uint32_t remap_count;
 	uint32_t *own_remap;		/* remap, when the build made it */
 	uint32_t *limit_fwd;		/* previous generation's limit -> ours */
+	/* the ports' addresses it was built with (masquerade pools), the
+	 * worker's pipe_config from adoption on */
+	struct pipe_port_addrs addrs[PIPE_MAX_PORTS];
 };
 
 /* A policy's per-rule counters, one allocation; reused zeroed by a
@@ -208,6 +211,9 @@ struct pipe_dgram {
 };
 
 struct pipe_worker {
+	/* the builder's (pipe_set_port_addrs), copied into each policy it
+	 * builds; never read by the worker's own thread */
+	struct pipe_port_addrs next_addrs[PIPE_MAX_PORTS];
 	/* hot: read every burst */
 	enum pipe_mode mode;
 	uint32_t nports;

@@ -3,7 +3,8 @@
 # rampartd (sourced from its run.sh). The LAN reaches the "internet"
 # through masquerade (the site sees the uplink address), the port forward
 # reaches the nas (which sees the real client), unsolicited inbound is
-# dropped, and flows and counters say so.
+# dropped, and flows and counters say so; then the uplink gets another
+# address and masquerade follows it.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_example_home_router.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -34,5 +35,36 @@ for r in lan-out nas-web; do
 done
 n=$(ex_rule_stat default packets)
 check "default counts the unsolicited packets (${n:-none}, at least 4)" test "${n:-0}" -ge 4
+
+# The ISP hands the uplink another address (a DHCP lease renewed): rampartd
+# sees it within a second and builds the policy again, so new connections
+# leave from the new address; a reload of a file that is no longer the one
+# in force would not happen behind the operator's back.
+NEWPUB=10.61.2.9
+lab_in fw ip addr del "$PUBLIC/24" dev "$FW_IF_S"
+lab_in fw ip addr add "$NEWPUB/24" dev "$FW_IF_S"
+check "rampartd follows the uplink's new address $NEWPUB (policy built again)" \
+	lab_wait_for 5 grep -q "addresses .* -> $NEWPUB " "$LAB_TMP/rampartd.err"
+lab_wait_for 5 grep -q "policy built again for the ports' addresses" "$LAB_TMP/rampartd.err"
+check "LAN -> internet after the change: HTTP to $SITE" ex_http cli "http://$SITE/site.txt"
+check "the site saw the new uplink address $NEWPUB (masquerade follows)" \
+	ex_http_seen "$LAB_TMP/site.log" "$NEWPUB"
+# The policy file replaced on disk, not yet reloaded, then another
+# address: rampartd does not load the new file by itself (it says so);
+# the operator's reload applies both.
+sed 's/^rules:$/rules:\n  - {name: no-telnet, proto: tcp, to: {port: 23}, action: drop}/' \
+	"$LAB_TMP/policy.yaml" >"$LAB_TMP/policy2.yaml"
+ex_compile "$LAB_TMP/policy2.yaml" "$LAB_TMP/policy.rfw"
+lab_in fw ip addr del "$NEWPUB/24" dev "$FW_IF_S"
+lab_in fw ip addr add 10.61.2.10/24 dev "$FW_IF_S"
+check "a new address while the file on disk is another policy: said, not loaded" \
+	lab_wait_for 5 grep -q "is not the policy in force any more" "$LAB_TMP/rampartd.err"
+check_eq "  ...and the policy was not built again by itself" \
+	"$(grep -c "policy built again for the ports' addresses" "$LAB_TMP/rampartd.err")" 1
+check "rampartctl reload: the new file and the new address" quiet ex_ctl reload
+check "  ...the reload took the address 10.61.2.10" \
+	grep -q "addresses .* -> 10.61.2.10 " "$LAB_TMP/rampartd.err"
+quiet ex_http cli "http://$SITE/site.txt"
+check "  ...and the site sees 10.61.2.10" ex_http_seen "$LAB_TMP/site.log" 10.61.2.10
 
 ex_test_end

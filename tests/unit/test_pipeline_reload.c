@@ -408,6 +408,81 @@ static void test_nat_binding_survives(void **state)
 	free(b.buf);
 }
 
+/* The uplink's address changes (a DHCP lease): pipe_set_port_addrs, then
+ * the same policy built again. New masqueraded flows leave from the new
+ * address; a flow from before keeps its binding (its replies, to the old
+ * address, are still translated back); packets to the new address are
+ * the firewall's own (local), to the old one no longer. */
+static void test_masquerade_follows_address(void **state)
+{
+	static const char masq[] =
+		"version: 1\n"
+		"zones: {inside: [lan0], outside: [wan0]}\n"
+		"rules:\n"
+		"  - {name: out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+		"nat:\n"
+		"  - {name: masq, match: {from: {zone: inside}, to: {zone: outside}},"
+		" snat: {to: masquerade}}\n"
+		"defaults: {action: drop}\n"
+		"routes:\n"
+		"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+		"  - {prefix: 10.0.1.0/24, interface: wan0}\n"
+		"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+	const uint8_t old_ip[4] = {10, 0, 1, 1}, new_ip[4] = {10, 0, 1, 7};
+	struct pipe_config cfg = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 1};
+	struct pipe_port_addrs a = {.has_v4 = 1, .v4 = {10, 0, 1, 7}};
+	struct compiled c;
+	struct pipe_worker *w;
+	struct flow_spec s = udp(5004, 53), s2 = udp(5005, 53), r;
+	struct frame f;
+	struct pipe_pkt p;
+	uint16_t port1;
+	(void)state;
+
+	router_lab_ports(&cfg);
+	compile(&c, masq);
+	w = pipe_create(&cfg, &c.view);
+	assert_non_null(w);
+	router_lab_neighbours(w);
+	memcpy(s.src, client_ip, 4);
+	memcpy(s.dst, remote_ip, 4);
+	memcpy(s2.src, client_ip, 4);
+	memcpy(s2.dst, remote_ip, 4);
+	assert_int_equal(send1(w, &s, 0, SEC, &f).verdict, PIPE_FORWARD);
+	assert_memory_equal(f.b + 14 + 12, old_ip, 4);
+	port1 = frame_get16(f.b + 34);
+
+	pipe_set_port_addrs(w, 1, &a);
+	/* built, not yet adopted: the worker still uses the old address */
+	assert_int_equal(send1(w, &s2, 0, SEC, &f).verdict, PIPE_FORWARD);
+	assert_memory_equal(f.b + 14 + 12, old_ip, 4);
+	pipe_policy_free(swap_to(w, &c.view, PIPE_FLOWS_KEEP));
+	s2.sport = 5006;
+	assert_int_equal(send1(w, &s2, 0, 2 * SEC, &f).verdict, PIPE_FORWARD);
+	assert_memory_equal(f.b + 14 + 12, new_ip, 4);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	r = reverse(&s);				/* the flow from before */
+	memcpy(r.dst, old_ip, 4);
+	r.dport = port1;
+	assert_int_equal(send1(w, &r, 1, 2 * SEC, &f).verdict, PIPE_FORWARD);
+	assert_memory_equal(f.b + 14 + 16, client_ip, 4);
+	assert_int_equal(frame_get16(f.b + 36), 5004);
+
+	s = udp(6000, 7000);				/* to the firewall: the new address */
+	memcpy(s.src, remote_ip, 4);
+	memcpy(s.dst, new_ip, 4);
+	p = send1(w, &s, 1, 2 * SEC, NULL);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
+	memcpy(s.dst, old_ip, 4);			/* the old one is not ours any more */
+	p = send1(w, &s, 1, 2 * SEC, NULL);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_not_equal(p.drop, PIPE_DROP_LOCAL);
+	pipe_destroy(w);
+	free(c.buf);
+}
+
 /* A stateless policy cannot replace a stateful one (conntrack is made at
  * start): refused with the reason, the running policy stays. */
 static void test_refused(void **state)
@@ -471,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_keep_or_recheck),
 		cmocka_unit_test(test_limit_state_carried),
 		cmocka_unit_test(test_nat_binding_survives),
+		cmocka_unit_test(test_masquerade_follows_address),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_many_generations),
 	};
