@@ -247,6 +247,7 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 			       .default_action = pol->default_action,
 			       .stateful = pol->stateful,
 			       .tcp_mss = pol->tcp_mss,
+			       .rpf = pol->rpf,
 			       .max_flows = pol->max_flows,
 			       .nat_count = (uint32_t)pol->nats.n,
 			       .route_count = (uint32_t)pol->routes.n,
@@ -282,7 +283,8 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 	cls_hs_sections(&hs, &secs[n]);
 	n += CLS_HS_SECTIONS;
 	buf = rfw_build(secs, n,
-			RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | (pol->tcp_mss ? RFW_FEAT_TCP_MSS : 0),
+			RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | (pol->tcp_mss ? RFW_FEAT_TCP_MSS : 0) |
+				(pol->rpf ? RFW_FEAT_RPF : 0),
 			len);
 	cls_hs_free(&hs);
 	return buf;

@@ -49,6 +49,8 @@ static void dump_timeouts(const struct rfw_view *v, FILE *out)
 		fprintf(out, ", tcp_mss clamp");
 	else if (p->tcp_mss)
 		fprintf(out, ", tcp_mss %u", p->tcp_mss);
+	if (p->rpf)
+		fprintf(out, ", rpf %s", p->rpf == RFW_RPF_STRICT ? "strict" : "loose");
 	fputc('\n', out);
 }
 

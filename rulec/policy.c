@@ -14,7 +14,7 @@
 static const char *const top_keys[] = {"version", "include", "networks", "services", "zones",
 				       "defaults", "rules", "nat", "routes", "host"};
 static const char *const default_keys[] = {"action", "stateful", "conntrack", "timeouts",
-					   "tcp_mss"};
+					   "tcp_mss", "rpf"};
 static const char *const timeout_keys[] = {"tcp_syn", "tcp_established", "tcp_closing", "udp",
 					   "udp_stream", "icmp", "other"};	/* enum rfw_timeout */
 static const uint32_t timeout_defaults[] = {30, 86400, 30, 30, 180, 30, 60};
@@ -205,6 +205,20 @@ static void parse_tcp_mss(struct policy *pol, yaml_node_t *n)
 	pol->tcp_mss = (uint16_t)v;
 }
 
+/* rpf: off, loose or strict reverse path filtering (router mode). */
+static void parse_rpf(struct policy *pol, yaml_node_t *n)
+{
+	static const char *const names[] = {"off", "loose", "strict"};
+	const char *s = ytree_str(n);
+
+	for (uint8_t i = 0; s && i < N(names); i++)
+		if (!strcmp(s, names[i])) {
+			pol->rpf = i;
+			return;
+		}
+	ytree_error(pol->d, n, "'rpf' must be off, loose or strict, not '%s'", s ? s : ytree_kind(n));
+}
+
 static void parse_defaults(struct policy *pol, yaml_node_t *n, yaml_node_t *key)
 {
 	static const char *const ct_keys[] = {"max_flows"};
@@ -243,6 +257,9 @@ static void parse_defaults(struct policy *pol, yaml_node_t *n, yaml_node_t *key)
 	v = ytree_get(pol->yt, n, "tcp_mss", NULL);
 	if (v)
 		parse_tcp_mss(pol, v);
+	v = ytree_get(pol->yt, n, "rpf", NULL);
+	if (v)
+		parse_rpf(pol, v);
 }
 
 static void load_file(struct policy *pol, const char *path, yaml_node_t *from, size_t parent);

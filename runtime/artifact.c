@@ -416,6 +416,9 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 	    (v->policy->tcp_mss != 0) != !!(h->features & RFW_FEAT_TCP_MSS))
 		return fail(err, errlen, "artifact TCP MSS setting %u is invalid",
 			    v->policy->tcp_mss);
+	if (v->policy->rpf > RFW_RPF_STRICT ||
+	    (v->policy->rpf != RFW_RPF_OFF) != !!(h->features & RFW_FEAT_RPF))
+		return fail(err, errlen, "artifact reverse path setting %u is invalid", v->policy->rpf);
 
 	if (need(tab, h->section_count, RFW_SEC_STRINGS, 1, "strings", &s, err, errlen))
 		return -1;

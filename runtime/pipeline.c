@@ -1679,10 +1679,31 @@ static enum pipe_drop not_for_forwarding(const struct pipe_worker *w, const stru
 	return PIPE_DROP_NONE;
 }
 
+/* defaults.rpf for a new packet (its source as it came): loose, some
+ * route leads back to the source; strict, the route to it leaves through
+ * the port the packet came in on (RFC 3704 feasible paths are not
+ * modelled: one route per prefix). 1 when it passes. */
+static int reverse_path_ok(const struct pipe_worker *w, const struct pipe_pkt *p,
+			   const struct pkt_key *k, uint8_t rpf)
+{
+	const struct pipe_policy *pol = w->pol;
+	uint32_t v = 0;
+
+	if (k->family == 4 && pol->have_route4)
+		v = lpm_lookup(&pol->route4, k->src);
+	else if (k->family == 6 && pol->have_route6)
+		v = lpm_lookup(&pol->route6, k->src);
+	if (!v || v > pol->view->policy->route_count)
+		return 0;
+	return rpf == RFW_RPF_LOOSE ||
+	       pol->if_port[pol->view->routes[v - 1].interface] == p->in_port;
+}
+
 static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list,
 			   uint32_t n, int known)
 {
 	struct pipe_burst *b = &w->burst;
+	const uint8_t rpf = w->pol->view->policy->rpf;
 	uint32_t kept = 0;
 
 	for (uint32_t k = 0; k < n; k++) {
@@ -1697,6 +1718,10 @@ static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		 * when it began) */
 		if (!known && martian(key->family, b->meta[i].key.src, b->meta[i].key.dst)) {
 			drop(w, &pkts[i], PIPE_DROP_MARTIAN);
+			continue;
+		}
+		if (!known && rpf && !reverse_path_ok(w, &pkts[i], &b->meta[i].key, rpf)) {
+			drop(w, &pkts[i], PIPE_DROP_RPF);
 			continue;
 		}
 		if (key->family == 4 && w->pol->have_route4)
@@ -2596,6 +2621,7 @@ const char *pipe_drop_name(unsigned drop)
 		[PIPE_DROP_TOO_BIG] = "too-big",
 		[PIPE_DROP_MARTIAN] = "martian",
 		[PIPE_DROP_LOCAL] = "local",
+		[PIPE_DROP_RPF] = "rpf",
 	};
 	return drop < PIPE_DROP_COUNT ? names[drop] : "?";
 }

@@ -50,6 +50,7 @@ enum pipe_drop {
 	PIPE_DROP_TOO_BIG,	/* longer than the egress port's MTU (router mode) */
 	PIPE_DROP_MARTIAN,	/* router mode: an address never routed (martian.h) */
 	PIPE_DROP_LOCAL,	/* router mode: to a port's own address (host.addresses not) */
+	PIPE_DROP_RPF,		/* router mode: defaults.rpf, its source not routed back there */
 	PIPE_DROP_COUNT,
 };
 

@@ -22,9 +22,17 @@ enum rfw_feature {
 	RFW_FEAT_ACL_HSPLIT = 1u << 1,	/* + compiled HyperSplit trees */
 	RFW_FEAT_TCP_MSS = 1u << 2,	/* rfw_policy.tcp_mss set (1.4): a runtime
 					 * that would not clamp must refuse it */
+	RFW_FEAT_RPF = 1u << 3,		/* rfw_policy.rpf set (1.4): likewise */
 };
 #define RFW_FEATURES_KNOWN \
-	((uint64_t)RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_TCP_MSS)
+	((uint64_t)RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_TCP_MSS | RFW_FEAT_RPF)
+
+/* rfw_policy.rpf (defaults.rpf): reverse path filtering in router mode. */
+enum rfw_rpf {
+	RFW_RPF_OFF = 0,
+	RFW_RPF_LOOSE = 1,	/* the source must have a route */
+	RFW_RPF_STRICT = 2,	/* ... through the port the packet came in on */
+};
 
 /* rfw_policy.tcp_mss (defaults.tcp_mss): 0 off; RFW_TCP_MSS_CLAMP to the
  * ports' MTUs; RFW_TCP_MSS_MIN..65535 a fixed ceiling. */
@@ -105,7 +113,9 @@ struct rfw_policy {
 	uint32_t nat_count;	/* NAT rules, numbered 1..nat_count */
 	uint32_t route_count;
 	uint32_t interface_count;
-	uint32_t reserved[3];
+	uint8_t rpf;		/* defaults.rpf (1.4; 0 before): enum rfw_rpf */
+	uint8_t reserved1[3];
+	uint32_t reserved[2];
 };
 
 enum rfw_rule_flags {

@@ -239,6 +239,17 @@ static void test_refuses_bad_references(void **state)
 		p->tcp_mss = 0;			/* the bit without a setting */
 		reseal(buf, len);
 		expect_refused(buf, len, "TCP MSS setting 0");
+		h->features &= ~(uint64_t)RFW_FEAT_TCP_MSS;
+
+		p->rpf = RFW_RPF_STRICT;		/* defaults.rpf: the same rule */
+		reseal(buf, len);
+		expect_refused(buf, len, "reverse path setting 2");
+		h->features |= RFW_FEAT_RPF;
+		reseal(buf, len);
+		assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+		p->rpf = 3;
+		reseal(buf, len);
+		expect_refused(buf, len, "reverse path setting 3");
 	}
 	free(buf);
 }

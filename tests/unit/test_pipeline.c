@@ -1018,6 +1018,79 @@ static void test_router_martians(void **state)
 	lab_close(&l);
 }
 
+/* defaults.rpf: strict drops a packet whose source the routes would not
+ * reach through the port it came in on (a LAN address from the uplink, an
+ * outside address from the LAN); loose only one whose source has no
+ * route at all. Known flows are not looked at again. */
+static void test_router_rpf(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	static const char strict[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: all, action: accept}\n"
+		"defaults: {action: drop, stateful: true, rpf: strict}\n"
+		"routes:\n"
+		"  - {prefix: 0.0.0.0/0, via: 10.0.1.254, interface: wan0}\n"
+		"  - {prefix: 10.100.0.0/16, interface: lan0}\n"
+		"  - {prefix: \"::/0\", via: \"fd00:1::fe\", interface: wan0}\n"
+		"  - {prefix: \"fd00:0:0:10::/64\", interface: lan0}\n";
+	static const char loose[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: all, action: accept}\n"
+		"defaults: {action: drop, stateful: true, rpf: loose}\n"
+		"routes:\n"
+		"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+		"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+	struct pipe_config cfg;
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p;
+	struct flow_spec s;
+	(void)state;
+
+	router_cfg(&cfg);
+	lab_open(&l, strict, &cfg);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 4, (uint8_t[]){10, 100, 0, 5}, gw_mac), 0);
+	assert_int_equal(send_udp(&l, &f, "10.100.0.5", "10.200.1.1", 64).verdict, PIPE_FORWARD);
+	assert_int_equal(send_udp(&l, &f, "fd00:0:0:10::5", "fd00:200::1", 64).verdict, PIPE_FORWARD);
+	p = send_udp(&l, &f, "10.200.1.1", "10.200.1.2", 64);	/* an outside source from the LAN */
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_RPF);
+	p = send_udp(&l, &f, "2001:db8::1", "fd00:200::1", 64);
+	assert_int_equal(p.drop, PIPE_DROP_RPF);
+
+	/* from the uplink (port 1): a LAN source is spoofed, an outside one fine */
+	s = v4spec(17, 5353, 53);
+	memcpy(s.src, (uint8_t[]){10, 100, 0, 6}, 4);
+	memcpy(s.dst, (uint8_t[]){10, 100, 0, 5}, 4);
+	frame_build(&f, &s);
+	p = run1(&l, &f, 1);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_RPF);
+	memcpy(s.src, (uint8_t[]){10, 200, 7, 7}, 4);
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 1).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_RPF], 3);
+	lab_close(&l);
+
+	lab_open(&l, loose, &cfg);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 4, (uint8_t[]){10, 100, 0, 5}, gw_mac), 0);
+	memcpy(s.src, (uint8_t[]){10, 100, 0, 6}, 4);		/* routed, wrong port: loose takes it */
+	frame_build(&f, &s);
+	assert_int_equal(run1(&l, &f, 1).verdict, PIPE_FORWARD);
+	memcpy(s.src, (uint8_t[]){10, 99, 0, 1}, 4);		/* no route back at all */
+	frame_build(&f, &s);
+	p = run1(&l, &f, 1);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_RPF);
+	lab_close(&l);
+}
+
 /* Router mode and the egress port's MTU (wan0: 1400): a packet that fits
  * goes; a longer one is answered from lan0's address with fragmentation
  * needed (IPv4 with DF) or packet too big (IPv6), the MTU in the
@@ -1310,6 +1383,7 @@ int main(void)
 		cmocka_unit_test(test_router_holds_packets),
 		cmocka_unit_test(test_router_mtu),
 		cmocka_unit_test(test_router_martians),
+		cmocka_unit_test(test_router_rpf),
 		cmocka_unit_test(test_tcp_mss_clamping),
 		cmocka_unit_test(test_router_fragments),
 		cmocka_unit_test(test_reply_rate),

@@ -233,7 +233,7 @@ static void test_lang_sections(void **state)
 }
 
 static const char *const bad_fixtures[] = {
-	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces", "lang_mss",
+	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces", "lang_mss", "lang_rpf",
 	"inc_cycle/main", "inc_dup/main", "inc_err/main",
 };
 
@@ -365,6 +365,8 @@ static void test_policies(void **state)
 	assert_int_equal(v.policy->nat_count, 2);
 	assert_int_equal(v.policy->route_count, 2);
 	assert_int_equal(v.policy->tcp_mss, RFW_TCP_MSS_CLAMP);
+	assert_int_equal(v.policy->rpf, RFW_RPF_STRICT);
+	assert_true(v.hdr->features & RFW_FEAT_RPF);
 	free(buf);
 	compile_view(RAMPART_SOURCE_DIR "/policies/blocklist.yaml", &v, &buf);
 	expect_answer(&v, "udp 198.19.1.1:1 8.8.8.8:53", "1 drop-blocked drop");
