@@ -1575,8 +1575,8 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 	return kept;
 }
 
-static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list,
-			   uint32_t n, int known);
+static inline __attribute__((always_inline)) uint32_t
+route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list, uint32_t n, int known);
 
 /* The non-first fragments stage_flow found no first for while a first
  * fragment came earlier in the burst: looked up again once stage_ct has
@@ -1663,20 +1663,28 @@ static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
  * IPv4 directed broadcast, the broadcast address of a subnet on one of
  * our ports (RFC 2644: a smurf amplifier otherwise, as the kernel gives
  * it the broadcast MAC), PIPE_DROP_MARTIAN. 0: forward it. */
-static enum pipe_drop not_for_forwarding(const struct pipe_worker *w, const struct rfw_route *r,
-					 const struct pkt_key *key)
+static inline enum pipe_drop not_for_forwarding(const struct pipe_worker *w,
+						const struct rfw_route *r, uint8_t port,
+						const struct pkt_key *key)
 {
-	const uint8_t *own = port_addr(&w->cfg, w->pol->if_port[r->interface], key->family);
+	const struct pipe_port_cfg *pc = &w->cfg.port[port];
 
-	if (own && !addr_differs(own, key->dst, key->family))
-		return PIPE_DROP_LOCAL;
-	if (key->family == 4 && !r->has_via && r->len <= 30) {
-		uint32_t host = 0xffffffffu >> r->len, dst = rd32(key->dst);
+	if (key->family == 4) {
+		uint32_t dst, own;
 
-		if ((dst & host) == host)
-			return PIPE_DROP_MARTIAN;
+		memcpy(&dst, key->dst, 4);
+		memcpy(&own, pc->v4, 4);
+		if (dst == own && pc->has_v4)
+			return PIPE_DROP_LOCAL;
+		if (!r->has_via && r->len <= 30) {
+			uint32_t host = 0xffffffffu >> r->len;
+
+			if ((rd32(key->dst) & host) == host)
+				return PIPE_DROP_MARTIAN;
+		}
+		return PIPE_DROP_NONE;
 	}
-	return PIPE_DROP_NONE;
+	return pc->has_v6 && !memcmp(pc->v6, key->dst, 16) ? PIPE_DROP_LOCAL : PIPE_DROP_NONE;
 }
 
 /* defaults.rpf for a new packet (its source as it came): loose, some
@@ -1699,11 +1707,15 @@ static int reverse_path_ok(const struct pipe_worker *w, const struct pipe_pkt *p
 	       pol->if_port[pol->view->routes[v - 1].interface] == p->in_port;
 }
 
-static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list,
-			   uint32_t n, int known)
+/* known: a constant in each caller (inlined, so the new-flow checks
+ * cost the known flows nothing). */
+static inline __attribute__((always_inline)) uint32_t
+route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list, uint32_t n, int known)
 {
 	struct pipe_burst *b = &w->burst;
-	const uint8_t rpf = w->pol->view->policy->rpf;
+	const struct pipe_policy *pol = w->pol;
+	const uint8_t rpf = pol->view->policy->rpf;
+	const uint32_t nroutes = pol->view->policy->route_count;
 	uint32_t kept = 0;
 
 	for (uint32_t k = 0; k < n; k++) {
@@ -1711,37 +1723,40 @@ static uint32_t route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 		struct pkt_key *key = !known ? &b->akey[i]
 				    : b->nat[i] || b->path[i] == PATH_RELATED ? &b->wire[i]
 									     : &b->meta[i].key;
+		const struct pkt_key *came = &b->meta[i].key;
 		const struct rfw_route *r;
 		enum pipe_drop why;
+		uint8_t port;
 
 		/* a new packet's addresses as it came (a known flow's were
 		 * when it began) */
-		if (!known && martian(key->family, b->meta[i].key.src, b->meta[i].key.dst)) {
+		if (!known && martian(came->family, came->src, came->dst)) {
 			drop(w, &pkts[i], PIPE_DROP_MARTIAN);
 			continue;
 		}
-		if (!known && rpf && !reverse_path_ok(w, &pkts[i], &b->meta[i].key, rpf)) {
+		if (!known && rpf && !reverse_path_ok(w, &pkts[i], came, rpf)) {
 			drop(w, &pkts[i], PIPE_DROP_RPF);
 			continue;
 		}
-		if (key->family == 4 && w->pol->have_route4)
-			v = lpm_lookup(&w->pol->route4, key->dst);
-		else if (key->family == 6 && w->pol->have_route6)
-			v = lpm_lookup(&w->pol->route6, key->dst);
-		if (!v || v > w->pol->view->policy->route_count) {
+		if (key->family == 4 && pol->have_route4)
+			v = lpm_lookup(&pol->route4, key->dst);
+		else if (key->family == 6 && pol->have_route6)
+			v = lpm_lookup(&pol->route6, key->dst);
+		if (!v || v > nroutes) {
 			drop(w, &pkts[i], PIPE_DROP_NO_ROUTE);
 			continue;
 		}
-		r = &w->pol->view->routes[v - 1];
-		if (w->pol->if_port[r->interface] == PIPE_NO_PORT) {
+		r = &pol->view->routes[v - 1];
+		port = pol->if_port[r->interface];
+		if (port == PIPE_NO_PORT) {
 			drop(w, &pkts[i], PIPE_DROP_NO_PORT);
 			continue;
 		}
-		if (!known && (why = not_for_forwarding(w, r, key)) != PIPE_DROP_NONE) {
+		if (!known && (why = not_for_forwarding(w, r, port, key)) != PIPE_DROP_NONE) {
 			drop(w, &pkts[i], why);
 			continue;
 		}
-		pkts[i].out_port = w->pol->if_port[r->interface];
+		pkts[i].out_port = port;
 		key->out_if = (uint8_t)r->interface;
 		memcpy(b->nexthop[i], r->has_via ? r->via : key->dst, 16);
 		list[kept++] = i;
