@@ -1656,35 +1656,18 @@ static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
  * destination: a new flow's after DNAT (akey), a known flow's as it
  * leaves (wire, written only when the flow translates; its frame's own
  * key otherwise). */
-/* A new packet whose route is found but that a router still does not
- * forward: one addressed to the route port's own address (the firewall
- * itself; it reaches the kernel only through host.addresses, and must not
- * be held for a neighbour that is ourselves), PIPE_DROP_LOCAL; and an
- * IPv4 directed broadcast, the broadcast address of a subnet on one of
- * our ports (RFC 2644: a smurf amplifier otherwise, as the kernel gives
- * it the broadcast MAC), PIPE_DROP_MARTIAN. 0: forward it. */
-static inline enum pipe_drop not_for_forwarding(const struct pipe_worker *w,
-						const struct rfw_route *r, uint8_t port,
-						const struct pkt_key *key)
+/* An IPv4 directed broadcast: a new packet to the broadcast address of
+ * a subnet on one of our ports (an on-link route of /30 or shorter), which
+ * a router does not forward (RFC 2644: a smurf amplifier otherwise, as
+ * the kernel's neighbour entry for it is the broadcast MAC). */
+static inline int directed_broadcast(const struct rfw_route *r, const struct pkt_key *key)
 {
-	const struct pipe_port_cfg *pc = &w->cfg.port[port];
+	uint32_t host;
 
-	if (key->family == 4) {
-		uint32_t dst, own;
-
-		memcpy(&dst, key->dst, 4);
-		memcpy(&own, pc->v4, 4);
-		if (dst == own && pc->has_v4)
-			return PIPE_DROP_LOCAL;
-		if (!r->has_via && r->len <= 30) {
-			uint32_t host = 0xffffffffu >> r->len;
-
-			if ((rd32(key->dst) & host) == host)
-				return PIPE_DROP_MARTIAN;
-		}
-		return PIPE_DROP_NONE;
-	}
-	return pc->has_v6 && !memcmp(pc->v6, key->dst, 16) ? PIPE_DROP_LOCAL : PIPE_DROP_NONE;
+	if (key->family != 4 || r->has_via || r->len > 30)
+		return 0;
+	host = 0xffffffffu >> r->len;
+	return (rd32(key->dst) & host) == host;
 }
 
 /* defaults.rpf for a new packet (its source as it came): loose, some
@@ -1725,7 +1708,6 @@ route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list, uint32_
 									     : &b->meta[i].key;
 		const struct pkt_key *came = &b->meta[i].key;
 		const struct rfw_route *r;
-		enum pipe_drop why;
 		uint8_t port;
 
 		/* a new packet's addresses as it came (a known flow's were
@@ -1752,8 +1734,8 @@ route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list, uint32_
 			drop(w, &pkts[i], PIPE_DROP_NO_PORT);
 			continue;
 		}
-		if (!known && (why = not_for_forwarding(w, r, port, key)) != PIPE_DROP_NONE) {
-			drop(w, &pkts[i], why);
+		if (!known && directed_broadcast(r, key)) {
+			drop(w, &pkts[i], PIPE_DROP_MARTIAN);
 			continue;
 		}
 		pkts[i].out_port = port;
@@ -2368,6 +2350,15 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			memo_family = m->key.family;
 		}
 		if (!mac) {
+			/* the firewall's own address (not handed to the kernel
+			 * by host.addresses): after the rules, which see and
+			 * count it, and never held for a neighbour that is us */
+			const uint8_t *own = port_addr(&w->cfg, p->out_port, m->key.family);
+
+			if (own && !addr_differs(own, b->nexthop[i], m->key.family)) {
+				drop(w, p, PIPE_DROP_LOCAL);
+				continue;
+			}
 			want_neighbour(w, p->out_port, m->key.family, b->nexthop[i]);
 			if (w->cfg.hold_unresolved && !cut && w->nheld + b->nhold < PIPE_MAX_HELD)
 				b->l_hold[b->nhold++] = i;	/* after NAT: stage_hold */

@@ -420,6 +420,7 @@ static void test_masquerade_follows_address(void **state)
 		"zones: {inside: [lan0], outside: [wan0]}\n"
 		"rules:\n"
 		"  - {name: out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+		"  - {name: uplink, from: {zone: outside}, to: {zone: outside}, action: accept}\n"
 		"nat:\n"
 		"  - {name: masq, match: {from: {zone: inside}, to: {zone: outside}},"
 		" snat: {to: masquerade}}\n"
@@ -469,7 +470,7 @@ static void test_masquerade_follows_address(void **state)
 	assert_memory_equal(f.b + 14 + 16, client_ip, 4);
 	assert_int_equal(frame_get16(f.b + 36), 5004);
 
-	s = udp(6000, 7000);				/* to the firewall: the new address */
+	s = udp(6000, 7000);		/* to the firewall (rule uplink): the new address */
 	memcpy(s.src, remote_ip, 4);
 	memcpy(s.dst, new_ip, 4);
 	p = send1(w, &s, 1, 2 * SEC, NULL);
