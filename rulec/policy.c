@@ -214,6 +214,7 @@ static void parse_rpf(struct policy *pol, yaml_node_t *n)
 	for (uint8_t i = 0; s && i < N(names); i++)
 		if (!strcmp(s, names[i])) {
 			pol->rpf = i;
+			pol->rpf_pos = policy_pos(pol, n);
 			return;
 		}
 	ytree_error(pol->d, n, "'rpf' must be off, loose or strict, not '%s'", s ? s : ytree_kind(n));
@@ -428,6 +429,10 @@ unsigned policy_load(struct policy *pol, const char *path, struct diag *d)
 	for (size_t s = 2; s < N(sections); s++)
 		each_file(pol, s);
 	warn_unused(pol);
+	if (pol->rpf && !pol->routes.n)
+		diag_warn_in(d, pol->rpf_pos.file, pol->rpf_pos.line, pol->rpf_pos.col,
+			     "'rpf' checks sources against the routes, and this policy has none: "
+			     "it does nothing (bridge mode has no routes either)");
 	return d->errors - before;
 }
 

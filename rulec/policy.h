@@ -174,6 +174,7 @@ struct policy {
 	uint8_t stateful;
 	uint16_t tcp_mss;	/* defaults.tcp_mss: RFW_TCP_MSS_* (0 off) */
 	uint8_t rpf;		/* defaults.rpf: enum rfw_rpf */
+	struct pos rpf_pos;	/* where it was set (the no-routes warning) */
 	uint32_t max_flows;
 	uint32_t timeout[RFW_TIMEOUT_COUNT];
 	int has_defaults;
