@@ -1,7 +1,8 @@
 #!/bin/bash
 # Lab test of rampartd in bridge mode: client and server namespaces joined
 # through a firewall namespace where rampartd bridges two veths with
-# examples/policies/demo.yaml. Checks verdicts and exact rule counters.
+# examples/policies/demo.yaml. Checks verdicts and exact rule counters,
+# the neighbour discovery warning and an MSS ceiling.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_bridge.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -112,6 +113,27 @@ if lab_compile "$LAB_TMP/no-nd.yaml" "$LAB_TMP/no-nd.rfw" && lab_rampartd_start 
 	check "rampartd stops" lab_wait_gone "$RAMPARTD_PID" 10
 else
 	not_ok "rampartd starts with demo.yaml less its ICMPv6 rule"
+fi
+
+# --- defaults.tcp_mss in a bridge: a ceiling, whatever the MTUs ---
+# demo.yaml with tcp_mss: 1000; the client's connected socket says the MSS
+# it sends with (the server's SYN-ACK option, 1460 as the server wrote it,
+# less the timestamp option's 12 bytes: 1448 without the ceiling).
+sed 's/^  action: drop$/  action: drop\n  tcp_mss: 1000/' "$SRC/examples/policies/demo.yaml" \
+	>"$LAB_TMP/mss.yaml"
+cat >"$LAB_TMP/mss.py" <<'PY'
+import socket, sys
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3)
+print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG))
+PY
+if lab_compile "$LAB_TMP/mss.yaml" "$LAB_TMP/mss.rfw" && lab_rampartd_start "$LAB_TMP/mss.rfw"; then
+	mss=$(lab_in cli "$LAB_PY" "$LAB_TMP/mss.py" 10.10.0.2 8080 2>&1)
+	check "tcp_mss: 1000 in a bridge: the client sends at most 1000 bytes a segment (${mss:-none})" \
+		bash -c '[ "$1" -le 1000 ] && [ "$1" -ge 900 ]' _ "${mss:-0}"
+	kill -TERM "$RAMPARTD_PID"
+	check "rampartd stops" lab_wait_gone "$RAMPARTD_PID" 10
+else
+	not_ok "rampartd starts with demo.yaml and tcp_mss: 1000"
 fi
 
 if [ "$LAB_FAILED" -ne 0 ]; then
