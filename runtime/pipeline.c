@@ -93,6 +93,33 @@ static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint
 	return pc->has_v6 ? pc->v6 : NULL;
 }
 
+static inline int link_local6(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
+/* The address the router's own ICMP errors about a packet that came in
+ * on `port` are sent from: the port's, unless (IPv6) it has only a
+ * link-local one, as an uplink often has when its provider delegates a
+ * prefix to the LAN: an error from a link-local source is not forwarded
+ * beyond the link, so path MTU discovery and traceroute from outside
+ * would fail. Then another port's global address (RFC 4443 2.2: any
+ * unicast address of the node). NULL: none. */
+static const uint8_t *reply_source(const struct pipe_worker *w, uint32_t port, uint8_t family)
+{
+	const uint8_t *a = port_addr(&w->cfg, port, family);
+
+	if (family == 4 || !a || !link_local6(a))
+		return a;
+	for (uint32_t k = 0; k < w->nports; k++) {
+		const uint8_t *g = port_addr(&w->cfg, k, 6);
+
+		if (g && !link_local6(g))
+			return g;
+	}
+	return a;
+}
+
 struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_view *view)
 {
 	struct pipe_worker *w;
@@ -2025,7 +2052,7 @@ static int answer_too_big(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 	struct pipe_burst *b = &w->burst;
 	struct pkt_meta *m = &b->meta[i];
 	const uint32_t mtu = w->mtu[p->out_port];
-	const uint8_t *from = port_addr(&w->cfg, p->in_port, m->key.family);
+	const uint8_t *from = reply_source(w, p->in_port, m->key.family);
 	uint32_t len;
 
 	if (m->key.family == 4 && !(p->data[m->l3_off + 6] & 0x40)) {
@@ -2121,7 +2148,7 @@ static void stage_hold(struct pipe_worker *w, struct pipe_pkt *pkts, uint64_t no
 static uint32_t host_unreachable(struct pipe_worker *w, const struct pipe_held *h, uint32_t slot,
 				 uint64_t now_ns)
 {
-	const uint8_t *from = port_addr(&w->cfg, h->in_port, h->family);
+	const uint8_t *from = reply_source(w, h->in_port, h->family);
 	struct pkt_meta m;
 	uint32_t len;
 	uint8_t *f;
@@ -2314,7 +2341,7 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 		if (p->verdict != PIPE_FORWARD)
 			continue;
 		if (*ttl <= 1) {
-			const uint8_t *from = port_addr(&w->cfg, p->in_port, m->key.family);
+			const uint8_t *from = reply_source(w, p->in_port, m->key.family);
 			uint32_t len;
 
 			/* The quote is of the packet as it arrived here (NAT

@@ -1091,6 +1091,62 @@ static void test_router_rpf(void **state)
 	lab_close(&l);
 }
 
+/* An uplink with only a link-local IPv6 address (the provider delegates a
+ * prefix to the LAN): the router's ICMPv6 errors about packets from
+ * outside come from the LAN port's global address, which the sender can
+ * receive, not from fe80:: (never forwarded back to it). */
+static void test_router_errors_from_a_global_address(void **state)
+{
+	static const uint8_t gw_mac[6] = {2, 0xbb, 0, 0, 0, 0xfe};
+	static const uint8_t lan6[16] = {0xfd, 0, 0, 0, 0, 0, 0, 0x10, [15] = 1};
+	static const uint8_t wan_ll[16] = {0xfe, 0x80, [15] = 2};
+	static const char policy[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: all, action: accept}\n"
+		"defaults: {action: drop, stateful: false}\n"
+		"routes:\n"
+		"  - {prefix: \"::/0\", via: \"fe80::fe\", interface: wan0}\n"
+		"  - {prefix: \"fd00:0:0:10::/64\", interface: lan0}\n";
+	struct pipe_config cfg;
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p;
+	(void)state;
+
+	router_cfg(&cfg);
+	cfg.port[0].has_v6 = 1;
+	memcpy(cfg.port[0].v6, lan6, 16);
+	cfg.port[1].has_v6 = 1;
+	memcpy(cfg.port[1].v6, wan_ll, 16);
+	lab_open(&l, policy, &cfg);
+	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfe, 0x80, [15] = 0xfe}, gw_mac), 0);
+	assert_int_equal(pipe_neigh_set(l.w, 0, 6, (uint8_t[]){0xfd, 0, 0, 0, 0, 0, 0, 0x10, [15] = 5},
+					gw_mac), 0);
+	/* from outside, hop limit 1: time exceeded from the LAN's address */
+	{
+		struct flow_spec s = v4spec(17, 5000, 53);
+
+		s.family = 6;
+		memset(s.src, 0, 16);
+		memset(s.dst, 0, 16);
+		memcpy(s.src, (uint8_t[]){0x20, 0x01, 0x0d, 0xb8, [15] = 9}, 16);
+		memcpy(s.dst, (uint8_t[]){0xfd, 0, 0, 0, 0, 0, 0, 0x10, [15] = 5}, 16);
+		s.ttl = 1;
+		frame_build(&f, &s);
+	}
+	p = run1(&l, &f, 1);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(f.b[14 + 40], 3);			/* ICMPv6 time exceeded */
+	assert_memory_equal(f.b + 14 + 8, lan6, 16);
+	assert_true(frame_checksums_ok(f.b, f.len));
+	/* the LAN port's own global address for its own side, as before */
+	p = send_udp(&l, &f, "fd00:0:0:10::5", "2001:db8::9", 1);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_memory_equal(f.b + 14 + 8, lan6, 16);
+	lab_close(&l);
+}
+
 /* Router mode and the egress port's MTU (wan0: 1400): a packet that fits
  * goes; a longer one is answered from lan0's address with fragmentation
  * needed (IPv4 with DF) or packet too big (IPv6), the MTU in the
@@ -1384,6 +1440,7 @@ int main(void)
 		cmocka_unit_test(test_router_mtu),
 		cmocka_unit_test(test_router_martians),
 		cmocka_unit_test(test_router_rpf),
+		cmocka_unit_test(test_router_errors_from_a_global_address),
 		cmocka_unit_test(test_tcp_mss_clamping),
 		cmocka_unit_test(test_router_fragments),
 		cmocka_unit_test(test_reply_rate),
