@@ -899,8 +899,8 @@ static int parse_addr(const char *text, uint8_t *a)
 	return strchr(text, ':') ? inet_pton(AF_INET6, text, a) : inet_pton(AF_INET, text, a);
 }
 
-static struct pipe_pkt send_udp(struct lab *l, struct frame *f, const char *src, const char *dst,
-				uint8_t ttl)
+static struct pipe_pkt send_udp_on(struct lab *l, struct frame *f, const char *src,
+				   const char *dst, uint8_t ttl, uint8_t in_port)
 {
 	struct flow_spec s = v4spec(17, 5353, 5353);
 
@@ -911,7 +911,13 @@ static struct pipe_pkt send_udp(struct lab *l, struct frame *f, const char *src,
 	s.family = strchr(src, ':') ? 6 : 4;
 	s.ttl = ttl;
 	frame_build(f, &s);
-	return run1(l, f, 0);
+	return run1(l, f, in_port);
+}
+
+static struct pipe_pkt send_udp(struct lab *l, struct frame *f, const char *src, const char *dst,
+				uint8_t ttl)
+{
+	return send_udp_on(l, f, src, dst, ttl, 0);
 }
 
 static void test_router_martians(void **state)
@@ -1124,18 +1130,7 @@ static void test_router_errors_from_a_global_address(void **state)
 	assert_int_equal(pipe_neigh_set(l.w, 0, 6, (uint8_t[]){0xfd, 0, 0, 0, 0, 0, 0, 0x10, [15] = 5},
 					gw_mac), 0);
 	/* from outside, hop limit 1: time exceeded from the LAN's address */
-	{
-		struct flow_spec s = v4spec(17, 5000, 53);
-
-		s.family = 6;
-		memset(s.src, 0, 16);
-		memset(s.dst, 0, 16);
-		memcpy(s.src, (uint8_t[]){0x20, 0x01, 0x0d, 0xb8, [15] = 9}, 16);
-		memcpy(s.dst, (uint8_t[]){0xfd, 0, 0, 0, 0, 0, 0, 0x10, [15] = 5}, 16);
-		s.ttl = 1;
-		frame_build(&f, &s);
-	}
-	p = run1(&l, &f, 1);
+	p = send_udp_on(&l, &f, "2001:db8::9", "fd00:0:0:10::5", 1, 1);
 	assert_int_equal(p.verdict, PIPE_BOUNCE);
 	assert_int_equal(f.b[14 + 40], 3);			/* ICMPv6 time exceeded */
 	assert_memory_equal(f.b + 14 + 8, lan6, 16);
