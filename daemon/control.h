@@ -32,6 +32,8 @@ struct reloader;
 /* What the control thread may show; fixed while it runs, but for view,
  * which a reload replaces (under the reloader's lock, which the control
  * thread holds while it serves a request). */
+struct port_addr_watch;
+
 struct control_src {
 	const struct rfw_view *view;
 	struct reloader *reload;	/* NULL: reload is refused */
@@ -51,6 +53,10 @@ struct control_src {
 	/* DPDK router with its own ARP/ND: the neighbour cache's summary,
 	 * as of its last tick (neigh_cache.h); NULL: none (the kernel's) */
 	void (*neighbours)(struct nc_summary *out);
+	/* Router mode on kernel ports: the addresses the policy was last
+	 * built with (port_addrs.h; read under the reload lock, which the
+	 * requests hold); NULL: the ports' never change */
+	const struct port_addr_watch *addrs;
 };
 
 struct control;

@@ -16,6 +16,7 @@
 #include "ctl_rxloss.h"
 #include "ctl_table.h"
 #include "flowstate.h"
+#include "port_addrs.h"
 
 static void sum_port(const struct ctl_report *r, uint32_t port, struct counters_port *s)
 {
@@ -295,6 +296,15 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 			   (unsigned long long)n.st.moved, (unsigned long long)n.st.probes,
 			   (unsigned long long)n.st.forgotten, (unsigned long long)n.st.full);
 	}
+	if (src->addrs) {
+		char a[96];
+
+		ctl_puts(out, "addresses:");
+		for (uint32_t i = 0; i < src->nports; i++)
+			ctl_printf(out, "%s %s %s", i ? ";" : "", src->iface[i].name,
+				   port_addrs_text(&src->addrs->applied[i], a, sizeof(a)));
+		ctl_puts(out, "\n");
+	}
 	ctl_puts(out, "\n");
 	ctl_table_init(&t, ihead, 5, 0x8u);
 	for (uint32_t i = 0; i < src->nports; i++) {
@@ -360,6 +370,27 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 			   src->iface[i].xdp_mode, src->iface[i].xsk_mode, src->iface[i].queues,
 			   src->iface[i].umem);
 		ctl_json_str(out, src->iface[i].umem_reason);
+		if (src->addrs) {
+			const struct pipe_port_addrs *pa = &src->addrs->applied[i];
+			char a[96];
+
+			ctl_puts(out, ", \"addresses\": [");
+			if (pa->has_v4 || pa->has_v6) {
+				/* "A", "A B": each word its own string */
+				char *sp;
+
+				port_addrs_text(pa, a, sizeof(a));
+				sp = strchr(a, ' ');
+				if (sp)
+					*sp = 0;
+				ctl_json_str(out, a);
+				if (sp) {
+					ctl_puts(out, ", ");
+					ctl_json_str(out, sp + 1);
+				}
+			}
+			ctl_puts(out, "]");
+		}
 		ctl_puts(out, "}");
 	}
 	ctl_puts(out, "],\n \"workers\": [");

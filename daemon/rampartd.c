@@ -879,6 +879,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	}
 	control_src_xsk(&csrc, o, view, wp, nq, xports, cfg.max_flows);
 	csrc.be = &bx.be;
+	if (addr_watching)
+		csrc.addrs = &addr_watch;
 	if (go_live(ctl, &csrc, o, view))
 		goto out;
 	if (o->verbose)

@@ -66,6 +66,15 @@ lab_wait_for 5 grep -q "policy built again for the ports' addresses" "$LAB_TMP/r
 check "LAN -> internet after the change: HTTP to $SITE" ex_http cli "http://$SITE/site.txt"
 check "the site saw the new uplink address $NEWPUB (masquerade follows)" \
 	ex_http_seen "$LAB_TMP/site.log" "$NEWPUB"
+status_shows() {	# IF ADDR: rampartctl status (text and JSON) lists ADDR for IF
+	ex_ctl status | grep -Eq "^addresses:.* $1 $2( |;|\$)" &&
+		ex_ctl --json status | "$LAB_PY" -c 'import json, sys
+d = json.load(sys.stdin)
+sys.exit(sys.argv[2] not in [a for f in d["interfaces"] if f["name"] == sys.argv[1]
+                             for a in f["addresses"]])' "$1" "$2"
+}
+check "rampartctl status (text, JSON): the uplink's address is now $NEWPUB" \
+	status_shows "$FW_IF_S" "$NEWPUB"
 # The policy file replaced on disk, not yet reloaded, then another
 # address: rampartd does not load the new file by itself (it says so);
 # the operator's reload applies both.
