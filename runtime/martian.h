@@ -32,11 +32,17 @@ static inline int martian4(const uint8_t *a)
 	       (x == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255);
 }
 
+/* fe80::/10 */
+static inline int link_local6(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
 static inline int martian6(const uint8_t *a)
 {
 	static const uint8_t zero[15];
 
-	if (a[0] == 0xff || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80))
+	if (a[0] == 0xff || link_local6(a))
 		return 1;	/* multicast, link-local */
 	if (a[0] != 0)
 		return 0;	/* the common case: global and unique local */

@@ -93,11 +93,6 @@ static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint
 	return pc->has_v6 ? pc->v6 : NULL;
 }
 
-static inline int link_local6(const uint8_t *a)
-{
-	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
-}
-
 /* The address the router's own ICMP errors about a packet that came in
  * on `port` are sent from: the port's, unless (IPv6) it has only a
  * link-local one, as an uplink often has when its provider delegates a
@@ -1679,10 +1674,6 @@ static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
 	}
 }
 
-/* Router mode: the egress port and next hop, by the (translated)
- * destination: a new flow's after DNAT (akey), a known flow's as it
- * leaves (wire, written only when the flow translates; its frame's own
- * key otherwise). */
 /* An IPv4 directed broadcast: a new packet to the broadcast address of
  * a subnet on one of our ports (an on-link route of /30 or shorter), which
  * a router does not forward (RFC 2644: a smurf amplifier otherwise, as
@@ -1717,7 +1708,11 @@ static int reverse_path_ok(const struct pipe_worker *w, const struct pipe_pkt *p
 	       pol->if_port[pol->view->routes[v - 1].interface] == p->in_port;
 }
 
-/* known: a constant in each caller (inlined, so the new-flow checks
+/* Router mode: the egress port and next hop, by the (translated)
+ * destination: a new flow's after DNAT (akey), a known flow's as it
+ * leaves (wire, written only when the flow translates; its frame's own
+ * key otherwise).
+ * known: a constant in each caller (inlined, so the new-flow checks
  * cost the known flows nothing). */
 static inline __attribute__((always_inline)) uint32_t
 route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list, uint32_t n, int known)
