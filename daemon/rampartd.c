@@ -584,14 +584,15 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* Router mode on kernel ports: their addresses, followed (port_addrs.h). */
+static struct port_addr_watch addr_watch;
+static int addr_watching;
+
 /* Router mode, each tick: ask the kernel to resolve the next hops the
  * workers found no MAC for, and read its neighbours (and the ports'
  * MTUs) every NEIGH_REFRESH_MS, or every tick for NEIGH_WAIT_MS after
  * asking (so an answer reaches the workers within a tick of the
  * kernel's). */
-static struct port_addr_watch addr_watch;
-static int addr_watching;	/* router mode on kernel ports */
-
 static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 {
 	uint64_t now = monotonic_ms();
