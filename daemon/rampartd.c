@@ -589,8 +589,8 @@ static struct port_addr_watch addr_watch;
 static int addr_watching;
 
 /* Router mode, each tick: ask the kernel to resolve the next hops the
- * workers found no MAC for, and read its neighbours (and the ports'
- * MTUs) every NEIGH_REFRESH_MS, or every tick for NEIGH_WAIT_MS after
+ * workers found no MAC for, and read its neighbours (and the ports' MTUs
+ * and addresses, port_addrs_tick) every NEIGH_REFRESH_MS, or every tick for NEIGH_WAIT_MS after
  * asking (so an answer reaches the workers within a tick of the
  * kernel's). */
 static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
