@@ -1,24 +1,42 @@
 #!/usr/bin/env bash
 # Run every cmocka program registered with ctest in a build directory,
 # directly (so cmocka's own summaries reach the log unprefixed), and total
-# the test cases. Last line: "N passed, N failed".
+# the test cases. The programs run one a core at a time (they share no
+# state: ctest -j runs them the same way); their logs are printed whole,
+# in ctest's order. Last line: "N passed, N failed".
 #   tests/run-unit.sh BUILD_DIR
 set -uo pipefail
 dir=$(realpath "${1:?usage: $0 BUILD_DIR}")
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 
 mapfile -t commands < <(cd "$dir" && ctest --show-only=json-v1 | /usr/bin/python3 -c '
 import json, shlex, sys
 for t in json.load(sys.stdin)["tests"]:
     print(shlex.join(t["command"]))')
 
+run_one() {	# index command: its output and exit status in $logs
+  ( cd "$dir" && CMOCKA_MESSAGE_OUTPUT=STDOUT timeout 600 bash -c "$2" ) > "$logs/$1.log" 2>&1
+  echo $? > "$logs/$1.rc"
+}
+slots=$(nproc 2>/dev/null || echo 1)
+running=0
+for i in "${!commands[@]}"; do
+  run_one "$i" "${commands[i]}" &
+  running=$((running + 1))
+  if [ "$running" -ge "$slots" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+done
+wait
+
 passed=0; failed=0
-for cmd in "${commands[@]}"; do
+for i in "${!commands[@]}"; do
+  cmd=${commands[i]} log=$logs/$i.log
   name=$(basename "${cmd%% *}")
+  rc=$(cat "$logs/$i.rc" 2>/dev/null || echo 1)
   echo "== $name"
-  ( cd "$dir" && CMOCKA_MESSAGE_OUTPUT=STDOUT timeout 600 bash -c "$cmd" ) > "$log" 2>&1
-  rc=$?
   cat "$log"
   p=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
   f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')

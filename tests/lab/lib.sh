@@ -451,13 +451,20 @@ print(got)
 PY
 }
 
+# lab_sanitized: the build under test is the ASan+UBSan one (its programs
+# run 2-5 times slower; loops that repeat one thing for confidence repeat
+# it fewer times there).
+lab_sanitized() {
+	grep -q 'RAMPART_SANITIZE:BOOL=ON' "$RAMPART_BUILD_DIR/CMakeCache.txt" 2>/dev/null
+}
+
 # lab_dpdk_eal: EAL_MEM and EAL_COMMON for a DPDK rampartd: hugepages when
 # free ones exist, else --no-huge; under ASan always --no-huge, with LSan
 # told of net_af_xdp's own leak at close. Files in memory: runs may be
 # side by side.
 lab_dpdk_eal() {
 	EAL_COMMON="--no-pci --no-telemetry --log-level=lib.eal:warning"
-	if grep -q 'RAMPART_SANITIZE:BOOL=ON' "$RAMPART_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+	if lab_sanitized; then
 		EAL_MEM="--no-huge -m 512 --no-shconf"
 		export LSAN_OPTIONS="suppressions=$(dirname "${BASH_SOURCE[0]}")/dpdk-lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 		echo "# ASan build: EAL with --no-huge, LSan told of net_af_xdp's leak (docs/dpdk.md)"
