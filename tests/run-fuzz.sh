@@ -40,15 +40,9 @@ run_one() {
     -print_final_stats=1 -artifact_prefix=tests/fuzz/crashes/$t- "$corpus" > "$work/$t.log" 2>&1
   echo $? > "$work/$t.rc"
 }
-slots=$(nproc 2>/dev/null || echo 1)
-running=0
+. tests/one-a-core.sh
 for t in $targets; do
-  run_one "$t" &
-  running=$((running + 1))
-  if [ "$running" -ge "$slots" ]; then
-    wait -n
-    running=$((running - 1))
-  fi
+  one_a_core run_one "$t"
 done
 wait
 for t in $targets; do

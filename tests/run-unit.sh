@@ -19,15 +19,9 @@ run_one() {	# index command: its output and exit status in $logs
   ( cd "$dir" && CMOCKA_MESSAGE_OUTPUT=STDOUT timeout 600 bash -c "$2" ) > "$logs/$1.log" 2>&1
   echo $? > "$logs/$1.rc"
 }
-slots=$(nproc 2>/dev/null || echo 1)
-running=0
+. "$(dirname "$(realpath "$0")")/one-a-core.sh"
 for i in "${!commands[@]}"; do
-  run_one "$i" "${commands[i]}" &
-  running=$((running + 1))
-  if [ "$running" -ge "$slots" ]; then
-    wait -n
-    running=$((running - 1))
-  fi
+  one_a_core run_one "$i" "${commands[i]}"
 done
 wait
 
