@@ -66,6 +66,35 @@ static inline __attribute__((always_inline)) int parse_l4(const uint8_t *f, uint
 	return PKT_IP;
 }
 
+/* IPv4 options (between byte 20 and the header length): source routes
+ * are refused, as routers have refused them for decades (Linux's
+ * accept_source_route = 0, Cisco's `no ip source-route`): a packet that
+ * names its own path can steer around the rules of the hops it lists. A
+ * list that runs past the header is refused too, as Linux refuses it
+ * before forwarding. Only frames with options come here (never the
+ * pipeline's fast path). */
+static int check_ipv4_options(const uint8_t *opt, uint32_t n, struct pkt_meta *m)
+{
+	enum { OPT_EOL = 0, OPT_NOP = 1, OPT_LSRR = 131, OPT_SSRR = 137 };
+
+	for (uint32_t at = 0; at < n;) {
+		uint8_t type = opt[at], olen;
+
+		if (type == OPT_EOL)
+			break;
+		if (type == OPT_NOP) {
+			at++;
+			continue;
+		}
+		if (at + 1 >= n || (olen = opt[at + 1]) < 2 || olen > n - at)
+			return malformed(m, PKT_ERR_BAD_OPTIONS);
+		if (type == OPT_LSRR || type == OPT_SSRR)
+			return malformed(m, PKT_ERR_SOURCE_ROUTE);
+		at += olen;
+	}
+	return PKT_IP;
+}
+
 /* A non-first fragment that starts inside the upper-layer header the first
  * fragment must carry whole (its ports, TCP's flags) could rewrite them
  * after the rules judged the first: RFC 1858's overlapping fragment
@@ -92,6 +121,8 @@ static int parse_ipv4(const uint8_t *f, uint32_t len, uint32_t off,
 		return malformed(m, PKT_ERR_BAD_L3);
 	if (len < off + tot)
 		return malformed(m, PKT_ERR_SHORT_L3);
+	if (ihl > 20 && check_ipv4_options(f + off + 20, ihl - 20, m) != PKT_IP)
+		return PKT_MALFORMED;
 	k->family = 4;
 	k->proto = f[off + 9];
 	memcpy(k->src, f + off + 12, 4);
@@ -134,11 +165,19 @@ static int parse_ipv6(const uint8_t *f, uint32_t len, uint32_t off,
 	memcpy(k->dst, f + off + 24, 16);
 	nh = f[off + 6];
 
-	for (int i = 0; is_ipv6_ext(nh); i++) {
+	/* RFC 8200 4.1: hop-by-hop options only right after the IPv6 header,
+	 * at most one routing and one fragment header (a second one is how
+	 * evasions nest fragments or routes; pf refuses them too). A routing
+	 * header of type 0 is a source route (deprecated by RFC 5095):
+	 * refused whatever its segments left, as pf does. */
+	for (int i = 0, routing = 0, fragment = 0; is_ipv6_ext(nh); i++) {
 		uint32_t hlen;
 
-		if (i == MAX_IPV6_EXT || end < at + 8)
+		if (i == MAX_IPV6_EXT || end < at + 8 || (nh == IPP_HOPOPTS && i > 0) ||
+		    (nh == IPP_ROUTING && routing++) || (nh == IPP_FRAGMENT && fragment++))
 			return malformed(m, PKT_ERR_BAD_EXT);
+		if (nh == IPP_ROUTING && f[at + 2] == 0)
+			return malformed(m, PKT_ERR_SOURCE_ROUTE);
 		if (nh == IPP_FRAGMENT) {
 			uint16_t offflags = rd16(f + at + 2);
 
@@ -204,6 +243,8 @@ const char *pkt_reason_name(unsigned reason)
 		[PKT_ERR_SHORT_L4] = "short-l4",
 		[PKT_ERR_BAD_EXT] = "bad-ipv6-ext",
 		[PKT_ERR_FRAG_OVERLAP] = "fragment-overlap",
+		[PKT_ERR_BAD_OPTIONS] = "bad-ipv4-options",
+		[PKT_ERR_SOURCE_ROUTE] = "source-route",
 	};
 	return reason < PKT_REASON_COUNT ? names[reason] : "?";
 }

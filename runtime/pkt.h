@@ -35,8 +35,10 @@ enum pkt_reason {
 	PKT_ERR_SHORT_L3,
 	PKT_ERR_BAD_L3,		/* bad version, IHL, total length */
 	PKT_ERR_SHORT_L4,
-	PKT_ERR_BAD_EXT,	/* IPv6 extension chain too long or truncated */
+	PKT_ERR_BAD_EXT,	/* IPv6 extension chain too long, truncated or out of order */
 	PKT_ERR_FRAG_OVERLAP,	/* a non-first fragment inside the L4 header (RFC 1858) */
+	PKT_ERR_BAD_OPTIONS,	/* IPv4 options that run past the header */
+	PKT_ERR_SOURCE_ROUTE,	/* IPv4 LSRR/SSRR, IPv6 routing header type 0 */
 	PKT_REASON_COUNT,
 };
 

@@ -12,7 +12,9 @@
 #  - crafted frames (scapy): tiny first fragments, fragments overlapping
 #    the TCP header (RFC 1858), orphan fragments, IPv4 lengths that lie,
 #    bad IHL, an IPv6 extension chain too long, IPv6 overlapping
-#    fragments: each dropped and counted under its reason;
+#    fragments, IPv4 source routes (LSRR, SSRR) and an IPv6 routing
+#    header type 0 to a port the rules open, hop-by-hop options after
+#    another header: each dropped and counted under its reason;
 #  - a TCP segment far outside the window of a live connection: dropped as
 #    ct-invalid, the connection unaffected;
 #  - conntrack full of established flows: new flows refused (ct-full),
@@ -180,7 +182,9 @@ check_eq "the four flows holding ports still work" "$(flows_round nat4)" 4
 # ---- crafted frames ----
 cat >"$LAB_TMP/craft.py" <<'PY'
 import sys
-from scapy.all import Ether, IP, IPv6, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, TCP, UDP, Raw, sendp
+from scapy.all import (Ether, IP, IPOption_LSRR, IPOption_SSRR, IPv6, IPv6ExtHdrDestOpt,
+                       IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, TCP, UDP, Raw,
+                       sendp)
 iface, smac, dmac = sys.argv[1], sys.argv[2], sys.argv[3]
 e = Ether(src=smac, dst=dmac)
 v4 = dict(src="10.10.0.1", dst="10.10.0.2")
@@ -204,6 +208,13 @@ frames = {
               IPv6ExtHdrHopByHop()) / UDP(sport=1, dport=7000),
     # IPv6 first fragment holding 8 bytes of TCP
     "tiny6": e / IPv6(**v6) / IPv6ExtHdrFragment(nh=6, offset=0, m=1, id=6) / Raw(tcp[:8]),
+    # source routes through the server, to a port the rules allow
+    "lsrr": e / IP(options=[IPOption_LSRR(routers=["10.10.0.9"])], **v4) / UDP(sport=1, dport=7000),
+    "ssrr": e / IP(options=[IPOption_SSRR(routers=["10.10.0.9"])], **v4) / UDP(sport=1, dport=7000),
+    "rh0": e / IPv6(**v6) / IPv6ExtHdrRouting(type=0, addresses=["fd00:10::9"])
+           / UDP(sport=1, dport=7000),
+    # hop-by-hop options after destination options (RFC 8200 4.1)
+    "hbh-late": e / IPv6(**v6) / IPv6ExtHdrDestOpt() / IPv6ExtHdrHopByHop() / UDP(sport=1, dport=7000),
     # IPv6 fragment at offset 8 of a TCP header
     "overlap6": e / IPv6(**v6) / IPv6ExtHdrFragment(nh=6, offset=1, id=5) / Raw(tcp[8:]),
 }
@@ -214,7 +225,8 @@ craft() { lab_in cli "$LAB_PY" "$LAB_TMP/craft.py" "$CLI_IF" "$cli_mac" "$srv_ma
 mal() { stat_json "d[\"malformed\"][\"${1//-/_}\"]"; }	# JSON keys are snake_case
 drop() { stat_json "d[\"drops\"][\"${1//-/_}\"]"; }
 for case in tiny:short-l4 overlap:fragment-overlap longer:short-l3 ihl:bad-l3 \
-	    chain:bad-ipv6-ext tiny6:short-l4 overlap6:fragment-overlap; do
+	    chain:bad-ipv6-ext tiny6:short-l4 overlap6:fragment-overlap lsrr:source-route \
+	    ssrr:source-route rh0:source-route hbh-late:bad-ipv6-ext; do
 	name=${case%%:*}; reason=${case#*:}
 	b=$(mal "$reason")
 	craft "$name"

@@ -76,7 +76,11 @@ static uint32_t build_ip(uint8_t *p, const struct spec *s)
 		memcpy(p + 12, s->src, 4);
 		memcpy(p + 16, s->dst, 4);
 		for (uint32_t i = 20; i < hl; i++)
-			p[i] = (uint8_t)(s->ipid + i);	/* opaque options */
+			p[i] = (uint8_t)(s->ipid + i);	/* opaque data in one option */
+		if (hl > 20) {	/* an experimental option (RFC 4727) holding the rest */
+			p[20] = 158;
+			p[21] = (uint8_t)(hl - 20);
+		}
 	} else {
 		p[0] = 0x60;
 		put16(p + 4, (uint16_t)l4len);

@@ -191,6 +191,118 @@ static void test_ipv6_and_extension(void **state)
 	assert_int_equal(m.key.has_ports, 0);
 }
 
+/* IPv4 UDP with the given options (n a multiple of 4, up to 40 bytes). */
+static int parse_with_options(const uint8_t *opt, uint32_t n, struct pkt_meta *m)
+{
+	struct frame f;
+	uint8_t *ip;
+
+	ipv4(&f, 0, 17, 1234, 7000, 0);
+	ip = f.b + 14;
+	memmove(ip + 20 + n, ip + 20, 8);
+	memcpy(ip + 20, opt, n);
+	ip[0] = (uint8_t)(0x40 | (5 + n / 4));
+	put16(ip + 2, (uint16_t)(20 + n + 8));
+	f.len += n;
+	return pkt_parse(f.b, f.len, m);
+}
+
+static void test_ipv4_options(void **state)
+{
+	struct pkt_meta m;
+	(void)state;
+
+	/* record route, timestamp, router alert, NOPs and EOL: forwarded */
+	assert_int_equal(parse_with_options((const uint8_t[]){7, 7, 4, 0, 0, 0, 0, 1}, 8, &m), PKT_IP);
+	assert_int_equal(m.key.dport, 7000);
+	assert_int_equal(m.l4_off, 14 + 28);
+	assert_int_equal(parse_with_options((const uint8_t[]){68, 8, 5, 0, 0, 0, 0, 0}, 8, &m), PKT_IP);
+	assert_int_equal(parse_with_options((const uint8_t[]){148, 4, 0, 0}, 4, &m), PKT_IP);
+	assert_int_equal(parse_with_options((const uint8_t[]){1, 1, 1, 0}, 4, &m), PKT_IP);
+	/* after EOL nothing is read */
+	assert_int_equal(parse_with_options((const uint8_t[]){0, 131, 0, 0}, 4, &m), PKT_IP);
+
+	/* loose and strict source routes, also behind other options */
+	assert_int_equal(parse_with_options((const uint8_t[]){131, 7, 4, 10, 9, 9, 9, 0}, 8, &m),
+			 PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_SOURCE_ROUTE);
+	assert_int_equal(parse_with_options((const uint8_t[]){1, 148, 4, 0, 0, 137, 7, 4,
+							      10, 9, 9, 9}, 12, &m),
+			 PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_SOURCE_ROUTE);
+	assert_string_equal(pkt_reason_name(m.reason), "source-route");
+
+	/* lengths of 0 or 1, past the header, or a length byte outside it */
+	assert_int_equal(parse_with_options((const uint8_t[]){7, 0, 4, 0}, 4, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_OPTIONS);
+	assert_int_equal(parse_with_options((const uint8_t[]){7, 1, 4, 0}, 4, &m), PKT_MALFORMED);
+	assert_int_equal(parse_with_options((const uint8_t[]){7, 9, 4, 0, 0, 0, 0, 0}, 8, &m),
+			 PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_OPTIONS);
+	assert_int_equal(parse_with_options((const uint8_t[]){1, 1, 1, 7}, 4, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_OPTIONS);
+	assert_string_equal(pkt_reason_name(m.reason), "bad-ipv4-options");
+}
+
+/* IPv6 UDP behind a chain of 8-byte extension headers, each given as
+ * its next-header number and its third byte (a routing header's type). */
+static int parse_chain(const uint8_t (*chain)[2], unsigned n, struct pkt_meta *m)
+{
+	struct frame f;
+	uint8_t *ip;
+
+	ipv6(&f, 17, 1234, 7000, 0);
+	ip = f.b + 14;
+	memmove(ip + 40 + 8 * n, ip + 40, 8);
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *h = ip + 40 + 8 * i;
+
+		memset(h, 0, 8);
+		h[0] = i + 1 < n ? chain[i + 1][0] : 17;
+		h[2] = chain[i][1];
+		if (chain[i][0] == 44)
+			h[3] = 0;	/* fragment: offset 0, no more: atomic */
+	}
+	ip[6] = n ? chain[0][0] : 17;
+	put16(ip + 4, (uint16_t)(8 * n + 8));
+	f.len += 8 * n;
+	return pkt_parse(f.b, f.len, m);
+}
+
+static void test_ipv6_header_order(void **state)
+{
+	struct pkt_meta m;
+	(void)state;
+
+	/* hop-by-hop first, destination options, a type 2 routing header
+	 * (mobile IPv6), a fragment header, destination options again */
+	assert_int_equal(parse_chain((const uint8_t[][2]){{0, 0}, {60, 0}, {43, 2}, {44, 0}, {60, 0}},
+				     5, &m),
+			 PKT_IP);
+	assert_int_equal(m.key.dport, 7000);
+	assert_int_equal(m.l4_off, 14 + 40 + 40);
+	/* a segment routing header (type 4) is not a source route to refuse */
+	assert_int_equal(parse_chain((const uint8_t[][2]){{43, 4}}, 1, &m), PKT_IP);
+
+	/* routing header type 0, whatever its segments left (byte 3: 0 here) */
+	assert_int_equal(parse_chain((const uint8_t[][2]){{43, 0}}, 1, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_SOURCE_ROUTE);
+	assert_int_equal(parse_chain((const uint8_t[][2]){{0, 0}, {60, 0}, {43, 0}}, 3, &m),
+			 PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_SOURCE_ROUTE);
+
+	/* hop-by-hop after another header; two routing or fragment headers */
+	assert_int_equal(parse_chain((const uint8_t[][2]){{60, 0}, {0, 0}}, 2, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_EXT);
+	assert_int_equal(parse_chain((const uint8_t[][2]){{0, 0}, {0, 0}}, 2, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_EXT);
+	assert_int_equal(parse_chain((const uint8_t[][2]){{43, 2}, {60, 0}, {43, 2}}, 3, &m),
+			 PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_EXT);
+	assert_int_equal(parse_chain((const uint8_t[][2]){{44, 0}, {44, 0}}, 2, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_EXT);
+}
+
 static void test_non_ip(void **state)
 {
 	struct frame f;
@@ -343,6 +455,8 @@ int main(void)
 		cmocka_unit_test(test_fragments_have_no_ports),
 		cmocka_unit_test(test_overlapping_fragments),
 		cmocka_unit_test(test_ipv6_and_extension),
+		cmocka_unit_test(test_ipv4_options),
+		cmocka_unit_test(test_ipv6_header_order),
 		cmocka_unit_test(test_non_ip),
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_fast_parse_agrees),
