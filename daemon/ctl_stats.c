@@ -297,7 +297,7 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 			   (unsigned long long)n.st.forgotten, (unsigned long long)n.st.full);
 	}
 	if (src->addrs) {
-		char a[96];
+		char a[PORT_ADDRS_TEXT];
 
 		ctl_puts(out, "addresses:");
 		for (uint32_t i = 0; i < src->nports; i++)
@@ -372,21 +372,16 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_json_str(out, src->iface[i].umem_reason);
 		if (src->addrs) {
 			const struct pipe_port_addrs *pa = &src->addrs->applied[i];
-			char a[96];
+			char a[PORT_ADDRS_TEXT], *word, *save = NULL;
 
 			ctl_puts(out, ", \"addresses\": [");
 			if (pa->has_v4 || pa->has_v6) {
-				/* "A", "A B": each word its own string */
-				char *sp;
-
+				/* "A B C": each word its own string */
 				port_addrs_text(pa, a, sizeof(a));
-				sp = strchr(a, ' ');
-				if (sp)
-					*sp = 0;
-				ctl_json_str(out, a);
-				if (sp) {
-					ctl_puts(out, ", ");
-					ctl_json_str(out, sp + 1);
+				for (word = strtok_r(a, " ", &save); word;
+				     word = strtok_r(NULL, " ", &save)) {
+					ctl_puts(out, word == a ? "" : ", ");
+					ctl_json_str(out, word);
 				}
 			}
 			ctl_puts(out, "]");

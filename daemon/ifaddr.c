@@ -73,6 +73,23 @@ int ifaddr_addrs(const char *ifname, struct pipe_port_addrs *c)
 			v6_global = !IN6_IS_ADDR_LINKLOCAL(in6);
 		}
 	}
+	/* the others: secondary IPv4 and further global IPv6, for local */
+	for (a = all; a; a = a->ifa_next) {
+		if (!a->ifa_addr || strcmp(a->ifa_name, ifname))
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET) {
+			const void *in = &((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr;
+
+			if (memcmp(in, c->v4, 4) && c->nmore4 < PIPE_PORT_MORE_ADDRS)
+				memcpy(c->more4[c->nmore4++], in, 4);
+		} else if (a->ifa_addr->sa_family == AF_INET6) {
+			const struct in6_addr *in6 = &((struct sockaddr_in6 *)(void *)a->ifa_addr)->sin6_addr;
+
+			if (!IN6_IS_ADDR_LINKLOCAL(in6) && memcmp(in6, c->v6, 16) &&
+			    c->nmore6 < PIPE_PORT_MORE_ADDRS)
+				memcpy(c->more6[c->nmore6++], in6, 16);
+		}
+	}
 	freeifaddrs(all);
 	return 0;
 }
@@ -94,9 +111,6 @@ int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t er
 		snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
 		return -1;
 	}
-	c->has_v4 = a.has_v4;
-	c->has_v6 = a.has_v6;
-	memcpy(c->v4, a.v4, 4);
-	memcpy(c->v6, a.v6, 16);
+	pipe_port_addrs_put(c, &a);
 	return 0;
 }

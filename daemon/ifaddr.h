@@ -8,7 +8,9 @@
 #include "pipeline.h"
 
 /* Fill c->mac, c->mtu, and v4/v6 when the interface has them (the first
- * IPv4, the first global IPv6, else a link-local one). 0, or -1 with err. */
+ * IPv4, the first global IPv6, else a link-local one; the others, up to
+ * PIPE_PORT_MORE_ADDRS of each family, in more4/more6: secondary IPv4
+ * and further global IPv6, link-local ones left out). 0, or -1 with err. */
 int ifaddr_get(const char *ifname, struct pipe_port_cfg *c, char *err, size_t errlen);
 
 /* The interface's addresses now, as ifaddr_get picks them. 0, or -1

@@ -20,31 +20,51 @@ void port_addrs_init(struct port_addr_watch *pw, const struct pipe_config *cfg,
 	pw->workers = workers;
 	pw->nworkers = nworkers;
 	for (uint32_t p = 0; p < cfg->nports && p < PIPE_MAX_PORTS; p++) {
-		struct pipe_port_addrs *a = &pw->applied[p];
-
 		pw->fixed[p] = fixed[p];
-		a->has_v4 = cfg->port[p].has_v4;
-		a->has_v6 = cfg->port[p].has_v6;
-		memcpy(a->v4, cfg->port[p].v4, 4);
-		memcpy(a->v6, cfg->port[p].v6, 16);
+		pipe_port_addrs_get(&cfg->port[p], &pw->applied[p]);
 	}
 }
 
 static int same(const struct pipe_port_addrs *a, const struct pipe_port_addrs *b)
 {
 	return a->has_v4 == b->has_v4 && a->has_v6 == b->has_v6 &&
-	       (!a->has_v4 || !memcmp(a->v4, b->v4, 4)) && (!a->has_v6 || !memcmp(a->v6, b->v6, 16));
+	       (!a->has_v4 || !memcmp(a->v4, b->v4, 4)) && (!a->has_v6 || !memcmp(a->v6, b->v6, 16)) &&
+	       a->nmore4 == b->nmore4 && a->nmore6 == b->nmore6 &&
+	       !memcmp(a->more4, b->more4, (size_t)a->nmore4 * 4) &&
+	       !memcmp(a->more6, b->more6, (size_t)a->nmore6 * 16);
 }
 
+static void add_text(char *buf, size_t len, size_t *at, int family, const void *addr)
+{
+	char s[INET6_ADDRSTRLEN];
+	int n;
+
+	if (*at >= len || !inet_ntop(family, addr, s, sizeof(s)))
+		return;
+	n = snprintf(buf + *at, len - *at, "%s%s", *at ? " " : "", s);
+	if (n > 0)
+		*at += (size_t)n;
+}
+
+/* The first of each family first (what masquerade and replies use),
+ * then the others. */
 const char *port_addrs_text(const struct pipe_port_addrs *a, char *buf, size_t len)
 {
-	char v4[INET_ADDRSTRLEN] = "", v6[INET6_ADDRSTRLEN] = "";
+	size_t at = 0;
 
+	if (!len)
+		return buf;
+	*buf = 0;
 	if (a->has_v4)
-		inet_ntop(AF_INET, a->v4, v4, sizeof(v4));
+		add_text(buf, len, &at, AF_INET, a->v4);
+	for (unsigned k = 0; k < a->nmore4 && k < PIPE_PORT_MORE_ADDRS; k++)
+		add_text(buf, len, &at, AF_INET, a->more4[k]);
 	if (a->has_v6)
-		inet_ntop(AF_INET6, a->v6, v6, sizeof(v6));
-	snprintf(buf, len, "%s%s%s", v4, *v4 && *v6 ? " " : "", *v4 || *v6 ? v6 : "none");
+		add_text(buf, len, &at, AF_INET6, a->v6);
+	for (unsigned k = 0; k < a->nmore6 && k < PIPE_PORT_MORE_ADDRS; k++)
+		add_text(buf, len, &at, AF_INET6, a->more6[k]);
+	if (!at)
+		snprintf(buf, len, "none");
 	return buf;
 }
 
@@ -66,7 +86,7 @@ void port_addrs_prepare(void *ctx)
 
 	for (uint32_t p = 0; p < pw->nports; p++) {
 		struct pipe_port_addrs now;
-		char was[80], is[80];
+		char was[PORT_ADDRS_TEXT], is[PORT_ADDRS_TEXT];
 
 		if (pw->fixed[p] || ifaddr_addrs(pw->ifnames[p], &now) || same(&now, &pw->applied[p]))
 			continue;

@@ -43,7 +43,10 @@ void port_addrs_prepare(void *ctx);
  * artifact in force (then say so once: a reload by hand applies both). */
 void port_addrs_tick(struct port_addr_watch *pw, struct reloader *r);
 
-/* Text of a port's addresses, "10.0.0.1 fd00::1" or "none", into buf. */
+/* Text of a port's addresses, "10.0.0.1 fd00::1" or "none", into buf: the
+ * first of each family (what masquerade and replies use), then the others. */
 const char *port_addrs_text(const struct pipe_port_addrs *a, char *buf, size_t len);
+/* A buffer that holds every address port_addrs_text writes. */
+#define PORT_ADDRS_TEXT ((1 + PIPE_PORT_MORE_ADDRS) * (16 + 46))
 
 #endif

@@ -676,14 +676,8 @@ struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p)
 		rl_table_carry(&p->rl, &old->rl, p->limit_fwd);
 	if (w->ct)
 		ct_set_timeouts(w->ct, p->view->policy->timeout);
-	for (uint32_t k = 0; k < w->nports; k++) {	/* replies, local, from now on */
-		struct pipe_port_cfg *c = &w->cfg.port[k];
-
-		c->has_v4 = p->addrs[k].has_v4;
-		c->has_v6 = p->addrs[k].has_v6;
-		memcpy(c->v4, p->addrs[k].v4, 4);
-		memcpy(c->v6, p->addrs[k].v6, 16);
-	}
+	for (uint32_t k = 0; k < w->nports; k++)	/* replies, local, from now on */
+		pipe_port_addrs_put(&w->cfg.port[k], &p->addrs[k]);
 	w->pol = p;
 	w->fc_epoch++;		/* routes, interfaces, rules: the flow cache starts over */
 	if (old && w->ct) {

@@ -84,6 +84,31 @@ static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
 	}
 }
 
+void pipe_port_addrs_get(const struct pipe_port_cfg *c, struct pipe_port_addrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->has_v4 = c->has_v4;
+	a->has_v6 = c->has_v6;
+	memcpy(a->v4, c->v4, 4);
+	memcpy(a->v6, c->v6, 16);
+	a->nmore4 = c->nmore4 < PIPE_PORT_MORE_ADDRS ? c->nmore4 : PIPE_PORT_MORE_ADDRS;
+	a->nmore6 = c->nmore6 < PIPE_PORT_MORE_ADDRS ? c->nmore6 : PIPE_PORT_MORE_ADDRS;
+	memcpy(a->more4, c->more4, (size_t)a->nmore4 * 4);
+	memcpy(a->more6, c->more6, (size_t)a->nmore6 * 16);
+}
+
+void pipe_port_addrs_put(struct pipe_port_cfg *c, const struct pipe_port_addrs *a)
+{
+	c->has_v4 = a->has_v4;
+	c->has_v6 = a->has_v6;
+	memcpy(c->v4, a->v4, 4);
+	memcpy(c->v6, a->v6, 16);
+	c->nmore4 = a->nmore4;
+	c->nmore6 = a->nmore6;
+	memcpy(c->more4, a->more4, sizeof(c->more4));
+	memcpy(c->more6, a->more6, sizeof(c->more6));
+}
+
 static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint8_t family)
 {
 	const struct pipe_port_cfg *pc = &c->port[port];
@@ -91,6 +116,28 @@ static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint
 	if (family == 4)
 		return pc->has_v4 ? pc->v4 : NULL;
 	return pc->has_v6 ? pc->v6 : NULL;
+}
+
+/* addr is first (when has_first) or one of the n of more, each len bytes. */
+static int addr_in(const uint8_t *first, int has_first, const uint8_t *more, unsigned n,
+		   size_t len, const uint8_t *addr)
+{
+	if (has_first && !memcmp(first, addr, len))
+		return 1;
+	for (unsigned k = 0; k < n && k < PIPE_PORT_MORE_ADDRS; k++)
+		if (!memcmp(more + k * len, addr, len))
+			return 1;
+	return 0;
+}
+
+/* addr is one of the port's own addresses (first or more). Only asked
+ * where a next hop is missing, so never on the forwarding path. */
+static __attribute__((cold, noinline)) int port_owns(const struct pipe_port_cfg *pc,
+						     uint8_t family, const uint8_t *addr)
+{
+	return family == 4 ? addr_in(pc->v4, pc->has_v4, (const uint8_t *)pc->more4, pc->nmore4, 4, addr)
+			   : addr_in(pc->v6, pc->has_v6, (const uint8_t *)pc->more6, pc->nmore6,
+				     16, addr);
 }
 
 /* The address the router's own ICMP errors about a packet that came in
@@ -132,14 +179,8 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 	if (!w)
 		return NULL;
 	w->cfg = *cfg;
-	for (uint32_t k = 0; k < PIPE_MAX_PORTS; k++) {
-		struct pipe_port_addrs *a = &w->next_addrs[k];
-
-		a->has_v4 = cfg->port[k].has_v4;
-		a->has_v6 = cfg->port[k].has_v6;
-		memcpy(a->v4, cfg->port[k].v4, 4);
-		memcpy(a->v6, cfg->port[k].v6, 16);
-	}
+	for (uint32_t k = 0; k < PIPE_MAX_PORTS; k++)
+		pipe_port_addrs_get(&cfg->port[k], &w->next_addrs[k]);
 	w->mode = cfg->mode;
 	w->nports = cfg->nports;
 	w->stateful = view->policy->stateful;
@@ -2375,9 +2416,7 @@ static void stage_forward(struct pipe_worker *w, struct pipe_pkt *pkts, const ui
 			/* the firewall's own address (not handed to the kernel
 			 * by host.addresses): after the rules, which see and
 			 * count it, and never held for a neighbour that is us */
-			const uint8_t *own = port_addr(&w->cfg, p->out_port, m->key.family);
-
-			if (own && !addr_differs(own, b->nexthop[i], m->key.family)) {
+			if (port_owns(&w->cfg.port[p->out_port], m->key.family, b->nexthop[i])) {
 				drop(w, p, PIPE_DROP_LOCAL);
 				continue;
 			}

@@ -71,12 +71,19 @@ enum pipe_stage {
 	PIPE_ST_COUNT,
 };
 
+/* A port's addresses beyond the one of each family it sends from: only
+ * told apart as the firewall's own (drop reason local), never a source. */
+#define PIPE_PORT_MORE_ADDRS 8
+
 struct pipe_port_cfg {
 	char name[16];		/* matched against the policy's interfaces */
 	uint8_t mac[6];
 	uint8_t has_v4, has_v6;	/* addresses replies are sent from */
 	uint8_t v4[4];
 	uint8_t v6[16];
+	uint8_t nmore4, nmore6;	/* secondary IPv4, further global IPv6 */
+	uint8_t more4[PIPE_PORT_MORE_ADDRS][4];
+	uint8_t more6[PIPE_PORT_MORE_ADDRS][16];
 	/* The largest IP packet the port may send (its MTU). Router mode: a
 	 * longer one is answered with fragmentation-needed / packet-too-big,
 	 * or, IPv4 without DF, cut into fragments. Any mode: what
@@ -89,7 +96,14 @@ struct pipe_port_addrs {
 	uint8_t has_v4, has_v6;
 	uint8_t v4[4];
 	uint8_t v6[16];
+	uint8_t nmore4, nmore6;
+	uint8_t more4[PIPE_PORT_MORE_ADDRS][4];
+	uint8_t more6[PIPE_PORT_MORE_ADDRS][16];
 };
+
+/* Between a port's configuration and its addresses. */
+void pipe_port_addrs_get(const struct pipe_port_cfg *c, struct pipe_port_addrs *a);
+void pipe_port_addrs_put(struct pipe_port_cfg *c, const struct pipe_port_addrs *a);
 
 struct pipe_config {
 	enum pipe_mode mode;

@@ -235,13 +235,28 @@ check "martians: counted as drops ($(($(last_martian) - m0)) of 11)" \
 # The firewall's own port addresses are not in host.addresses here: rampart
 # drops what is sent to them (local), without holding it for a neighbour
 # that is itself (which ended in "Destination Host Unreachable" from it).
-out=$(lab_in cli ping -n -c 1 -W 4 10.20.2.1 2>&1)
+# A secondary address added to the port while rampartd runs too (its
+# address watch builds the policy again within a second).
+lab_in fw ip addr add 10.20.2.7/24 dev "$FW_IF_S"
+lab_wait_for 5 grep -q "addresses 10.20.2.1 .* -> 10.20.2.1 10.20.2.7 " "$LAB_TMP/rampartd.err" ||
+	not_ok "rampartd saw the secondary address 10.20.2.7"
+check "rampartctl --json status lists both, the first one first" \
+	"$LAB_PY" -c 'import json, subprocess, sys
+d = json.loads(subprocess.check_output(sys.argv[1:4] + ["--json", "status"]))
+sys.exit([f["addresses"][:2] for f in d["interfaces"] if f["name"] == sys.argv[4]]
+         != [["10.20.2.1", "10.20.2.7"]])' "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" "$FW_IF_S"
+lab_in cli ping -n -c 1 -W 4 10.20.2.7 >"$LAB_TMP/ping-own2" 2>&1 &
+ping2=$!
+out=$(lab_in cli ping -n -c 1 -W 4 10.20.2.1 2>&1); wait "$ping2"
 check "ping 10.20.2.1 (the firewall's own, not a host address): no reply, no unreachable" \
 	bash -c '! grep -qi "unreachable\| bytes from" <<<"$1"' _ "$out"
+check "ping 10.20.2.7 (its secondary address): no reply, no unreachable" \
+	bash -c '! grep -qi "unreachable\| bytes from" "$1"' _ "$LAB_TMP/ping-own2"
 lab_counters "$LAB_TMP/c-local"
 check "the counters: local $(awk '$1 == "drop" && $2 == "local" { n = $3 } END { print n + 0 }' \
-	"$LAB_TMP/rampartd.out")" \
-	bash -c "awk '\$1 == \"drop\" && \$2 == \"local\" { n = \$3 } END { exit !(n >= 1) }' '$LAB_TMP/rampartd.out'"
+	"$LAB_TMP/rampartd.out") (2 or more)" \
+	bash -c "awk '\$1 == \"drop\" && \$2 == \"local\" { n = \$3 } END { exit !(n >= 2) }' '$LAB_TMP/rampartd.out'"
+lab_in fw ip addr del 10.20.2.7/24 dev "$FW_IF_S"
 
 out=$(lab_in cli ping -n -c 1 -t 1 -W 2 10.20.2.2 2>&1)
 check "ping -t 1: 'Time to live exceeded' from 10.20.1.1" \

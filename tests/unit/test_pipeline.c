@@ -977,6 +977,11 @@ static void test_router_martians(void **state)
 	router_cfg(&cfg);
 	cfg.port[0].has_v6 = 1;
 	memcpy(cfg.port[0].v6, (uint8_t[]){0xfd, 0, 0, 0, 0, 0, 0, 0x10, [15] = 1}, 16);
+	cfg.port[0].nmore4 = 2;		/* secondary addresses */
+	memcpy(cfg.port[0].more4[0], (uint8_t[]){10, 100, 0, 2}, 4);
+	memcpy(cfg.port[0].more4[1], (uint8_t[]){10, 100, 7, 7}, 4);
+	cfg.port[0].nmore6 = 1;
+	memcpy(cfg.port[0].more6[0], (uint8_t[]){0xfd, 0, 0, 0, 0, 0, 0, 0x10, [15] = 2}, 16);
 	lab_open(&l, martian_policy, &cfg);
 	assert_int_equal(pipe_neigh_set(l.w, 1, 4, (uint8_t[]){10, 0, 1, 254}, gw_mac), 0);
 	assert_int_equal(pipe_neigh_set(l.w, 1, 6, (uint8_t[]){0xfd, 0, 0, 1, [15] = 0xfe}, gw_mac), 0);
@@ -1011,7 +1016,20 @@ static void test_router_martians(void **state)
 	p = send_udp(&l, &f, "fd00:200::5", "fd00:0:0:10::1", 64);
 	assert_int_equal(p.verdict, PIPE_DROP);
 	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
-	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_LOCAL], 2);
+	/* and its other addresses (secondary IPv4, more global IPv6) */
+	p = send_udp(&l, &f, "10.1.0.5", "10.100.7.7", 64);
+	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
+	p = send_udp(&l, &f, "10.1.0.5", "10.100.0.2", 64);
+	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
+	p = send_udp(&l, &f, "fd00:200::5", "fd00:0:0:10::2", 64);
+	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_LOCAL], 5);
+	/* a neighbour's address next to them still waits for its neighbour */
+	p = send_udp(&l, &f, "10.1.0.5", "10.100.0.3", 64);
+	assert_int_not_equal(p.drop, PIPE_DROP_LOCAL);
+	p = send_udp(&l, &f, "fd00:200::5", "fd00:0:0:10::3", 64);
+	assert_int_not_equal(p.drop, PIPE_DROP_LOCAL);
+	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_LOCAL], 5);
 	assert_int_equal(pipe_stats(l.w)->replies, 0);
 	lab_close(&l);
 

@@ -431,7 +431,8 @@ static void test_masquerade_follows_address(void **state)
 		"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
 	const uint8_t old_ip[4] = {10, 0, 1, 1}, new_ip[4] = {10, 0, 1, 7};
 	struct pipe_config cfg = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 1};
-	struct pipe_port_addrs a = {.has_v4 = 1, .v4 = {10, 0, 1, 7}};
+	struct pipe_port_addrs a = {.has_v4 = 1, .v4 = {10, 0, 1, 7},
+				    .nmore4 = 1, .more4 = {{10, 0, 1, 8}}};	/* and a secondary */
 	struct compiled c;
 	struct pipe_worker *w;
 	struct flow_spec s = udp(5004, 53), s2 = udp(5005, 53), r;
@@ -475,6 +476,9 @@ static void test_masquerade_follows_address(void **state)
 	memcpy(s.dst, new_ip, 4);
 	p = send1(w, &s, 1, 2 * SEC, NULL);
 	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
+	memcpy(s.dst, (uint8_t[]){10, 0, 1, 8}, 4);	/* the secondary too */
+	p = send1(w, &s, 1, 2 * SEC, NULL);
 	assert_int_equal(p.drop, PIPE_DROP_LOCAL);
 	memcpy(s.dst, old_ip, 4);			/* the old one is not ours any more */
 	p = send1(w, &s, 1, 2 * SEC, NULL);
