@@ -121,6 +121,8 @@ static int parse_ipv4(const uint8_t *f, uint32_t len, uint32_t off,
 		return malformed(m, PKT_ERR_BAD_L3);
 	if (len < off + tot)
 		return malformed(m, PKT_ERR_SHORT_L3);
+	if (!pkt_ipv4_header_ok(f + off, ihl))
+		return malformed(m, PKT_ERR_BAD_CSUM);
 	if (ihl > 20 && check_ipv4_options(f + off + 20, ihl - 20, m) != PKT_IP)
 		return PKT_MALFORMED;
 	k->family = 4;
@@ -245,6 +247,7 @@ const char *pkt_reason_name(unsigned reason)
 		[PKT_ERR_FRAG_OVERLAP] = "fragment-overlap",
 		[PKT_ERR_BAD_OPTIONS] = "bad-ipv4-options",
 		[PKT_ERR_SOURCE_ROUTE] = "source-route",
+		[PKT_ERR_BAD_CSUM] = "bad-ipv4-checksum",
 	};
 	return reason < PKT_REASON_COUNT ? names[reason] : "?";
 }

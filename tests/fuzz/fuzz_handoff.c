@@ -144,6 +144,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			reload();
 		memset(frame, 0, 64);
 		memcpy(frame, data + 4, len);
+		fuzz_fix_ipv4_checksum(data[0], frame, len);
 		p = (struct pipe_pkt){.data = frame, .len = len, .room = ROOM,
 				      .in_port = (uint8_t)(data[0] & 1)};
 		now_ns += (uint64_t)data[1] * 100000000ull;

@@ -61,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = (uint32_t)(size - 4);
 		memset(frames[n], 0, 64);
 		memcpy(frames[n], data + 4, len);
+		fuzz_fix_ipv4_checksum(data[0], frames[n], len);
 		pkts[n] = (struct pipe_pkt){.data = frames[n], .len = len, .room = ROOM,
 					    .in_port = (uint8_t)(data[0] & 1)};
 		now_ns += (uint64_t)data[1] * 100000000ull;	/* up to 25 s a step */

@@ -12,9 +12,10 @@
 #  - crafted frames (scapy): tiny first fragments, fragments overlapping
 #    the TCP header (RFC 1858), orphan fragments, IPv4 lengths that lie,
 #    bad IHL, an IPv6 extension chain too long, IPv6 overlapping
-#    fragments, IPv4 source routes (LSRR, SSRR) and an IPv6 routing
-#    header type 0 to a port the rules open, hop-by-hop options after
-#    another header: each dropped and counted under its reason;
+#    fragments, a wrong IPv4 header checksum, IPv4 source routes (LSRR,
+#    SSRR) and an IPv6 routing header type 0 to a port the rules open,
+#    hop-by-hop options after another header: each dropped and counted
+#    under its reason;
 #  - a TCP segment far outside the window of a live connection: dropped as
 #    ct-invalid, the connection unaffected;
 #  - conntrack full of established flows: new flows refused (ct-full),
@@ -208,6 +209,8 @@ frames = {
               IPv6ExtHdrHopByHop()) / UDP(sport=1, dport=7000),
     # IPv6 first fragment holding 8 bytes of TCP
     "tiny6": e / IPv6(**v6) / IPv6ExtHdrFragment(nh=6, offset=0, m=1, id=6) / Raw(tcp[:8]),
+    # an IPv4 header checksum that is wrong (RFC 1812 5.2.2)
+    "badsum": e / IP(chksum=0xdead, **v4) / UDP(sport=1, dport=7000),
     # source routes through the server, to a port the rules allow
     "lsrr": e / IP(options=[IPOption_LSRR(routers=["10.10.0.9"])], **v4) / UDP(sport=1, dport=7000),
     "ssrr": e / IP(options=[IPOption_SSRR(routers=["10.10.0.9"])], **v4) / UDP(sport=1, dport=7000),
@@ -226,7 +229,7 @@ mal() { stat_json "d[\"malformed\"][\"${1//-/_}\"]"; }	# JSON keys are snake_cas
 drop() { stat_json "d[\"drops\"][\"${1//-/_}\"]"; }
 for case in tiny:short-l4 overlap:fragment-overlap longer:short-l3 ihl:bad-l3 \
 	    chain:bad-ipv6-ext tiny6:short-l4 overlap6:fragment-overlap lsrr:source-route \
-	    ssrr:source-route rh0:source-route hbh-late:bad-ipv6-ext; do
+	    ssrr:source-route rh0:source-route hbh-late:bad-ipv6-ext badsum:bad-ipv4-checksum; do
 	name=${case%%:*}; reason=${case#*:}
 	b=$(mal "$reason")
 	craft "$name"

@@ -24,6 +24,20 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
+/* Set an IPv4 header's checksum (RFC 1071, written out here so the
+ * parser's own sum is checked against another). */
+static void ip4_csum(uint8_t *ip)
+{
+	uint32_t hl = (uint32_t)(ip[0] & 15) * 4, sum = 0;
+
+	ip[10] = ip[11] = 0;
+	for (uint32_t i = 0; i + 1 < hl; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put16(ip + 10, (uint16_t)~sum);
+}
+
 static uint32_t eth(struct frame *f, int vlans, uint16_t type)
 {
 	uint32_t off = 12;
@@ -69,6 +83,7 @@ static void ipv4(struct frame *f, int vlans, uint8_t proto, uint16_t sport,
 	ip[9] = proto;
 	memcpy(ip + 12, (uint8_t[]){10, 1, 0, 5}, 4);
 	memcpy(ip + 16, (uint8_t[]){10, 2, 0, 9}, 4);
+	ip4_csum(ip);
 	f->len = off + 20 + l4len;
 }
 
@@ -203,6 +218,7 @@ static int parse_with_options(const uint8_t *opt, uint32_t n, struct pkt_meta *m
 	memcpy(ip + 20, opt, n);
 	ip[0] = (uint8_t)(0x40 | (5 + n / 4));
 	put16(ip + 2, (uint16_t)(20 + n + 8));
+	ip4_csum(ip);
 	f.len += n;
 	return pkt_parse(f.b, f.len, m);
 }
@@ -371,6 +387,8 @@ static void test_fast_parse_agrees(void **state)
 			seed = seed * 1103515245u + 12345u;
 			f.b[hot[(seed >> 16) % sizeof(hot)]] = (uint8_t)(seed >> 8);
 		}
+		if ((seed >> 24) % 8)	/* mostly with the checksum made right again */
+			ip4_csum(f.b + 14);
 		seed = seed * 1103515245u + 12345u;
 		len = (seed >> 16) % 4 ? f.len + (seed >> 8) % 24 : (seed >> 8) % (f.len + 1);
 		if (len > sizeof(f.b))
@@ -404,6 +422,40 @@ static void test_fast_parse_agrees(void **state)
 	ipv4(&f, 0, 6, 1, 2, 0);
 	assert_int_equal(pkt_parse_fast(f.b, f.len - 1, &fast), -1);	/* cut */
 	assert_int_equal(pkt_parse_fast(f.b, f.len, &fast), PKT_IP);
+	f.b[14 + 11] ^= 1;
+	assert_int_equal(pkt_parse_fast(f.b, f.len, &fast), -1);	/* checksum */
+}
+
+/* RFC 1812 5.2.2: a header whose checksum is wrong is dropped, whatever
+ * field is damaged. */
+static void test_ipv4_header_checksum(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	uint32_t sum;
+	(void)state;
+
+	for (uint32_t byte = 0; byte < 20; byte++) {
+		if (byte == 0 || byte == 2 || byte == 3)
+			continue;	/* version/IHL and length: other reasons */
+		ipv4(&f, 0, 17, 5000, 53, 0);
+		f.b[14 + byte] ^= 0x10;
+		assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_MALFORMED);
+		assert_int_equal(m.reason, PKT_ERR_BAD_CSUM);
+	}
+	assert_string_equal(pkt_reason_name(PKT_ERR_BAD_CSUM), "bad-ipv4-checksum");
+	/* with options too */
+	assert_int_equal(parse_with_options((const uint8_t[]){1, 1, 1, 0}, 4, &m), PKT_IP);
+	/* a TTL and checksum changed together as a router does (RFC 1624) */
+	ipv4(&f, 0, 17, 5000, 53, 0);
+	f.b[14 + 8]--;
+	sum = (uint32_t)(f.b[14 + 10] << 8 | f.b[14 + 11]) + 0x100;
+	put16(f.b + 14 + 10, (uint16_t)((sum & 0xffff) + (sum >> 16)));
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	/* ... and a TTL changed alone */
+	f.b[14 + 8]--;
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_BAD_CSUM);
 }
 
 static void test_first_match(void **state)
@@ -456,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_overlapping_fragments),
 		cmocka_unit_test(test_ipv6_and_extension),
 		cmocka_unit_test(test_ipv4_options),
+		cmocka_unit_test(test_ipv4_header_checksum),
 		cmocka_unit_test(test_ipv6_header_order),
 		cmocka_unit_test(test_non_ip),
 		cmocka_unit_test(test_truncations),
