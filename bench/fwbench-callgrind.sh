@@ -28,7 +28,8 @@ valgrind --tool=callgrind --compress-strings=no --compress-pos=no --callgrind-ou
 	--dump-before=bench_mark "$BUILD/bench/fwbench" --flows "$FLOWS" --packets "$PACKETS" "$@" \
 	>"$OUT/fwbench.txt" 2>"$OUT/valgrind.txt"
 # parts: 2 load; then two marks per scenario, in fwbench's order (the
-# worst case's own load between drop-flood and worst-case)
+# worst case's own load between drop-flood and worst-cached; the
+# stateless policy loads no flows)
 ir() { sed -n 's/^summary: //p' "$OUT/cg.out.$1"; }
 half=$((FLOWS / 2))
 # --active A: the cached scenarios send ceil(PACKETS / A) rounds of A flows
@@ -37,14 +38,16 @@ printf '# fwbench under callgrind: --flows %s --packets %s %s; instructions per 
 	"$FLOWS" "$PACKETS" "$*"
 # without --active, fwbench adds the two with 1,000 active flows (HOT_FLOWS)
 hot() { if ((1000 < $1)); then echo $(((PACKETS + 999) / 1000 * 1000)); else echo "$1"; fi; }
-hot_list=
+hot_list= worst_hot=
 ((ACTIVE == 0)) && hot_list="cached-allow-hot:$(hot $half) cached-snat-hot:$(hot $((FLOWS - half)))"
+((ACTIVE == 0)) && worst_hot="worst-cached-hot:$(hot $((FLOWS - half)))"
 part=4
 for s in cached-allow:$(cached $half) cached-snat:$(cached $((FLOWS - half))) $hot_list new-snat:$PACKETS \
-	drop-flood:$PACKETS worst-case:$PACKETS; do
+	drop-flood:$PACKETS worst-cached:$(cached $((FLOWS - half))) $worst_hot worst-case:$PACKETS \
+	worst-stateless:$PACKETS; do
 	name=${s%%:*} n=${s##*:}
 	# the worst case has a policy of its own: its flows are loaded again first
-	[ "$name" = worst-case ] && part=$((part + 2))
+	[ "$name" = worst-cached ] && part=$((part + 2))
 	printf '%-16s %8.1f\n' "$name" "$(echo "$(ir $part) / $n" | bc -l)"
 	part=$((part + 2))
 done
