@@ -62,10 +62,34 @@ static uint32_t arp_frame(uint8_t *f, const uint8_t *eth_dst, const uint8_t *sma
 	return ARP_FRAME_MIN;
 }
 
+/* addr (len bytes) is first (when has) or one of the n of more. */
+static int one_of(const uint8_t *first, int has, const uint8_t *more, unsigned n, size_t len,
+		  const uint8_t *addr)
+{
+	if (has && !memcmp(addr, first, len))
+		return 1;
+	for (unsigned k = 0; k < n && k < NP_MORE_ADDRS; k++)
+		if (!memcmp(addr, more + k * len, len))
+			return 1;
+	return 0;
+}
+
+/* addr is one of the port's addresses of the family. */
+static int own4(const struct np_port *port, const uint8_t *addr)
+{
+	return one_of(port->v4, port->has_v4, (const uint8_t *)port->more4, port->nmore4, 4, addr);
+}
+
+static int own6(const struct np_port *port, const uint8_t *addr)
+{
+	return one_of(port->v6, port->has_v6, (const uint8_t *)port->more6, port->nmore6, 16, addr);
+}
+
 static uint32_t arp_receive(const struct np_port *port, const uint8_t *f, uint32_t len,
 			    struct np_learned *learned, uint8_t *reply)
 {
 	const uint8_t *sha = f + 22, *spa = f + 28, *tpa = f + 38;
+	uint8_t asked[4], to_mac[6], to_ip[4];
 	uint16_t op;
 	int for_us;
 
@@ -75,17 +99,22 @@ static uint32_t arp_receive(const struct np_port *port, const uint8_t *f, uint32
 	op = get16(f + 20);
 	if (op != ARP_REQUEST && op != ARP_REPLY)
 		return 0;
-	for_us = !memcmp(tpa, port->v4, 4);
+	for_us = own4(port, tpa);
 	/* A request for our address or the answer to ours teaches its
 	 * sender; any other ARP only updates a sender already known (RFC
 	 * 826's merge: a host that moved, a gratuitous ARP). A multicast
 	 * sender, a probe (no sender address) or one claiming our own
 	 * address teaches nothing. */
-	if (!(sha[0] & 1) && memcmp(spa, zero16, 4) && memcmp(spa, port->v4, 4))
+	if (!(sha[0] & 1) && memcmp(spa, zero16, 4) && !own4(port, spa))
 		learn(learned, 4, spa, sha, !for_us);
 	if (!for_us || op != ARP_REQUEST || (sha[0] & 1))
 		return 0;
-	return arp_frame(reply, sha, port->mac, ARP_REPLY, port->v4, sha, spa);
+	/* from the address asked for (a secondary one too); copied first,
+	 * as the reply may be written over the request */
+	memcpy(asked, tpa, 4);
+	memcpy(to_mac, sha, 6);
+	memcpy(to_ip, spa, 4);
+	return arp_frame(reply, to_mac, port->mac, ARP_REPLY, asked, to_mac, to_ip);
 }
 
 /* The ICMPv6 checksum of an IPv6 frame's message (plen bytes at 54). */
@@ -144,17 +173,23 @@ static uint32_t nd_frame(const struct np_port *port, uint8_t *f, const uint8_t *
 	return ND_FRAME_LEN;
 }
 
-/* A neighbour advertisement for port's own address to `dst` (the
- * solicitation's source; all-nodes when it had none, then unsolicited). */
+/* A neighbour advertisement for target, one of port's own addresses, to
+ * `dst` (the solicitation's source; all-nodes when it had none, then
+ * unsolicited). */
 static uint32_t nd_advert(const struct np_port *port, const uint8_t *dst, const uint8_t *eth_dst,
-			  uint8_t *f)
+			  const uint8_t *target, uint8_t *f)
 {
 	static const uint8_t all_nodes[16] = {0xff, 2, [15] = 1};
 	static const uint8_t all_nodes_mac[6] = {0x33, 0x33, 0, 0, 0, 1};
+	uint8_t to[16], to_mac[6], what[16];
 	int dad = !memcmp(dst, zero16, 16);
 
-	return nd_frame(port, f, dad ? all_nodes_mac : eth_dst, dad ? all_nodes : dst, ND_NA,
-			NA_ROUTER | NA_OVERRIDE | (dad ? 0 : NA_SOLICITED), port->v6, OPT_TARGET_LL);
+	/* copied first: the advertisement may be written over the request */
+	memcpy(to, dad ? all_nodes : dst, 16);
+	memcpy(to_mac, dad ? all_nodes_mac : eth_dst, 6);
+	memcpy(what, target, 16);
+	return nd_frame(port, f, to_mac, to, ND_NA,
+			NA_ROUTER | NA_OVERRIDE | (dad ? 0 : NA_SOLICITED), what, OPT_TARGET_LL);
 }
 
 static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_t len,
@@ -173,7 +208,7 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 		return 0;
 	if (f[54] == ND_NA) {
 		uint8_t flags = f[58];
-		int answer = (flags & NA_SOLICITED) && !memcmp(f + 38, port->v6, 16);
+		int answer = (flags & NA_SOLICITED) && own6(port, f + 38);
 
 		/* RFC 4861 7.2.5: a solicited advertisement to our address is
 		 * the answer to ours; one with override (unsolicited, or
@@ -181,20 +216,20 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 		 * known entry; any other changes none */
 		mac = nd_option(f, plen, OPT_TARGET_LL, &bad);
 		if (mac && !bad && !(mac[0] & 1) && (answer || (flags & NA_OVERRIDE)) &&
-		    memcmp(target, port->v6, 16))
+		    !own6(port, target))
 			learn(learned, 6, target, mac, !answer);
 		return 0;
 	}
 	mac = nd_option(f, plen, OPT_SOURCE_LL, &bad);
 	if (bad || (mac && !memcmp(src, zero16, 16)))
 		return 0;	/* RFC 4861 7.1.1: no option from the unspecified address */
-	if (mac && !(mac[0] & 1) && memcmp(src, port->v6, 16))
-		learn(learned, 6, src, mac, memcmp(target, port->v6, 16) != 0);
+	if (mac && !(mac[0] & 1) && !own6(port, src))
+		learn(learned, 6, src, mac, !own6(port, target));
 	/* answered when for our address, from a unicast Ethernet source
 	 * (a multicast one: nowhere to answer) */
-	if (memcmp(target, port->v6, 16) || (f[6] & 1))
+	if (!own6(port, target) || (f[6] & 1))
 		return 0;
-	return nd_advert(port, src, mac && !(mac[0] & 1) ? mac : f + 6, reply);
+	return nd_advert(port, src, mac && !(mac[0] & 1) ? mac : f + 6, target, reply);
 }
 
 uint32_t np_receive(const struct np_port *port, const uint8_t *f, uint32_t len,

@@ -12,11 +12,18 @@
 #include <stdint.h>
 
 /* A port as ARP and ND see it. */
+#define NP_MORE_ADDRS 8	/* as PIPE_PORT_MORE_ADDRS */
+
 struct np_port {
 	uint8_t mac[6];
 	uint8_t has_v4, has_v6;
-	uint8_t v4[4];
+	uint8_t v4[4];		/* what the port's own requests come from */
 	uint8_t v6[16];
+	/* its other addresses (--port-addr's later ones): answered for,
+	 * and never taken from a frame, as the first ones */
+	uint8_t nmore4, nmore6;
+	uint8_t more4[NP_MORE_ADDRS][4];
+	uint8_t more6[NP_MORE_ADDRS][16];
 };
 
 /* A neighbour a frame told us about. */

@@ -59,7 +59,9 @@ static void usage(FILE *out)
 		"                      (time-exceeded) come from, and its MTU (longer packets\n"
 		"                      answered or fragmented); with xsk they replace what the\n"
 		"                      kernel says about IF, with dpdk the device's MTU, with\n"
-		"                      pcap they give the port one\n"
+		"                      pcap they give the port one. More addresses of a family\n"
+		"                      (up to 9): the port's too (dpdk answers ARP and ND for\n"
+		"                      them), replies from the first\n"
 		"  --neighbor IF=IP=MAC  router mode: a next hop's MAC on IF (with xsk, in\n"
 		"                      addition to the kernel's neighbour table)\n"
 		"  --queues N          workers: one per RX queue 0..N-1, the same queues on every\n"
@@ -256,9 +258,26 @@ static int add_file(struct opt_file *f, uint32_t *n, uint32_t max, const char *o
 	return 0;
 }
 
+/* addr (len bytes) as a port's first of its family, else one more; -1
+ * when it has as many as it can take. */
+static int add_addr(uint8_t *has, uint8_t *first, uint8_t *n, uint8_t *more, size_t len,
+		    const uint8_t *addr)
+{
+	if (!*has) {
+		*has = 1;
+		memcpy(first, addr, len);
+	} else if (*n < PIPE_PORT_MORE_ADDRS) {
+		memcpy(more + (size_t)(*n)++ * len, addr, len);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 static int add_port_addr(struct rampartd_opts *o, char *arg)
 {
 	struct opt_port_addr *a = &o->port_addr[o->nport_addr];
+	struct pipe_port_addrs *pa = &a->addrs;
 	char *rest = cut_if(arg), *tok, *save = NULL;
 	uint8_t addr[16];
 
@@ -270,7 +289,7 @@ static int add_port_addr(struct rampartd_opts *o, char *arg)
 	a->ifname = arg;
 	tok = rest ? strtok_r(rest, ",", &save) : NULL;
 	if (!tok || parse_mac(tok, a->mac)) {
-		fprintf(stderr, "rampartd: --port-addr wants IF=MAC[,IPv4][,IPv6][,mtu=N] (MAC as "
+		fprintf(stderr, "rampartd: --port-addr wants IF=MAC[,IPv4...][,IPv6...][,mtu=N] (MAC as "
 				"02:00:00:00:00:01)\n");
 		return -1;
 	}
@@ -289,12 +308,12 @@ static int add_port_addr(struct rampartd_opts *o, char *arg)
 		}
 		switch (parse_ip(tok, addr)) {
 		case 4:
-			a->has_v4 = 1;
-			memcpy(a->v4, addr, 4);
+			if (add_addr(&pa->has_v4, pa->v4, &pa->nmore4, (uint8_t *)pa->more4, 4, addr))
+				goto too_many;
 			break;
 		case 6:
-			a->has_v6 = 1;
-			memcpy(a->v6, addr, 16);
+			if (add_addr(&pa->has_v6, pa->v6, &pa->nmore6, (uint8_t *)pa->more6, 16, addr))
+				goto too_many;
 			break;
 		default:
 			fprintf(stderr, "rampartd: --port-addr %s: '%s' is not an IP address\n",
@@ -304,6 +323,10 @@ static int add_port_addr(struct rampartd_opts *o, char *arg)
 	}
 	o->nport_addr++;
 	return 0;
+too_many:
+	fprintf(stderr, "rampartd: --port-addr %s: at most %d addresses of a family\n", arg,
+		1 + PIPE_PORT_MORE_ADDRS);
+	return -1;
 }
 
 static int add_neigh(struct rampartd_opts *o, char *arg)

@@ -22,13 +22,11 @@ struct opt_file {
 	const char *path;
 };
 
-/* --port-addr IF=MAC[,IPv4][,IPv6] */
+/* --port-addr IF=MAC[,IPv4...][,IPv6...][,mtu=N] */
 struct opt_port_addr {
 	const char *ifname;
 	uint8_t mac[6];
-	uint8_t has_v4, has_v6;
-	uint8_t v4[4];
-	uint8_t v6[16];
+	struct pipe_port_addrs addrs;	/* the first of each family, then more */
 	uint32_t mtu;		/* mtu=N: router mode's port MTU; 0: the port's own */
 };
 

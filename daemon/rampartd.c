@@ -99,13 +99,17 @@ static int port_config(const struct rampartd_opts *o, struct pipe_config *cfg, i
 		struct pipe_port_cfg *c = &cfg->port[options_port(o, a->ifname)];
 
 		memcpy(c->mac, a->mac, 6);
-		if (a->has_v4) {
+		if (a->addrs.has_v4) {	/* the kernel's of a family, or all given */
 			c->has_v4 = 1;
-			memcpy(c->v4, a->v4, 4);
+			memcpy(c->v4, a->addrs.v4, 4);
+			c->nmore4 = a->addrs.nmore4;
+			memcpy(c->more4, a->addrs.more4, sizeof(c->more4));
 		}
-		if (a->has_v6) {
+		if (a->addrs.has_v6) {
 			c->has_v6 = 1;
-			memcpy(c->v6, a->v6, 16);
+			memcpy(c->v6, a->addrs.v6, 16);
+			c->nmore6 = a->addrs.nmore6;
+			memcpy(c->more6, a->addrs.more6, sizeof(c->more6));
 		}
 		if (a->mtu)
 			c->mtu = a->mtu;

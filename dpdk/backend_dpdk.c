@@ -301,6 +301,8 @@ void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports)
 	b->ports = ports;
 }
 
+_Static_assert(NP_MORE_ADDRS == PIPE_PORT_MORE_ADDRS, "a port's addresses, both ways");
+
 void backend_dpdk_own_neighbours(struct backend_dpdk *b, const struct pipe_config *cfg)
 {
 	for (uint32_t i = 0; i < b->be.nports && i < PIPE_MAX_PORTS; i++) {
@@ -311,6 +313,10 @@ void backend_dpdk_own_neighbours(struct backend_dpdk *b, const struct pipe_confi
 		p->has_v6 = cfg->port[i].has_v6;
 		memcpy(p->v4, cfg->port[i].v4, 4);
 		memcpy(p->v6, cfg->port[i].v6, 16);
+		p->nmore4 = cfg->port[i].nmore4;
+		p->nmore6 = cfg->port[i].nmore6;
+		memcpy(p->more4, cfg->port[i].more4, sizeof(p->more4));
+		memcpy(p->more6, cfg->port[i].more6, sizeof(p->more6));
 	}
 	b->own_neigh = 1;
 }

@@ -217,6 +217,8 @@ for a in "${AFXDP_ARGS[@]}"; do
 	# learnt neighbours probed after 2 s unconfirmed (the default 30);
 	# metrics inside the fw namespace
 	[ "$a" = -- ] && DYN_ARGS+=(--dpdk-neighbor-reachable 2 --metrics 127.0.0.1:19631)
+	# the client's port with a secondary address of each family
+	[ "$a" = "$P0=$FWC_MAC,10.$N.1.1,fd00:$N:1::1" ] && a="$a,10.$N.1.5,fd00:$N:1::5"
 	DYN_ARGS+=("$a")
 done
 # all of N pings answered
@@ -232,6 +234,12 @@ if lab_rampartd_run routing "${DYN_ARGS[@]}"; then
 	check_eq "no --neighbor: UDP echo through masquerade ($got of $UDP_COUNT)" "$got" "$UDP_COUNT"
 	check "the client learnt the firewall's MAC by ARP ($FWC_MAC)" \
 		bash -c "ip -n $(lab_nsname cli) neigh show 10.$N.1.1 | grep -qi 'lladdr $FWC_MAC'"
+	# its secondary addresses answered too (pings to them dropped as local)
+	lab_in cli ping -q -n -c 1 -W 1 10.$N.1.5 >/dev/null 2>&1
+	lab_in cli ping -6 -q -n -c 1 -W 1 fd00:$N:1::5 >/dev/null 2>&1
+	check "ARP and ND for the port's secondary addresses answered (10.$N.1.5, fd00:$N:1::5)" \
+		bash -c "ip -n $(lab_nsname cli) neigh show 10.$N.1.5 | grep -qi 'lladdr $FWC_MAC' &&
+			 ip -n $(lab_nsname cli) -6 neigh show fd00:$N:1::5 | grep -qi 'lladdr $FWC_MAC'"
 	check "the server learnt it by neighbour discovery ($FWS_MAC)" \
 		bash -c "ip -n $(lab_nsname srv) neigh show fd00:$N:2::1 | grep -qi 'lladdr $FWS_MAC'"
 	# The server moves to another MAC. From here it never asks for the

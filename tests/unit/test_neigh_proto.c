@@ -354,6 +354,68 @@ static void test_probe(void **state)
 	}
 }
 
+/* A port with secondary addresses (--port-addr's later ones): each
+ * answered for, from the address asked about, and none taken from a
+ * frame that claims it; an address beside them is not ours. */
+static void test_secondary_addresses(void **state)
+{
+	static const uint8_t sec4[4] = {10, 60, 1, 7}, sec6[16] = {0xfd, 0, 0, 0x60, 0, 1, [15] = 7};
+	uint8_t f[NP_FRAME_MAX], g[NP_FRAME_MAX], r[NP_FRAME_MAX];
+	struct np_port p2 = port;
+	struct np_learned l;
+	uint32_t len, n;
+	(void)state;
+
+	p2.nmore4 = 2;
+	memcpy(p2.more4[0], (uint8_t[]){10, 60, 9, 9}, 4);
+	memcpy(p2.more4[1], sec4, 4);
+	p2.nmore6 = 1;
+	memcpy(p2.more6[0], sec6, 16);
+
+	len = host_asks(4, sec4, f);
+	n = np_receive(&p2, f, len, &l, r);
+	assert_int_equal(n, 60);
+	assert_int_equal(get16(r + 20), 2);		/* reply */
+	assert_memory_equal(r + 22, port.mac, 6);
+	assert_memory_equal(r + 28, sec4, 4);		/* the address asked about */
+	assert_memory_equal(r + 38, host4, 4);
+	assert_learnt_host(&l, 4, host4);
+	assert_int_equal(np_receive(&port, f, len, &l, r), 0);	/* not the first's port's */
+	assert_told_host(&l, 4, host4, 1);
+	memcpy(g, f, len);				/* a frame claiming it */
+	memcpy(g + 28, sec4, 4);
+	memcpy(g + 38, (uint8_t[]){10, 60, 1, 3}, 4);
+	assert_int_equal(np_receive(&p2, g, len, &l, r), 0);
+	assert_int_equal(l.family, 0);
+	len = host_asks(4, (uint8_t[]){10, 60, 1, 8}, f);	/* next to it */
+	assert_int_equal(np_receive(&p2, f, len, &l, r), 0);
+
+	len = host_asks(6, sec6, f);
+	n = np_receive(&p2, f, len, &l, r);
+	assert_int_equal(n, NP_FRAME_MAX);
+	assert_int_equal(r[54], 136);
+	assert_memory_equal(r + 38, host6, 16);
+	assert_memory_equal(r + 62, sec6, 16);		/* target: the address asked */
+	assert_true(nd_csum_ok(r, n));
+	assert_learnt_host(&l, 6, host6);
+	assert_int_equal(np_receive(&port, f, len, &l, r), 0);
+	/* and the answer written over the request itself */
+	memcpy(g, f, len);
+	n = np_receive(&p2, g, len, &l, g);
+	assert_int_equal(n, NP_FRAME_MAX);
+	assert_memory_equal(g, host_mac, 6);
+	assert_memory_equal(g + 38, host6, 16);
+	assert_memory_equal(g + 62, sec6, 16);
+	assert_true(nd_csum_ok(g, n));
+	len = host_asks(4, sec4, f);
+	n = np_receive(&p2, f, len, &l, f);
+	assert_int_equal(n, 60);
+	assert_memory_equal(f, host_mac, 6);
+	assert_memory_equal(f + 28, sec4, 4);
+	assert_memory_equal(f + 32, host_mac, 6);
+	assert_memory_equal(f + 38, host4, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_nd_refused),
 		cmocka_unit_test(test_merges),
 		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_secondary_addresses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
