@@ -3,14 +3,18 @@
 # frames in its record format [port][time step][len lo][len hi][frame],
 # covering a TCP connection through masquerade, DNAT, ICMP, IPv6,
 # fragments, VLAN, reject and port MTUs, SCTP through both NATs, a DMZ
-# forward of packets without ports; and fuzz_handoff's own
+# forward of packets without ports, IPv4 options and IPv6 routing headers
+# (a record's first byte with bit 7: its IPv4 checksum left wrong); and
+# fuzz_handoff's own
 # (corpus/handoff/: the same records, the first byte also naming the
 # worker whose queue a frame arrives on, and reloads). Run once; the
 # files are committed.
 import os
 import struct
-from scapy.all import (Dot1Q, Ether, GRE, ICMP, IP, IPv6, ICMPv6EchoRequest, Raw, SCTP,
-                       SCTPChunkData, SCTPChunkInit, TCP, UDP, fragment)
+from scapy.all import (Dot1Q, Ether, GRE, ICMP, IP, IPOption_LSRR, IPOption_RR, IPv6,
+                       IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting,
+                       ICMPv6EchoRequest, Raw, SCTP, SCTPChunkData, SCTPChunkInit, TCP, UDP,
+                       fragment)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "pipeline")
 L, W = 0, 1
@@ -79,6 +83,18 @@ SEEDS = {
     "vlan_reject": [
         rec(L, eth() / Dot1Q(vlan=5) / IP(src="10.1.0.2", dst="10.3.7.7") / TCP(dport=23, flags="S")),
         rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7", ttl=1) / UDP(dport=9)),
+    ],
+    "headers": [  # options, routing headers, header order, a wrong IPv4 checksum
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7", options=[IPOption_RR()]) / UDP(dport=53)),
+        rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7", options=[IPOption_LSRR(routers=["10.3.7.8"])])
+            / UDP(dport=53)),
+        rec(L, eth() / IPv6(src="fd00:0:0:1::2", dst="fd00:9::1") /
+            IPv6ExtHdrRouting(type=0, addresses=["fd00:9::2"]) / UDP(dport=53)),
+        rec(L, eth() / IPv6(src="fd00:0:0:1::2", dst="fd00:9::1") /
+            IPv6ExtHdrRouting(type=2, addresses=["fd00:9::2"], segleft=0) / UDP(dport=53)),
+        rec(L, eth() / IPv6(src="fd00:0:0:1::2", dst="fd00:9::1") / IPv6ExtHdrDestOpt() /
+            IPv6ExtHdrHopByHop() / UDP(dport=53)),
+        rec(L | 0x80, eth() / IP(src="10.1.0.2", dst="10.3.7.7", chksum=0x1234) / UDP(dport=53)),
     ],
 }
 
