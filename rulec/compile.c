@@ -64,7 +64,7 @@ static void compile_rules(struct policy *pol, struct out *o)
 static int nat_family(struct policy *pol, struct nat_def *nd)
 {
 	struct rule *m = &nd->match;
-	unsigned f = 3;
+	unsigned f = 3, family_said = m->family;
 
 	if (nd->kind == RFW_NAT_MASQUERADE) {
 		/* Masquerade has no address to take the family from: IPv4,
@@ -84,6 +84,8 @@ static int nat_family(struct policy *pol, struct nat_def *nd)
 			    nd->kind == RFW_NAT_DNAT ? "server" : "pool");
 		return -1;
 	}
+	unsigned mixed = 0;
+
 	for (int side = 0; side < 2; side++) {
 		const struct side *s = side ? &m->to : &m->from;
 		unsigned sf = 0;
@@ -93,6 +95,7 @@ static int nat_family(struct policy *pol, struct nat_def *nd)
 		for (size_t i = 0; i < s->net.pfx.n; i++)
 			sf |= s->net.pfx.v[i].family == 4 ? 1u : 2u;
 		f &= sf;
+		mixed |= sf == 3;
 	}
 	if (!(f & (nd->family == 4 ? 1u : 2u))) {
 		diag_warn_at(pol, nd->node,
@@ -100,6 +103,14 @@ static int nat_family(struct policy *pol, struct nat_def *nd)
 			     nd->name, nd->family, nd->family);
 		return 1;
 	}
+	/* nftables' inet masquerade would take both families; this rule
+	 * takes one, and the other's packets pass untranslated (said unless
+	 * the rule names its family) */
+	if (mixed && !family_said)
+		diag_warn_at(pol, nd->node,
+			     "NAT rule '%s' translates IPv%u only: the IPv%u addresses of its match pass "
+			     "untranslated (a second NAT rule with family: ipv%u can translate them)",
+			     nd->name, nd->family, nd->family == 4 ? 6 : 4, nd->family == 4 ? 6 : 4);
 	m->family = nd->family;
 	return 0;
 }

@@ -262,7 +262,7 @@ static void test_lang_warnings(void **state)
 	unlink(out);
 	snprintf(cmd, sizeof(cmd), RULEC " compile --strict %s -o %s 2>&1", path, out);
 	assert_int_equal(run(cmd, got, sizeof(got)), 1);
-	assert_non_null(strstr(got, "rulec: 9 errors, nothing written\n"));
+	assert_non_null(strstr(got, "rulec: 10 errors, nothing written\n"));
 	assert_false(exists(out));
 	snprintf(cmd, sizeof(cmd), RULEC " check %s 2>&1", path);
 	assert_int_equal(run(cmd, got, sizeof(got)), 0);
