@@ -67,6 +67,20 @@ static inline uint16_t csum_update16(uint16_t hc, uint16_t old16, uint16_t new16
 {
 	return csum_apply(hc, csum_delta16(old16, new16));
 }
+/* An IPv4 header's TTL one less and its checksum with it: TTL is the high
+ * byte of its word, so the word is 0x0100 less and the checksum 0x0100
+ * more, with the end-around carry; a sum of 0xffff becomes 0, as RFC
+ * 1624 eqn. 3 gives (Linux's ip_decrease_ttl). A third of
+ * csum_update16's instructions, on every routed IPv4 packet. */
+static inline void csum_ttl_decrement(uint8_t *ip)
+{
+	uint32_t c = (uint32_t)(ip[10] << 8 | ip[11]) + 0x0100u;
+
+	c += c >= 0xffffu;
+	ip[8]--;
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+}
 uint16_t csum_update32(uint16_t hc, const uint8_t old4[4], const uint8_t new4[4]);
 uint16_t csum_update128(uint16_t hc, const uint8_t old16[16], const uint8_t new16[16]);
 
@@ -155,13 +169,15 @@ static inline void csum_rewrite4_at(uint8_t *f, uint32_t ip, uint32_t l4, uint8_
 	__builtin_memcpy(f + ip + 16, &new_d, 4);
 	__builtin_memcpy(f + l4, &new_p, 4);
 	csum_fix_raw(f + l4 + (proto == 6 ? 16 : 6), da + dp, proto == 17);
-	if (ttl_dec) {	/* TTL and protocol: one 16-bit word, as in memory */
-		uint16_t old_w, new_w;
-
-		__builtin_memcpy(&old_w, f + ip + 8, 2);
+	if (ttl_dec) {	/* TTL, its word's first byte: the word as in memory is
+			 * 1 less (little-endian) or 0x100 less, ~1 or ~0x100
+			 * added in one's complement; never a borrow, TTL > 0 */
 		f[ip + 8]--;
-		__builtin_memcpy(&new_w, f + ip + 8, 2);
-		da += (uint16_t)~old_w + new_w;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		da += 0xfffeu;
+#else
+		da += 0xfeffu;
+#endif
 	}
 	csum_fix_raw(f + ip + 10, da, 0);
 }

@@ -962,13 +962,7 @@ static int restamp(struct pipe_worker *w, struct pipe_pkt *p, const struct pkt_m
 static inline void ttl_decrement(uint8_t *l3, uint8_t family)
 {
 	if (family == 4) {
-		uint16_t old = (uint16_t)(l3[8] << 8 | l3[9]);
-		uint16_t csum = (uint16_t)(l3[10] << 8 | l3[11]);
-
-		l3[8]--;
-		csum = csum_update16(csum, old, (uint16_t)(l3[8] << 8 | l3[9]));
-		l3[10] = (uint8_t)(csum >> 8);
-		l3[11] = (uint8_t)csum;
+		csum_ttl_decrement(l3);
 	} else {
 		l3[7]--;		/* IPv6 has no header checksum */
 	}

@@ -299,6 +299,35 @@ static void rewrite4_and_compare(struct spec *s, const uint8_t *src, uint16_t sp
 	assert_memory_equal(got, want, len);
 }
 
+/* A routed packet's TTL decrement with its checksum: against a full
+ * recomputation for every checksum a header can have (its ID swept over
+ * all 65,536 values), TTLs 255, 64 and 1. */
+static void test_ttl_decrement(void **state)
+{
+	static const uint8_t ttls[] = {255, 64, 1};
+	uint8_t ip[20] = {0x45, 0, 0, 60, 0, 0, 0x40, 0, 0, 6, 0, 0, 10, 1, 0, 2, 10, 200, 3, 4};
+	(void)state;
+
+	for (unsigned t = 0; t < sizeof(ttls); t++) {
+		for (uint32_t id = 0; id < 65536; id++) {
+			uint16_t c;
+
+			ip[4] = (uint8_t)(id >> 8);
+			ip[5] = (uint8_t)id;
+			ip[8] = ttls[t];
+			c = csum_ipv4_header(ip);
+			ip[10] = (uint8_t)(c >> 8);
+			ip[11] = (uint8_t)c;
+			csum_ttl_decrement(ip);
+			assert_int_equal(ip[8], ttls[t] - 1);
+			c = csum_ipv4_header(ip);
+			if ((ip[10] << 8 | ip[11]) != c)
+				fail_msg("id %u ttl %u: %02x%02x, recomputed %04x", id, ttls[t], ip[10],
+					 ip[11], c);
+		}
+	}
+}
+
 static void test_rewrite4(void **state)
 {
 	(void)state;
@@ -671,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_rfc1624_example),
 		cmocka_unit_test(test_ipv4_header_known),
 		cmocka_unit_test(test_update128),
+		cmocka_unit_test(test_ttl_decrement),
 		cmocka_unit_test(test_random_v4),
 		cmocka_unit_test(test_random_v6),
 		cmocka_unit_test(test_rewrite4),
