@@ -152,7 +152,10 @@ check "--state-interval 1: a checkpoint of the 4 flows within 5 s" lab_wait_for 
 	grep -q 'checkpoint: 4 flows written' "$LAB_TMP/rampartd.err"
 check "rampartctl status shows the checkpoints" status_checkpoints
 check "... and so does its JSON" status_checkpoints_json
-check "the sessions ran on meanwhile" all_alive 3
+# (they also crossed the stop and start above: TCP's retransmission may
+# still be backing off over that gap, longer under ASan; 3 s once failed
+# there in CI while every later check of the same sessions passed)
+check "the sessions ran on meanwhile" all_alive 15
 kill -KILL "$RAMPARTD_PID"
 wait "$RAMPARTD_PID" 2>/dev/null
 check_eq "SIGKILL: rampartd is gone (status 128 + 9)" "$?" 137
