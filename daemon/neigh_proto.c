@@ -62,27 +62,15 @@ static uint32_t arp_frame(uint8_t *f, const uint8_t *eth_dst, const uint8_t *sma
 	return ARP_FRAME_MIN;
 }
 
-/* addr (len bytes) is first (when has) or one of the n of more. */
-static int one_of(const uint8_t *first, int has, const uint8_t *more, unsigned n, size_t len,
-		  const uint8_t *addr)
-{
-	if (has && !memcmp(addr, first, len))
-		return 1;
-	for (unsigned k = 0; k < n && k < NP_MORE_ADDRS; k++)
-		if (!memcmp(addr, more + k * len, len))
-			return 1;
-	return 0;
-}
-
 /* addr is one of the port's addresses of the family. */
 static int own4(const struct np_port *port, const uint8_t *addr)
 {
-	return one_of(port->v4, port->has_v4, (const uint8_t *)port->more4, port->nmore4, 4, addr);
+	return addr_list_has(port->v4, port->has_v4, (const uint8_t *)port->more4, port->nmore4, 4, addr);
 }
 
 static int own6(const struct np_port *port, const uint8_t *addr)
 {
-	return one_of(port->v6, port->has_v6, (const uint8_t *)port->more6, port->nmore6, 16, addr);
+	return addr_list_has(port->v6, port->has_v6, (const uint8_t *)port->more6, port->nmore6, 16, addr);
 }
 
 static uint32_t arp_receive(const struct np_port *port, const uint8_t *f, uint32_t len,

@@ -10,9 +10,10 @@
 #define RAMPART_DAEMON_NEIGH_PROTO_H
 
 #include <stdint.h>
+#include "addr_list.h"
 
 /* A port as ARP and ND see it. */
-#define NP_MORE_ADDRS 8	/* as PIPE_PORT_MORE_ADDRS */
+#define NP_MORE_ADDRS ADDR_LIST_MORE
 
 struct np_port {
 	uint8_t mac[6];

@@ -118,26 +118,15 @@ static const uint8_t *port_addr(const struct pipe_config *c, uint32_t port, uint
 	return pc->has_v6 ? pc->v6 : NULL;
 }
 
-/* addr is first (when has_first) or one of the n of more, each len bytes. */
-static int addr_in(const uint8_t *first, int has_first, const uint8_t *more, unsigned n,
-		   size_t len, const uint8_t *addr)
-{
-	if (has_first && !memcmp(first, addr, len))
-		return 1;
-	for (unsigned k = 0; k < n && k < PIPE_PORT_MORE_ADDRS; k++)
-		if (!memcmp(more + k * len, addr, len))
-			return 1;
-	return 0;
-}
-
 /* addr is one of the port's own addresses (first or more). Only asked
  * where a next hop is missing, so never on the forwarding path. */
 static __attribute__((cold, noinline)) int port_owns(const struct pipe_port_cfg *pc,
 						     uint8_t family, const uint8_t *addr)
 {
-	return family == 4 ? addr_in(pc->v4, pc->has_v4, (const uint8_t *)pc->more4, pc->nmore4, 4, addr)
-			   : addr_in(pc->v6, pc->has_v6, (const uint8_t *)pc->more6, pc->nmore6,
-				     16, addr);
+	return family == 4
+		       ? addr_list_has(pc->v4, pc->has_v4, (const uint8_t *)pc->more4, pc->nmore4, 4, addr)
+		       : addr_list_has(pc->v6, pc->has_v6, (const uint8_t *)pc->more6, pc->nmore6, 16,
+				       addr);
 }
 
 /* The address the router's own ICMP errors about a packet that came in

@@ -9,6 +9,7 @@
 #define RAMPART_PIPELINE_H
 
 #include <stdint.h>
+#include "addr_list.h"
 #include "artifact.h"
 #include "pkt.h"
 
@@ -73,7 +74,7 @@ enum pipe_stage {
 
 /* A port's addresses beyond the one of each family it sends from: only
  * told apart as the firewall's own (drop reason local), never a source. */
-#define PIPE_PORT_MORE_ADDRS 8
+#define PIPE_PORT_MORE_ADDRS ADDR_LIST_MORE
 
 struct pipe_port_cfg {
 	char name[16];		/* matched against the policy's interfaces */
