@@ -106,6 +106,8 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		sum.fragments += st->fragments;
 		sum.held += st->held;
 		sum.held_sent += st->held_sent;
+		sum.frag_parked += st->frag_parked;
+		sum.frag_resumed += st->frag_resumed;
 		sum.flows_hit += st->flows_hit;
 		sum.related += st->related;
 		sum.nat_rewrites += st->nat_rewrites;
@@ -134,6 +136,8 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		(unsigned long long)sum.fragments);	/* datagrams, the fragments they made */
 	fprintf(out, "held %llu %llu\n", (unsigned long long)sum.held,
 		(unsigned long long)sum.held_sent);	/* for a next hop; sent once resolved */
+	fprintf(out, "frag-parked %llu %llu\n", (unsigned long long)sum.frag_parked,
+		(unsigned long long)sum.frag_resumed);	/* before their first; run again */
 	fprintf(out, "flows-hit %llu\n", (unsigned long long)sum.flows_hit);
 	fprintf(out, "related %llu\n", (unsigned long long)sum.related);
 	fprintf(out, "nat-rewrites %llu\n", (unsigned long long)sum.nat_rewrites);

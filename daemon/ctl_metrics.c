@@ -251,6 +251,12 @@ static void runtime(struct ctl_buf *out, const struct ctl_report *r)
 		"Packets held while their next hop was resolved (router mode).", sum.held);
 	counter(out, "rampart_held_sent_packets_total",
 		"Held packets sent once their next hop was resolved.", sum.held_sent);
+	counter(out, "rampart_fragments_parked_total",
+		"Non-first fragments parked because they came before their first.",
+		sum.frag_parked);
+	counter(out, "rampart_fragments_resumed_total",
+		"Parked fragments run through the pipeline again once their first came.",
+		sum.frag_resumed);
 }
 
 static void state(struct ctl_buf *out, const struct ctl_report *r)

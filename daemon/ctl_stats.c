@@ -667,6 +667,8 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 		sum->fragments += st->fragments;
 		sum->held += st->held;
 		sum->held_sent += st->held_sent;
+		sum->frag_parked += st->frag_parked;
+		sum->frag_resumed += st->frag_resumed;
 		for (uint32_t p = 0; p < r->src->nports; p++)
 			*tx_full += r->jobs[k].port[p].tx_full;
 	}
@@ -686,6 +688,9 @@ static const struct {
 	 {offsetof(struct pipe_stats, fragmented), offsetof(struct pipe_stats, fragments)}},
 	{{"held for their next hop", "sent once it was resolved"}, {"held", "held_sent"},
 	 {offsetof(struct pipe_stats, held), offsetof(struct pipe_stats, held_sent)}},
+	{{"fragments parked before their first", "run again after it"},
+	 {"frag_parked", "frag_resumed"},
+	 {offsetof(struct pipe_stats, frag_parked), offsetof(struct pipe_stats, frag_resumed)}},
 	{{"frames translated", "SYNs whose MSS was clamped"}, {"nat_rewrites", "mss_clamped"},
 	 {offsetof(struct pipe_stats, nat_rewrites), offsetof(struct pipe_stats, mss_clamped)}},
 };

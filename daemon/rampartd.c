@@ -77,6 +77,7 @@ static int port_config(const struct rampartd_opts *o, struct pipe_config *cfg, i
 	cfg->mode = o->mode;
 	cfg->nports = o->nifs;
 	cfg->reply_rate = o->reply_rate;
+	cfg->park_fragments = 1;	/* worker_run runs them again */
 	for (uint32_t i = 0; i < o->nifs; i++) {
 		struct pipe_port_cfg *c = &cfg->port[i];
 

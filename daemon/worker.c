@@ -344,6 +344,20 @@ static void dispatch(struct worker *w, uint32_t n, uint64_t now)
 	send_extra(w);
 }
 
+/* Fragments that came before their first, parked by the pipeline: run
+ * again once it has seen their first (dropped once their time is up),
+ * as frames of a burst of their own. Returns how many ran. */
+static uint32_t resume_fragments(struct worker *w)
+{
+	uint32_t n = pipe_frag_take(w->pipe, w->pkts, PIPE_BURST, 0);
+
+	for (uint32_t i = 0; i < n; i++)
+		w->handle[i] = BACKEND_HANDLE_FOREIGN;
+	if (n)
+		dispatch(w, n, pipe_clock_ns(w->pipe));
+	return n;
+}
+
 /* One burst; returns frames received. */
 static uint32_t worker_burst(struct worker *w)
 {
@@ -398,6 +412,8 @@ void worker_run(struct worker *w)
 			send_extra(w);
 		drain_mtu(w);
 		work = reload_poll(w);
+		if (pipe_parked_count(w->pipe))
+			work += resume_fragments(w);
 		work += worker_burst(w);
 		if (w->ho)
 			work += take_handed(w);
@@ -432,6 +448,9 @@ void worker_run(struct worker *w)
 		}
 	}
 	drain_neigh(w);
+	if (pipe_parked_count(w->pipe))	/* the last burst's firsts' */
+		resume_fragments(w);
+	pipe_frag_take(w->pipe, w->pkts, 0, UINT64_MAX);	/* the rest dropped */
 	if (pipe_held_poll(w->pipe, UINT64_MAX))	/* the rest are dropped: stopping */
 		send_extra(w);
 }

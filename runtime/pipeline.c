@@ -223,6 +223,11 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 			return NULL;
 		}
 	}
+	if (cfg->park_fragments && !(w->park_room = calloc(PIPE_MAX_PARKED, PIPE_EXTRA_ROOM))) {
+		pipe_destroy(w);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (cfg->reply_rate) {
 		uint32_t burst = cfg->reply_rate / 10 > 10 ? cfg->reply_rate / 10 : 10;
 
@@ -254,6 +259,7 @@ void pipe_destroy(struct pipe_worker *w)
 	free(w->redirect);
 	free(w->extra_room);
 	free(w->held_room);
+	free(w->park_room);
 	pipe_policy_free(w->pol);
 	flowcache_free(&w->fc);
 	free(w);
@@ -565,6 +571,38 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 			    pol->nat_dnat_count, pol->dnat_dports);
 }
 
+/* A fragmented datagram's hash (addresses, protocol and IP id; the
+ * same on every worker): 0 when the fragment's id cannot be read. */
+static int datagram_hash(const struct pipe_worker *w, const struct pkt_meta *m,
+			 const uint8_t *frame, uint32_t len, uint64_t *h)
+{
+	struct ct_pkt cp = { .meta = m, .frame = frame, .len = len };
+	uint32_t id;
+
+	if (!ct_packet_frag_id(&cp, &id))
+		return 0;
+	*h = home_hash(m->key.src, m->key.dst, (uint16_t)id, (uint16_t)(id >> 16), m->key.proto,
+		       ~w->cfg.home_seed);
+	return 1;
+}
+
+/* A first fragment came (h: datagram_hash): the parked fragments of
+ * its datagram (and of the others that share its tag) may go on. */
+static inline void first_fragment_seen(struct pipe_worker *w, uint64_t h)
+{
+	if (w->nparked)
+		w->parked_seen |= 1ull << (h & 63);
+}
+
+static inline void first_fragment_accepted(struct pipe_worker *w, const struct pkt_meta *m,
+					   const uint8_t *frame, uint32_t len)
+{
+	uint64_t h;
+
+	if (w->nparked && datagram_hash(w, m, frame, len, &h))
+		first_fragment_seen(w, h);
+}
+
 /* A fragment's worker. A non-first fragment has no ports, so fragments
  * go first to their datagram's worker (by addresses, protocol and IP
  * id); there the first fragment, which has them, says whose flow the
@@ -577,20 +615,18 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 static uint32_t fragment_home(struct pipe_worker *w, const struct pipe_pkt *p,
 			      const struct pkt_meta *m)
 {
-	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
-	uint32_t self = w->cfg.worker_id, now = (uint32_t)(w->now_ns / 1000000000u), id, d;
+	uint32_t self = w->cfg.worker_id, now = (uint32_t)(w->now_ns / 1000000000u), d;
 	struct pipe_dgram *e;
 	uint64_t h;
 
-	if (!ct_packet_frag_id(&cp, &id))
+	if (!datagram_hash(w, m, p->data, p->len, &h))
 		return self;	/* unreadable: conntrack here refuses it */
-	h = home_hash(m->key.src, m->key.dst, (uint16_t)id, (uint16_t)(id >> 16), m->key.proto,
-		      ~w->cfg.home_seed);
 	d = home_worker(h, w->cfg.worker_count);
 	if (d != self)
 		return p->homed ? self : d;
 	e = &w->dgrams[h & (PIPE_DGRAM_SLOTS - 1)];
 	if (m->fragment == 1) {
+		first_fragment_seen(w, h);
 		e->tag = h;
 		e->worker = packet_home(w, p, m);
 		e->expire = now + PIPE_DGRAM_TIMEOUT;
@@ -1353,6 +1389,113 @@ static int flow_known(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i)
 	return 1;
 }
 
+/* ---- Parked fragments (pipe_frag_take) ---- */
+
+enum park_state { PARK_FREE = 0, PARK_WAITING, PARK_LENT };
+
+/* A non-first fragment without its first: into a free parking slot
+ * (or, run again from its own slot, back into it, keeping its
+ * deadline); dropped as frag-orphan without one. Counted as received
+ * when it is run again or dropped. */
+static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
+							 struct pipe_pkt *p,
+							 const struct pkt_meta *m)
+{
+	const uintptr_t at = (uintptr_t)p->data, room = (uintptr_t)w->park_room;
+	struct pipe_port_stats *ps = &w->stats.port[p->in_port];
+	uint32_t s = 0;
+	uint64_t h;
+
+	if (!w->park_room || p->len > PIPE_EXTRA_ROOM || !datagram_hash(w, m, p->data, p->len, &h)) {
+		drop(w, p, PIPE_DROP_FRAG_ORPHAN);
+		return;
+	}
+	if (at - room < (uintptr_t)PIPE_MAX_PARKED * PIPE_EXTRA_ROOM) {
+		s = (uint32_t)((at - room) / PIPE_EXTRA_ROOM);	/* lent, come back */
+		if (w->parked[s].state != PARK_LENT) {
+			drop(w, p, PIPE_DROP_FRAG_ORPHAN);
+			return;
+		}
+		w->parked[s].state = PARK_WAITING;
+		w->nlent--;
+	} else {
+		while (s < PIPE_MAX_PARKED && w->parked[s].state != PARK_FREE)
+			s++;
+		if (s == PIPE_MAX_PARKED) {
+			drop(w, p, PIPE_DROP_FRAG_ORPHAN);
+			return;
+		}
+		memcpy(w->park_room[s], p->data, p->len);
+		w->parked[s] = (struct pipe_parked){
+			.until_ns = w->now_ns + PIPE_PARK_NS, .tag = (uint8_t)(h & 63),
+			.state = PARK_WAITING, .in_port = p->in_port, .homed = p->homed,
+			.second = p->second, .len = p->len};
+		w->stats.frag_parked++;
+	}
+	w->nparked++;
+	p->verdict = PIPE_HELD;
+	ps->rx_packets--;	/* counted when it runs again, or is dropped */
+	ps->rx_bytes -= p->len;
+}
+
+uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t max, uint64_t now_ns)
+{
+	const uint64_t seen = w->parked_seen;
+	uint32_t n = 0;
+	int all = 1;
+
+	if (!now_ns)
+		now_ns = w->now_ns;
+	for (uint32_t s = 0; s < PIPE_MAX_PARKED && (w->nparked || w->nlent); s++) {
+		struct pipe_parked *e = &w->parked[s];
+
+		if (e->state == PARK_LENT) {	/* run since, and gone on */
+			e->state = PARK_FREE;
+			w->nlent--;
+			continue;
+		}
+		if (e->state != PARK_WAITING)
+			continue;
+		if (now_ns >= e->until_ns) {	/* its first never came */
+			struct pipe_port_stats *ps = &w->stats.port[e->in_port];
+
+			ps->rx_packets++;
+			ps->rx_bytes += e->len;
+			ps->dropped++;
+			w->stats.drop[PIPE_DROP_FRAG_ORPHAN]++;
+			e->state = PARK_FREE;
+			w->nparked--;
+			continue;
+		}
+		if (!(seen >> e->tag & 1))
+			continue;
+		if (n == max) {
+			all = 0;
+			continue;
+		}
+		pkts[n++] = (struct pipe_pkt){
+			.data = w->park_room[s], .len = e->len, .room = PIPE_EXTRA_ROOM,
+			.in_port = e->in_port, .homed = e->homed, .second = e->second};
+		e->state = PARK_LENT;
+		w->nparked--;
+		w->nlent++;
+		w->stats.frag_resumed++;
+	}
+	if (all)
+		w->parked_seen = 0;
+	return n;
+}
+
+uint32_t pipe_parked_count(const struct pipe_worker *w)
+{
+	return w->nparked + w->nlent;
+}
+
+uint64_t pipe_clock_ns(const struct pipe_worker *w)
+{
+	return w->now_ns;
+}
+
 /* Orphans are rare: look back for a first fragment only for them. */
 static int first_fragment_before(const struct pipe_burst *b, uint32_t i)
 {
@@ -1597,15 +1740,17 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 				break;
 			/* a known flow's first fragment: its other fragments
 			 * follow it (a new flow's: stage_ct, once accepted) */
-			if (b->meta[i].fragment == 1 && r->kind == CT_FOUND)
+			if (b->meta[i].fragment == 1 && r->kind == CT_FOUND) {
 				ct_frag_accept(w->ct, &b->cpl[k], r->flow, r->dir, r->rule, now);
+				first_fragment_accepted(w, &b->meta[i], pkts[i].data, pkts[i].len);
+			}
 			b->l_known[known++] = i;
 			break;
 		case CT_FRAG_ORPHAN:
 			if (first_fragment_before(b, i))	/* it may be its first */
 				b->l_frag_wait[b->nfrag_wait++] = i;
 			else
-				drop(w, &pkts[i], PIPE_DROP_FRAG_ORPHAN);
+				park_or_drop(w, &pkts[i], &b->meta[i]);
 			break;
 		case CT_INVALID:
 			b->cp[i] = b->cpl[k];
@@ -1646,7 +1791,7 @@ static uint32_t frags_after_first(struct pipe_worker *w, struct pipe_pkt *pkts, 
 
 		b->res[i] = b->resl[k];
 		if (b->res[i].kind != CT_FRAG)
-			drop(w, &pkts[i], PIPE_DROP_FRAG_ORPHAN);
+			park_or_drop(w, &pkts[i], &b->meta[i]);
 		else if (b->res[i].flags & CT_RF_INVALID)
 			drop(w, &pkts[i], PIPE_DROP_CT_INVALID);
 		else if (flow_known(w, pkts, i))
@@ -2016,9 +2161,11 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 			ct_flow_tuple(w->ct, flow, CT_DIR_REPLY, &there);
 			flow_wire(b, i, &pkts[i], &there);
 		}
-		if (m->fragment == 1)
+		if (m->fragment == 1) {
 			ct_frag_accept(w->ct, &b->cp[i], flow, CT_DIR_ORIG,
 				       pipe_flow_rule(w->pol->tag, b->rule[i]), now);
+			first_fragment_accepted(w, m, pkts[i].data, pkts[i].len);
+		}
 		b->l_new[kept++] = i;
 	}
 	return kept;

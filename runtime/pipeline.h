@@ -28,9 +28,11 @@ enum pipe_verdict {
 	PIPE_BOUNCE,	/* the frame is now our reply: send out of in_port */
 	PIPE_HANDOFF,	/* its flow is another worker's (pipe_config.handoff):
 			 * give it to worker `worker`, which runs it again */
-	PIPE_HELD,	/* router mode: its next hop is being resolved; the
-			 * pipeline kept a copy (sent later through pipe_extra,
-			 * or dropped as no-neighbour), the frame goes back */
+	PIPE_HELD,	/* the pipeline kept a copy, the frame goes back: in
+			 * router mode its next hop is being resolved (sent
+			 * later through pipe_extra, or dropped as
+			 * no-neighbour); or a fragment parked until its first
+			 * comes (pipe_frag_take) */
 };
 
 /* Why a frame was dropped (the worker counts each). */
@@ -125,6 +127,9 @@ struct pipe_config {
 	 * (pipe_held_poll) rather than drop them; for a caller that gets
 	 * next hops resolved (rampartd on AF_XDP asks the kernel). */
 	uint8_t hold_unresolved;
+	/* Park non-first fragments that come before their first rather than
+	 * drop them (pipe_frag_take); for a caller that runs them again. */
+	uint8_t park_fragments;
 	/* 1 (with worker_count > 1 and a stateful policy): frames arrive on
 	 * any worker's queue; each goes to the worker that owns its flow
 	 * (home.h), PIPE_HANDOFF when that is another, and SNAT picks ports
@@ -199,6 +204,8 @@ struct pipe_stats {
 	uint64_t fragments;	/* the fragments they made */
 	uint64_t held;		/* packets held for their next hop (router) */
 	uint64_t held_sent;	/* ... and sent once it was resolved */
+	uint64_t frag_parked;	/* fragments parked until their first came */
+	uint64_t frag_resumed;	/* ... and run again once it had */
 	uint64_t flows_hit;	/* packets of known flows (skipped the rules) */
 	uint64_t related;	/* ICMP errors passed for their flow */
 	uint64_t nat_rewrites;	/* frames translated */
@@ -331,6 +338,30 @@ void pipe_extra_clear(struct pipe_worker *w);
 #define PIPE_HELD_NS 3000000000ull
 uint32_t pipe_held_poll(struct pipe_worker *w, uint64_t now_ns);
 uint32_t pipe_held_count(const struct pipe_worker *w);
+
+/* With pipe_config.park_fragments: a non-first fragment that comes
+ * before its datagram's first (reordered on the way, or sent last-first
+ * as some stacks do) is parked, a copy (PIPE_HELD), rather than dropped
+ * as frag-orphan: up to PIPE_MAX_PARKED of them, for PIPE_PARK_NS each
+ * (then, or with no free slot, frag-orphan as before). pipe_frag_take
+ * fills pkts with up to max of those whose datagram's first fragment
+ * the pipeline has seen since, for the caller to run through
+ * pipe_process as frames of their own (the pipeline's memory, as
+ * pipe_extra's; they stay valid until the next pipe_frag_take). There
+ * they follow their first's verdict and translation, or are parked
+ * again, keeping their deadline. A parked fragment is counted as
+ * received when it is run again or dropped, not when parked. It also
+ * drops those past their time: now_ns is the clock to judge by, 0 for
+ * the pipeline's own (the last burst's or pipe_tick's), UINT64_MAX to
+ * drop them all (a worker that stops). pipe_parked_count: slots in use
+ * (parked or lent); while it is not 0 the caller calls pipe_frag_take
+ * between bursts, and when idle. */
+#define PIPE_MAX_PARKED 64u
+#define PIPE_PARK_NS 1000000000ull
+uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t max, uint64_t now_ns);
+uint32_t pipe_parked_count(const struct pipe_worker *w);
+/* The pipeline's clock: the last burst's, or pipe_tick's. */
+uint64_t pipe_clock_ns(const struct pipe_worker *w);
 
 /* Next hops the router found no MAC for (their packets dropped as
  * no-neighbour), for whoever can ask the kernel to resolve them (the

@@ -259,6 +259,19 @@ struct pipe_worker {
 	} held[PIPE_MAX_HELD];
 	uint32_t nheld;
 	uint8_t (*held_room)[PIPE_EXTRA_ROOM];
+	/* pipe_frag_take: non-first fragments waiting for their first */
+	struct pipe_parked {
+		uint64_t until_ns;
+		uint8_t tag;		/* of the datagram, for parked_seen */
+		uint8_t state;		/* enum park_state (pipeline.c) */
+		uint8_t in_port, homed, second;
+		uint32_t len;
+	} parked[PIPE_MAX_PARKED];
+	uint32_t nparked, nlent;
+	/* a bit per tag of the datagrams whose first fragment came since
+	 * the last pipe_frag_take (only while some are parked) */
+	uint64_t parked_seen;
+	uint8_t (*park_room)[PIPE_EXTRA_ROOM];
 	/* snat_reclaim: where its next look at the flows starts */
 	uint32_t reclaim_cursor;
 	/* With handoff, after a state file was restored: flows one of whose

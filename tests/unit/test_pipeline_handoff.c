@@ -1311,6 +1311,76 @@ static void test_fragments_through_forward(void **state)
 	fragments_through(text, 4);
 }
 
+/* Each datagram's second fragment first, from any queue: parked on its
+ * datagram's worker; once the first has been through, that worker runs
+ * it again and it goes on to the flow's worker with the first's
+ * translation. */
+static void test_fragments_parked_across_workers(void **state)
+{
+	char text[sizeof(policy) + 256];
+	struct lab l;
+	uint32_t seed = 5, by_first, by_next, parked_on = 0, resumed = 0;
+	(void)state;
+
+	forward_on(text, "udp", 8080, 53);
+	lab_open_text(&l, text, 1, 4, PIPE_ROUTER);
+	for (uint32_t k = 0; k < l.nw; k++) {	/* with parking, as rampartd runs them */
+		struct pipe_config c = {.mode = PIPE_ROUTER, .seed = 7, .worker_count = 4,
+					.worker_id = (uint16_t)k, .handoff = 1,
+					.home_seed = 0x5eed, .max_flows = 4096,
+					.park_fragments = 1};
+
+		router_lab_ports(&c);
+		pipe_destroy(l.w[k]);
+		l.w[k] = pipe_create(&c, &l.view);
+		assert_non_null(l.w[k]);
+		router_lab_neighbours(l.w[k]);
+	}
+	for (uint16_t i = 0; i < 16; i++) {
+		struct frame whole, a, b;
+		struct flow_spec s = spec(17, remote_ip, (uint16_t)(42000 + i), wan_ip, 8080, 0);
+		struct pipe_pkt p[PIPE_BURST];
+		uint32_t at, n = 0, on = l.nw;
+
+		s.payload = 40;
+		frame_build(&whole, &s);
+		split_in_two(&whole, (uint16_t)(0x4400 + i), &a, &b);
+		seed = seed * 1103515245u + 12345u;
+		at = (seed >> 16) % l.nw;
+		assert_int_equal(deliver(&l, &b, 1, at, &by_next).verdict, PIPE_HELD);
+		parked_on += pipe_parked_count(l.w[by_next]) == 1;
+		assert_int_equal(deliver(&l, &a, 1, at, &by_first).verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&a) + 16, server_ip, 4);
+		for (uint32_t k = 0; k < l.nw && !n; k++)
+			if ((n = pipe_frag_take(l.w[k], p, PIPE_BURST, 0)))
+				on = k;
+		assert_int_equal(n, 1);
+		assert_int_equal(on, by_next);		/* where it was parked */
+		pipe_process(l.w[on], p, 1, SEC);
+		while (p[0].verdict == PIPE_HANDOFF) {	/* as deliver, from a lent frame */
+			assert_true(p[0].homed < 2);
+			on = p[0].worker;
+			p[0].homed++;
+			pipe_process(l.w[on], p, 1, SEC);
+		}
+		assert_int_equal(p[0].verdict, PIPE_FORWARD);
+		assert_int_equal(on, by_first);		/* the flow's worker */
+		memcpy(b.b, p[0].data, p[0].len);
+		b.len = p[0].len;
+		assert_true(joined_udp_ok(&a, &b));	/* the first's translation */
+		resumed++;
+		for (uint32_t k = 0; k < l.nw; k++) {	/* slots back */
+			assert_int_equal(pipe_frag_take(l.w[k], p, PIPE_BURST, 0), 0);
+			assert_int_equal(pipe_parked_count(l.w[k]), 0);
+		}
+	}
+	assert_int_equal(parked_on, 16);
+	assert_int_equal(resumed, 16);
+	for (uint32_t k = 0; k < l.nw; k++)
+		assert_int_equal(pipe_stats(l.w[k])->drop[PIPE_DROP_FRAG_ORPHAN], 0);
+	lab_close(&l);
+}
+
 /* A bridge (bump in the wire) hands frames over the same way. */
 static void test_bridge(void **state)
 {
@@ -1451,6 +1521,7 @@ int main(void)
 		cmocka_unit_test(test_error_from_forwarded_server),
 		cmocka_unit_test(test_sctp_through_nat),
 		cmocka_unit_test(test_fragments_through_forward),
+		cmocka_unit_test(test_fragments_parked_across_workers),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),

@@ -17,6 +17,7 @@
 
 #include "ct.h"
 #include "frames.h"
+#include "home.h"
 #include "nat.h"
 #include "pipeline.h"
 #include "router_lab.h"
@@ -645,6 +646,133 @@ static void test_fragments_in_one_burst(void **state)
 	lab_close(&l);
 }
 
+/* A non-first fragment of datagram id (second fragment: offset 48). */
+static void second_fragment(struct frame *f, const struct flow_spec *s, uint16_t id)
+{
+	frame_build(f, s);
+	frame_set_fragment(f, id, 6);
+}
+
+/* The tag the pipeline files a parked IPv4 fragment under (pipeline.c
+ * datagram_hash, handoff off: home seed 0). */
+static unsigned parked_tag(const uint8_t src[4], const uint8_t dst[4], uint16_t id)
+{
+	uint8_t s16[16] = {0}, d16[16] = {0};
+
+	memcpy(s16, src, 4);
+	memcpy(d16, dst, 4);
+	return (unsigned)(home_hash(s16, d16, id, 0, 17, ~0ull) & 63);
+}
+
+/* With park_fragments, fragments that come before their first wait for
+ * it: alone (run again once it came, with its translation), in one
+ * burst behind it, back in their slot when run too early (another
+ * datagram with their tag), dropped as frag-orphan when their time is
+ * up or no slot is free, and all dropped by a worker that stops. */
+static void test_fragments_parked(void **state)
+{
+	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 1024, .seed = 7,
+				.park_fragments = 1};
+	struct flow_spec s = {.family = 4, .proto = 17, .sport = 7002, .dport = 53, .payload = 40};
+	const struct pipe_stats *st;
+	struct frame f, g, orig, burst[2];
+	struct pipe_pkt p[PIPE_BURST], two[2];
+	uint64_t rx;
+	struct lab l;
+	uint16_t id2;
+	(void)state;
+
+	router_lab_compile(policy, &l.buf, &l.len, &l.view);
+	router_lab_ports(&c);
+	l.w = pipe_create(&c, &l.view);
+	assert_non_null(l.w);
+	router_lab_neighbours(l.w);
+	st = pipe_stats(l.w);
+	memcpy(s.src, client_ip, 4);
+	memcpy(s.dst, remote_ip, 4);
+
+	/* the second fragment first: parked, not yet counted as received */
+	second_fragment(&g, &s, 0x5000);
+	orig = g;
+	rx = st->port[0].rx_packets;
+	assert_int_equal(run1(&l, &g, 0, SEC).verdict, PIPE_HELD);
+	assert_int_equal(st->port[0].rx_packets, rx);
+	assert_int_equal(pipe_parked_count(l.w), 1);
+	assert_int_equal(st->frag_parked, 1);
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 0), 0);	/* no first yet */
+	frame_build(&f, &s);
+	frame_set_fragment(&f, 0x5000, 0x2000);
+	assert_int_equal(run1(&l, &f, 0, SEC).verdict, PIPE_FORWARD);
+	assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+	/* now it comes back, as it came, and follows its first */
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 0), 1);
+	assert_int_equal(p[0].len, orig.len);
+	assert_memory_equal(p[0].data, orig.b, orig.len);
+	pipe_process(l.w, p, 1, SEC);
+	assert_int_equal(p[0].verdict, PIPE_FORWARD);
+	assert_memory_equal(p[0].data + 14 + 12, wan_ip, 4);
+	assert_int_equal(csum_ipv4_header(p[0].data + 14), frame_get16(p[0].data + 14 + 10));
+	assert_int_equal(st->frag_resumed, 1);
+	assert_int_equal(st->port[0].rx_packets, rx + 2);
+	assert_int_equal(pipe_parked_count(l.w), 1);		/* lent until the next take */
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 0), 0);
+	assert_int_equal(pipe_parked_count(l.w), 0);
+
+	/* second and first in one burst: the second waits one take */
+	second_fragment(&burst[0], &s, 0x5001);
+	frame_build(&burst[1], &s);
+	frame_set_fragment(&burst[1], 0x5001, 0x2000);
+	for (int i = 0; i < 2; i++)
+		two[i] = (struct pipe_pkt){.data = burst[i].b, .len = burst[i].len, .room = FRAME_ROOM};
+	pipe_process(l.w, two, 2, SEC);
+	assert_int_equal(two[0].verdict, PIPE_HELD);
+	assert_int_equal(two[1].verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 0), 1);
+	pipe_process(l.w, p, 1, SEC);
+	assert_int_equal(p[0].verdict, PIPE_FORWARD);
+	assert_memory_equal(p[0].data + 14 + 12, wan_ip, 4);
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 0), 0);
+
+	/* run again too early (another datagram's first, the same tag): back
+	 * in its slot, its deadline kept */
+	second_fragment(&g, &s, 0x6000);
+	assert_int_equal(run1(&l, &g, 0, 2 * SEC).verdict, PIPE_HELD);
+	id2 = 0x6001;
+	while (parked_tag(client_ip, remote_ip, id2) != parked_tag(client_ip, remote_ip, 0x6000))
+		id2++;
+	frame_build(&f, &s);
+	frame_set_fragment(&f, id2, 0x2000);
+	assert_int_equal(run1(&l, &f, 0, 2 * SEC + SEC / 2).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 0), 1);
+	pipe_process(l.w, p, 1, 2 * SEC + SEC / 2);
+	assert_int_equal(p[0].verdict, PIPE_HELD);
+	assert_int_equal(st->frag_parked, 3);			/* not again */
+	assert_int_equal(pipe_parked_count(l.w), 1);
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 2 * SEC + PIPE_PARK_NS - 1), 0);
+	assert_int_equal(pipe_parked_count(l.w), 1);
+	rx = st->port[0].rx_packets;
+	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 0);
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 2 * SEC + PIPE_PARK_NS), 0);
+	assert_int_equal(pipe_parked_count(l.w), 0);
+	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 1);
+	assert_int_equal(st->port[0].rx_packets, rx + 1);	/* counted once dropped */
+
+	/* every slot taken: the next orphan is dropped at once */
+	for (uint16_t k = 0; k < PIPE_MAX_PARKED; k++) {
+		second_fragment(&g, &s, (uint16_t)(0x7000 + k));
+		assert_int_equal(run1(&l, &g, 0, 4 * SEC).verdict, PIPE_HELD);
+	}
+	second_fragment(&g, &s, 0x7fff);
+	assert_int_equal(run1(&l, &g, 0, 4 * SEC).drop, PIPE_DROP_FRAG_ORPHAN);
+	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 2);
+	assert_int_equal(pipe_parked_count(l.w), PIPE_MAX_PARKED);
+	/* a worker that stops drops them all */
+	assert_int_equal(pipe_frag_take(l.w, p, 0, UINT64_MAX), 0);
+	assert_int_equal(pipe_parked_count(l.w), 0);
+	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 2 + PIPE_MAX_PARKED);
+	lab_close(&l);
+}
+
 /* Three public ports: the fourth flow is refused until one expires, and
  * expiry gives the port back. A 4-flow table refuses the fifth flow. A
  * 2/s rule passes two packets at once, then one per half second. */
@@ -886,6 +1014,7 @@ int main(void)
 		cmocka_unit_test(test_unresolved_host_unreachable),
 		cmocka_unit_test(test_fragments),
 		cmocka_unit_test(test_fragments_in_one_burst),
+		cmocka_unit_test(test_fragments_parked),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_pool_full_reclaims),
 		cmocka_unit_test(test_tick_expires_when_idle),
