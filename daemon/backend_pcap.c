@@ -92,12 +92,19 @@ static uint32_t pcap_tx_burst(struct backend *be, uint32_t queue, uint32_t port,
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct pcap_pkthdr h = {
-			/* a frame another worker handed over has no slot (never here:
-			 * a replay runs one worker) */
 			.ts = b->slot_ts[handle[i] & BACKEND_HANDLE_FOREIGN ? 0 : handle[i]],
 			.caplen = pkts[i]->len,
 			.len = pkts[i]->len,
 		};
+
+		/* a frame of the pipeline's own (pipe_extra, a parked
+		 * fragment run again) has no slot: the clock's time, never
+		 * before what it came from (another worker's: never here, a
+		 * replay runs one worker) */
+		if (handle[i] & BACKEND_HANDLE_FOREIGN) {
+			h.ts.tv_sec = (time_t)(b->last_ns / 1000000000u);
+			h.ts.tv_usec = (suseconds_t)(b->last_ns % 1000000000u / 1000u);
+		}
 
 		pcap_dump((u_char *)b->out[port], &h, pkts[i]->data);
 	}

@@ -136,12 +136,12 @@ void counters_print_runtime(FILE *out, const struct counters_src *src)
 		(unsigned long long)sum.fragments);	/* datagrams, the fragments they made */
 	fprintf(out, "held %llu %llu\n", (unsigned long long)sum.held,
 		(unsigned long long)sum.held_sent);	/* for a next hop; sent once resolved */
-	fprintf(out, "frag-parked %llu %llu\n", (unsigned long long)sum.frag_parked,
-		(unsigned long long)sum.frag_resumed);	/* before their first; run again */
 	fprintf(out, "flows-hit %llu\n", (unsigned long long)sum.flows_hit);
 	fprintf(out, "related %llu\n", (unsigned long long)sum.related);
 	fprintf(out, "nat-rewrites %llu\n", (unsigned long long)sum.nat_rewrites);
 	fprintf(out, "mss-clamped %llu\n", (unsigned long long)sum.mss_clamped);
+	fprintf(out, "frag-parked %llu %llu\n", (unsigned long long)sum.frag_parked,
+		(unsigned long long)sum.frag_resumed);	/* before their first; run again */
 	fprintf(out, "end runtime\n");
 	fflush(out);
 }

@@ -374,6 +374,31 @@ def nat_icmp():
     }
 
 
+@case("nat_fragments_reordered", NAT_POLICY, mode="router", options=NAT_OPTIONS)
+def nat_fragments_reordered():
+    """A UDP datagram through masquerade in three fragments that arrive
+    last first: the two without ports wait for the first (parked, not
+    dropped as frag-orphan) and leave behind it with its translation
+    (10.2.0.1:20000); the UDP checksum, made over the whole datagram,
+    still holds when they are put together. Then an orphan whose first
+    never comes: it leaves nothing on wan0."""
+    c, r = "10.1.0.2", "10.3.7.7"
+    whole = IP(src=c, dst=r, id=0x5151) / UDP(sport=41500, dport=5001) / Raw(b"f" * 56)
+    raw = bytes(whole)
+    part = lambda off, data, more: to_lan() / IP(src=c, dst=r, id=0x5151, proto=17,
+                                                  flags="MF" if more else 0, frag=off // 8) / Raw(data)
+    l4 = raw[20:]
+    return {
+        "lan0": [
+            part(48, l4[48:], False),
+            part(24, l4[24:48], True),
+            part(0, l4[:24], True),
+            to_lan() / IP(src=c, dst=r, id=0x5252, proto=17, frag=3) / Raw(b"o" * 16),
+        ],
+        "wan0": [],
+    }
+
+
 SCTP_NAT_POLICY = NAT_POLICY.replace("""defaults: {action: drop}
 nat:
 """, """  - name: diameter-server
