@@ -374,28 +374,43 @@ def nat_icmp():
     }
 
 
-@case("nat_fragments_reordered", NAT_POLICY, mode="router", options=NAT_OPTIONS)
+UDP_FORWARD_POLICY = NAT_POLICY.replace("""defaults: {action: drop}
+nat:
+""", """  - name: udp-server
+    proto: udp
+    to: {network: 10.1.0.3, port: 30053}
+    action: accept
+defaults: {action: drop}
+nat:
+  - name: udp-forward
+    match: {from: {zone: outside}, to: {network: 10.2.0.1, service: udp/5353}}
+    dnat: {to: 10.1.0.3, port: 30053}
+""")
+
+
+@case("nat_fragments_reordered", UDP_FORWARD_POLICY, ifaces=("wan0", "lan0"), mode="router",
+      options=NAT_OPTIONS)
 def nat_fragments_reordered():
-    """A UDP datagram through masquerade in three fragments that arrive
-    last first: the two without ports wait for the first (parked, not
-    dropped as frag-orphan) and leave behind it with its translation
-    (10.2.0.1:20000); the UDP checksum, made over the whole datagram,
-    still holds when they are put together. Then an orphan whose first
-    never comes: it leaves nothing on wan0."""
-    c, r = "10.1.0.2", "10.3.7.7"
-    whole = IP(src=c, dst=r, id=0x5151) / UDP(sport=41500, dport=5001) / Raw(b"f" * 56)
-    raw = bytes(whole)
-    part = lambda off, data, more: to_lan() / IP(src=c, dst=r, id=0x5151, proto=17,
-                                                  flags="MF" if more else 0, frag=off // 8) / Raw(data)
-    l4 = raw[20:]
+    """A UDP datagram to a port forward (10.2.0.1:5353 to 10.1.0.3:30053) in
+    three fragments that arrive last first: the two without ports wait
+    for the first (parked, not dropped as frag-orphan) and leave behind
+    it with its translation (to 10.1.0.3); the UDP checksum, updated in
+    the first for the new address and port, holds for the datagram they
+    make. Then an orphan whose first never comes: nothing leaves for it."""
+    x, srv = "10.3.9.9", "10.1.0.3"
+    whole = IP(src=x, dst=PUB, id=0x5151) / UDP(sport=41500, dport=5353) / Raw(b"f" * 56)
+    l4 = bytes(whole)[20:]
+    part = lambda off, data, more: Ether(src=GW_MAC, dst=WAN_MAC) / IP(
+        src=x, dst=PUB, id=0x5151, proto=17, flags="MF" if more else 0, frag=off // 8) / Raw(data)
     return {
-        "lan0": [
+        "wan0": [
             part(48, l4[48:], False),
             part(24, l4[24:48], True),
             part(0, l4[:24], True),
-            to_lan() / IP(src=c, dst=r, id=0x5252, proto=17, frag=3) / Raw(b"o" * 16),
+            Ether(src=GW_MAC, dst=WAN_MAC) / IP(src=x, dst=PUB, id=0x5252, proto=17, frag=3)
+            / Raw(b"o" * 16),
         ],
-        "wan0": [],
+        "lan0": [],
     }
 
 
