@@ -41,6 +41,7 @@ cat >"$LAB_TMP/hostile.yaml" <<'YAML'
 version: 1
 rules:
   - {name: echo, proto: udp, to: {network: 10.10.0.2, port: 7000}, action: accept}
+  - {name: echo6, proto: udp, to: {network: "fd00:10::2", port: 7000}, action: accept}
   - {name: web, proto: tcp, to: {network: 10.10.0.2, port: 8080}, action: accept}
   - {name: natted, proto: udp, to: {network: 10.10.0.2, port: 9000-9001}, action: accept, log: true}
   - {name: no-telnet, proto: tcp, to: {port: 23}, action: drop, log: true}
@@ -69,6 +70,7 @@ flows_in_use() {
 
 lab_write_udp_tool
 lab_bg srv "$LAB_TMP/echo.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.10.0.2 7000
+lab_bg srv "$LAB_TMP/echo6.log" "$LAB_PY" "$LAB_TMP/udp.py" echo fd00:10::2 7000
 lab_bg srv "$LAB_TMP/echo9.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.10.0.2 9000
 lab_bg srv "$LAB_TMP/http.log" "$LAB_PY" -m http.server 8080 --bind 10.10.0.2 --directory "$LAB_TMP"
 lab_wait_for 10 lab_port_listening srv udp 7000 && lab_wait_for 10 lab_port_listening srv udp 9000 &&
@@ -250,15 +252,23 @@ check_eq "  ... and dropped as frag-orphan when it did not come" "$(( $(drop fra
 # answer (fragmented by the server's kernel, in order) comes back whole.
 cat >"$LAB_TMP/reorder.py" <<'PY'
 import socket, sys
-from scapy.all import Ether, IP, UDP, Raw, fragment, sendp
-iface, smac, dmac = sys.argv[1], sys.argv[2], sys.argv[3]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.10.0.1", 45000))
-s.settimeout(3)
+from scapy.all import (Ether, IP, IPv6, IPv6ExtHdrFragment, UDP, Raw, fragment, fragment6,
+                       sendp)
+iface, smac, dmac, family = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 payload = bytes(range(256)) * 11 + b"r" * 184          # 3,000 bytes
-dgram = IP(bytes(IP(src="10.10.0.1", dst="10.10.0.2", id=0x7a7a) /
-                 UDP(sport=45000, dport=7000) / Raw(payload)))
-frags = fragment(dgram, fragsize=1200)
+if family == "6":
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.bind(("fd00:10::1", 45006))
+    dgram = IPv6(src="fd00:10::1", dst="fd00:10::2") / IPv6ExtHdrFragment(id=0x7a7b) / \
+        UDP(sport=45006, dport=7000) / Raw(payload)
+    frags = fragment6(dgram, 1280)
+else:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.10.0.1", 45000))
+    dgram = IP(bytes(IP(src="10.10.0.1", dst="10.10.0.2", id=0x7a7a) /
+                     UDP(sport=45000, dport=7000) / Raw(payload)))
+    frags = fragment(dgram, fragsize=1200)
+s.settimeout(3)
 sendp([Ether(src=smac, dst=dmac) / f for f in reversed(frags)], iface=iface, verbose=False)
 try:
     data, _ = s.recvfrom(4000)
@@ -266,12 +276,16 @@ try:
 except socket.timeout:
     print(len(frags), "none")
 PY
-bp=$(stat_json 'd["frag_parked"]') br=$(stat_json 'd["frag_resumed"]') b=$(drop frag-orphan)
-check_eq "a datagram in 3 fragments sent last first: echoed back whole" \
-	"$(lab_in cli "$LAB_PY" "$LAB_TMP/reorder.py" "$CLI_IF" "$cli_mac" "$srv_mac")" "3 same"
-check_eq "  ... its last two parked" "$(( $(stat_json 'd["frag_parked"]') - bp ))" 2
-check "  ... and run again after the first" test "$(( $(stat_json 'd["frag_resumed"]') - br ))" -ge 2
-check_eq "  ... none dropped as frag-orphan" "$(( $(drop frag-orphan) - b ))" 0
+for fam in 4 6; do
+	bp=$(stat_json 'd["frag_parked"]') br=$(stat_json 'd["frag_resumed"]') b=$(drop frag-orphan)
+	check_eq "an IPv$fam datagram in 3 fragments sent last first: echoed back whole" \
+		"$(lab_in cli "$LAB_PY" "$LAB_TMP/reorder.py" "$CLI_IF" "$cli_mac" "$srv_mac" $fam)" \
+		"3 same"
+	check_eq "  ... its last two parked" "$(( $(stat_json 'd["frag_parked"]') - bp ))" 2
+	check "  ... and run again after the first" \
+		test "$(( $(stat_json 'd["frag_resumed"]') - br ))" -ge 2
+	check_eq "  ... none dropped as frag-orphan" "$(( $(drop frag-orphan) - b ))" 0
+done
 check_eq "the established flow still answers after the crafted frames" "$(keeper)" 1
 
 # ---- TCP out of the window of a live connection ----
