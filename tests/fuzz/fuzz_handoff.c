@@ -75,6 +75,7 @@ static void setup(void)
 		c.port[0].mtu = 1500;
 		c.port[1].mtu = 1280;
 		c.hold_unresolved = 1;
+		c.park_fragments = 1;
 		workers[k] = pipe_create(&c, running);
 		if (!workers[k])
 			abort();
@@ -127,6 +128,45 @@ static void after(struct pipe_worker *w)
 	pipe_extra_clear(w);
 }
 
+/* p, run by worker at, through the workers it is handed to. */
+static void run_through(struct pipe_pkt *p, uint32_t at)
+{
+	uint32_t hops = 0;
+
+	pipe_process(workers[at], p, 1, now_ns);
+	after(workers[at]);
+	while (p->verdict == PIPE_HANDOFF) {
+		/* a fragment through its datagram's worker; a frame to its
+		 * home, on to where its own tuple (a DNAT rule homed it) or
+		 * each set of kept DNAT rules homes it, and back: three hops
+		 * and one a set at most (pipeline.c second_chance) */
+		if (p->worker >= NW || p->worker == at || ++hops > 3 + nkept)
+			abort();
+		at = p->worker;
+		p->homed++;
+		pipe_process(workers[at], p, 1, now_ns);
+		after(workers[at]);
+	}
+	if (p->len > p->room)
+		abort();
+}
+
+/* Fragments parked before their first: run again as rampartd's
+ * workers do, between bursts. */
+static void resume_parked(void)
+{
+	for (uint32_t k = 0; k < NW; k++) {
+		struct pipe_pkt again[PIPE_BURST];
+		uint32_t m;
+
+		if (!pipe_parked_count(workers[k]))
+			continue;
+		m = pipe_frag_take(workers[k], again, PIPE_BURST, 0);
+		for (uint32_t i = 0; i < m; i++)
+			run_through(&again[i], k);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t frame[ROOM];
@@ -136,7 +176,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (size >= 4) {
 		uint32_t len = (uint32_t)(data[2] | data[3] << 8) % 1600, at = (data[0] >> 1 & 3) % NW;
 		struct pipe_pkt p;
-		uint32_t hops = 0;
 
 		if (len > size - 4)
 			len = (uint32_t)(size - 4);
@@ -150,21 +189,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		now_ns += (uint64_t)data[1] * 100000000ull;
 		data += 4 + len;
 		size -= 4 + len;
-		pipe_process(workers[at], &p, 1, now_ns);
-		after(workers[at]);
-		while (p.verdict == PIPE_HANDOFF) {
-			/* a fragment through its datagram's worker; a frame to
-			 * its home, on to where each set of kept DNAT rules
-			 * homes it, and back: two hops and one a set at most */
-			if (p.worker >= NW || p.worker == at || ++hops > 2 + nkept)
-				abort();
-			at = p.worker;
-			p.homed++;
-			pipe_process(workers[at], &p, 1, now_ns);
-			after(workers[at]);
-		}
-		if (p.len > ROOM)
-			abort();
+		run_through(&p, at);
+		resume_parked();
 	}
 	return 0;
 }

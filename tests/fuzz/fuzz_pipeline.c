@@ -1,6 +1,7 @@
 /* libFuzzer target: the packet parser and the whole stateful pipeline
  * (conntrack and its full table, NAT, router, replies, port MTUs and
- * fragmentation, the reply limit, packets held for their next hop) on
+ * fragmentation, the reply limit, packets held for their next hop,
+ * fragments parked before their first and run again as rampartd does) on
  * arbitrary frames. Input: a series
  * of records [port:1][time step:1][len:2][bytes:len]. The policy is
  * compiled once from tests/fuzz/pipeline.yaml. */
@@ -38,6 +39,7 @@ static void setup(void)
 	c.port[1].mtu = 1280;
 	c.reply_rate = 100;	/* and the reply limit */
 	c.hold_unresolved = 1;	/* lan hosts but two have no MAC: held packets */
+	c.park_fragments = 1;
 	worker = pipe_create(&c, &view);
 	if (!worker)
 		abort();
@@ -81,6 +83,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (extra[i].len > extra[i].room || extra[i].out_port >= 2)
 				abort();
 		pipe_extra_clear(worker);
+		if (pipe_parked_count(worker)) {	/* as rampartd's worker loop */
+			struct pipe_pkt again[PIPE_BURST];
+
+			m = pipe_frag_take(worker, again, PIPE_BURST, 0);
+			for (uint32_t i = 0; i < m; i++)
+				if (again[i].len > again[i].room || again[i].in_port >= 2)
+					abort();
+			pipe_process(worker, again, m, now_ns);
+			pipe_extra_clear(worker);
+		}
 	}
 	for (uint32_t i = 0; i < n; i++)	/* whatever comes out stays in its room */
 		if (pkts[i].len > ROOM)

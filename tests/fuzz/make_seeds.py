@@ -2,7 +2,7 @@
 # Writes the pipeline fuzzer's seed corpus (corpus/pipeline/): bursts of
 # frames in its record format [port][time step][len lo][len hi][frame],
 # covering a TCP connection through masquerade, DNAT, ICMP, IPv6,
-# fragments, VLAN, reject and port MTUs, SCTP through both NATs, a DMZ
+# fragments (also last first), VLAN, reject and port MTUs, SCTP through both NATs, a DMZ
 # forward of packets without ports, IPv4 options and IPv6 routing headers
 # (a record's first byte with bit 7: its IPv4 checksum left wrong); and
 # fuzz_handoff's own
@@ -58,6 +58,10 @@ SEEDS = {
     ],
     "fragments": [rec(L, f) for f in fragment(eth() / IP(src="10.1.0.2", dst="10.3.7.7") /
                                                UDP(sport=7000, dport=53) / Raw(b"y" * 100), fragsize=48)],
+    # last first: the others parked until the first comes (park_fragments)
+    "fragments_reversed": [rec(L, f) for f in reversed(fragment(
+        eth() / IP(src="10.1.0.2", dst="10.3.7.7", id=77) / UDP(sport=7001, dport=53) / Raw(b"r" * 100),
+        fragsize=48))],
     "mtu": [  # wan0's MTU is 1280: no DF cut into fragments, DF too big
         rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7") / UDP(sport=7001, dport=53) / Raw(b"z" * 1400)),
         rec(L, eth() / IP(src="10.1.0.2", dst="10.3.7.7", flags="DF") / UDP(sport=7002, dport=53) /
@@ -125,6 +129,11 @@ HANDOFF = {
          for i in range(3)] +
         [rec(at(w, W), eth() / IP(src="10.3.7.7", dst="10.2.0.1") / ICMP(type=0, id=20000 + i) /
              Raw(b"x" * 8), 1) for i in range(3) for w in range(3)],
+    # a forwarded datagram last fragment first, each on another queue:
+    # parked on its datagram's worker, then on to the flow's
+    "fragments_reversed": [rec(at(w, W), f) for w, f in enumerate(reversed(fragment(
+        eth() / IP(src="10.3.9.9", dst="10.2.0.1", id=78) / UDP(sport=5557, dport=8080) / Raw(b"r" * 100),
+        fragsize=48)))],
     "dnat_moved": [
         rec(at(2, W), eth() / IP(src="10.3.9.9", dst="10.2.0.1") / TCP(sport=5555, dport=8080, flags="S")),
         rec(at(0, L), eth() / IP(src="10.1.0.3", dst="10.3.9.9") / TCP(sport=80, dport=5555, flags="SA", ack=1)),
