@@ -1418,6 +1418,8 @@ static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 		}
 		w->parked[s].state = PARK_WAITING;
 		w->nlent--;
+		if (!w->nparked || w->parked[s].until_ns < w->park_next_ns)
+			w->park_next_ns = w->parked[s].until_ns;
 	} else {
 		while (s < PIPE_MAX_PARKED && w->parked[s].state != PARK_FREE)
 			s++;
@@ -1426,6 +1428,8 @@ static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 			return;
 		}
 		memcpy(w->park_room[s], p->data, p->len);
+		if (!w->nparked || w->now_ns + PIPE_PARK_NS < w->park_next_ns)
+			w->park_next_ns = w->now_ns + PIPE_PARK_NS;
 		w->parked[s] = (struct pipe_parked){
 			.until_ns = w->now_ns + PIPE_PARK_NS, .tag = (uint8_t)(h & 63),
 			.state = PARK_WAITING, .in_port = p->in_port, .homed = p->homed,
@@ -1441,11 +1445,15 @@ static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t max, uint64_t now_ns)
 {
 	const uint64_t seen = w->parked_seen;
+	uint64_t next = UINT64_MAX;
 	uint32_t n = 0;
 	int all = 1;
 
 	if (!now_ns)
 		now_ns = w->now_ns;
+	/* the common call, every loop while some wait: nothing to do */
+	if (!w->nlent && !seen && now_ns < w->park_next_ns)
+		return 0;
 	for (uint32_t s = 0; s < PIPE_MAX_PARKED && (w->nparked || w->nlent); s++) {
 		struct pipe_parked *e = &w->parked[s];
 
@@ -1467,10 +1475,9 @@ uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t m
 			w->nparked--;
 			continue;
 		}
-		if (!(seen >> e->tag & 1))
-			continue;
-		if (n == max) {
-			all = 0;
+		if (!(seen >> e->tag & 1) || n == max) {
+			all &= !(seen >> e->tag & 1);
+			next = e->until_ns < next ? e->until_ns : next;
 			continue;
 		}
 		pkts[n++] = (struct pipe_pkt){
@@ -1483,6 +1490,7 @@ uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t m
 	}
 	if (all)
 		w->parked_seen = 0;
+	w->park_next_ns = next;	/* (lent ones: their own next take) */
 	return n;
 }
 

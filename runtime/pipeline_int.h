@@ -271,6 +271,7 @@ struct pipe_worker {
 	/* a bit per tag of the datagrams whose first fragment came since
 	 * the last pipe_frag_take (only while some are parked) */
 	uint64_t parked_seen;
+	uint64_t park_next_ns;	/* no waiting slot's time is up before */
 	uint8_t (*park_room)[PIPE_EXTRA_ROOM];
 	/* snat_reclaim: where its next look at the flows starts */
 	uint32_t reclaim_cursor;
