@@ -3,7 +3,7 @@
  * Prints cycles/packet and Mpps per scenario and cycles/packet per stage
  * (VPP `show runtime` style). A benchmark, not a test.
  *   fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N] [--only NAME]
- *           [--repeat N] [--active N] [--no-flow-cache]
+ *           [--repeat N] [--active N] [--no-flow-cache] [--shuffle] [--nic-csum]
  * --only runs one scenario's timed part (the flows are still loaded), so
  * perf sees mostly it; --repeat runs the scenarios that leave the tables
  * as they found them (cached-*, drop-flood) N times, one line each,
@@ -17,7 +17,10 @@
  * gain, side by side); --shuffle sends the cached scenarios' flows in a
  * random order instead of the order they were made (their conntrack
  * entries in address order): a check that the order does not flatter
- * (measured: it does not, docs/PERFORMANCE.md); --state PATH times
+ * (measured: it does not, docs/PERFORMANCE.md); --nic-csum marks every
+ * frame as one whose IPv4 header checksum the NIC checked (DPDK's offload
+ * flag, pipeline.h PIPE_RX_IPV4_CSUM_GOOD), so the parser does not sum
+ * it: what a NIC with that offload saves; --state PATH times
  * writing the loaded flows to a state file and reading them back into a
  * new worker (rampartd --state-file's restart), PATH removed after, and
  * the workers' side of a checkpoint (--state-interval) a slice at a time.
@@ -82,6 +85,7 @@ struct opts {
 	uint32_t active;	/* cached-*: packets of the first N flows only; 0: all */
 	int no_flow_cache;
 	int shuffle;		/* cached-*: the flows in random order */
+	int nic_csum;		/* frames come as a NIC that checked their IPv4 header says */
 	int cpu;
 	const char *state;	/* --state PATH: time writing and reading the flows */
 };
@@ -205,6 +209,7 @@ struct bench {
 	uint8_t *work;		/* what the pipeline rewrites */
 	struct pipe_pkt *pkts;
 	uint32_t n;
+	uint8_t rx_flags;	/* each frame's pipe_pkt.rx_flags (--nic-csum) */
 };
 
 /* A worker over b's policy: three ports, MTU 1500 as rampartd gives
@@ -212,7 +217,8 @@ struct bench {
 static struct pipe_worker *bench_pipe(struct bench *b, const struct opts *o)
 {
 	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 3, .seed = 42,
-				.no_flow_cache = (uint8_t)o->no_flow_cache};
+				.no_flow_cache = (uint8_t)o->no_flow_cache,
+				.rx_csum_flags = (uint8_t)o->nic_csum};
 	const char *names[3] = {"lan0", "wan0", "dmz0"};
 	struct pipe_worker *w;
 
@@ -275,6 +281,7 @@ static int bench_open(struct bench *b, const struct opts *o, enum policy_kind wo
 	       " %u rulec warnings\n", b->view.policy->rule_count, b->view.acl_count,
 	       b->view.policy->route_count, now_s() - t0, b->art_len, warnings);
 	b->w = bench_pipe(b, o);
+	b->rx_flags = o->nic_csum ? PIPE_RX_IPV4_CSUM_GOOD : 0;
 	return b->w ? 0 : -1;
 }
 
@@ -353,7 +360,7 @@ static uint64_t run(struct bench *b, uint32_t first, uint32_t n, uint8_t in_port
 		for (uint32_t i = 0; i < m; i++)
 			b->pkts[at + i] = (struct pipe_pkt){
 				.data = b->work + (size_t)(at + i) * FRAME_LEN, .len = FRAME_LEN,
-				.room = FRAME_LEN, .in_port = in_port};
+				.room = FRAME_LEN, .in_port = in_port, .rx_flags = b->rx_flags};
 		t = tsc();
 		pipe_process(b->w, b->pkts + at, m, now_ns);
 		cyc += tsc() - t;
@@ -662,12 +669,14 @@ int main(int argc, char **argv)
 			o.no_flow_cache = 1;
 		else if (!strcmp(argv[i], "--shuffle"))
 			o.shuffle = 1;
+		else if (!strcmp(argv[i], "--nic-csum"))
+			o.nic_csum = 1;
 		else if (!strcmp(argv[i], "--state") && i + 1 < argc)
 			o.state = argv[++i];
 		else {
 			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
 					" [--only cached-allow|cached-snat|cached-allow-hot|cached-snat-hot|new-snat|drop-flood|worst-case|worst-cached|worst-cached-hot|worst-stateless] [--repeat N]"
-					" [--active N] [--no-flow-cache] [--shuffle] [--state PATH]\n");
+					" [--active N] [--no-flow-cache] [--shuffle] [--nic-csum] [--state PATH]\n");
 			return 1;
 		}
 	}

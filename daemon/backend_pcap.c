@@ -62,6 +62,7 @@ static uint32_t pcap_rx_burst(struct backend *be, uint32_t queue, struct pipe_pk
 		pkts[got].room = PCAP_SLOT_SIZE;
 		pkts[got].in_port = (uint8_t)in->port;
 		pkts[got].homed = 0;
+		pkts[got].rx_flags = 0;
 		handle[got] = got;
 		got++;
 		read_ahead(in);

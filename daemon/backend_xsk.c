@@ -36,6 +36,7 @@ static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt 
 			pkts[got].room = XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr));
 			pkts[got].in_port = (uint8_t)port;
 			pkts[got].homed = 0;
+			pkts[got].rx_flags = 0;	/* AF_XDP passes no checksum result */
 			handle[got] = d->addr;
 		}
 		if (m)

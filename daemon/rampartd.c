@@ -1013,6 +1013,8 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (dp_daemon_open(&dports, o, view) || port_config(o, &cfg, 0))
 		goto out;
 	dp_daemon_macs(&dports, o, &cfg);
+	for (uint32_t i = 0; i < dports.nports; i++)	/* the NIC checks IPv4 headers */
+		cfg.rx_csum_flags |= dports.rx_ipv4_csum[i];
 	backend_dpdk_init(&bd, &dports);
 	if (o->mode == PIPE_ROUTER && !o->dpdk_static_neigh) {
 		/* no kernel behind the queues: rampartd answers ARP and ND for

@@ -80,6 +80,10 @@ static uint32_t dpdk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt
 			pkts[got].room = (uint32_t)m[i]->data_len + rte_pktmbuf_tailroom(m[i]);
 			pkts[got].in_port = (uint8_t)port;
 			pkts[got].homed = 0;
+			/* the NIC summed the IPv4 header: the parser need not */
+			pkts[got].rx_flags = (m[i]->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) ==
+						     RTE_MBUF_F_RX_IP_CKSUM_GOOD
+					     ? PIPE_RX_IPV4_CSUM_GOOD : 0;
 			handle[got++] = (uint64_t)(uintptr_t)m[i];
 		}
 	}

@@ -70,10 +70,11 @@ void control_src_dpdk(struct control_src *s, const struct rampartd_opts *o,
 void dp_daemon_report(const struct dp_ports *d, const struct rampartd_opts *o)
 {
 	for (uint32_t i = 0; i < d->nports; i++)
-		fprintf(stderr, "rampartd: %s: DPDK port %u (%s), socket %d, %u queue(s), %s\n",
+		fprintf(stderr, "rampartd: %s: DPDK port %u (%s), socket %d, %u queue(s), %s%s\n",
 			o->ifnames[i], d->port_id[i], d->driver[i], d->socket[i], d->nqueues,
 			d->rss[i] ? "RSS with the symmetric key" :
-			d->nqueues > 1 ? "no RSS offload (the PMD spreads the queues)" : "one queue");
+			d->nqueues > 1 ? "no RSS offload (the PMD spreads the queues)" : "one queue",
+			d->rx_ipv4_csum[i] ? ", IPv4 header checksums checked by the NIC" : "");
 	for (uint32_t k = 0; k < d->nqueues; k++)
 		fprintf(stderr, "rampartd: worker %u: queue %u, lcore %u, CPU %d\n", k, k,
 			d->lcore[k], dp_worker_cpu(d, k));

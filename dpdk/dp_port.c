@@ -167,6 +167,12 @@ static int setup_port(struct dp_ports *d, uint32_t i, const struct dp_open_cfg *
 						    RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
 		d->rss[i] = 1;
 	}
+	/* NICs that check IPv4 header checksums say so in each mbuf, and the
+	 * parser then does not sum the header (pipeline.h rx_flags) */
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) {
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+		d->rx_ipv4_csum[i] = 1;
+	}
 	e = rte_eth_dev_configure(id, (uint16_t)d->nqueues, (uint16_t)d->nqueues, &conf);
 	if (e)
 		return fail(err, errlen, "%s: cannot configure: %s", name, e);

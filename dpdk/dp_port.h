@@ -24,6 +24,7 @@ struct dp_ports {
 	uint8_t rss[PIPE_MAX_PORTS];	/* RSS configured (the PMD offers it) */
 	uint8_t started[PIPE_MAX_PORTS];
 	uint8_t isolated[PIPE_MAX_PORTS];
+	uint8_t rx_ipv4_csum[PIPE_MAX_PORTS];	/* the NIC checks IPv4 header checksums */
 	char driver[PIPE_MAX_PORTS][16];	/* "net_af_xdp", "mlx5_pci", ... */
 	unsigned lcore[DP_MAX_QUEUES];	/* worker k's lcore */
 	struct rte_mempool *pool[DP_MAX_SOCKETS];

@@ -659,8 +659,10 @@ static inline int express_frame(const uint8_t *f, uint32_t len, int router)
  * for its slot stalls the next. Fragments and ICMP are not probed (the
  * full path decides), nor TCP SYNs (see cache_after_syn). Frames for the
  * express path are not parsed at all here, only hashed (l_x; and with
- * handoff homed). */
-static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe)
+ * handoff homed). nic_csum (a constant in each copy): the backend may
+ * set PIPE_RX_IPV4_CSUM_GOOD (pipe_config.rx_csum_flags). */
+static inline __attribute__((always_inline)) uint32_t
+parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe, const int nic_csum)
 {
 	struct pipe_burst *b = &w->burst;
 	const uint8_t *port_if = w->pol->port_if;
@@ -697,7 +699,12 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 		p->verdict = PIPE_FORWARD;
 		p->drop = PIPE_DROP_NONE;
 		p->out_port = router ? PIPE_NO_PORT : p->in_port ^ 1;
-		fast = pkt_fast_frame(p->data, p->len);
+		if (nic_csum)
+			fast = pkt_fast_shape(p->data, p->len) &&
+			       ((p->rx_flags & PIPE_RX_IPV4_CSUM_GOOD) ||
+				pkt_ipv4_header_ok(p->data + 14, 20));
+		else	/* rx_flags not read: backends without it need not set it */
+			fast = pkt_fast_frame(p->data, p->len);
 		if (probe && fast && express_frame(p->data, p->len, router) && p->len <= cache_max_len &&
 		    !(handoff && !p->homed && pol->nat_dnat_count &&
 		      pipe_dnat_port_may(pol, (uint16_t)(p->data[36] << 8 | p->data[37])))) {
@@ -818,6 +825,13 @@ static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	b->syn_slots_made = 0;
 	b->nfrag_wait = 0;
 	return nkeys;
+}
+
+/* One copy of the loop each way: the common one reads no rx_flags. */
+static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe)
+{
+	return w->cfg.rx_csum_flags ? parse_burst(w, pkts, n, probe, 1)
+				    : parse_burst(w, pkts, n, probe, 0);
 }
 
 /* The wire key of a known flow's packet: its addresses/ports as the

@@ -130,6 +130,10 @@ struct pipe_config {
 	/* Park non-first fragments that come before their first rather than
 	 * drop them (pipe_frag_take); for a caller that runs them again. */
 	uint8_t park_fragments;
+	/* The backend may set PIPE_RX_IPV4_CSUM_GOOD in pipe_pkt.rx_flags
+	 * (a DPDK port whose NIC checks IPv4 header checksums); without it
+	 * the parser does not look at rx_flags. */
+	uint8_t rx_csum_flags;
 	/* 1 (with worker_count > 1 and a stateful policy): frames arrive on
 	 * any worker's queue; each goes to the worker that owns its flow
 	 * (home.h), PIPE_HANDOFF when that is another, and SNAT picks ports
@@ -157,7 +161,16 @@ struct pipe_pkt {
 	/* in, read only when homed: enum pipe_second (backends need not
 	 * clear it) */
 	uint8_t second;
+	/* in: PIPE_RX_* of what the NIC checked (0: nothing); read only
+	 * with pipe_config.rx_csum_flags */
+	uint8_t rx_flags;
 };
+
+/* The NIC found the frame's IPv4 header checksum right (DPDK's
+ * RTE_MBUF_F_RX_IP_CKSUM_GOOD): the parser's fast path does not sum the
+ * header again. Only for the IPv4 header at offset 14 of the frame as
+ * received; a frame handed to another worker loses it. */
+#define PIPE_RX_IPV4_CSUM_GOOD 1u
 
 /* After a reload that changed the DNAT rules a flow they translated may
  * live on another worker than the one the rules now send its packets to

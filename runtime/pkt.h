@@ -80,8 +80,9 @@ static inline int pkt_ipv4_header_ok(const uint8_t *ip, uint32_t len)
  * the call, the VLAN and IPv6 branches and the L4 switch. Returns PKT_IP,
  * or -1 (m untouched) for any other frame, which pkt_parse then takes.
  * pkt_fast_frame says whether a frame is one of those without parsing it:
- * IPv4 at offset 14, TCP or UDP at 34. */
-static inline int pkt_fast_frame(const uint8_t *f, uint32_t len)
+ * IPv4 at offset 14, TCP or UDP at 34; pkt_fast_shape, all but the
+ * checksum (for a caller that knows it right: the NIC checked it). */
+static inline int pkt_fast_shape(const uint8_t *f, uint32_t len)
 {
 	/* bytes 12-14 (ethertype, version and IHL) and 20-21 (MF and the
 	 * offset) as words, masked, whatever the host's byte order */
@@ -104,7 +105,12 @@ static inline int pkt_fast_frame(const uint8_t *f, uint32_t len)
 	proto = f[23];
 	if (proto == 6 ? tot < 40 : proto != 17 || tot < 28)
 		return 0;
-	return len >= 14 + tot && pkt_ipv4_header_ok(f + 14, 20);
+	return len >= 14 + tot;
+}
+
+static inline int pkt_fast_frame(const uint8_t *f, uint32_t len)
+{
+	return pkt_fast_shape(f, len) && pkt_ipv4_header_ok(f + 14, 20);
 }
 
 /* pkt_parse_fast's meta of a frame pkt_fast_frame accepted. */

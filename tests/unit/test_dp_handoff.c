@@ -3,8 +3,9 @@
  * into an mbuf of the port's pool, counted as copied, and its handle is
  * never freed as an mbuf; received mbufs still go out as themselves.
  * With the pool empty, the copy fails and the burst's rest is given
- * back. On a net_ring port (its TX ring is its RX ring), EAL without
- * hugepages or PCI. */
+ * back. A received mbuf whose IPv4 header checksum the NIC found right
+ * comes with PIPE_RX_IPV4_CSUM_GOOD, others without. On a net_ring port
+ * (its TX ring is its RX ring), EAL without hugepages or PCI. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -117,11 +119,42 @@ static void empty_pool_gives_the_rest_back(void **state)
 		rte_pktmbuf_free(held[i]);
 }
 
+/* The offload flag of each mbuf, as the NIC would set it, becomes the
+ * frame's rx_flags: only "good" vouches for the header. */
+static void nic_checksum_flags_reach_the_pipeline(void **state)
+{
+	static const uint64_t ol[4] = {
+		RTE_MBUF_F_RX_IP_CKSUM_GOOD, RTE_MBUF_F_RX_IP_CKSUM_BAD,
+		RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN, RTE_MBUF_F_RX_IP_CKSUM_NONE,
+	};
+	struct backend *be = &bd.be;
+	struct rte_mbuf *m[4];
+	struct pipe_pkt in[8];
+	uint64_t hin[8], now = 0;
+	uint32_t got;
+	(void)state;
+
+	for (int i = 0; i < 4; i++) {
+		m[i] = rte_pktmbuf_alloc(pool());
+		assert_non_null(m[i]);
+		memset(rte_pktmbuf_append(m[i], 60), 0x11, 60);
+		m[i]->ol_flags = ol[i];
+	}
+	assert_int_equal(rte_eth_tx_burst(ports.port_id[0], 0, m, 4), 4);
+	got = be->ops->rx_burst(be, 0, in, hin, 8, &now);
+	assert_int_equal(got, 4);
+	assert_int_equal(in[0].rx_flags, PIPE_RX_IPV4_CSUM_GOOD);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(in[i].rx_flags, 0);
+	be->ops->free(be, 0, 0, hin, got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(foreign_frames_are_copied),
 		cmocka_unit_test(empty_pool_gives_the_rest_back),
+		cmocka_unit_test(nic_checksum_flags_reach_the_pipeline),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
