@@ -280,6 +280,46 @@ for addr in 10.50.2.2 fd00:50:2::2; do
 		test "$n" -eq 32
 done
 
+# The same, each datagram's fragments sent last first (scapy, from
+# whichever TX queues the kernel picks for them): the ones before their
+# first wait for it, parked on their datagram's worker, then follow it
+# to its flow's worker (docs/operations.md).
+cat >"$LAB_TMP/reorder.py" <<'PY'
+import select, socket, sys, time
+from scapy.all import Ether, IP, UDP, Raw, fragment, sendp
+iface, smac, dmac, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+payload = b"q" * 3000
+socks, frames = [], []
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.50.1.2", 0))
+    socks.append(s)
+    d = IP(bytes(IP(src="10.50.1.2", dst="10.50.2.2", id=0x3000 + i) /
+                 UDP(sport=s.getsockname()[1], dport=9000) / Raw(payload)))
+    frames += [Ether(src=smac, dst=dmac) / f for f in reversed(fragment(d, fragsize=1200))]
+sendp(frames, iface=iface, verbose=False)
+got, end = set(), time.time() + 3
+while time.time() < end and len(got) < n:
+    r, _, _ = select.select([s for i, s in enumerate(socks) if i not in got], [], [], 0.1)
+    for s in r:
+        if s.recv(4000) == payload:
+            got.add(socks.index(s))
+print(len(got))
+PY
+cli_mac=$(ip -n "$(lab_nsname cli)" -o link show "$CLI_IF" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+fwc_mac=$(ip -n "$(lab_nsname fw)" -o link show "$FW_IF_C" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+parked() {
+	"$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json stats |
+		"$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["frag_parked"])'
+}
+parked0=$(parked)
+n=$(lab_in cli "$LAB_PY" "$LAB_TMP/reorder.py" "$CLI_IF" "$cli_mac" "$fwc_mac" 16)
+check "16 UDP flows of 3000-byte datagrams sent last fragment first: all echoed ($n of 16)" \
+	test "${n:-0}" -eq 16
+parked=$(parked)
+check "  ... their 32 fragments before the first parked (${parked0:-?} -> ${parked:-?})" \
+	test "$(( ${parked:-0} - ${parked0:-0} ))" -ge 32
+
 # The same datagrams unfragmented on an MTU of 3200 (frames of 3042 and
 # 3062 bytes, longer than a handoff slot): a frame of another worker's
 # flow goes over in two slots (daemon/handoff.h), not lost.
