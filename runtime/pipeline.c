@@ -587,11 +587,13 @@ static int datagram_hash(const struct pipe_worker *w, const struct pkt_meta *m,
 }
 
 /* A first fragment came (h: datagram_hash): the parked fragments of
- * its datagram (and of the others that share its tag) may go on. */
+ * its datagram (and of the others that share its tag) may go on. Marked
+ * even with none parked: its others may be parked later in the same
+ * burst (with handoff, a first that only passes through here is gone by
+ * then). process_burst forgets the marks while nothing is parked. */
 static inline void first_fragment_seen(struct pipe_worker *w, uint64_t h)
 {
-	if (w->nparked)
-		w->parked_seen |= 1ull << (h & 63);
+	w->parked_seen |= 1ull << (h & 63);
 }
 
 static inline void first_fragment_accepted(struct pipe_worker *w, const struct pkt_meta *m,
@@ -599,7 +601,7 @@ static inline void first_fragment_accepted(struct pipe_worker *w, const struct p
 {
 	uint64_t h;
 
-	if (w->nparked && datagram_hash(w, m, frame, len, &h))
+	if (w->park_room && datagram_hash(w, m, frame, len, &h))
 		first_fragment_seen(w, h);
 }
 
@@ -2735,6 +2737,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	const int probe = w->have_fc && !w->fc_rest;
 
 	w->now_ns = now_ns;
+	if (!(w->nparked | w->nlent))	/* marks only for this burst's parking */
+		w->parked_seen = 0;
 	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n, probe));
 	if (b->nx)
 		STAGE(PIPE_ST_CACHE, b->nx, nnew = stage_express(w, pkts, nnew, now, &ninv));

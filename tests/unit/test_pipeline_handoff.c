@@ -1314,12 +1314,12 @@ static void test_fragments_through_forward(void **state)
 /* Each datagram's second fragment first, from any queue: parked on its
  * datagram's worker; once the first has been through, that worker runs
  * it again and it goes on to the flow's worker with the first's
- * translation. */
+ * translation; also when both come in one burst there. */
 static void test_fragments_parked_across_workers(void **state)
 {
 	char text[sizeof(policy) + 256];
 	struct lab l;
-	uint32_t seed = 5, by_first, by_next, parked_on = 0, resumed = 0;
+	uint32_t seed = 5, by_first, by_next, parked_on = 0, resumed = 0, handed_first = 0;
 	(void)state;
 
 	forward_on(text, "udp", 8080, 53);
@@ -1376,6 +1376,51 @@ static void test_fragments_parked_across_workers(void **state)
 	}
 	assert_int_equal(parked_on, 16);
 	assert_int_equal(resumed, 16);
+	/* Second and first in one burst on the datagram's worker, the flow
+	 * another's: the first only passes through (handed on) before the
+	 * second is parked, and must still wake it. */
+	for (uint16_t i = 0; i < 16; i++) {
+		struct frame whole, a, b;
+		struct flow_spec s = spec(17, remote_ip, (uint16_t)(43000 + i), wan_ip, 8080, 0);
+		uint8_t src16[16] = {0}, dst16[16] = {0};
+		struct pipe_pkt p[PIPE_BURST];
+		uint32_t d, n, on;
+		uint16_t id = (uint16_t)(0x4500 + i);
+
+		s.payload = 40;
+		frame_build(&whole, &s);
+		split_in_two(&whole, id, &a, &b);
+		memcpy(src16, remote_ip, 4);
+		memcpy(dst16, wan_ip, 4);
+		d = home_worker(home_hash(src16, dst16, id, 0, 17, ~0x5eedull), l.nw);
+		p[0] = (struct pipe_pkt){.data = b.b, .len = b.len, .room = sizeof(b.b), .in_port = 1};
+		p[1] = (struct pipe_pkt){.data = a.b, .len = a.len, .room = sizeof(a.b), .in_port = 1};
+		pipe_process(l.w[d], p, 2, SEC);
+		assert_int_equal(p[0].verdict, PIPE_HELD);
+		on = d;
+		while (p[1].verdict == PIPE_HANDOFF) {
+			on = p[1].worker;
+			p[1].homed++;
+			pipe_process(l.w[on], &p[1], 1, SEC);
+		}
+		assert_int_equal(p[1].verdict, PIPE_FORWARD);
+		handed_first += on != d;
+		n = pipe_frag_take(l.w[d], p, PIPE_BURST, 0);
+		assert_int_equal(n, 1);
+		pipe_process(l.w[d], p, 1, SEC);
+		while (p[0].verdict == PIPE_HANDOFF) {
+			on = p[0].worker;
+			p[0].homed++;
+			pipe_process(l.w[on], p, 1, SEC);
+		}
+		assert_int_equal(p[0].verdict, PIPE_FORWARD);
+		memcpy(b.b, p[0].data, p[0].len);
+		b.len = p[0].len;
+		assert_true(joined_udp_ok(&a, &b));
+		for (uint32_t k = 0; k < l.nw; k++)
+			(void)pipe_frag_take(l.w[k], p, PIPE_BURST, 0);	/* slots back */
+	}
+	assert_true(handed_first > 0);	/* some firsts only passed through */
 	for (uint32_t k = 0; k < l.nw; k++)
 		assert_int_equal(pipe_stats(l.w[k])->drop[PIPE_DROP_FRAG_ORPHAN], 0);
 	lab_close(&l);
