@@ -31,7 +31,7 @@ int handoff_init(struct handoff *h, uint32_t n)
 	rings = (size_t)n * n;
 	h->n = n;
 	h->slots = slots_for(n);
-	per_ring = (size_t)(h->slots + 1) * sizeof(struct handoff_slot);	/* + spill room */
+	per_ring = (size_t)(h->slots + HANDOFF_SPAN_MAX - 1) * sizeof(struct handoff_slot);	/* + spill room */
 	h->wake = aligned_alloc(64, n * sizeof(*h->wake));
 	if (!h->wake)
 		goto fail;
@@ -129,7 +129,7 @@ uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint
 	for (i = 0; i < n; i++) {
 		const struct pipe_pkt *p = pkts[i];
 		struct handoff_slot *s = &r->slot[(head + used) & r->mask];
-		uint8_t span = p->len > HANDOFF_FRAME ? 2 : 1;
+		uint8_t span = (uint8_t)handoff_span(p->len);
 
 		if (used + span > room)
 			break;	/* in order: what follows is dropped too */
@@ -138,7 +138,7 @@ uint32_t handoff_send(struct handoff_ring *r, struct pipe_pkt *const *pkts, uint
 		s->homed = (uint8_t)(p->homed + 1);
 		s->second = p->second;	/* the pipeline set it when it handed p */
 		s->span = span;
-		/* a second slot is the next in memory, or the spill room */
+		/* the next slots are the next in memory, or the spill room */
 		memcpy(s->data, p->data, p->len);
 		used += span;
 	}
@@ -159,11 +159,11 @@ uint32_t handoff_peek(struct handoff_ring *r, struct pipe_pkt *pkts, uint32_t ma
 		memset(&pkts[n], 0, sizeof(pkts[n]));
 		pkts[n].data = (uint8_t *)s->data;
 		pkts[n].len = s->len;
-		pkts[n].room = s->span == 2 ? HANDOFF_FRAME_MAX : HANDOFF_FRAME;
+		pkts[n].room = handoff_span_room(s->span);
 		pkts[n].in_port = s->in_port;
 		pkts[n].homed = s->homed;
 		pkts[n].second = s->second;
-		used += s->span == 2 ? 2 : 1;
+		used += s->span;
 		n++;
 	}
 	r->peeked = used;

@@ -17,12 +17,14 @@
 #include "pipeline.h"
 
 #define HANDOFF_FRAME 2048u	/* a slot's room: frames up to this take one */
-/* Longest frame handed over: an AF_XDP frame (a UMEM frame is a page).
- * A frame longer than a slot takes two: its bytes run on over the next
- * slot, header and all (each ring has one spare slot after its last for
- * a frame that starts there). Jumbo frames (9000-byte MTUs) need more
- * than AF_XDP without multi-buffer or a 2 KiB mbuf takes in anyway. */
-#define HANDOFF_FRAME_MAX 4096u
+/* Longest frame handed over: a DPDK jumbo frame (DP_MAX_MTU 9600 and its
+ * Ethernet header, two VLAN tags and FCS), more than an AF_XDP frame (a
+ * page). A frame longer than a slot takes as many as it needs, up to
+ * HANDOFF_SPAN_MAX: its bytes run on over the next slots, headers and
+ * all (each ring has HANDOFF_SPAN_MAX - 1 spare slots after its last for
+ * a frame that starts near the end). */
+#define HANDOFF_FRAME_MAX 9728u
+#define HANDOFF_SPAN_MAX 5u
 #define HANDOFF_MAX_WORKERS 64	/* = XSK_MAX_QUEUES = DP_MAX_QUEUES */
 
 struct handoff_slot {
@@ -30,18 +32,33 @@ struct handoff_slot {
 	uint8_t in_port;
 	uint8_t homed;		/* the frame's pipe_pkt.homed on arrival */
 	uint8_t second;		/* its pipe_pkt.second */
-	uint8_t span;		/* slots the frame takes: 1, or 2 when longer than one's room */
+	uint8_t span;		/* slots the frame takes: 1 to HANDOFF_SPAN_MAX */
 	_Alignas(64) uint8_t data[HANDOFF_FRAME];
 };
-_Static_assert(HANDOFF_FRAME + sizeof(struct handoff_slot) >= HANDOFF_FRAME_MAX,
-	       "two slots hold the longest frame");
+_Static_assert(HANDOFF_FRAME + (HANDOFF_SPAN_MAX - 1) * sizeof(struct handoff_slot) >=
+		       HANDOFF_FRAME_MAX,
+	       "HANDOFF_SPAN_MAX slots hold the longest frame");
+
+/* The bytes from a slot's data to the end of span slots. */
+static inline uint32_t handoff_span_room(uint32_t span)
+{
+	return HANDOFF_FRAME + (span - 1) * (uint32_t)sizeof(struct handoff_slot);
+}
+
+/* Slots a frame of len bytes takes. */
+static inline uint32_t handoff_span(uint32_t len)
+{
+	return len <= HANDOFF_FRAME ? 1
+				    : 1 + (len - HANDOFF_FRAME + (uint32_t)sizeof(struct handoff_slot) - 1) /
+						  (uint32_t)sizeof(struct handoff_slot);
+}
 
 struct handoff_ring {
 	_Alignas(64) atomic_uint head;	/* producer: slots written */
 	_Alignas(64) atomic_uint tail;	/* consumer: slots given back */
 	uint32_t peeked;	/* consumer: slots the last handoff_peek returned */
 	_Alignas(64) uint32_t mask;	/* slots - 1 */
-	struct handoff_slot *slot;	/* mask + 2 of them: the last is spill room */
+	struct handoff_slot *slot;	/* mask + HANDOFF_SPAN_MAX: the last are spill room */
 };
 
 /* A worker about to sleep says so; a worker that hands it frames then

@@ -30,6 +30,12 @@ int dp_daemon_open(struct dp_ports *d, const struct rampartd_opts *o,
 	};
 	char err[512];
 
+	for (uint32_t k = 0; k < o->nport_addr; k++) {	/* mtu=N: the device's */
+		int i = options_port(o, o->port_addr[k].ifname);
+
+		if (i >= 0)
+			cfg.mtu[i] = o->port_addr[k].mtu;
+	}
 	if (!dp_open(d, &cfg, err, sizeof(err)))
 		return 0;
 	fprintf(stderr, "rampartd: %s\n", err);
@@ -75,6 +81,7 @@ void dp_daemon_report(const struct dp_ports *d, const struct rampartd_opts *o)
 			d->rss[i] ? "RSS with the symmetric key" :
 			d->nqueues > 1 ? "no RSS offload (the PMD spreads the queues)" : "one queue",
 			d->rx_ipv4_csum[i] ? ", IPv4 header checksums checked by the NIC" : "");
+	fprintf(stderr, "rampartd: mbufs hold frames of up to %u bytes whole\n", d->frame_max);
 	for (uint32_t k = 0; k < d->nqueues; k++)
 		fprintf(stderr, "rampartd: worker %u: queue %u, lcore %u, CPU %d\n", k, k,
 			d->lcore[k], dp_worker_cpu(d, k));

@@ -102,10 +102,27 @@ static int find_ports(struct dp_ports *d, const struct dp_open_cfg *cfg, char *e
 }
 
 /* One pool per socket that has ports, sized for every descriptor of
- * its ports' queues, a burst in flight per worker and the lcore caches. */
-static int make_pools(struct dp_ports *d, char *err, size_t errlen)
+ * its ports' queues, a burst in flight per worker and the lcore caches;
+ * its mbufs hold a frame of the largest MTU asked for (and its QinQ
+ * tags) in one piece, or DPDK's default 2 KB. */
+static int make_pools(struct dp_ports *d, const struct dp_open_cfg *cfg, char *err,
+		      size_t errlen)
 {
-	uint32_t need[DP_MAX_SOCKETS] = { 0 };
+	uint32_t need[DP_MAX_SOCKETS] = { 0 }, room = RTE_MBUF_DEFAULT_BUF_SIZE;
+
+	for (uint32_t i = 0; i < d->nports; i++) {
+		uint32_t want = RTE_PKTMBUF_HEADROOM + cfg->mtu[i] + RTE_ETHER_HDR_LEN + 8 +
+				RTE_ETHER_CRC_LEN;
+
+		if (cfg->mtu[i] > DP_MAX_MTU) {
+			snprintf(err, errlen, "%s: mtu=%u: DPDK ports take up to %u", cfg->names[i],
+				 cfg->mtu[i], DP_MAX_MTU);
+			return -1;
+		}
+		if (cfg->mtu[i] && want > room)
+			room = want;
+	}
+	d->frame_max = room - RTE_PKTMBUF_HEADROOM;
 
 	for (uint32_t i = 0; i < d->nports; i++)
 		need[d->socket[i]] += d->nqueues * (DP_RX_DESC + DP_TX_DESC + 2 * PIPE_BURST);
@@ -117,11 +134,11 @@ static int make_pools(struct dp_ports *d, char *err, size_t errlen)
 			continue;
 		n = need[s] + (d->nqueues + 1) * DP_POOL_CACHE;
 		snprintf(name, sizeof(name), "rampart_mbuf_%d", s);
-		d->pool[s] = rte_pktmbuf_pool_create(name, n, DP_POOL_CACHE, 0,
-						     RTE_MBUF_DEFAULT_BUF_SIZE, s);
+		d->pool[s] = rte_pktmbuf_pool_create(name, n, DP_POOL_CACHE, 0, (uint16_t)room, s);
 		if (!d->pool[s]) {
-			snprintf(err, errlen, "DPDK: cannot create %u mbufs on socket %d: %s (hugepages "
-					      "reserved? see docs/dpdk.md)", n, s, rte_strerror(rte_errno));
+			snprintf(err, errlen, "DPDK: cannot create %u mbufs of %u bytes on socket %d: %s "
+					      "(hugepages reserved? see docs/dpdk.md)", n, room, s,
+				 rte_strerror(rte_errno));
 			return -1;
 		}
 	}
@@ -166,6 +183,14 @@ static int setup_port(struct dp_ports *d, uint32_t i, const struct dp_open_cfg *
 		conf.rx_adv_conf.rss_conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP |
 						    RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
 		d->rss[i] = 1;
+	}
+	if (cfg->mtu[i]) {	/* --port-addr IF=...,mtu=N: the device's too */
+		if (cfg->mtu[i] < info.min_mtu || cfg->mtu[i] > info.max_mtu) {
+			snprintf(err, errlen, "%s: mtu=%u: the PMD takes %u to %u", name, cfg->mtu[i],
+				 info.min_mtu, info.max_mtu);
+			return -1;
+		}
+		conf.rxmode.mtu = cfg->mtu[i];
 	}
 	/* NICs that check IPv4 header checksums say so in each mbuf, and the
 	 * parser then does not sum the header (pipeline.h rx_flags) */
@@ -215,7 +240,7 @@ int dp_open(struct dp_ports *d, const struct dp_open_cfg *cfg, char *err, size_t
 	d->eal_up = 1;
 	/* EAL logs to stdout by default: keep stdout for the counters. */
 	rte_openlog_stream(stderr);
-	if (find_ports(d, cfg, err, errlen) || make_pools(d, err, errlen))
+	if (find_ports(d, cfg, err, errlen) || make_pools(d, cfg, err, errlen))
 		return -1;
 	for (uint32_t i = 0; i < d->nports; i++)
 		if (setup_port(d, i, cfg, err, errlen))

@@ -13,6 +13,7 @@
 
 #define DP_MAX_QUEUES 64	/* = OPT_MAX_QUEUES */
 #define DP_MAX_SOCKETS 8
+#define DP_MAX_MTU 9600		/* jumbo frames: mbufs of ~9.8 KB */
 
 struct rte_mempool;
 
@@ -28,6 +29,7 @@ struct dp_ports {
 	char driver[PIPE_MAX_PORTS][16];	/* "net_af_xdp", "mlx5_pci", ... */
 	unsigned lcore[DP_MAX_QUEUES];	/* worker k's lcore */
 	struct rte_mempool *pool[DP_MAX_SOCKETS];
+	uint32_t frame_max;	/* the longest frame one mbuf holds */
 	int eal_up;
 };
 
@@ -40,6 +42,9 @@ struct dp_open_cfg {
 	uint32_t nroutes;
 	int eal_argc;
 	char **eal_argv;		/* argv[0] is the program name */
+	/* each port's MTU (0: the PMD's): set on the device, and the pool's
+	 * mbufs sized so that a frame of the largest fits in one */
+	uint32_t mtu[PIPE_MAX_PORTS];
 };
 
 /* The symmetric RSS key every port gets (0x6d5a repeated), len bytes. */

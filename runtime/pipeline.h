@@ -330,7 +330,10 @@ void pipe_set_mtu(struct pipe_worker *w, uint32_t port, uint32_t mtu);
  * pipe_process calls until pipe_extra_clear; with PIPE_MAX_EXTRA of them
  * waiting, a datagram that needs more is dropped (too-big). */
 #define PIPE_MAX_EXTRA 64u
-#define PIPE_EXTRA_ROOM 4096u	/* bytes of each: an AF_XDP frame */
+/* Bytes of each (and of held and parked frames): a DPDK jumbo frame
+ * (an MTU of 9600 and its L2 headers; AF_XDP's are a page at most).
+ * Allocated as zero pages, touched only as frames are written. */
+#define PIPE_EXTRA_ROOM 9728u
 uint32_t pipe_extra(struct pipe_worker *w, struct pipe_pkt **pkts);
 void pipe_extra_clear(struct pipe_worker *w);
 

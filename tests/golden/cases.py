@@ -269,6 +269,30 @@ def router_ttl():
 
 # ---- stateful router with NAT --------------------------------------------
 
+JUMBO_OPTIONS = [o.replace("fd00:1::1", "fd00:1::1,mtu=9200").replace("fd00:2::1", "fd00:2::1,mtu=9000")
+                 for o in ROUTER_OPTIONS]
+
+
+@case("router_jumbo", ROUTER_POLICY, mode="router", options=JUMBO_OPTIONS)
+def router_jumbo():
+    """Jumbo frames (lan0 MTU 9200, wan0 9000, --port-addr mtu=): an
+    8,000-byte datagram goes through whole, IPv4 and IPv6; one of 9,150
+    bytes without DF leaves wan0 as two fragments of at most 9,000; with
+    DF it is answered fragmentation needed, MTU 9000. With --backend
+    dpdk the ports get those MTUs and mbufs that hold such frames whole."""
+    c, s = "10.1.0.2", "10.2.0.2"
+    udp = lambda n: UDP(sport=40200, dport=5000) / Raw(bytes(range(256)) * (n // 256) + b"j" * (n % 256))
+    return {
+        "lan0": [
+            to_lan() / IP(src=c, dst=s, id=0x6a01) / udp(8000 - 28),
+            to_lan() / IPv6(src="fd00:1::2", dst="fd00:2::2") / udp(8000 - 48),
+            to_lan() / IP(src=c, dst=s, id=0x6a02) / udp(9150 - 28),
+            to_lan() / IP(src=c, dst=s, id=0x6a03, flags="DF") / udp(9150 - 28),
+        ],
+        "wan0": [],
+    }
+
+
 NAT_POLICY = """\
 version: 1
 zones:

@@ -346,6 +346,10 @@ check "--dpdk-isolate on a PMD without flow isolation: exit 2, said" \
 	--vdev net_null0 --vdev net_null1
 check "no worker lcore: exit 2, said" \
 	null_exit 2 "no worker lcore" --backend dpdk -- -l 0 $NULL_EAL --vdev net_null0 --vdev net_null1
+check "--port-addr mtu=9700 on a DPDK port (jumbo mbufs up to 9600): exit 2, said" \
+	null_exit 2 "mtu=9700: DPDK ports take up to 9600" --backend dpdk \
+	--port-addr net_null0=02:00:00:00:00:01,mtu=9700 -- -l 0,1 $NULL_EAL \
+	--vdev net_null0 --vdev net_null1
 
 # ---- net_null, two queues, two worker lcores: a smoke run ----
 # Bounded: 2 s of whatever the cores give; nothing about speed asserted.

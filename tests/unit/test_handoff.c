@@ -89,19 +89,20 @@ static void full_ring_and_order(void **state)
 	handoff_free(&h);
 }
 
-/* Frames longer than a slot take two (up to HANDOFF_FRAME_MAX bytes):
- * every byte arrives, in order with the short ones around them, also
- * when the long frame starts in the ring's last slot (its bytes run into
- * the spill room, and the next frame is at slot 1); a ring counts slots,
+/* Frames longer than a slot take as many as they need (up to
+ * HANDOFF_FRAME_MAX bytes, a DPDK jumbo frame: five): every byte
+ * arrives, in order with the short ones around them, also when a long
+ * frame starts in one of the ring's last slots (its bytes run into the
+ * spill room, and the next frame is at the slot after); a ring counts slots,
  * so a long frame that does not fit is refused and so is what follows;
  * room says how far the frame may grow. */
 static void long_frames(void **state)
 {
 	struct handoff h;
 	struct handoff_ring *r;
-	static uint8_t buf[3][HANDOFF_FRAME_MAX];
-	struct pipe_pkt p[3], *pp[3], in[PIPE_BURST];
-	const uint32_t lens[3] = { 60, HANDOFF_FRAME_MAX, HANDOFF_FRAME + 1 };
+	static uint8_t buf[4][HANDOFF_FRAME_MAX];
+	struct pipe_pkt p[4], *pp[4], in[PIPE_BURST];
+	const uint32_t lens[4] = { 60, HANDOFF_FRAME_MAX, HANDOFF_FRAME + 1, handoff_span_room(3) };
 	uint32_t seq = 0, got = 0;
 	(void)state;
 
@@ -115,38 +116,41 @@ static void long_frames(void **state)
 	pp[0] = &p[0];
 	assert_true(handoff_ring(&h, 1, 0) == r + 1);
 	assert_int_equal(handoff_send(r + 1, pp, 1), 1);
-	/* rounds of short, longest, just-too-long-for-one: 5 slots a round;
-	 * over 3 ring lengths, so long frames start at every slot, the last
-	 * among them (5 and the slot count are coprime) */
+	/* rounds of short, longest, just-too-long-for-one, three slots' worth:
+	 * 1 + 5 + 2 + 3 = 11 slots a round; over 3 ring lengths, so long
+	 * frames start at every slot, the last ones among them (11 and the
+	 * slot count are coprime) */
+	assert_int_equal(handoff_span(lens[1]), HANDOFF_SPAN_MAX);
+	assert_int_equal(handoff_span(lens[3]), 3);
 	for (uint32_t round = 0; round < 3 * h.slots; round++) {
 		uint32_t m;
 
-		for (uint32_t k = 0; k < 3; k++) {
+		for (uint32_t k = 0; k < 4; k++) {
 			for (uint32_t b = 0; b < lens[k]; b++)
 				buf[k][b] = (uint8_t)(seq + k + b * 7);
 			p[k] = (struct pipe_pkt){ .data = buf[k], .len = lens[k], .in_port = (uint8_t)k };
 			pp[k] = &p[k];
 		}
-		assert_int_equal(handoff_send(r, pp, 3), 3);
+		assert_int_equal(handoff_send(r, pp, 4), 4);
 		m = handoff_peek(r, in, PIPE_BURST);
-		assert_int_equal(m, 3);
-		for (uint32_t k = 0; k < 3; k++) {
+		assert_int_equal(m, 4);
+		for (uint32_t k = 0; k < 4; k++) {
 			uint32_t bad = 0;
 
 			assert_int_equal(in[k].len, lens[k]);
 			assert_int_equal(in[k].in_port, k);
-			assert_int_equal(in[k].room, lens[k] > HANDOFF_FRAME ? HANDOFF_FRAME_MAX
-									 : HANDOFF_FRAME);
+			assert_int_equal(in[k].room, handoff_span_room(handoff_span(lens[k])));
+			assert_true(in[k].room >= lens[k]);
 			for (uint32_t b = 0; b < lens[k]; b++)
 				bad += in[k].data[b] != (uint8_t)(seq + k + b * 7);
 			assert_int_equal(bad, 0);
 		}
 		handoff_done(r);
-		seq += 3;
-		got += 3;
+		seq += 4;
+		got += 4;
 	}
-	assert_int_equal(atomic_load(&r->head), 5 * 3 * h.slots);
-	assert_int_equal(got, 3 * 3 * h.slots);	/* three frames a round, all taken */
+	assert_int_equal(atomic_load(&r->head), 11 * 3 * h.slots);
+	assert_int_equal(got, 4 * 3 * h.slots);	/* four frames a round, all taken */
 	/* full: slots - 1 short frames leave one slot, too few for a long one,
 	 * which is refused with the short one behind it */
 	{
