@@ -106,31 +106,39 @@ static void lab_close(struct lab *l)
 	free(l->buf);
 }
 
-/* f arrives on worker `at`'s queue; handed over while it says so, as
- * rampartd's workers do (a fragment at most twice, anything else once).
- * *by: the worker that ran it to its verdict. */
-static struct pipe_pkt deliver(struct lab *l, struct frame *f, uint8_t in_port, uint32_t at,
-			       uint32_t *by)
+/* p, run by worker `at`, handed over while it says so, as rampartd's
+ * workers do (a fragment at most twice, anything else once). Returns
+ * the worker that ran it to its verdict. */
+static uint32_t follow(struct lab *l, struct pipe_pkt *p, uint32_t at)
 {
-	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
-	int fragment = (frame_get16(f->b + 14 + 6) & 0x3fff) != 0;
+	int fragment = (frame_get16(p->data + 14 + 6) & 0x3fff) != 0;
 
-	pipe_process(l->w[at], &p, 1, SEC);
-	*by = at;
-	while (p.verdict == PIPE_HANDOFF) {
-		assert_true(p.worker < l->nw);
-		assert_int_not_equal(p.worker, *by);
+	pipe_process(l->w[at], p, 1, SEC);
+	while (p->verdict == PIPE_HANDOFF) {
+		assert_true(p->worker < l->nw);
+		assert_int_not_equal(p->worker, at);
 		/* never handed on further, but a fragment to its datagram's
 		 * worker first, and a packet that finds no flow after DNAT
 		 * changes to where each set of kept rules homes it and back
 		 * (pipe_second) */
-		assert_true(p.homed < (fragment ? 2 : p.second ? 2 + kept_sets : 1));
-		*by = p.worker;
+		assert_true(p->homed < (fragment ? 2 : p->second ? 2 + kept_sets : 1));
+		at = p->worker;
 		l->handed++;
-		p.homed++;
-		l->hops2 += p.homed == 2;
-		pipe_process(l->w[p.worker], &p, 1, SEC);
+		p->homed++;
+		l->hops2 += p->homed == 2;
+		pipe_process(l->w[at], p, 1, SEC);
 	}
+	return at;
+}
+
+/* f arrives on worker `at`'s queue (follow). *by: the worker that ran
+ * it to its verdict. */
+static struct pipe_pkt deliver(struct lab *l, struct frame *f, uint8_t in_port, uint32_t at,
+			       uint32_t *by)
+{
+	struct pipe_pkt p = {.data = f->b, .len = f->len, .room = sizeof(f->b), .in_port = in_port};
+
+	*by = follow(l, &p, at);
 	f->len = p.len;
 	return p;
 }
@@ -1356,13 +1364,7 @@ static void test_fragments_parked_across_workers(void **state)
 				on = k;
 		assert_int_equal(n, 1);
 		assert_int_equal(on, by_next);		/* where it was parked */
-		pipe_process(l.w[on], p, 1, SEC);
-		while (p[0].verdict == PIPE_HANDOFF) {	/* as deliver, from a lent frame */
-			assert_true(p[0].homed < 2);
-			on = p[0].worker;
-			p[0].homed++;
-			pipe_process(l.w[on], p, 1, SEC);
-		}
+		on = follow(&l, p, on);			/* the lent frame */
 		assert_int_equal(p[0].verdict, PIPE_FORWARD);
 		assert_int_equal(on, by_first);		/* the flow's worker */
 		memcpy(b.b, p[0].data, p[0].len);
@@ -1395,24 +1397,18 @@ static void test_fragments_parked_across_workers(void **state)
 		d = home_worker(home_hash(src16, dst16, id, 0, 17, ~0x5eedull), l.nw);
 		p[0] = (struct pipe_pkt){.data = b.b, .len = b.len, .room = sizeof(b.b), .in_port = 1};
 		p[1] = (struct pipe_pkt){.data = a.b, .len = a.len, .room = sizeof(a.b), .in_port = 1};
-		pipe_process(l.w[d], p, 2, SEC);
+		pipe_process(l.w[d], p, 2, SEC);	/* one burst */
 		assert_int_equal(p[0].verdict, PIPE_HELD);
 		on = d;
-		while (p[1].verdict == PIPE_HANDOFF) {
-			on = p[1].worker;
+		if (p[1].verdict == PIPE_HANDOFF) {	/* the first, on to its flow's */
 			p[1].homed++;
-			pipe_process(l.w[on], &p[1], 1, SEC);
+			on = follow(&l, &p[1], p[1].worker);
 		}
 		assert_int_equal(p[1].verdict, PIPE_FORWARD);
 		handed_first += on != d;
 		n = pipe_frag_take(l.w[d], p, PIPE_BURST, 0);
 		assert_int_equal(n, 1);
-		pipe_process(l.w[d], p, 1, SEC);
-		while (p[0].verdict == PIPE_HANDOFF) {
-			on = p[0].worker;
-			p[0].homed++;
-			pipe_process(l.w[on], p, 1, SEC);
-		}
+		follow(&l, p, d);
 		assert_int_equal(p[0].verdict, PIPE_FORWARD);
 		memcpy(b.b, p[0].data, p[0].len);
 		b.len = p[0].len;
