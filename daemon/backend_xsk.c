@@ -5,6 +5,7 @@
 #include "backend_xsk.h"
 
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <linux/if_xdp.h>
@@ -16,31 +17,99 @@ static inline struct backend_xsk *xsk_of(struct backend *b)
 	return (struct backend_xsk *)b;
 }
 
+#ifndef XDP_PKT_CONTD	/* linux/if_xdp.h of kernels before 6.6 */
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+
+static inline void rx_frame(struct pipe_pkt *p, uint8_t *data, uint32_t len, uint32_t room,
+			    uint32_t port)
+{
+	p->data = data;
+	p->len = len;
+	p->room = room;
+	p->in_port = (uint8_t)port;
+	p->homed = 0;
+	p->rx_flags = 0;	/* AF_XDP passes no checksum result */
+}
+
+/* A chain of descriptors d[0..n-1] (multi-buffer: all but the last say
+ * XDP_PKT_CONTD) copied whole into the next free slot, its frames given
+ * back at once; the frame goes on as a foreign one. 1, or 0 when it is
+ * longer than a slot (dropped, counted). */
+static int rx_join(struct backend_xsk_worker *w, struct xsk_queue *q, uint32_t idx, uint32_t n,
+		   uint32_t slot, struct pipe_pkt *p, uint64_t *handle, uint32_t port)
+{
+	uint8_t *to = w->joined + (size_t)slot * XSK_JOINED_ROOM;
+	uint32_t len = 0, fits = 1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
+
+		if (fits && d->len <= XSK_JOINED_ROOM - len) {
+			memcpy(to + len, xsk_pool_data(q->pool, d->addr), d->len);
+			len += d->len;
+		} else {
+			fits = 0;
+		}
+		xsk_pool_put(q->pool, d->addr);
+	}
+	if (!fits) {
+		__atomic_store_n(&w->too_long[port], w->too_long[port] + 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	rx_frame(p, to, len, XSK_JOINED_ROOM, port);
+	*handle = BACKEND_HANDLE_FOREIGN;
+	return 1;
+}
+
 static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt *pkts,
 			     uint64_t *handle, uint32_t n, uint64_t *now_ns)
 {
 	struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
-	uint32_t got = 0;
+	uint32_t got = 0, joined = 0;
 
 	for (uint32_t k = 0; k < b->nports && got < n; k++) {
 		uint32_t port = (w->next_port + k) % b->nports;
 		struct xsk_queue *q = w->q[port];
-		uint32_t idx = 0, m = xsk_ring_cons__peek(&q->rx, n - got, &idx);
+		uint32_t idx = 0, m = xsk_ring_cons__peek(&q->rx, n - got, &idx), i = 0;
 
-		for (uint32_t i = 0; i < m; i++, got++) {
+		while (i < m) {
 			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
+			uint32_t end = i;
 
-			pkts[got].data = xsk_pool_data(q->pool, d->addr);
-			pkts[got].len = d->len;
-			/* replies may grow the frame up to the end of its chunk */
-			pkts[got].room = XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr));
-			pkts[got].in_port = (uint8_t)port;
-			pkts[got].homed = 0;
-			pkts[got].rx_flags = 0;	/* AF_XDP passes no checksum result */
-			handle[got] = d->addr;
+			if (__builtin_expect(!(d->options & XDP_PKT_CONTD), 1)) {
+				/* replies may grow the frame up to the end of its chunk */
+				rx_frame(&pkts[got], xsk_pool_data(q->pool, d->addr), d->len,
+					 XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr)),
+					 port);
+				handle[got++] = d->addr;
+				i++;
+				continue;
+			}
+			/* a chain: its descriptors are in the ring together (the
+			 * kernel publishes a frame whole), but this peek may have
+			 * cut it: then it waits for the next burst */
+			while (end < m &&
+			       (xsk_ring_cons__rx_desc(&q->rx, idx + end)->options & XDP_PKT_CONTD))
+				end++;
+			if (end == m)
+				break;
+			if (w->joined && rx_join(w, q, idx + i, end - i + 1, joined, &pkts[got],
+						 &handle[got], port)) {
+				got++;
+				joined++;
+			} else if (!w->joined) {	/* cannot happen: no chain without sg */
+				for (uint32_t j = i; j <= end; j++)
+					xsk_pool_put(q->pool, xsk_ring_cons__rx_desc(&q->rx, idx + j)->addr);
+				__atomic_store_n(&w->too_long[port], w->too_long[port] + 1,
+						 __ATOMIC_RELAXED);
+			}
+			i = end + 1;
 		}
-		if (m)
-			xsk_ring_cons__release(&q->rx, m);
+		if (i)
+			xsk_ring_cons__release(&q->rx, i);
+		if (i < m)
+			xsk_ring_cons__cancel(&q->rx, m - i);
 	}
 	w->next_port = (w->next_port + 1) % b->nports;
 	if (got) {
@@ -52,23 +121,67 @@ static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt 
 	return got;
 }
 
-/* How many of pkts, from the front, can go now: each needs a TX ring
- * slot, and a free frame of the egress UMEM unless it already is one of
- * its frames (a bounce, or a forward between sockets sharing the UMEM). */
-static uint32_t tx_prefix(const struct backend_xsk_worker *w, struct xsk_queue *out,
-			  struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n)
+/* TX descriptors (and, for a copy, free frames) a frame needs: one,
+ * or with multi-buffer one per UMEM frame of it. 0: it cannot go out of
+ * this socket (longer than a frame without multi-buffer; the port's MTU
+ * keeps the pipeline from making such frames, backend_xsk_frame_max). */
+static inline uint32_t tx_segments(const struct xsk_queue *out, uint32_t len)
 {
-	uint32_t ring = xsk_prod_nb_free(&out->tx, n), copies = 0, k;
+	uint32_t n = len <= XSK_FRAME_SIZE ? 1 : (len + XSK_FRAME_SIZE - 1) / XSK_FRAME_SIZE;
 
-	for (k = 0; k < n && k < ring; k++) {
-		if (!(handle[k] & BACKEND_HANDLE_FOREIGN) &&
-		    w->q[pkts[k]->in_port]->pool == out->pool)
-			continue;
-		if (copies == out->pool->nfree)
-			break;
-		copies++;
+	return n == 1 || (out->sg && len <= XSK_JOINED_ROOM) ? n : 0;
+}
+
+static inline int tx_in_place(const struct backend_xsk_worker *w, const struct xsk_queue *out,
+			      const struct pipe_pkt *p, uint64_t handle)
+{
+	return !(handle & BACKEND_HANDLE_FOREIGN) && w->q[p->in_port]->pool == out->pool;
+}
+
+/* How many of pkts, from the front, can go now: each needs TX ring
+ * slots, and free frames of the egress UMEM unless it already is one of
+ * its frames (a bounce, or a forward between sockets sharing the UMEM).
+ * *slots gets the ring slots they take. */
+static uint32_t tx_prefix(const struct backend_xsk_worker *w, struct xsk_queue *out,
+			  struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
+			  uint32_t *slots)
+{
+	uint32_t ring = xsk_prod_nb_free(&out->tx, n), used = 0, copies = 0, k;
+
+	for (k = 0; k < n; k++) {
+		uint32_t segs = tx_in_place(w, out, pkts[k], handle[k]) ? 1 : 0;
+
+		if (!segs) {
+			segs = tx_segments(out, pkts[k]->len);
+			if (!segs || copies + segs > out->pool->nfree)
+				break;
+			copies += segs;
+		}
+		if (used + segs > ring && used + segs > (ring = xsk_prod_nb_free(&out->tx, used + segs)))
+			break;	/* (a chain may need more than the cached count) */
+		used += segs;
 	}
+	*slots = used;
 	return k;
+}
+
+/* Copy p into frames of out's UMEM from TX slot tidx on: one descriptor
+ * per frame, all but the last marked XDP_PKT_CONTD. Returns the slots. */
+static uint32_t tx_copy(struct xsk_queue *out, uint32_t tidx, const struct pipe_pkt *p)
+{
+	uint32_t off = 0, n = 0;
+
+	do {
+		struct xdp_desc *t = xsk_ring_prod__tx_desc(&out->tx, tidx + n++);
+		uint32_t part = p->len - off < XSK_FRAME_SIZE ? p->len - off : XSK_FRAME_SIZE;
+
+		t->addr = xsk_pool_get(out->pool);
+		t->len = part;
+		memcpy(xsk_pool_data(out->pool, t->addr), p->data + off, part);
+		off += part;
+		t->options = off < p->len ? XDP_PKT_CONTD : 0;
+	} while (off < p->len);
+	return n;
 }
 
 static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
@@ -77,15 +190,15 @@ static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
 {
 	const struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
 	struct xsk_queue *out = w->q[port];
-	uint32_t sent, tidx = 0, copies = 0;
+	uint32_t sent, slots = 0, tidx = 0, copies = 0, at = 0;
 
-	sent = tx_prefix(w, out, pkts, handle, n);
+	sent = tx_prefix(w, out, pkts, handle, n, &slots);
 	if (sent < n) {
 		xsk_queue_reap(out);		/* completions free TX slots and frames */
-		sent = tx_prefix(w, out, pkts, handle, n);
+		sent = tx_prefix(w, out, pkts, handle, n, &slots);
 	}
-	if (sent && xsk_ring_prod__reserve(&out->tx, sent, &tidx) != sent)
-		sent = 0;	/* cannot happen: nb_free said they fit */
+	if (slots && xsk_ring_prod__reserve(&out->tx, slots, &tidx) != slots)
+		sent = slots = 0;	/* cannot happen: nb_free said they fit */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pipe_pkt *p = pkts[i];
 		int foreign = !!(handle[i] & BACKEND_HANDLE_FOREIGN);
@@ -97,22 +210,21 @@ static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
 				xsk_pool_put(in, handle[i]);
 			continue;
 		}
-		t = xsk_ring_prod__tx_desc(&out->tx, tidx + i);
-		t->len = p->len;
-		t->options = 0;
 		if (in == out->pool) {
+			t = xsk_ring_prod__tx_desc(&out->tx, tidx + at++);
 			t->addr = handle[i];	/* same UMEM: the frame itself */
+			t->len = p->len;
+			t->options = 0;
 			continue;
 		}
-		t->addr = xsk_pool_get(out->pool);
-		memcpy(xsk_pool_data(out->pool, t->addr), p->data, p->len);
+		at += tx_copy(out, tidx + at, p);
 		if (!foreign)
 			xsk_pool_put(in, handle[i]);
 		copies++;
 	}
-	if (sent) {
-		xsk_ring_prod__submit(&out->tx, sent);
-		out->tx_inflight += sent;
+	if (slots) {
+		xsk_ring_prod__submit(&out->tx, slots);
+		out->tx_inflight += slots;
 		xsk_queue_kick_tx(out);
 	}
 	*copied = copies;
@@ -199,6 +311,9 @@ static int xsk_rx_loss(struct backend *b, uint32_t port, struct backend_rx_loss 
 		out->invalid += st.rx_invalid_descs + st.tx_invalid_descs;
 		out->other += xsk_other_drops(&p->queues[k], &st);
 	}
+	/* chains longer than a slot: the workers' counts, read as they go */
+	for (uint32_t k = 0; k < b->nqueues; k++)
+		out->other += __atomic_load_n(&xsk_of(b)->w[k].too_long[port], __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -211,8 +326,8 @@ static const struct backend_ops xsk_ops = {
 	.rx_loss = xsk_rx_loss,
 };
 
-void backend_xsk_init(struct backend_xsk *x, struct xsk_port *const *ports, uint32_t nports,
-		      uint32_t nqueues)
+int backend_xsk_init(struct backend_xsk *x, struct xsk_port *const *ports, uint32_t nports,
+		     uint32_t nqueues)
 {
 	memset(x, 0, sizeof(*x));
 	x->be.ops = &xsk_ops;
@@ -225,4 +340,35 @@ void backend_xsk_init(struct backend_xsk *x, struct xsk_port *const *ports, uint
 		for (uint32_t k = 0; k < nqueues; k++)
 			x->w[k].q[p] = &ports[p]->queues[k];
 	}
+	for (uint32_t k = 0; k < nqueues; k++) {
+		int sg = 0;
+
+		for (uint32_t p = 0; p < nports; p++)
+			sg |= x->w[k].q[p]->sg;
+		if (!sg)
+			continue;
+		x->w[k].joined = malloc((size_t)PIPE_BURST * XSK_JOINED_ROOM);
+		if (!x->w[k].joined) {
+			backend_xsk_fini(x);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void backend_xsk_fini(struct backend_xsk *x)
+{
+	for (uint32_t k = 0; k < XSK_MAX_QUEUES; k++) {
+		free(x->w[k].joined);
+		x->w[k].joined = NULL;
+	}
+}
+
+uint32_t backend_xsk_frame_max(const struct backend_xsk *x, uint32_t port)
+{
+	uint32_t sg = 1;
+
+	for (uint32_t k = 0; k < x->be.nqueues; k++)
+		sg &= (uint32_t)x->w[k].q[port]->sg;
+	return sg ? XSK_JOINED_ROOM : XSK_FRAME_SIZE;
 }

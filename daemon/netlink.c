@@ -229,6 +229,8 @@ void nl_mtu_refresh(struct nl_neigh_sync *s)
 		if (s->mtu_fixed[port] || !if_indextoname((unsigned)s->ifindex[port], name))
 			continue;
 		mtu = ifaddr_mtu(name);
+		if (s->mtu_max[port] && mtu > (int)s->mtu_max[port])
+			mtu = (int)s->mtu_max[port];
 		if (mtu <= 0 || (uint32_t)mtu == s->mtu[port])
 			continue;
 		s->mtu[port] = (uint32_t)mtu;

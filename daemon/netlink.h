@@ -42,6 +42,7 @@ struct nl_neigh_sync {
 	uint64_t last_ask_ms;
 	uint32_t mtu[PIPE_MAX_PORTS];	/* what the workers were last told */
 	uint8_t mtu_fixed[PIPE_MAX_PORTS];	/* --port-addr mtu=: not refreshed */
+	uint32_t mtu_max[PIPE_MAX_PORTS];	/* what the backend carries; 0: no limit */
 	char *buf;
 };
 

@@ -442,6 +442,9 @@ static void report_umems(const struct rampartd_opts *o, uint32_t nq)
 			for (uint32_t j = 0; j < o->nifs && !q; j++)
 				if (xports[j].queues[k].pool == p)
 					q = &xports[j].queues[k];
+			if (p->sg)
+				fprintf(stderr, "rampartd: %s: multi-buffer: longer frames than its "
+						"frames come and go as chains\n", name);
 			fprintf(stderr, "rampartd: %s: %u frames of %u B, ", name, p->nframes,
 				XSK_FRAME_SIZE);
 			if (p == &umems[k] && p->nusers == o->nifs)
@@ -788,6 +791,30 @@ static int finish(int rc, const struct counters_src *src, uint32_t nq)
 }
 
 /* --backend xsk: AF_XDP on every interface, one worker thread per queue. */
+/* Ethernet header and two VLAN tags: what a frame holds besides its
+ * IP packet, at most. */
+#define XSK_L2_MAX 22u
+
+/* A port whose sockets cannot take chains (no multi-buffer: a kernel
+ * before 6.6, or a zero-copy driver without it) carries frames of one
+ * UMEM frame at most: the pipeline is told an MTU that fits, so what it
+ * makes itself (fragments, ICMP errors, frames other workers hand over)
+ * fits too, and longer packets are answered with fragmentation needed
+ * or fragmented. The kernel drops longer frames before they reach us. */
+static void xsk_mtu_limits(const struct rampartd_opts *o, struct pipe_config *cfg)
+{
+	for (uint32_t i = 0; i < o->nifs; i++) {
+		uint32_t max = backend_xsk_frame_max(&bx, i) - XSK_L2_MAX;
+
+		if (cfg->port[i].mtu > max) {
+			fprintf(stderr, "rampartd: %s: MTU %u is more than its AF_XDP sockets carry "
+					"without multi-buffer; frames up to an MTU of %u\n",
+				o->ifnames[i], cfg->port[i].mtu, max);
+			cfg->port[i].mtu = max;
+		}
+	}
+}
+
 static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 {
 	struct worker *wp[XSK_MAX_QUEUES];
@@ -832,7 +859,11 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	if (port_config(o, &cfg, 1))
 		goto out;
 	cfg.hold_unresolved = 1;	/* the main thread has the kernel resolve them */
-	backend_xsk_init(&bx, ports, o->nifs, nq);
+	if (backend_xsk_init(&bx, ports, o->nifs, nq)) {
+		fprintf(stderr, "rampartd: frames joined from chains: %s\n", strerror(errno));
+		goto out;
+	}
+	xsk_mtu_limits(o, &cfg);
 	for (uint32_t k = 0; k < nq; k++)
 		wp[k] = &workers[k];
 	if (make_pipes(o, view, nq, &cfg, &bx.be))
@@ -855,6 +886,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 				nl.mtu_fixed[options_port(o, o->port_addr[i].ifname)] = 1;
 			given[options_port(o, o->port_addr[i].ifname)] = 1;
 		}
+		for (uint32_t i = 0; i < o->nifs; i++)
+			nl.mtu_max[i] = backend_xsk_frame_max(&bx, i) - XSK_L2_MAX;
 		nlp = &nl;
 		/* masquerade and replies follow the kernel's addresses */
 		port_addrs_init(&addr_watch, &cfg, (const char *const *)o->ifnames, given, wp, nq);
@@ -925,6 +958,7 @@ out:
 		xsk_port_close(&xports[opened]);
 	for (uint32_t k = 0; k < nq; k++)
 		xsk_pool_destroy(&umems[k]);	/* after every socket on it */
+	backend_xsk_fini(&bx);
 	rc = finish(rc, &src, nq);
 	return !rc && stop_sig == SIGUSR2 ? EXIT_RESTART : rc;
 }

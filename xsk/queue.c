@@ -15,6 +15,9 @@
 #ifndef SOL_XDP
 #define SOL_XDP 283
 #endif
+#ifndef XDP_USE_SG	/* linux/if_xdp.h of kernels before 6.6 */
+#define XDP_USE_SG (1 << 4)
+#endif
 
 /* libxdp binds the first socket of a UMEM with bind_flags and every later
  * one with XDP_SHARED_UMEM alone (the kernel then takes the mode and
@@ -48,21 +51,35 @@ static int xsk_queue_bind(struct xsk_queue *q, const char *ifname, uint16_t mode
 }
 
 /* The first socket of a UMEM registers it, its rings becoming the
- * socket's, and binds zero-copy if the driver can, else copy mode. */
+ * socket's, and binds zero-copy if the driver can, else copy mode; in
+ * either with multi-buffer (XDP_USE_SG, kernel 6.6) where the kernel and
+ * driver have it, so that frames longer than a UMEM frame (an MTU over
+ * about 3,500) arrive and leave as chains of frames. A driver with
+ * zero-copy but not its multi-buffer keeps zero-copy (such frames are
+ * then dropped by the kernel; the port's MTU says what fits). */
 static int xsk_queue_bind_first(struct xsk_queue *q, const char *ifname, char *err,
 				size_t errlen)
 {
+	static const uint16_t tries[] = { XDP_ZEROCOPY | XDP_USE_SG, XDP_ZEROCOPY,
+					  XDP_COPY | XDP_USE_SG, XDP_COPY };
 	int e = 0;
 
 	if (!q->pool->umem)
 		e = xsk_pool_register(q->pool, &q->fill, &q->comp, err, errlen);
 	if (e)
 		return e;
-	/* Zero-copy needs driver support (not veth, not virtio): try it,
-	 * then copy mode. */
-	e = xsk_queue_bind(q, ifname, XDP_ZEROCOPY);
-	if (e)
-		e = xsk_queue_bind(q, ifname, XDP_COPY);
+	/* Zero-copy needs driver support (not veth, not virtio). */
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		if ((tries[i] & XDP_USE_SG) && getenv("RAMPART_XSK_NO_SG"))
+			continue;	/* the lab plays a kernel without it */
+		e = xsk_queue_bind(q, ifname, tries[i]);
+		if (!e) {
+			q->pool->sg = !!(tries[i] & XDP_USE_SG);
+			break;
+		}
+		if (e == -EBUSY)
+			break;
+	}
 	if (e)
 		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u: %s%s", ifname,
 			 q->queue_id, strerror(-e),
@@ -130,6 +147,7 @@ int xsk_queue_open(struct xsk_queue *q, const char *ifname, uint32_t queue_id,
 	q->pool->nusers++;
 	q->fd = xsk_socket__fd(q->sock);
 	q->zerocopy = xsk_queue_is_zerocopy(q->fd);
+	q->sg = q->pool->sg;	/* a shared socket has its UMEM's (the kernel's rule) */
 	xsk_queue_refill(q, XSK_RING_SIZE);
 	return 0;
 }

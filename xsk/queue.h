@@ -25,6 +25,7 @@ struct xsk_queue {
 	struct xsk_socket *sock;
 	uint32_t queue_id;
 	int zerocopy;		/* 1 bound XDP_ZEROCOPY, 0 copy mode */
+	int sg;			/* frames longer than a UMEM frame come and go as chains */
 	int shared;		/* 1 bound to a UMEM another socket registered */
 	int share_err;		/* why the shared bind failed (negative errno), 0 if not */
 	struct xsk_umem_pool own;	/* used when not sharing */

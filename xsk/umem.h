@@ -28,6 +28,9 @@ struct xsk_umem_pool {
 	/* cold */
 	struct xsk_umem *umem;	/* NULL until the first socket registers it */
 	uint32_t nusers;	/* sockets bound to this UMEM */
+	/* the first socket bound with XDP_USE_SG: every socket on the UMEM
+	 * takes a frame longer than one of its frames as a chain */
+	int sg;
 	uint64_t area_size;
 #ifndef NDEBUG
 	uint8_t *owned;		/* 1 while user space holds the frame */

@@ -264,19 +264,37 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 	xsk_want_bpffs();
 	p->replaced_stale = xsk_prog_remove_stale(ifindex);
 
-	p->prog = xdp_program__open_file(obj_path, "xdp", NULL);
-	e = (int)libxdp_get_error(p->prog);
-	if (e) {
-		p->prog = NULL;
-		xsk_errstr(e, why, sizeof(why));
-		snprintf(err, errlen, "cannot open XDP object %s: %s", obj_path, why);
-		return e;
-	}
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		e = xdp_program__attach(p->prog, ifindex, modes[i], 0);
-		if (!e) {
-			p->mode = modes[i];
+	/* Frags-aware (BPF_F_XDP_HAS_FRAGS): the program reads only the
+	 * headers in the first buffer, so it takes frames of any length,
+	 * and a driver (veth too) lets it on a port whose MTU is over a
+	 * page, for AF_XDP multi-buffer (queue.c). A kernel before 5.18
+	 * refuses the flag: then without it, as before (a program that
+	 * failed to load is opened again). */
+	for (int frags = !getenv("RAMPART_XSK_NO_SG"); frags >= 0; frags--) {
+		p->prog = xdp_program__open_file(obj_path, "xdp", NULL);
+		e = (int)libxdp_get_error(p->prog);
+		if (e) {
+			p->prog = NULL;
+			xsk_errstr(e, why, sizeof(why));
+			snprintf(err, errlen, "cannot open XDP object %s: %s", obj_path, why);
+			return e;
+		}
+		int set = xdp_program__set_xdp_frags_support(p->prog, frags);
+
+		e = set;
+		for (size_t i = 0; !set && i < sizeof(modes) / sizeof(modes[0]); i++) {
+			e = xdp_program__attach(p->prog, ifindex, modes[i], 0);
+			if (!e) {
+				p->mode = modes[i];
+				p->frags = frags;
+				break;
+			}
+		}
+		if (!e)
 			break;
+		if (frags) {
+			xdp_program__close(p->prog);
+			p->prog = NULL;
 		}
 	}
 	if (e) {

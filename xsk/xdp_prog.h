@@ -24,6 +24,7 @@ struct xsk_prog {
 	struct xdp_program *prog;
 	int ifindex;
 	int mode;		/* enum xdp_attach_mode it is attached in */
+	int frags;		/* 1 loaded frags-aware: frames of any length */
 	int xskmap_fd;
 	int multiprog;		/* 1 behind libxdp's dispatcher, 0 legacy */
 	int replaced_stale;	/* a dead rampartd's program was taken off first */
