@@ -268,15 +268,17 @@ static int open_port(struct xsk_port *p, const char *ifname, const struct rampar
 		fprintf(stderr, "rampartd: %s: replaced the XDP program a previous rampartd left "
 				"attached\n", ifname);
 	if (o->verbose) {
-		fprintf(stderr, "rampartd: %s: XDP %s mode%s, %u queue(s), fail %s, %u host "
+		fprintf(stderr, "rampartd: %s: XDP %s mode%s%s, %u queue(s), fail %s, %u host "
 				"address(es), %u pass entr%s\n",
 			ifname, xsk_prog_mode_name(&p->prog),
-			p->prog.multiprog ? " (libxdp dispatcher)" : " (legacy attach)", p->nqueues,
+			p->prog.multiprog ? " (libxdp dispatcher)" : " (legacy attach)",
+			p->prog.frags ? ", frags-aware" : "", p->nqueues,
 			o->fail_closed ? "closed" : "open", view->host_addr_count,
 			view->host_pass_count, view->host_pass_count == 1 ? "y" : "ies");
 		for (uint32_t q = 0; q < p->nqueues; q++)
-			fprintf(stderr, "rampartd: %s queue %u: AF_XDP %s mode\n", ifname, q,
-				p->queues[q].zerocopy ? "zero-copy" : "copy");
+			fprintf(stderr, "rampartd: %s queue %u: AF_XDP %s mode%s\n", ifname, q,
+				p->queues[q].zerocopy ? "zero-copy" : "copy",
+				p->queues[q].sg ? ", multi-buffer" : "");
 	}
 	return 0;
 }
@@ -808,8 +810,11 @@ static void xsk_mtu_limits(const struct rampartd_opts *o, struct pipe_config *cf
 
 		if (cfg->port[i].mtu > max) {
 			fprintf(stderr, "rampartd: %s: MTU %u is more than its AF_XDP sockets carry "
-					"without multi-buffer; frames up to an MTU of %u\n",
-				o->ifnames[i], cfg->port[i].mtu, max);
+					"(%s); frames up to an MTU of %u\n",
+				o->ifnames[i], cfg->port[i].mtu,
+				max + XSK_L2_MAX == XSK_FRAME_SIZE ? "without multi-buffer"
+								   : "a joined frame is at most 9,728 bytes",
+				max);
 			cfg->port[i].mtu = max;
 		}
 	}

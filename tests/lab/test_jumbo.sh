@@ -120,7 +120,13 @@ start_router --queues 1 || { not_ok "rampartd starts"; cat "$LAB_TMP/rampartd.er
 ok "rampartd starts on ports of MTU $MTU"
 check "-v: the UMEM takes frames as chains (multi-buffer)" \
 	grep -q "^rampartd: worker 0 UMEM .*: multi-buffer" "$LAB_TMP/rampartd.err"
-check_not "no MTU cut to a UMEM frame" grep -q "without multi-buffer" "$LAB_TMP/rampartd.err"
+check_not "no MTU cut" grep -q "is more than its AF_XDP sockets carry" "$LAB_TMP/rampartd.err"
+# veth takes a program in native mode on an MTU over a page only if it
+# handles frags: the program's flag, not just the sockets'
+check "-v: XDP native and frags-aware on MTU $MTU" \
+	grep -q "^rampartd: $FW_IF_C: XDP native mode (.*), frags-aware," "$LAB_TMP/rampartd.err"
+check "-v: each socket says multi-buffer" \
+	grep -q "^rampartd: $FW_IF_S queue 0: AF_XDP copy mode, multi-buffer$" "$LAB_TMP/rampartd.err"
 jumbo_traffic "one queue" 1
 lab_counters "$LAB_TMP/c1.txt" || not_ok "SIGUSR1 prints the counters"
 [ -n "${JUMBO_DEBUG:-}" ] && cat "$LAB_TMP/c1.txt"
@@ -132,14 +138,35 @@ start_router --queues 1 || { not_ok "rampartd starts without multi-buffer"; lab_
 unset RAMPART_XSK_NO_SG
 ok "rampartd starts without multi-buffer"
 check "it says the MTU its sockets carry (4074)" grep -q \
-	"^rampartd: $FW_IF_S: MTU $MTU is more than its AF_XDP sockets carry without multi-buffer; frames up to an MTU of 4074" \
+	"^rampartd: $FW_IF_S: MTU $MTU is more than its AF_XDP sockets carry (without multi-buffer); frames up to an MTU of 4074" \
 	"$LAB_TMP/rampartd.err"
-check_not "-v: no multi-buffer UMEM" grep -q ": multi-buffer" "$LAB_TMP/rampartd.err"
+check_not "-v: no multi-buffer UMEM or socket" grep -Eq ", multi-buffer$|: multi-buffer:" "$LAB_TMP/rampartd.err"
+check "-v: the program not frags-aware: veth refuses it native on MTU $MTU, skb mode" \
+	grep -q "^rampartd: $FW_IF_C: XDP skb mode (.*), 1 queue" "$LAB_TMP/rampartd.err"
 check "without: pings of 3,000 bytes still cross" \
 	quiet lab_in cli ping -q -n -M do -s 3000 -c "$PINGS" -i 0.2 -W 2 10.$N.2.2
 check_not "without: a ping of $BIG bytes does not" \
 	quiet lab_in cli ping -q -n -M do -s "$BIG" -c 2 -i 0.2 -W 1 10.$N.2.2
 lab_counters "$LAB_TMP/c3.txt" || not_ok "SIGUSR1 prints the counters"
+lab_rampartd_stop
+
+# --- frames longer than a joined frame (9,728 bytes): an MTU of 9,800 ---
+lab_in cli ip link set "$CLI_IF" mtu 9800 && lab_in fw ip link set "$FW_IF_C" mtu 9800 ||
+	not_ok "MTU 9800 on the client's link"
+start_router --queues 1 || { not_ok "rampartd starts on an MTU of 9800"; lab_summary; exit 1; }
+ok "rampartd starts on an MTU of 9800"
+check "it says the MTU it carries (9706)" grep -q \
+	"^rampartd: $FW_IF_C: MTU 9800 is more than its AF_XDP sockets carry (a joined frame is at most 9,728 bytes); frames up to an MTU of 9706" \
+	"$LAB_TMP/rampartd.err"
+check "pings of $BIG bytes still cross" \
+	quiet lab_in cli ping -q -n -M do -s "$BIG" -c 2 -i 0.2 -W 2 10.$N.2.2
+check_not "a ping of 9,742-byte frames does not" \
+	quiet lab_in cli ping -q -n -M do -s 9700 -c 2 -i 0.2 -W 1 10.$N.2.2
+ctl --json stats >"$LAB_TMP/s4.json"
+check "they are counted lost before the workers (rx_missed other >= 2 on $FW_IF_C)" \
+	"$LAB_PY" -c "import json,sys; d = json.load(open('$LAB_TMP/s4.json'))['interfaces']; \
+		i = [x for x in d if x['name'] == '$FW_IF_C'][0]; sys.exit(i['rx_missed_by_reason']['other'] < 2)"
+lab_counters "$LAB_TMP/c4.txt" || not_ok "SIGUSR1 prints the counters"
 lab_rampartd_stop
 
 if [ "$LAB_FAILED" -ne 0 ]; then
