@@ -1409,10 +1409,41 @@ static int flow_known(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i)
 
 enum park_state { PARK_FREE = 0, PARK_WAITING, PARK_LENT };
 
-/* A non-first fragment without its first: into a free parking slot
- * (or, run again from its own slot, back into it, keeping its
- * deadline); dropped as frag-orphan without one. Counted as received
- * when it is run again or dropped. */
+/* A parked fragment whose first did not come (its time is up, or its
+ * slot is wanted): counted received and dropped as frag-orphan. */
+static void parked_drop(struct pipe_worker *w, struct pipe_parked *e)
+{
+	struct pipe_port_stats *ps = &w->stats.port[e->in_port];
+
+	ps->rx_packets++;
+	ps->rx_bytes += e->len;
+	ps->dropped++;
+	w->stats.drop[PIPE_DROP_FRAG_ORPHAN]++;
+	e->state = PARK_FREE;
+	w->nparked--;
+}
+
+/* Every slot taken: the one waiting longest gives its slot up, so that a
+ * flood of orphans cannot keep a reordered datagram from waiting (each
+ * waits until 64 newer ones came, not behind them). The slot, or
+ * PIPE_MAX_PARKED when all are lent out. */
+static uint32_t park_evict(struct pipe_worker *w)
+{
+	uint32_t old = PIPE_MAX_PARKED;
+
+	for (uint32_t s = 0; s < PIPE_MAX_PARKED; s++)
+		if (w->parked[s].state == PARK_WAITING &&
+		    (old == PIPE_MAX_PARKED || w->parked[s].until_ns < w->parked[old].until_ns))
+			old = s;
+	if (old < PIPE_MAX_PARKED)
+		parked_drop(w, &w->parked[old]);
+	return old;
+}
+
+/* A non-first fragment without its first: into a free parking slot, or
+ * the oldest one's (or, run again from its own slot, back into it,
+ * keeping its deadline); dropped as frag-orphan when every slot is lent
+ * out. Counted as received when it is run again or dropped. */
 static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 							 struct pipe_pkt *p,
 							 const struct pkt_meta *m)
@@ -1439,7 +1470,7 @@ static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 	} else {
 		while (s < PIPE_MAX_PARKED && w->parked[s].state != PARK_FREE)
 			s++;
-		if (s == PIPE_MAX_PARKED) {
+		if (s == PIPE_MAX_PARKED && (s = park_evict(w)) == PIPE_MAX_PARKED) {
 			drop(w, p, PIPE_DROP_FRAG_ORPHAN);
 			return;
 		}
@@ -1481,14 +1512,7 @@ uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t m
 		if (e->state != PARK_WAITING)
 			continue;
 		if (now_ns >= e->until_ns) {	/* its first never came */
-			struct pipe_port_stats *ps = &w->stats.port[e->in_port];
-
-			ps->rx_packets++;
-			ps->rx_bytes += e->len;
-			ps->dropped++;
-			w->stats.drop[PIPE_DROP_FRAG_ORPHAN]++;
-			e->state = PARK_FREE;
-			w->nparked--;
+			parked_drop(w, e);
 			continue;
 		}
 		if (!(seen >> e->tag & 1) || n == max) {

@@ -757,19 +757,47 @@ static void test_fragments_parked(void **state)
 	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 1);
 	assert_int_equal(st->port[0].rx_packets, rx + 1);	/* counted once dropped */
 
-	/* every slot taken: the next orphan is dropped at once */
+	/* every slot taken (a flood of orphans): the next fragment takes the
+	 * slot of the one waiting longest, which is dropped */
 	for (uint16_t k = 0; k < PIPE_MAX_PARKED; k++) {
 		second_fragment(&g, &s, (uint16_t)(0x7000 + k));
-		assert_int_equal(run1(&l, &g, 0, 4 * SEC).verdict, PIPE_HELD);
+		assert_int_equal(run1(&l, &g, 0, 4 * SEC + k).verdict, PIPE_HELD);
 	}
-	second_fragment(&g, &s, 0x7fff);
-	assert_int_equal(run1(&l, &g, 0, 4 * SEC).drop, PIPE_DROP_FRAG_ORPHAN);
-	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 2);
 	assert_int_equal(pipe_parked_count(l.w), PIPE_MAX_PARKED);
+	rx = st->port[0].rx_packets;
+	second_fragment(&g, &s, 0x7fff);
+	orig = g;
+	assert_int_equal(run1(&l, &g, 0, 4 * SEC + PIPE_MAX_PARKED).verdict, PIPE_HELD);
+	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 2);	/* 0x7000's */
+	assert_int_equal(st->port[0].rx_packets, rx + 1);
+	assert_int_equal(pipe_parked_count(l.w), PIPE_MAX_PARKED);
+	/* and it still follows its first, which comes behind the flood */
+	for (uint16_t k = 0; k < PIPE_MAX_PARKED / 2; k++) {
+		second_fragment(&g, &s, (uint16_t)(0x7100 + k));
+		assert_int_equal(run1(&l, &g, 0, 4 * SEC + 100 + k).verdict, PIPE_HELD);
+	}
+	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 2 + PIPE_MAX_PARKED / 2);
+	frame_build(&f, &s);
+	frame_set_fragment(&f, 0x7fff, 0x2000);
+	assert_int_equal(run1(&l, &f, 0, 4 * SEC + 200).verdict, PIPE_FORWARD);
+	{	/* with it, the orphans of its tag: back into their slots */
+		uint32_t n = pipe_frag_take(l.w, p, PIPE_BURST, 0), ours = n;
+
+		assert_true(n >= 1);
+		for (uint32_t i = 0; i < n; i++)
+			if (p[i].len == orig.len && !memcmp(p[i].data, orig.b, orig.len))
+				ours = i;
+		assert_true(ours < n);
+		pipe_process(l.w, p, n, 4 * SEC + 200);
+		for (uint32_t i = 0; i < n; i++)
+			assert_int_equal(p[i].verdict, i == ours ? PIPE_FORWARD : PIPE_HELD);
+	}
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 0), 0);
+	assert_int_equal(pipe_parked_count(l.w), PIPE_MAX_PARKED - 1);
 	/* a worker that stops drops them all */
 	assert_int_equal(pipe_frag_take(l.w, p, 0, UINT64_MAX), 0);
 	assert_int_equal(pipe_parked_count(l.w), 0);
-	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 2 + PIPE_MAX_PARKED);
+	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 2 + PIPE_MAX_PARKED / 2 + PIPE_MAX_PARKED - 1);
 	lab_close(&l);
 }
 
