@@ -53,3 +53,4 @@ ir=$(callgrind_annotate "$CG_OUT" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(","
 [ "${tx:-0}" -gt 0 ] && [ -n "$ir" ] || { echo "nothing forwarded or no profile" >&2; exit 1; }
 echo "size $SIZE args '$*': $tx forwarded ($copied copied), worker_run $ir Ir: $((ir / tx)) Ir per forwarded frame"
 grep ' frames unaccounted$' "$LAB_TMP/rampartd.err"
+[ -n "${KEEP_PROFILE:-}" ] && cp "$CG_OUT" "$KEEP_PROFILE"

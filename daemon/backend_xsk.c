@@ -32,18 +32,28 @@ static inline void rx_frame(struct pipe_pkt *p, uint8_t *data, uint32_t len, uin
 	p->rx_flags = 0;	/* AF_XDP passes no checksum result */
 }
 
-/* A chain of descriptors d[0..n-1] (multi-buffer: all but the last say
- * XDP_PKT_CONTD) copied whole into the next free slot, its frames given
- * back at once; the frame goes on as a foreign one. 1, or 0 when it is
- * longer than a slot (dropped, counted). */
-static int rx_join(struct backend_xsk_worker *w, struct xsk_queue *q, uint32_t idx, uint32_t n,
-		   uint32_t slot, struct pipe_pkt *p, uint64_t *handle, uint32_t port)
+/* One chain from the RX ring at descriptor idx + i (multi-buffer: all but
+ * its last say XDP_PKT_CONTD), copied whole into the worker's next free
+ * slot, its frames given back at once, and put in *p as a foreign frame
+ * (*made = 1); longer than a slot: dropped and counted. Returns the
+ * descriptor after it, or i when the peek of m cut it (it waits for the
+ * next burst, not consumed: the kernel publishes a frame's descriptors
+ * together). */
+static uint32_t rx_chain(struct backend_xsk_worker *w, struct xsk_queue *q, uint32_t idx,
+			 uint32_t i, uint32_t m, struct pipe_pkt *p, uint64_t *handle, uint32_t port,
+			 uint32_t *made)
 {
-	uint8_t *to = w->joined + (size_t)slot * XSK_JOINED_ROOM;
-	uint32_t len = 0, fits = 1;
+	uint32_t last = i, len = 0, fits = w->joined != NULL;
+	uint8_t *to;
 
-	for (uint32_t i = 0; i < n; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
+	*made = 0;
+	while (last < m && (xsk_ring_cons__rx_desc(&q->rx, idx + last)->options & XDP_PKT_CONTD))
+		last++;
+	if (last == m)
+		return i;
+	to = w->joined ? w->joined + (size_t)w->njoined * XSK_JOINED_ROOM : NULL;
+	for (uint32_t j = i; j <= last; j++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + j);
 
 		if (fits && d->len <= XSK_JOINED_ROOM - len) {
 			memcpy(to + len, xsk_pool_data(q->pool, d->addr), d->len);
@@ -53,62 +63,76 @@ static int rx_join(struct backend_xsk_worker *w, struct xsk_queue *q, uint32_t i
 		}
 		xsk_pool_put(q->pool, d->addr);
 	}
-	if (!fits) {
+	if (!fits) {	/* (no slots: cannot happen, no chain without multi-buffer) */
 		__atomic_store_n(&w->too_long[port], w->too_long[port] + 1, __ATOMIC_RELAXED);
-		return 0;
+		return last + 1;
 	}
 	rx_frame(p, to, len, XSK_JOINED_ROOM, port);
 	*handle = BACKEND_HANDLE_FOREIGN;
-	return 1;
+	*made = 1;
+	w->njoined++;
+	return last + 1;
+}
+
+/* The frames of descriptors i.. of the m peeked from idx, from the first
+ * chain on, at pkts[got]: out of line, so that the common loop (a frame
+ * a descriptor) keeps its registers. Returns the descriptors consumed
+ * (high 32 bits) and got after them (low). */
+static __attribute__((noinline, cold)) uint64_t
+rx_rest(struct backend_xsk_worker *w, struct xsk_queue *q, uint32_t idx, uint32_t i, uint32_t m,
+	struct pipe_pkt *pkts, uint64_t *handle, uint32_t got, uint32_t port)
+{
+	while (i < m) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
+
+		if (d->options & XDP_PKT_CONTD) {
+			uint32_t made, end = rx_chain(w, q, idx, i, m, &pkts[got], &handle[got], port,
+						      &made);
+
+			got += made;
+			if (end == i)
+				break;	/* cut by the peek */
+			i = end;
+			continue;
+		}
+		rx_frame(&pkts[got], xsk_pool_data(q->pool, d->addr), d->len,
+			 XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr)), port);
+		handle[got++] = d->addr;
+		i++;
+	}
+	return (uint64_t)i << 32 | got;
 }
 
 static uint32_t xsk_rx_burst(struct backend *b, uint32_t queue, struct pipe_pkt *pkts,
 			     uint64_t *handle, uint32_t n, uint64_t *now_ns)
 {
 	struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
-	uint32_t got = 0, joined = 0;
+	uint32_t got = 0;
 
+	w->njoined = 0;	/* the last burst's frames are gone */
 	for (uint32_t k = 0; k < b->nports && got < n; k++) {
 		uint32_t port = (w->next_port + k) % b->nports;
 		struct xsk_queue *q = w->q[port];
-		uint32_t idx = 0, m = xsk_ring_cons__peek(&q->rx, n - got, &idx), i = 0;
+		uint32_t idx = 0, m = xsk_ring_cons__peek(&q->rx, n - got, &idx), i;
 
-		while (i < m) {
+		for (i = 0; i < m; i++) {
 			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx + i);
-			uint32_t end = i;
 
-			if (__builtin_expect(!(d->options & XDP_PKT_CONTD), 1)) {
-				/* replies may grow the frame up to the end of its chunk */
-				rx_frame(&pkts[got], xsk_pool_data(q->pool, d->addr), d->len,
-					 XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr)),
-					 port);
-				handle[got++] = d->addr;
-				i++;
-				continue;
-			}
-			/* a chain: its descriptors are in the ring together (the
-			 * kernel publishes a frame whole), but this peek may have
-			 * cut it: then it waits for the next burst */
-			while (end < m &&
-			       (xsk_ring_cons__rx_desc(&q->rx, idx + end)->options & XDP_PKT_CONTD))
-				end++;
-			if (end == m)
+			if (__builtin_expect(d->options & XDP_PKT_CONTD, 0)) {
+				uint64_t r = rx_rest(w, q, idx, i, m, pkts, handle, got, port);
+
+				i = (uint32_t)(r >> 32);
+				got = (uint32_t)r;
 				break;
-			if (w->joined && rx_join(w, q, idx + i, end - i + 1, joined, &pkts[got],
-						 &handle[got], port)) {
-				got++;
-				joined++;
-			} else if (!w->joined) {	/* cannot happen: no chain without sg */
-				for (uint32_t j = i; j <= end; j++)
-					xsk_pool_put(q->pool, xsk_ring_cons__rx_desc(&q->rx, idx + j)->addr);
-				__atomic_store_n(&w->too_long[port], w->too_long[port] + 1,
-						 __ATOMIC_RELAXED);
 			}
-			i = end + 1;
+			/* replies may grow the frame up to the end of its chunk */
+			rx_frame(&pkts[got], xsk_pool_data(q->pool, d->addr), d->len,
+				 XSK_FRAME_SIZE - (uint32_t)(d->addr - xsk_pool_frame(d->addr)), port);
+			handle[got++] = d->addr;
 		}
 		if (i)
 			xsk_ring_cons__release(&q->rx, i);
-		if (i < m)
+		if (__builtin_expect(i < m, 0))
 			xsk_ring_cons__cancel(&q->rx, m - i);
 	}
 	w->next_port = (w->next_port + 1) % b->nports;
@@ -142,26 +166,38 @@ static inline int tx_in_place(const struct backend_xsk_worker *w, const struct x
  * slots, and free frames of the egress UMEM unless it already is one of
  * its frames (a bounce, or a forward between sockets sharing the UMEM).
  * *slots gets the ring slots they take. */
-static uint32_t tx_prefix(const struct backend_xsk_worker *w, struct xsk_queue *out,
-			  struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
-			  uint32_t *slots)
+static inline __attribute__((always_inline)) uint32_t
+tx_prefix(const struct backend_xsk_worker *w, struct xsk_queue *out, struct pipe_pkt *const *pkts,
+	  const uint64_t *handle, uint32_t n, uint32_t *slots)
 {
-	uint32_t ring = xsk_prod_nb_free(&out->tx, n), used = 0, copies = 0, k;
+	/* ring: the free slots less those chains took beyond one a frame
+	 * (extra), so a frame in one slot costs what it did before chains */
+	uint32_t ring = xsk_prod_nb_free(&out->tx, n), copies = 0, extra = 0, k;
 
-	for (k = 0; k < n; k++) {
-		uint32_t segs = tx_in_place(w, out, pkts[k], handle[k]) ? 1 : 0;
+	for (k = 0; k < n && k < ring; k++) {
+		uint32_t segs = 1;
 
-		if (!segs) {
+		if (tx_in_place(w, out, pkts[k], handle[k]))
+			continue;
+		if (__builtin_expect(pkts[k]->len > XSK_FRAME_SIZE, 0)) {
 			segs = tx_segments(out, pkts[k]->len);
-			if (!segs || copies + segs > out->pool->nfree)
+			if (!segs)
 				break;
-			copies += segs;
+			if (k + segs > ring) {	/* more than the cached count may say */
+				uint32_t have = xsk_prod_nb_free(&out->tx, k + extra + segs);
+
+				if (have < k + extra + segs)
+					break;
+				ring = have - extra;
+			}
 		}
-		if (used + segs > ring && used + segs > (ring = xsk_prod_nb_free(&out->tx, used + segs)))
-			break;	/* (a chain may need more than the cached count) */
-		used += segs;
+		if (copies + segs > out->pool->nfree)
+			break;
+		copies += segs;
+		extra += segs - 1;
+		ring -= segs - 1;
 	}
-	*slots = used;
+	*slots = k + extra;
 	return k;
 }
 

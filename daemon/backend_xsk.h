@@ -20,6 +20,7 @@ struct backend_xsk_worker {
 	 * in is sent or dropped (the worker finishes a burst before taking
 	 * the next). NULL when no socket of the worker has multi-buffer. */
 	uint8_t *joined;
+	uint32_t njoined;	/* slots taken by the current burst */
 	uint64_t too_long[PIPE_MAX_PORTS];	/* chains longer than a slot, dropped, by port */
 };
 
