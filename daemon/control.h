@@ -23,6 +23,10 @@ struct control_iface {
 	char xdp_mode[16];	/* "native", "skb", ... */
 	char xsk_mode[16];	/* "zero-copy" or "copy" */
 	uint32_t queues;
+	/* the longest frame the port receives and sends, Ethernet header
+	 * included (AF_XDP: a UMEM frame, or a joined chain with multi-buffer;
+	 * DPDK: an mbuf's room); 0 when the backend has no limit (pcap) */
+	uint32_t frame_max;
 	char umem[16];		/* "shared" (with the worker's other ports), "own", "mixed" */
 	char umem_reason[64];	/* why not shared ("" when shared) */
 };

@@ -233,7 +233,8 @@ static void flow_state_json(struct ctl_buf *out, const struct control_src *src)
 static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 {
 	const struct control_src *src = r->src;
-	static const char *const ihead[] = { "INTERFACE", "XDP", "AF_XDP", "QUEUES", "UMEM" };
+	static const char *const ihead[] = { "INTERFACE", "XDP", "AF_XDP", "QUEUES", "FRAMES TO",
+					     "UMEM" };
 	static const char *const whead[] = { "WORKER", "QUEUE", "CPUS" };
 	static const char *const phead[] = { "NAT POOL", "IN USE", "CAPACITY", "FAILURES",
 					     "RECLAIMED", "UNSTEERED" };
@@ -306,12 +307,16 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_puts(out, "\n");
 	}
 	ctl_puts(out, "\n");
-	ctl_table_init(&t, ihead, 5, 0x8u);
+	ctl_table_init(&t, ihead, 6, 0x18u);
 	for (uint32_t i = 0; i < src->nports; i++) {
 		ctl_table_addf(&t, "%s", src->iface[i].name);
 		ctl_table_addf(&t, "%s", src->iface[i].xdp_mode);
 		ctl_table_addf(&t, "%s", src->iface[i].xsk_mode);
 		ctl_table_addu(&t, src->iface[i].queues);
+		if (src->iface[i].frame_max)
+			ctl_table_addu(&t, src->iface[i].frame_max);
+		else
+			ctl_table_addf(&t, "-");
 		ctl_table_addf(&t, "%s", src->iface[i].umem);
 	}
 	ctl_table_print(&t, out, 0);
@@ -366,9 +371,9 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 		ctl_puts(out, i ? ", {\"name\": " : "{\"name\": ");
 		ctl_json_str(out, src->iface[i].name);
 		ctl_printf(out, ", \"xdp_mode\": \"%s\", \"xsk_mode\": \"%s\", \"queues\": %u, "
-				"\"umem\": \"%s\", \"umem_reason\": ",
+				"\"frame_max\": %u, \"umem\": \"%s\", \"umem_reason\": ",
 			   src->iface[i].xdp_mode, src->iface[i].xsk_mode, src->iface[i].queues,
-			   src->iface[i].umem);
+			   src->iface[i].frame_max, src->iface[i].umem);
 		ctl_json_str(out, src->iface[i].umem_reason);
 		if (src->addrs) {
 			const struct pipe_port_addrs *pa = &src->addrs->applied[i];

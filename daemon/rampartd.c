@@ -922,6 +922,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		}
 	}
 	control_src_xsk(&csrc, o, view, wp, nq, xports, cfg.max_flows);
+	for (uint32_t i = 0; i < o->nifs; i++)
+		csrc.iface[i].frame_max = backend_xsk_frame_max(&bx, i);
 	csrc.be = &bx.be;
 	if (addr_watching)
 		csrc.addrs = &addr_watch;

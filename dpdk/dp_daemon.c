@@ -70,6 +70,7 @@ void control_src_dpdk(struct control_src *s, const struct rampartd_opts *o,
 		snprintf(f->xdp_mode, sizeof(f->xdp_mode), "%s", d->driver[i]);
 		snprintf(f->xsk_mode, sizeof(f->xsk_mode), "%s", d->rss[i] ? "dpdk-rss" : "dpdk");
 		f->queues = d->nqueues;
+		f->frame_max = d->frame_max;
 	}
 }
 

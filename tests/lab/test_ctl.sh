@@ -116,9 +116,9 @@ ctl status >"$LAB_TMP/status.txt" 2>&1
 check "status exits 0" [ $? -eq 0 ]
 check "status names the policy file and its rule count" \
 	grep -q "policy: .*$LAB_TMP/ctl.rfw (4 rules, checksum [0-9a-f]\{8\})" "$LAB_TMP/status.txt"
-check "status lists both interfaces with their XDP and AF_XDP modes and UMEM" \
-	bash -c "grep -Eq '^$FW_IF_C +[a-z]+ +(copy|zero-copy) +[0-9]+ +(shared|own|mixed)$' '$LAB_TMP/status.txt' &&
-		 grep -Eq '^$FW_IF_S +[a-z]+ +(copy|zero-copy) +[0-9]+ +(shared|own|mixed)$' '$LAB_TMP/status.txt'"
+check "status lists both interfaces with their XDP and AF_XDP modes, frames and UMEM" \
+	bash -c "grep -Eq '^$FW_IF_C +[a-z]+ +(copy|zero-copy) +[0-9]+ +(4096|9728) +(shared|own|mixed)$' '$LAB_TMP/status.txt' &&
+		 grep -Eq '^$FW_IF_S +[a-z]+ +(copy|zero-copy) +[0-9]+ +(4096|9728) +(shared|own|mixed)$' '$LAB_TMP/status.txt'"
 check "status shows conntrack use" grep -Eq '^conntrack: [0-9]+ / [0-9]+ flows' "$LAB_TMP/status.txt"
 check "status: no handoff with one worker" grep -q '^handoff: *off (one worker)$' "$LAB_TMP/status.txt"
 check "status --json parses" bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }

@@ -125,6 +125,12 @@ check_not "no MTU cut" grep -q "is more than its AF_XDP sockets carry" "$LAB_TMP
 # handles frags: the program's flag, not just the sockets'
 check "-v: XDP native and frags-aware on MTU $MTU" \
 	grep -q "^rampartd: $FW_IF_C: XDP native mode (.*), frags-aware," "$LAB_TMP/rampartd.err"
+ctl --json status >"$LAB_TMP/status1.json"
+check_eq "status: both ports carry frames of up to 9,728 bytes" "$("$LAB_PY" -c \
+	"import json; print(' '.join(str(i['frame_max']) for i in json.load(open('$LAB_TMP/status1.json'))['interfaces']))")" \
+	"9728 9728"
+check "status (table): the FRAMES TO column" bash -c \
+	"'$RAMPARTCTL' --control '$LAB_CONTROL' status | grep -Eq '^ *$FW_IF_C .* 9728 +shared *$'"
 check "-v: each socket says multi-buffer" \
 	grep -q "^rampartd: $FW_IF_S queue 0: AF_XDP copy mode, multi-buffer$" "$LAB_TMP/rampartd.err"
 jumbo_traffic "one queue" 1
@@ -137,6 +143,10 @@ export RAMPART_XSK_NO_SG=1
 start_router --queues 1 || { not_ok "rampartd starts without multi-buffer"; lab_summary; exit 1; }
 unset RAMPART_XSK_NO_SG
 ok "rampartd starts without multi-buffer"
+ctl --json status >"$LAB_TMP/status3.json"
+check_eq "status: without, frames of up to 4,096 bytes" "$("$LAB_PY" -c \
+	"import json; print(' '.join(str(i['frame_max']) for i in json.load(open('$LAB_TMP/status3.json'))['interfaces']))")" \
+	"4096 4096"
 check "it says the MTU its sockets carry (4074)" grep -q \
 	"^rampartd: $FW_IF_S: MTU $MTU is more than its AF_XDP sockets carry (without multi-buffer); frames up to an MTU of 4074" \
 	"$LAB_TMP/rampartd.err"
