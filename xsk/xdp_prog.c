@@ -266,11 +266,17 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 
 	/* Frags-aware (BPF_F_XDP_HAS_FRAGS): the program reads only the
 	 * headers in the first buffer, so it takes frames of any length,
-	 * and a driver (veth too) lets it on a port whose MTU is over a
-	 * page, for AF_XDP multi-buffer (queue.c). A kernel before 5.18
-	 * refuses the flag: then without it, as before (a program that
-	 * failed to load is opened again). */
-	for (int frags = !getenv("RAMPART_XSK_NO_SG"); frags >= 0; frags--) {
+	 * and a driver (veth too) lets it on in native mode on a port whose
+	 * MTU is over a page, for AF_XDP multi-buffer (queue.c). Native mode
+	 * first, each with the flag and then without (a driver, or a kernel
+	 * before 5.18, may refuse it: native without frags beats skb mode
+	 * with them), then skb mode the same. The flag is fixed once the
+	 * program is loaded: each try opens it anew. */
+	for (size_t i = 0; i < 2 * sizeof(modes) / sizeof(modes[0]); i++) {
+		int frags = !(i & 1);
+
+		if (frags && getenv("RAMPART_XSK_NO_SG"))
+			continue;
 		p->prog = xdp_program__open_file(obj_path, "xdp", NULL);
 		e = (int)libxdp_get_error(p->prog);
 		if (e) {
@@ -279,23 +285,16 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 			snprintf(err, errlen, "cannot open XDP object %s: %s", obj_path, why);
 			return e;
 		}
-		int set = xdp_program__set_xdp_frags_support(p->prog, frags);
-
-		e = set;
-		for (size_t i = 0; !set && i < sizeof(modes) / sizeof(modes[0]); i++) {
-			e = xdp_program__attach(p->prog, ifindex, modes[i], 0);
-			if (!e) {
-				p->mode = modes[i];
-				p->frags = frags;
-				break;
-			}
-		}
+		e = xdp_program__set_xdp_frags_support(p->prog, frags);
 		if (!e)
+			e = xdp_program__attach(p->prog, ifindex, modes[i / 2], 0);
+		if (!e) {
+			p->mode = modes[i / 2];
+			p->frags = frags;
 			break;
-		if (frags) {
-			xdp_program__close(p->prog);
-			p->prog = NULL;
 		}
+		xdp_program__close(p->prog);
+		p->prog = NULL;
 	}
 	if (e) {
 		xsk_errstr(e, why, sizeof(why));
