@@ -1409,16 +1409,28 @@ static int flow_known(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i)
 
 enum park_state { PARK_FREE = 0, PARK_WAITING, PARK_LENT };
 
+static void capture_one(struct pktcap_ring *r, const struct pipe_pkt *p, uint32_t rule,
+			uint64_t now_ns);
+
 /* A parked fragment whose first did not come (its time is up, or its
- * slot is wanted): counted received and dropped as frag-orphan. */
-static void parked_drop(struct pipe_worker *w, struct pipe_parked *e)
+ * slot is wanted): counted received and dropped as frag-orphan, and seen
+ * by a capture of drops like any dropped frame. */
+static void parked_drop(struct pipe_worker *w, uint32_t s, uint64_t now_ns)
 {
+	struct pipe_parked *e = &w->parked[s];
 	struct pipe_port_stats *ps = &w->stats.port[e->in_port];
 
 	ps->rx_packets++;
 	ps->rx_bytes += e->len;
 	ps->dropped++;
 	w->stats.drop[PIPE_DROP_FRAG_ORPHAN]++;
+	if (w->cap && atomic_load_explicit(&w->cap->want, memory_order_relaxed) == PKTCAP_DROPS) {
+		const struct pipe_pkt p = {.data = w->park_room[s], .len = e->len,
+					   .in_port = e->in_port, .out_port = PIPE_NO_PORT,
+					   .verdict = PIPE_DROP, .drop = PIPE_DROP_FRAG_ORPHAN};
+
+		capture_one(w->cap, &p, 0, now_ns);
+	}
 	e->state = PARK_FREE;
 	w->nparked--;
 }
@@ -1436,7 +1448,7 @@ static uint32_t park_evict(struct pipe_worker *w)
 		    (old == PIPE_MAX_PARKED || w->parked[s].until_ns < w->parked[old].until_ns))
 			old = s;
 	if (old < PIPE_MAX_PARKED)
-		parked_drop(w, &w->parked[old]);
+		parked_drop(w, old, w->now_ns);
 	return old;
 }
 
@@ -1512,7 +1524,7 @@ uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t m
 		if (e->state != PARK_WAITING)
 			continue;
 		if (now_ns >= e->until_ns) {	/* its first never came */
-			parked_drop(w, e);
+			parked_drop(w, s, now_ns == UINT64_MAX ? w->now_ns : now_ns);
 			continue;
 		}
 		if (!(seen >> e->tag & 1) || n == max) {
@@ -2694,18 +2706,39 @@ static void emit_logs(struct pipe_worker *w, const struct pipe_pkt *pkts, uint32
 	}
 }
 
+/* One frame into the armed capture ring; never waiting (full: counted). */
+static void capture_one(struct pktcap_ring *r, const struct pipe_pkt *p, uint32_t rule,
+			uint64_t now_ns)
+{
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	struct pktcap_rec *rec;
+
+	if (h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
+		r->full++;
+		return;
+	}
+	rec = &r->rec[h & r->mask];
+	rec->mono_ns = now_ns;
+	rec->rule = rule;
+	rec->len = p->len;
+	rec->caplen = p->len < PKTCAP_SNAP ? p->len : PKTCAP_SNAP;
+	rec->verdict = p->verdict;
+	rec->drop = p->drop;
+	rec->in_port = p->in_port;
+	rec->out_port = p->out_port;
+	memcpy(rec->data, p->data, rec->caplen);
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
+
 /* Armed capture: the burst's frames of the wanted rule (or dropped), as
- * they leave, into the ring; never waiting (full: counted). */
+ * they leave, into the ring. */
 static void capture(struct pipe_worker *w, const struct pipe_pkt *pkts, uint32_t n,
 		    uint64_t now_ns, uint32_t want)
 {
 	struct pipe_burst *b = &w->burst;
-	struct pktcap_ring *r = w->cap;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pipe_pkt *p = &pkts[i];
-		uint32_t h;
-		struct pktcap_rec *rec;
 
 		if (p->verdict == PIPE_HANDOFF)
 			continue;	/* its owner captures it */
@@ -2713,22 +2746,7 @@ static void capture(struct pipe_worker *w, const struct pipe_pkt *pkts, uint32_t
 					 : p->drop == PIPE_DROP_MALFORMED || b->rule[i] != want ||
 					   b->meta[i].kind != PKT_IP)
 			continue;
-		h = atomic_load_explicit(&r->head, memory_order_relaxed);
-		if (h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
-			r->full++;
-			continue;
-		}
-		rec = &r->rec[h & r->mask];
-		rec->mono_ns = now_ns;
-		rec->rule = b->rule[i];
-		rec->len = p->len;
-		rec->caplen = p->len < PKTCAP_SNAP ? p->len : PKTCAP_SNAP;
-		rec->verdict = p->verdict;
-		rec->drop = p->drop;
-		rec->in_port = p->in_port;
-		rec->out_port = p->out_port;
-		memcpy(rec->data, p->data, rec->caplen);
-		atomic_store_explicit(&r->head, h + 1, memory_order_release);
+		capture_one(w->cap, p, b->rule[i], now_ns);
 	}
 }
 

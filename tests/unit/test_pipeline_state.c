@@ -20,6 +20,7 @@
 #include "home.h"
 #include "nat.h"
 #include "pipeline.h"
+#include "pktcap.h"
 #include "router_lab.h"
 
 #define SEC 1000000000ull
@@ -680,6 +681,7 @@ static void test_fragments_parked(void **state)
 	uint64_t rx;
 	struct lab l;
 	uint16_t id2;
+	struct pktcap_ring cap;
 	(void)state;
 
 	router_lab_compile(policy, &l.buf, &l.len, &l.view);
@@ -758,7 +760,11 @@ static void test_fragments_parked(void **state)
 	assert_int_equal(st->port[0].rx_packets, rx + 1);	/* counted once dropped */
 
 	/* every slot taken (a flood of orphans): the next fragment takes the
-	 * slot of the one waiting longest, which is dropped */
+	 * slot of the one waiting longest, which is dropped (and seen by a
+	 * capture of drops, as the expired one below) */
+	assert_int_equal(pktcap_ring_init(&cap, 256), 0);
+	atomic_store(&cap.want, PKTCAP_DROPS);
+	pipe_set_capture(l.w, &cap);
 	for (uint16_t k = 0; k < PIPE_MAX_PARKED; k++) {
 		second_fragment(&g, &s, (uint16_t)(0x7000 + k));
 		assert_int_equal(run1(&l, &g, 0, 4 * SEC + k).verdict, PIPE_HELD);
@@ -798,6 +804,23 @@ static void test_fragments_parked(void **state)
 	assert_int_equal(pipe_frag_take(l.w, p, 0, UINT64_MAX), 0);
 	assert_int_equal(pipe_parked_count(l.w), 0);
 	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 2 + PIPE_MAX_PARKED / 2 + PIPE_MAX_PARKED - 1);
+	{	/* every one dropped from a slot captured, as it was parked */
+		struct pktcap_rec rec;
+		uint32_t got = 0;
+
+		second_fragment(&g, &s, 0x7000);
+		while (pktcap_read(&cap, &rec)) {
+			assert_int_equal(rec.verdict, PIPE_DROP);
+			assert_int_equal(rec.drop, PIPE_DROP_FRAG_ORPHAN);
+			assert_int_equal(rec.len, g.len);
+			if (!got)	/* the first: 0x7000's, the longest waiting */
+				assert_memory_equal(rec.data, g.b, g.len);
+			got++;
+		}
+		assert_int_equal(got, 1 + PIPE_MAX_PARKED / 2 + PIPE_MAX_PARKED - 1);
+	}
+	pipe_set_capture(l.w, NULL);
+	pktcap_ring_free(&cap);
 	lab_close(&l);
 }
 
