@@ -451,6 +451,28 @@ print(got)
 PY
 }
 
+# lab_write_nodf_tool: $LAB_TMP/nodf.py ADDR SIZE COUNT, COUNT IPv4 UDP
+# datagrams of SIZE bytes to ADDR port 9000 without DF (and without the
+# path MTU: IP_PMTUDISC_DONT), each waited for as an echo (1 s); prints
+# how many came back whole. For routers that must fragment them.
+lab_write_nodf_tool() {
+	cat >"$LAB_TMP/nodf.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, 10, 0)	# IP_MTU_DISCOVER = IP_PMTUDISC_DONT: no DF
+s.settimeout(1.0)
+got = 0
+for i in range(int(sys.argv[3])):
+    data = bytes([i % 256]) * int(sys.argv[2])
+    s.sendto(data, (sys.argv[1], 9000))
+    try:
+        got += s.recvfrom(65535)[0] == data
+    except socket.timeout:
+        pass
+print(got)
+PY
+}
+
 # lab_sanitized: the build under test is the ASan+UBSan one (its programs
 # run 2-5 times slower; loops that repeat one thing for confidence repeat
 # it fewer times there).

@@ -6,7 +6,9 @@
 # pipeline and leaves as a chain again. Checks pings of 8,928 bytes with
 # DF (IPv4 and IPv6), UDP datagrams of 8,000 bytes echoed, an HTTP
 # download with an MSS of ~8,950, over one queue and over two queues
-# (frames handed between the workers); then rampartd as on a kernel
+# (frames handed between the workers); with the server's link at 1,500,
+# jumbo datagrams fragmented and jumbo pings answered fragmentation
+# needed, from joined frames; then rampartd as on a kernel
 # without multi-buffer (RAMPART_XSK_NO_SG=1): it says the MTU it can
 # carry, frames up to a UMEM frame still pass, jumbo frames do not.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_jumbo.sh
@@ -136,6 +138,29 @@ check "-v: each socket says multi-buffer" \
 jumbo_traffic "one queue" 1
 lab_counters "$LAB_TMP/c1.txt" || not_ok "SIGUSR1 prints the counters"
 [ -n "${JUMBO_DEBUG:-}" ] && cat "$LAB_TMP/c1.txt"
+
+# The server's link at 1,500 while the client's stays at 9,000 (rampartd
+# reads the MTUs every second): what the pipeline makes from a joined
+# frame leaves through AF_XDP too. A jumbo datagram without DF is cut
+# into fragments by rampart (the first in the joined slot, the others
+# its own frames), which the server puts together and echoes (its own
+# fragments coming back through rampart); a jumbo ping with DF is
+# answered with fragmentation needed, mtu = 1500, from the client port.
+lab_in fw ip link set "$FW_IF_S" mtu 1500 && lab_in srv ip link set "$SRV_IF" mtu 1500 ||
+	not_ok "MTU 1500 on the server's link"
+sleep 1.5
+lab_write_nodf_tool
+fr0=$(ctl --json stats | "$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["fragmented"])')
+n=$(lab_in cli "$LAB_PY" "$LAB_TMP/nodf.py" 10.$N.2.2 8000 5)
+check "server link at 1500: 8,000-byte UDP without DF, fragmented by rampart, echoed whole (${n:-0} of 5)" \
+	test "${n:-0}" -eq 5
+fr1=$(ctl --json stats | "$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["fragmented"])')
+check "  ... counted as fragmented ($((fr1 - fr0)))" test "$((fr1 - fr0))" -ge 5
+out=$(lab_in cli ping -n -c 2 -i 0.3 -W 1 -M do -s "$BIG" 10.$N.2.2 2>&1)
+check "  ... a ping of $BIG bytes with DF: 'Frag needed' with mtu = 1500 from 10.$N.1.1" \
+	bash -c "grep -Eq 'From 10\.$N\.1\.1 .*mtu ?= ?1500' <<<\"\$1\"" _ "$out"
+lab_in fw ip link set "$FW_IF_S" mtu "$MTU" && lab_in srv ip link set "$SRV_IF" mtu "$MTU"
+lab_in cli ip route flush cache
 lab_rampartd_stop
 
 # --- a kernel without multi-buffer (as far as rampartd is told) ---

@@ -330,21 +330,7 @@ check "the counters: mss-clamped $(last_of mss-clamped) (a SYN and a SYN-ACK)" \
 # the path MTU the pings taught it, so the datagram leaves it whole.
 lab_in srv ip link set "$SRV_IF" mtu 1280
 lab_in cli ip route flush cache
-cat >"$LAB_TMP/nodf.py" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.IPPROTO_IP, 10, 0)	# IP_MTU_DISCOVER = IP_PMTUDISC_DONT: no DF
-s.settimeout(1.0)
-got = 0
-for i in range(int(sys.argv[3])):
-    data = bytes([i % 256]) * int(sys.argv[2])
-    s.sendto(data, (sys.argv[1], 9000))
-    try:
-        got += s.recvfrom(65535)[0] == data
-    except socket.timeout:
-        pass
-print(got)
-PY
+lab_write_nodf_tool
 lab_counters "$LAB_TMP/c-before-frag"
 n=$(lab_in cli "$LAB_PY" "$LAB_TMP/nodf.py" 10.20.2.2 1400 5)
 check "MTU 1280: 1400-byte UDP without DF, fragmented by rampart, echoed whole (${n:-0} of 5)" \
