@@ -159,8 +159,12 @@ check "  ... counted as fragmented ($((fr1 - fr0)))" test "$((fr1 - fr0))" -ge 5
 out=$(lab_in cli ping -n -c 2 -i 0.3 -W 1 -M do -s "$BIG" 10.$N.2.2 2>&1)
 check "  ... a ping of $BIG bytes with DF: 'Frag needed' with mtu = 1500 from 10.$N.1.1" \
 	bash -c "grep -Eq 'From 10\.$N\.1\.1 .*mtu ?= ?1500' <<<\"\$1\"" _ "$out"
+out=$(lab_in cli ping -6 -n -c 2 -i 0.3 -W 1 -M do -s "$BIG" fd00:$N:2::2 2>&1)
+check "  ... ping -6 of $BIG bytes: 'Packet too big' with mtu=1500 from fd00:$N:1::1" \
+	bash -c "grep -Eq 'From fd00:$N:1::1 .*mtu ?= ?1500' <<<\"\$1\"" _ "$out"
 lab_in fw ip link set "$FW_IF_S" mtu "$MTU" && lab_in srv ip link set "$SRV_IF" mtu "$MTU"
 lab_in cli ip route flush cache
+lab_in cli ip -6 route flush cache
 lab_rampartd_stop
 
 # --- a kernel without multi-buffer (as far as rampartd is told) ---
