@@ -445,8 +445,8 @@ static void report_umems(const struct rampartd_opts *o, uint32_t nq)
 				if (xports[j].queues[k].pool == p)
 					q = &xports[j].queues[k];
 			if (p->sg)
-				fprintf(stderr, "rampartd: %s: multi-buffer: longer frames than its "
-						"frames come and go as chains\n", name);
+				fprintf(stderr, "rampartd: %s: multi-buffer: frames longer than %u B "
+						"come and go as chains\n", name, XSK_FRAME_SIZE);
 			fprintf(stderr, "rampartd: %s: %u frames of %u B, ", name, p->nframes,
 				XSK_FRAME_SIZE);
 			if (p == &umems[k] && p->nusers == o->nifs)
@@ -792,10 +792,17 @@ static int finish(int rc, const struct counters_src *src, uint32_t nq)
 	return rc;
 }
 
-/* --backend xsk: AF_XDP on every interface, one worker thread per queue. */
 /* Ethernet header and two VLAN tags: what a frame holds besides its
  * IP packet, at most. */
 #define XSK_L2_MAX 22u
+
+_Static_assert(XSK_JOINED_ROOM == 9728u, "xsk_mtu_limits' message says 9,728");
+
+/* The largest MTU port i's AF_XDP sockets carry. */
+static uint32_t xsk_mtu_max(uint32_t i)
+{
+	return backend_xsk_frame_max(&bx, i) - XSK_L2_MAX;
+}
 
 /* A port whose sockets cannot take chains (no multi-buffer: a kernel
  * before 6.6, or a zero-copy driver without it) carries frames of one
@@ -806,7 +813,7 @@ static int finish(int rc, const struct counters_src *src, uint32_t nq)
 static void xsk_mtu_limits(const struct rampartd_opts *o, struct pipe_config *cfg)
 {
 	for (uint32_t i = 0; i < o->nifs; i++) {
-		uint32_t max = backend_xsk_frame_max(&bx, i) - XSK_L2_MAX;
+		uint32_t max = xsk_mtu_max(i);
 
 		if (cfg->port[i].mtu > max) {
 			fprintf(stderr, "rampartd: %s: MTU %u is more than its AF_XDP sockets carry "
@@ -819,6 +826,8 @@ static void xsk_mtu_limits(const struct rampartd_opts *o, struct pipe_config *cf
 		}
 	}
 }
+
+/* --backend xsk: AF_XDP on every interface, one worker thread per queue. */
 
 static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 {
@@ -892,7 +901,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 			given[options_port(o, o->port_addr[i].ifname)] = 1;
 		}
 		for (uint32_t i = 0; i < o->nifs; i++)
-			nl.mtu_max[i] = backend_xsk_frame_max(&bx, i) - XSK_L2_MAX;
+			nl.mtu_max[i] = xsk_mtu_max(i);
 		nlp = &nl;
 		/* masquerade and replies follow the kernel's addresses */
 		port_addrs_init(&addr_watch, &cfg, (const char *const *)o->ifnames, given, wp, nq);
