@@ -1409,8 +1409,29 @@ static int flow_known(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i)
 
 enum park_state { PARK_FREE = 0, PARK_WAITING, PARK_LENT };
 
+/* One frame into the armed capture ring; never waiting (full: counted). */
 static void capture_one(struct pktcap_ring *r, const struct pipe_pkt *p, uint32_t rule,
-			uint64_t now_ns);
+			uint64_t now_ns)
+{
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	struct pktcap_rec *rec;
+
+	if (h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
+		r->full++;
+		return;
+	}
+	rec = &r->rec[h & r->mask];
+	rec->mono_ns = now_ns;
+	rec->rule = rule;
+	rec->len = p->len;
+	rec->caplen = p->len < PKTCAP_SNAP ? p->len : PKTCAP_SNAP;
+	rec->verdict = p->verdict;
+	rec->drop = p->drop;
+	rec->in_port = p->in_port;
+	rec->out_port = p->out_port;
+	memcpy(rec->data, p->data, rec->caplen);
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
 
 /* A parked fragment whose first did not come (its time is up, or its
  * slot is wanted): counted received and dropped as frag-orphan, and seen
@@ -2704,30 +2725,6 @@ static void emit_logs(struct pipe_worker *w, const struct pipe_pkt *pkts, uint32
 		snprintf(rec->name, sizeof(rec->name), "%s", rfw_rule_name(pol->view, rule));
 		pktlog_commit(w->log);
 	}
-}
-
-/* One frame into the armed capture ring; never waiting (full: counted). */
-static void capture_one(struct pktcap_ring *r, const struct pipe_pkt *p, uint32_t rule,
-			uint64_t now_ns)
-{
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-	struct pktcap_rec *rec;
-
-	if (h - atomic_load_explicit(&r->tail, memory_order_acquire) > r->mask) {
-		r->full++;
-		return;
-	}
-	rec = &r->rec[h & r->mask];
-	rec->mono_ns = now_ns;
-	rec->rule = rule;
-	rec->len = p->len;
-	rec->caplen = p->len < PKTCAP_SNAP ? p->len : PKTCAP_SNAP;
-	rec->verdict = p->verdict;
-	rec->drop = p->drop;
-	rec->in_port = p->in_port;
-	rec->out_port = p->out_port;
-	memcpy(rec->data, p->data, rec->caplen);
-	atomic_store_explicit(&r->head, h + 1, memory_order_release);
 }
 
 /* Armed capture: the burst's frames of the wanted rule (or dropped), as
