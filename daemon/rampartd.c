@@ -817,7 +817,9 @@ static void xsk_mtu_limits(const struct rampartd_opts *o, struct pipe_config *cf
 
 		if (cfg->port[i].mtu > max) {
 			fprintf(stderr, "rampartd: %s: MTU %u is more than its AF_XDP sockets carry "
-					"(%s); frames up to an MTU of %u\n",
+					"(%s); frames up to an MTU of %u: lower the interface's MTU to "
+					"that (the kernel drops longer frames before rampart sees "
+					"them: TCP between hosts at the higher MTU stalls)\n",
 				o->ifnames[i], cfg->port[i].mtu,
 				max + XSK_L2_MAX == XSK_FRAME_SIZE ? "without multi-buffer"
 								   : "a joined frame is at most 9,728 bytes",

@@ -186,6 +186,11 @@ check "without: pings of 3,000 bytes still cross" \
 	quiet lab_in cli ping -q -n -M do -s 3000 -c "$PINGS" -i 0.2 -W 2 10.$N.2.2
 check_not "without: a ping of $BIG bytes does not" \
 	quiet lab_in cli ping -q -n -M do -s "$BIG" -c 2 -i 0.2 -W 1 10.$N.2.2
+# TCP between hosts at MTU 9,000 through such a port: the segments are
+# dropped by the kernel before rampart sees them (no ICMP comes back),
+# so a download stalls: what rampartd's message at start warns of.
+check_not "without: an HTTP download stalls (its jumbo segments never reach rampart)" bash -c \
+	"ip netns exec $(lab_nsname cli) curl -s --max-time 3 -o /dev/null http://10.$N.2.2:8080/big.bin"
 lab_counters "$LAB_TMP/c3.txt" || not_ok "SIGUSR1 prints the counters"
 lab_rampartd_stop
 
