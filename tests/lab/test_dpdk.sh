@@ -135,6 +135,11 @@ check "rampartctl status: backend dpdk, both ports" \
 	bash -c "lab_ctl() { ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock \"\$@\"; }
 		 out=\$(lab_ctl status) && grep -q 'backend: *dpdk' <<<\"\$out\" &&
 		 grep -q '^$P0 ' <<<\"\$out\" && grep -q '^$P1 ' <<<\"\$out\""
+fm=$(sed -n 's/^rampartd: mbufs hold frames of up to \([0-9]*\) bytes whole$/\1/p' "$LAB_TMP/rampartd.err")
+check_eq "rampartctl status --json: frame_max on both ports is what the mbufs hold (${fm:-?})" \
+	"$(ip netns exec "$(lab_nsname fw)" "$RAMPARTCTL" --control "$LAB_TMP/rampartd.sock" --json status |
+	   "$LAB_PY" -c 'import json,sys; print(" ".join(str(i["frame_max"]) for i in json.load(sys.stdin)["interfaces"]))')" \
+	"${fm:-?} ${fm:-?}"
 check "rampartctl flows lists the UDP flow" \
 	bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock flows | grep -q ':7000'"
 # the PMD's own counters (rte_eth_stats_get) as frames lost before the worker
