@@ -280,10 +280,15 @@ for addr in 10.50.2.2 fd00:50:2::2; do
 		test "$n" -eq 32
 done
 
-# The same, each datagram's fragments sent last first (scapy, from
-# whichever TX queues the kernel picks for them): the ones before their
-# first wait for it, parked on their datagram's worker, then follow it
-# to its flow's worker (docs/operations.md).
+# The same, each datagram's fragments sent last first: the ones before
+# their first wait for it, parked on their datagram's worker, then follow
+# it to its flow's worker (docs/operations.md). scapy runs on one CPU
+# so that its frames leave in the order sent. How many of a datagram's
+# two later fragments wait depends on the order they reach its worker,
+# which the test does not fix (a CI run of the ASan build parked 30 of
+# the 32, all 16 datagrams echoed): at least one a datagram is counted;
+# the 16 echoes are the check that matters (without parking, fragments
+# that come first are dropped).
 cat >"$LAB_TMP/reorder.py" <<'PY'
 import select, socket, sys, time
 from scapy.all import Ether, IP, UDP, Raw, fragment, sendp
@@ -313,12 +318,12 @@ parked() {
 		"$LAB_PY" -c 'import json,sys; print(json.load(sys.stdin)["frag_parked"])'
 }
 parked0=$(parked)
-n=$(lab_in cli "$LAB_PY" "$LAB_TMP/reorder.py" "$CLI_IF" "$cli_mac" "$fwc_mac" 16)
+n=$(lab_in cli taskset -c 0 "$LAB_PY" "$LAB_TMP/reorder.py" "$CLI_IF" "$cli_mac" "$fwc_mac" 16)
 check "16 UDP flows of 3000-byte datagrams sent last fragment first: all echoed ($n of 16)" \
 	test "${n:-0}" -eq 16
 parked=$(parked)
-check "  ... their 32 fragments before the first parked (${parked0:-?} -> ${parked:-?})" \
-	test "$(( ${parked:-0} - ${parked0:-0} ))" -ge 32
+check "  ... fragments before their first parked, at least one a datagram (${parked0:-?} -> ${parked:-?})" \
+	test "$(( ${parked:-0} - ${parked0:-0} ))" -ge 16
 
 # The same datagrams unfragmented on an MTU of 3200 (frames of 3042 and
 # 3062 bytes, longer than a handoff slot): a frame of another worker's
