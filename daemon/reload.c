@@ -354,7 +354,12 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	r->view = r->owned = nv;
 	for (uint32_t s = 0; s < r->nslots; s++)
 		*r->view_slots[s] = nv;
-	snprintf(r->path, sizeof(r->path), "%s", path);
+	/* a build for the ports' addresses passes r->path itself: copying a
+	 * string onto itself with snprintf is undefined (glibc left it empty,
+	 * and the next address change was refused as "not the policy in
+	 * force") */
+	if (path != r->path)
+		snprintf(r->path, sizeof(r->path), "%s", path);
 	rule_index_free(&r->names);
 	r->names = ix;
 	r->reloads++;
