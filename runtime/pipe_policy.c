@@ -62,7 +62,8 @@ static int same_pool(const struct nat_pool_config *a, const struct nat_pool_conf
  * it when the reply arrives. */
 static uint32_t reply_home(const struct pkt_key *reply, void *ctx)
 {
-	return pipe_home_of(ctx, reply->src, reply->dst, reply->sport, reply->dport, reply->proto);
+	return pipe_home_of(ctx, reply->src, reply->dst, reply->sport, reply->dport, reply->proto,
+			    reply->family);
 }
 
 /* Index the pool will have in w->pools once p is adopted, or -1. */

@@ -457,8 +457,10 @@ static uint32_t *map_rules(const struct pipe_state *s, const struct rfw_view *v)
 static void homes(const struct pipe_worker *w, const struct ct_saved_flow *f, uint32_t *ho,
 		  uint32_t *hr)
 {
-	*ho = pipe_home_of(w, f->orig_src, f->reply_src, f->orig_sport, f->reply_sport, f->proto);
-	*hr = pipe_home_of(w, f->reply_src, f->reply_dst, f->reply_sport, f->reply_dport, f->proto);
+	*ho = pipe_home_of(w, f->orig_src, f->reply_src, f->orig_sport, f->reply_sport, f->proto,
+			   f->family);
+	*hr = pipe_home_of(w, f->reply_src, f->reply_dst, f->reply_sport, f->reply_dport, f->proto,
+			   f->family);
 }
 
 static int snat_flow(const struct ct_saved_flow *f)

@@ -510,7 +510,8 @@ static inline uint32_t home_through(const struct pipe_worker *w, const struct pi
 	if (__builtin_expect(pk->has_ports &&
 			     (!count || (dports && !((dports[pk->dport >> 6] >> (pk->dport & 63)) & 1))),
 			     1))
-		return pipe_home_of(w, pk->src, pk->dst, pk->sport, pk->dport, pk->proto);
+		return pipe_home_of(w, pk->src, pk->dst, pk->sport, pk->dport, pk->proto,
+				    pk->family);
 	ct_packet_tuple(&cp, &k);	/* ICMP's identifier or quoted packet, ... */
 	if (count) {
 		struct pkt_key t = m->key, wire;
@@ -527,7 +528,7 @@ static inline uint32_t home_through(const struct pipe_worker *w, const struct pi
 			k.dport = wire.dport;
 		}
 	}
-	return pipe_home_of(w, k.src, k.dst, k.sport, k.dport, k.proto);
+	return pipe_home_of(w, k.src, k.dst, k.sport, k.dport, k.proto, k.family);
 }
 
 int pipe_dnat_homes(const struct pipe_worker *w, const uint8_t *src, const uint8_t *dst,
@@ -552,7 +553,7 @@ int pipe_dnat_homes(const struct pipe_worker *w, const uint8_t *src, const uint8
 		if (!r)
 			continue;
 		nat_dnat_key(&pol->view->nat_rules[r], &k, &wire);
-		home = pipe_home_of(w, k.src, wire.dst, sport, wire.dport, proto);
+		home = pipe_home_of(w, k.src, wire.dst, sport, wire.dport, proto, family);
 		for (int i = 0; i < n; i++)
 			seen |= homes[i] == home;
 		if (!seen)
@@ -720,9 +721,7 @@ parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe,
 			if (__builtin_expect(handoff, 0)) {	/* packet_home's, from the frame */
 				w->stats.handed_in += p->homed != 0;
 				p->worker = (uint8_t)(p->homed ? self
-						  : home_worker(home_hash4(f + 26, f + 30, sport, dport, f[23],
-									   w->cfg.home_seed),
-								w->cfg.worker_count));
+						  : pipe_home_frame4(w, f, sport, dport));
 				if (p->worker != self) {
 					p->verdict = PIPE_HANDOFF;
 					p->second = PIPE_SECOND_NONE;

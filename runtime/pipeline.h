@@ -13,6 +13,8 @@
 #include "artifact.h"
 #include "pkt.h"
 
+struct rss_home;	/* rss_home.h */
+
 #define PIPE_MAX_PORTS 8
 #define PIPE_BURST 64
 #define PIPE_NO_PORT 0xff
@@ -141,6 +143,11 @@ struct pipe_config {
 	 * home_seed (0 is a seed like any other). */
 	uint8_t handoff;
 	uint64_t home_seed;
+	/* With handoff: TCP and UDP flows homed on the worker whose queue the
+	 * NIC's symmetric RSS sends them to (rss_home.h, rampartd --home
+	 * rss), so they arrive where they belong; NULL: every flow by the
+	 * keyed hash. Read only, shared by every worker; the same on all. */
+	const struct rss_home *rss_home;
 };
 
 /* One frame of a burst. The pipeline sets out_port, verdict and drop. */

@@ -14,6 +14,7 @@
 #include "pipeline.h"
 #include "pktcap.h"
 #include "pktlog.h"
+#include "rss_home.h"
 #include "ratelimit.h"
 
 /* The rule a flow stores in conntrack: the rule number in the low bits, a
@@ -329,9 +330,27 @@ static inline int pipe_dnat_port_may(const struct pipe_policy *p, uint16_t port)
 /* The worker (of w's count) that owns the flow of a tuple (home.h). */
 static inline uint32_t pipe_home_of(const struct pipe_worker *w, const uint8_t src[16],
 				    const uint8_t dst[16], uint16_t sport, uint16_t dport,
-				    uint8_t proto)
+				    uint8_t proto, uint8_t family)
 {
+	uint32_t worker;
+
+	if (w->cfg.rss_home &&
+	    rss_home_worker(w->cfg.rss_home, src, dst, sport, dport, proto, family, &worker))
+		return worker;
 	return home_worker(home_hash(src, dst, sport, dport, proto, w->cfg.home_seed),
+			   w->cfg.worker_count);
+}
+
+/* pipe_home_of for an IPv4 frame without options (f: the frame; the
+ * addresses at 26, the ports at 34), as the express path takes it. */
+static inline uint32_t pipe_home_frame4(const struct pipe_worker *w, const uint8_t *f,
+					uint16_t sport, uint16_t dport)
+{
+	uint32_t worker;
+
+	if (w->cfg.rss_home && rss_home_worker4(w->cfg.rss_home, f + 26, f[23], &worker))
+		return worker;
+	return home_worker(home_hash4(f + 26, f + 30, sport, dport, f[23], w->cfg.home_seed),
 			   w->cfg.worker_count);
 }
 

@@ -23,6 +23,7 @@
 #include "nat.h"
 #include "pipeline.h"
 #include "router_lab.h"
+#include "rss_home.h"
 
 #define SEC 1000000000ull
 #define NW 2		/* workers, but for the many-workers test */
@@ -63,13 +64,14 @@ struct lab {
 };
 
 static uint32_t kept_sets = 1;	/* sets of DNAT rules kept by the last reload_to, at least 1 */
+static const struct rss_home *lab_rss;	/* pipe_config.rss_home of the next lab_open */
 
 static void lab_open_text(struct lab *l, const char *text, int handoff, uint32_t nw,
 			  enum pipe_mode mode)
 {
 	struct pipe_config c = {.mode = mode, .seed = 7,
 				.worker_count = (uint16_t)nw, .handoff = (uint8_t)handoff,
-				.home_seed = 0x5eed, .max_flows = 4096};
+				.home_seed = 0x5eed, .max_flows = 4096, .rss_home = lab_rss};
 
 	kept_sets = 1;
 	memset(l, 0, sizeof(*l));
@@ -1548,6 +1550,169 @@ static void test_without_handoff_replies_are_lost(void **state)
 	lab_close(&l);
 }
 
+/* A NIC with symmetric RSS (the 6d:5a key, Linux's default table of 128
+ * entries, i mod 4) in front of four workers: the queue a frame arrives
+ * on, computed from the definition (rss_toeplitz_ref), not rampart's
+ * tables. TCP and UDP by their 4-tuple, the rest by the addresses. */
+static uint32_t nic_queue(const struct frame *f)
+{
+	const uint8_t *q = f->b + 14;
+	uint8_t key[40], in[12];
+	int ports = q[9] == 6 || q[9] == 17;
+
+	rss_key_symmetric(key, sizeof(key));
+	memcpy(in, q + 12, 8);
+	memcpy(in + 8, q + 20, 4);
+	return (rss_toeplitz_ref(key, sizeof(key), in, ports ? 12 : 8) & 127) % 4;
+}
+
+/* f on the queue the NIC picks; *handed: whether it was handed over */
+static struct pipe_pkt deliver_by_nic(struct lab *l, struct frame *f, uint8_t in_port,
+				      uint32_t *by, int *handed)
+{
+	uint32_t before = l->handed, at = nic_queue(f);
+	struct pipe_pkt p = deliver(l, f, in_port, at, by);
+
+	*handed = l->handed != before;
+	return p;
+}
+
+/* Masqueraded UDP and TCP (handshake, then data: the express path) and
+ * port-forwarded TCP, every frame on the queue the NIC's RSS picks. With
+ * --home rss no masqueraded frame is handed over (the flow's worker is
+ * its queue's, and SNAT picks ports whose replies hash back there), nor
+ * a forwarded connection's replies (only its first direction, which DNAT
+ * rewrites, is); pings keep the keyed hash and are handed as before.
+ * With the keyed hash the same traffic is handed over most of the time. */
+static uint32_t rss_traffic(struct lab *l, uint32_t *masq_handed, uint32_t *fwd_reply_handed)
+{
+	static const uint8_t outside_ip[4] = {10, 200, 5, 5};
+	struct frame f;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint32_t by_req, by_rep, ran[4] = {0}, hits = 0;
+	int handed;
+
+	*masq_handed = *fwd_reply_handed = 0;
+	for (uint16_t i = 0; i < 64; i++) {
+		uint16_t pub;
+
+		s = spec(17, client_ip, (uint16_t)(40000 + i), remote_ip, 53, 0);
+		frame_build(&f, &s);
+		p = deliver_by_nic(l, &f, 0, &by_req, &handed);
+		*masq_handed += handed;
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		pub = frame_get16(ip(&f) + 20);
+		ran[by_req]++;
+		s = spec(17, remote_ip, 53, wan_ip, pub, 0);
+		frame_build(&f, &s);
+		p = deliver_by_nic(l, &f, 1, &by_rep, &handed);
+		*masq_handed += handed;
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_int_equal(frame_get16(ip(&f) + 22), 40000 + i);
+
+		s = spec(6, client_ip, (uint16_t)(42000 + i), remote_ip, 443, 0x02);
+		frame_build(&f, &s);
+		p = deliver_by_nic(l, &f, 0, &by_req, &handed);
+		*masq_handed += handed;
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		pub = frame_get16(ip(&f) + 20);
+		s = spec(6, remote_ip, 443, wan_ip, pub, 0x12);
+		s.ack = 1001;
+		frame_build(&f, &s);
+		p = deliver_by_nic(l, &f, 1, &by_rep, &handed);
+		*masq_handed += handed;
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		for (uint32_t k = 0; k < 3; k++) {
+			s = spec(6, client_ip, (uint16_t)(42000 + i), remote_ip, 443, 0x18);
+			s.seq = 1001 + 10 * k, s.ack = 1001 + 10 * k, s.payload = 10;
+			frame_build(&f, &s);
+			p = deliver_by_nic(l, &f, 0, &by_rep, &handed);
+			*masq_handed += handed;
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(by_rep, by_req);
+			assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+			assert_true(frame_checksums_ok(f.b, f.len));
+			s = spec(6, remote_ip, 443, wan_ip, pub, 0x18);
+			s.seq = 1001 + 10 * k, s.ack = 1011 + 10 * k, s.payload = 10;
+			frame_build(&f, &s);
+			p = deliver_by_nic(l, &f, 1, &by_rep, &handed);
+			*masq_handed += handed;
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(by_rep, by_req);
+			assert_memory_equal(ip(&f) + 16, client_ip, 4);
+			assert_int_equal(frame_get16(ip(&f) + 22), 42000 + i);
+			assert_true(frame_checksums_ok(f.b, f.len));
+		}
+
+		s = spec(6, outside_ip, (uint16_t)(5000 + i), wan_ip, 8080, 0x02);
+		frame_build(&f, &s);
+		p = deliver_by_nic(l, &f, 1, &by_req, &handed);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_memory_equal(ip(&f) + 16, server_ip, 4);
+		s = spec(6, server_ip, 80, outside_ip, (uint16_t)(5000 + i), 0x12);
+		s.ack = 1001;
+		frame_build(&f, &s);
+		p = deliver_by_nic(l, &f, 0, &by_rep, &handed);
+		*fwd_reply_handed += handed;
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_int_equal(frame_get16(ip(&f) + 20), 8080);
+
+		s = spec(1, client_ip, (uint16_t)(0x4200 + i), remote_ip, 0, 0);
+		s.payload = 16;
+		frame_build(&f, &s);
+		p = deliver_by_nic(l, &f, 0, &by_req, &handed);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		s = spec(1, remote_ip, frame_get16(ip(&f) + 24), wan_ip, 0, 0);
+		s.payload = 16;
+		frame_build_echo_reply(&f, &s);
+		p = deliver_by_nic(l, &f, 1, &by_rep, &handed);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_rep, by_req);
+		assert_int_equal(frame_get16(ip(&f) + 24), 0x4200 + i);
+	}
+	for (int k = 0; k < 4; k++) {
+		assert_true(ran[k] > 4);	/* the NIC spread the flows */
+		hits += (uint32_t)pipe_stats(l->w[k])->flow_cache_hits;
+		assert_int_equal(pipe_stats(l->w[k])->drop[PIPE_DROP_CT_INVALID], 0);
+	}
+	return hits;
+}
+
+static void test_rss_home_flows_arrive_home(void **state)
+{
+	static struct rss_home rss;
+	uint32_t masq, fwd_reply, handed, hits;
+	uint8_t key[40];
+	char err[200];
+	struct lab l;
+	(void)state;
+
+	rss_key_symmetric(key, sizeof(key));
+	assert_int_equal(rss_home_init(&rss, key, sizeof(key), NULL, 128, 4, err, sizeof(err)), 0);
+	lab_rss = &rss;
+	lab_open_n(&l, 1, 4);
+	lab_rss = NULL;
+	hits = rss_traffic(&l, &masq, &fwd_reply);
+	assert_int_equal(masq, 0);
+	assert_int_equal(fwd_reply, 0);
+	assert_true(hits > 64 * 3);	/* the express path homed by the NIC's hash too */
+	handed = l.handed;
+	/* only forwards' first frames and pings: at most 3 a round */
+	assert_true(handed > 0 && handed <= 3 * 64);
+	lab_close(&l);
+
+	lab_open_n(&l, 1, 4);	/* the keyed hash: 3 in 4 handed over */
+	rss_traffic(&l, &masq, &fwd_reply);
+	assert_true(masq > 64 * 10 / 2);
+	assert_true(fwd_reply > 8);
+	assert_true(l.handed > handed + 64 * 10 / 2);
+	lab_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1570,6 +1735,7 @@ int main(void)
 		cmocka_unit_test(test_cached_flows_find_their_worker),
 		cmocka_unit_test(test_bridge),
 		cmocka_unit_test(test_without_handoff_replies_are_lost),
+		cmocka_unit_test(test_rss_home_flows_arrive_home),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
