@@ -54,6 +54,7 @@ struct control_src {
 	uint32_t max_flows;	/* conntrack slots per worker (0: stateless) */
 	const char *state_file;	/* --state-file; NULL: none */
 	uint32_t state_interval;	/* --state-interval (0: at a clean stop only) */
+	const char *home;	/* with handoff, how flows are homed: "hash" or "rss" */
 	/* DPDK router with its own ARP/ND: the neighbour cache's summary,
 	 * as of its last tick (neigh_cache.h); NULL: none (the kernel's) */
 	void (*neighbours)(struct nc_summary *out);

@@ -48,6 +48,7 @@ void control_src_init(struct control_src *s, const char *backend, const struct r
 	s->max_flows = max_flows ? max_flows : view->policy->max_flows;
 	s->state_file = o->state_file;
 	s->state_interval = o->state_interval;
+	s->home = o->home_rss ? "rss" : "hash";
 }
 
 void control_src_xsk(struct control_src *s, const struct rampartd_opts *o,

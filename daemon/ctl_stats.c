@@ -269,8 +269,9 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		int kept;
 		uint64_t redirects, packets;
 
-		ctl_printf(out, "handoff:   on, %u workers, rings of %u frames\n", src->nworkers,
-			   handoff_slots(src));
+		ctl_printf(out, "handoff:   on, %u workers, rings of %u frames; flows homed by %s\n",
+			   src->nworkers, handoff_slots(src),
+			   src->home && !strcmp(src->home, "rss") ? "RSS" : "hash");
 		second_chance(r, &kept, &redirects, &packets);
 		if (kept > 1)
 			ctl_printf(out, "           second chance: DNAT rules before the last %d "
@@ -420,11 +421,11 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 		} else {
 			ctl_puts(out, " \"neighbors\": null,\n");
 		}
-		ctl_printf(out, " \"handoff\": {\"on\": %s, \"ring_slots\": %u, "
+		ctl_printf(out, " \"handoff\": {\"on\": %s, \"ring_slots\": %u, \"home\": \"%s\", "
 				"\"second_chance\": {\"dnat_rules_kept\": %s, \"dnat_rule_sets_kept\": %d, "
 				"\"redirects\": %llu, \"packets\": %llu}},\n \"nat_pools\": [",
 			   handoff_slots(src) ? "true" : "false", handoff_slots(src),
-			   kept ? "true" : "false", kept, (unsigned long long)redirects,
+			   src->home ? src->home : "hash", kept ? "true" : "false", kept, (unsigned long long)redirects,
 			   (unsigned long long)packets);
 	}
 	for (uint32_t i = 0; i < npools; i++) {

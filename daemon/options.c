@@ -23,7 +23,7 @@ static void usage(FILE *out)
 		"                [--log FILE|-] [--log-rate N] [--reply-rate N] [--state-file PATH]\n"
 		"                [--state-interval SECONDS]\n"
 		"                [--umem shared|per-interface]\n"
-		"                [--handoff on|off]\n"
+		"                [--handoff on|off] [--home hash|rss] [--rss-key KEY]\n"
 		"                [--pcap-in IF=FILE ...] [--pcap-out IF=FILE ...]\n"
 		"                [--port-addr IF=MAC[,IPv4][,IPv6][,mtu=N] ...] [--neighbor IF=IP=MAC ...]\n"
 		"                [--dpdk-isolate] [--dpdk-static-neighbors]\n"
@@ -112,6 +112,18 @@ static void usage(FILE *out)
 		"  --handoff off       each worker keeps what its queue brings: only for NICs\n"
 		"                      steered so that both directions of every flow, NAT\n"
 		"                      replies too, arrive on one queue\n"
+		"  --home hash         with handoff, a flow's worker is a keyed hash of its\n"
+		"                      tuple (default): most frames of a multi-queue NIC are\n"
+		"                      handed over once\n"
+		"  --home rss          with handoff, TCP and UDP flows belong to the worker of\n"
+		"                      the queue the NIC's RSS sends them to, so their frames\n"
+		"                      arrive at their worker; needs a symmetric Toeplitz key\n"
+		"                      (6d:5a repeated), read from the NIC with the\n"
+		"                      indirection table (docs/operations.md)\n"
+		"  --rss-key KEY       --home rss: the RSS key of ports that do not report\n"
+		"                      theirs (veth, net_af_xdp): hex bytes (6d:5a:...) or\n"
+		"                      'symmetric' (6d:5a, 40 bytes); their table is taken\n"
+		"                      as Linux's default (128 entries, i mod queues)\n"
 		"  --foreground        rampartd always runs in the foreground for now\n"
 		"  --xdp-object PATH   BPF object to attach (default $RAMPART_XDP_OBJ,\n"
 		"                      else the one built with rampartd)\n"
@@ -474,6 +486,8 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		OPT_QUEUES, OPT_CORES, OPT_FAIL, OPT_RELOAD_FLOWS, OPT_NO_SANDBOX, OPT_METRICS, OPT_LOG, OPT_LOG_RATE, OPT_STATE_FILE, OPT_STATE_INTERVAL, OPT_REPLY_RATE, OPT_DPDK_ISOLATE, OPT_DPDK_STATIC_NEIGH, OPT_DPDK_REACHABLE,
 		OPT_UMEM,
 		OPT_HANDOFF,
+		OPT_HOME,
+		OPT_RSS_KEY,
 	};
 	static const struct option longopts[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -503,6 +517,8 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		{ "dpdk-neighbor-reachable", required_argument, NULL, OPT_DPDK_REACHABLE },
 		{ "umem", required_argument, NULL, OPT_UMEM },
 		{ "handoff", required_argument, NULL, OPT_HANDOFF },
+		{ "home", required_argument, NULL, OPT_HOME },
+		{ "rss-key", required_argument, NULL, OPT_RSS_KEY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -514,6 +530,7 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 	static const char *const flows[] = { "keep", "recheck", NULL };
 	static const char *const umems[] = { "shared", "per-interface", NULL };
 	static const char *const on_off[] = { "on", "off", NULL };
+	static const char *const homes[] = { "hash", "rss", NULL };
 	int c, mode_set = 0, r = 0;
 
 	memset(o, 0, sizeof(*o));
@@ -627,6 +644,16 @@ int options_parse(int argc, char **argv, struct rampartd_opts *o)
 		case OPT_HANDOFF:
 			r = check_choice("handoff", optarg, on_off, "on|off");
 			o->no_handoff = r == 1;
+			break;
+		case OPT_HOME:
+			r = check_choice("home", optarg, homes, "hash|rss");
+			o->home_rss = r == 1;
+			break;
+		case OPT_RSS_KEY:
+			if ((r = rss_key_parse(optarg, o->rss_key, sizeof(o->rss_key),
+					       &o->rss_key_len)) < 0)
+				fprintf(stderr, "rampartd: --rss-key '%s': want 'symmetric' or up to "
+						"%d hex bytes (6d:5a:...)\n", optarg, RSS_KEY_MAX);
 			break;
 		case 'v':
 			o->verbose = 1;

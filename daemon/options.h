@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "pipeline.h"
+#include "rss_home.h"
 
 #define EXIT_USAGE 1	/* usage or policy error (CLI.md) */
 #define EXIT_SETUP 2	/* interface or NIC set-up failed */
@@ -74,6 +75,9 @@ struct rampartd_opts {
 	uint32_t dpdk_reachable;	/* --dpdk-neighbor-reachable S; 0: the default (30) */
 	int umem_per_interface;	/* --umem per-interface: no shared UMEM */
 	int no_handoff;		/* --handoff off */
+	int home_rss;		/* --home rss: flows homed by the NIC's RSS */
+	uint8_t rss_key[RSS_KEY_MAX];	/* --rss-key: for ports that do not say */
+	size_t rss_key_len;	/* 0: not given */
 };
 
 /* 0, or EXIT_USAGE after printing why. May exit(0) for --help. */

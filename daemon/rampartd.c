@@ -32,6 +32,7 @@
 #include "port_addrs.h"
 #include "privilege.h"
 #include "reload.h"
+#include "rss_nic.h"
 #include "worker.h"
 #include "xdp_cfg.h"
 #ifdef RAMPART_HAVE_DPDK
@@ -51,6 +52,13 @@ static struct backend_pcap bp;
 static struct worker workers[XSK_MAX_QUEUES];
 static struct pipe_worker *pipes[XSK_MAX_QUEUES];
 static struct handoff handoff;	/* between the workers; n = 0: none */
+/* --home rss: the NIC's hash, shared by every worker (pipe_config.rss_home) */
+static struct rss_home rss_home;
+static struct rss_port_conf rss_port;
+/* How the backend learns a port's RSS settings: 0 filled, 1 not said,
+ * -1 with err (rss_nic.h). Set by the backend's run_ before make_pipes. */
+static int (*rss_read)(const struct rampartd_opts *o, uint32_t port, struct rss_port_conf *c,
+		       char *err, size_t errlen);
 static int worker_cpu[XSK_MAX_QUEUES];
 static struct reloader reloader;
 static struct logger pktlogger;
@@ -348,14 +356,97 @@ static int pin_worker(uint32_t k)
 	return e;
 }
 
+static int rss_read_kernel(const struct rampartd_opts *o, uint32_t port, struct rss_port_conf *c,
+			   char *err, size_t errlen)
+{
+	return rss_nic_read(o->ifnames[port], c, err, errlen);
+}
+
+static int same_rss(const struct rss_port_conf *a, const struct rss_port_conf *b)
+{
+	return a->key_len == b->key_len && !memcmp(a->key, b->key, a->key_len) &&
+	       a->table_size == b->table_size &&
+	       !memcmp(a->table, b->table, a->table_size * sizeof(a->table[0])) &&
+	       !memcmp(a->ports, b->ports, sizeof(a->ports));
+}
+
+/* --home rss: every port's key and table (the same on all: a flow's two
+ * directions arrive on two ports), or --rss-key for ports that do not
+ * say; refused (exit 2) when the NIC's hash cannot be followed. */
+static int make_rss_home(const struct rampartd_opts *o, uint32_t n, struct pipe_config *cfg)
+{
+	static struct rss_port_conf c;
+	char err[512], key[3 * RSS_KEY_MAX];
+	static const char *const names[2][2] = {{"tcp4", "udp4"}, {"tcp6", "udp6"}};
+
+	for (uint32_t i = 0; i < o->nifs; i++) {
+		int r = rss_read ? rss_read(o, i, &c, err, sizeof(err)) : 1;
+
+		if (r < 0)
+			goto refused;
+		if (r > 0) {	/* not said: --rss-key and Linux's default table */
+			if (!o->rss_key_len) {
+				snprintf(err, sizeof(err), "%s does not report its RSS key (a veth, or "
+						"a driver without RSS): give it with --rss-key",
+					 o->ifnames[i]);
+				goto refused;
+			}
+			memset(&c, 0, sizeof(c));
+			memcpy(c.key, o->rss_key, o->rss_key_len);
+			c.key_len = (uint32_t)o->rss_key_len;
+			c.table_size = RSS_TABLE_DEFAULT;
+			for (uint32_t e = 0; e < RSS_TABLE_DEFAULT; e++)
+				c.table[e] = e % n;
+			memset(c.ports, 1, sizeof(c.ports));
+		}
+		if (i == 0) {
+			rss_port = c;
+		} else if (!same_rss(&rss_port, &c)) {
+			snprintf(err, sizeof(err), "%s and %s hash differently (key, indirection "
+					"table or fields): give them the same (ethtool -X IF hkey ... "
+					"equal)", o->ifnames[0], o->ifnames[i]);
+			goto refused;
+		}
+	}
+	if (rss_home_init(&rss_home, rss_port.key, rss_port.key_len, rss_port.table,
+			  rss_port.table_size, n, err, sizeof(err)))
+		goto refused;
+	for (int f = 0; f < 2; f++)
+		for (int u = 0; u < 2; u++) {
+			rss_home_ports(&rss_home, f ? 6 : 4, u, rss_port.ports[f][u]);
+			if (!rss_port.ports[f][u])
+				fprintf(stderr, "rampartd: --home rss: %s hashes %s by addresses only: "
+						"those flows keep the keyed hash (ethtool -N IF "
+						"rx-flow-hash %s sdfn hashes their ports too)\n",
+					o->ifnames[0], names[f][u], names[f][u]);
+		}
+	cfg->rss_home = &rss_home;
+	if (o->verbose) {
+		rss_key_format(rss_port.key, rss_port.key_len, key, sizeof(key));
+		fprintf(stderr, "rampartd: handoff: TCP and UDP flows homed by the NIC's RSS "
+				"(Toeplitz, key %s, a table of %u entries over %u queues)\n",
+			key, rss_port.table_size, n);
+	}
+	return 0;
+refused:
+	fprintf(stderr, "rampartd: --home rss: %s\n", err);
+	return -1;
+}
+
 /* Several workers of a stateful policy: each frame to the worker of its
  * flow (handoff.h), unless --handoff off. One random key for all, so an
  * outsider cannot aim every flow at one worker. */
 static int make_handoff(const struct rampartd_opts *o, const struct rfw_view *view, uint32_t n,
 			struct pipe_config *cfg, const struct pipe_state *st)
 {
-	if (n < 2 || !view->policy->stateful || o->no_handoff)
+	if (n < 2 || !view->policy->stateful || o->no_handoff) {
+		if (o->home_rss && o->verbose)
+			fprintf(stderr, "rampartd: --home rss: no handoff (%s), nothing to home\n",
+				n < 2 ? "one worker" : o->no_handoff ? "--handoff off" : "stateless");
 		return 0;
+	}
+	if (o->home_rss && make_rss_home(o, n, cfg))
+		return -1;
 	if (handoff_init(&handoff, n) < 0) {
 		fprintf(stderr, "rampartd: rings between the workers: %s\n", strerror(errno));
 		return -1;
@@ -882,6 +973,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 	xsk_mtu_limits(o, &cfg);
 	for (uint32_t k = 0; k < nq; k++)
 		wp[k] = &workers[k];
+	rss_read = rss_read_kernel;
 	if (make_pipes(o, view, nq, &cfg, &bx.be))
 		goto out;
 	if (start_log(o, nq) || make_capture(nq))
@@ -983,6 +1075,13 @@ out:
 
 #ifdef RAMPART_HAVE_DPDK
 static struct dp_ports dports;
+
+static int rss_read_dpdk(const struct rampartd_opts *o, uint32_t port, struct rss_port_conf *c,
+			 char *err, size_t errlen)
+{
+	(void)o;
+	return dp_port_rss(&dports, port, c, err, errlen);
+}
 static struct backend_dpdk bd;
 
 /* Router mode, every NEIGH_TICK_MS: what the queues' ARP/ND learnt
@@ -1086,6 +1185,7 @@ static int run_dpdk(const struct rampartd_opts *o, const struct rfw_view *view)
 		wp[k] = &workers[k];
 		worker_cpu[k] = dp_worker_cpu(&dports, k);
 	}
+	rss_read = rss_read_dpdk;
 	if (make_pipes(o, view, nq, &cfg, &bd.be))
 		goto out;
 	if (start_log(o, nq) || make_capture(nq))

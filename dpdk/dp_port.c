@@ -40,6 +40,55 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *what, int
 	return -1;
 }
 
+int dp_port_rss(const struct dp_ports *d, uint32_t port, struct rss_port_conf *c, char *err,
+		size_t errlen)
+{
+	struct rte_eth_rss_reta_entry64 reta[RSS_TABLE_MAX / RTE_ETH_RETA_GROUP_SIZE];
+	struct rte_eth_rss_conf conf;
+	struct rte_eth_dev_info info;
+	uint16_t id = d->port_id[port];
+	uint8_t key[DP_RSS_KEY_MAX];
+	int e;
+
+	memset(c, 0, sizeof(*c));
+	if (!d->rss[port])
+		return 1;
+	e = rte_eth_dev_info_get(id, &info);
+	if (e)
+		return fail(err, errlen, "%s: cannot read device info: %s", d->driver[port], e);
+	memset(&conf, 0, sizeof(conf));
+	conf.rss_key = key;
+	conf.rss_key_len = sizeof(key);
+	if (rte_eth_dev_rss_hash_conf_get(id, &conf) == 0 && conf.rss_key_len >= RSS_KEY_MIN &&
+	    conf.rss_key_len <= RSS_KEY_MAX) {
+		c->key_len = conf.rss_key_len;
+		memcpy(c->key, key, c->key_len);
+	} else {	/* what dp_open gave it */
+		c->key_len = info.hash_key_size >= RSS_KEY_MIN && info.hash_key_size <= RSS_KEY_MAX
+				     ? info.hash_key_size : RSS_KEY_MIN;
+		dp_rss_key(c->key, c->key_len);
+		conf.rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) &
+			      info.flow_type_rss_offloads;
+	}
+	c->ports[0][0] = !!(conf.rss_hf & RTE_ETH_RSS_NONFRAG_IPV4_TCP);
+	c->ports[0][1] = !!(conf.rss_hf & RTE_ETH_RSS_NONFRAG_IPV4_UDP);
+	c->ports[1][0] = !!(conf.rss_hf & RTE_ETH_RSS_NONFRAG_IPV6_TCP);
+	c->ports[1][1] = !!(conf.rss_hf & RTE_ETH_RSS_NONFRAG_IPV6_UDP);
+	c->table_size = info.reta_size && info.reta_size <= RSS_TABLE_MAX ? info.reta_size
+									  : RSS_TABLE_DEFAULT;
+	memset(reta, 0, sizeof(reta));
+	for (uint32_t g = 0; g * RTE_ETH_RETA_GROUP_SIZE < c->table_size; g++)
+		reta[g].mask = ~0ull;
+	if (info.reta_size && rte_eth_dev_rss_reta_query(id, reta, (uint16_t)c->table_size) == 0) {
+		for (uint32_t i = 0; i < c->table_size; i++)
+			c->table[i] = reta[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE];
+	} else {
+		for (uint32_t i = 0; i < c->table_size; i++)
+			c->table[i] = i % d->nqueues;
+	}
+	return 0;
+}
+
 /* Worker lcores in EAL order: one per queue, the main lcore keeps the
  * signals, the control socket and the counters. */
 static uint32_t worker_lcores(struct dp_ports *d)

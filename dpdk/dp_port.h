@@ -6,6 +6,7 @@
 #ifndef RAMPART_DPDK_DP_PORT_H
 #define RAMPART_DPDK_DP_PORT_H
 
+#include "rss_home.h"
 #include <stddef.h>
 #include <stdint.h>
 #include "artifact.h"
@@ -56,6 +57,13 @@ int dp_open(struct dp_ports *d, const struct dp_open_cfg *cfg, char *err, size_t
 void dp_port_mac(const struct dp_ports *d, uint32_t port, uint8_t mac[6]);
 /* The device's MTU, 0 when it cannot say. */
 uint32_t dp_port_mtu(const struct dp_ports *d, uint32_t port);
+/* The port's RSS as --home rss follows it (rss_home.h): the symmetric
+ * key it was given, its indirection table (the PMD's answer, else the
+ * default: entry i = i mod queues) and the fields hashed. 0, 1 when the
+ * port has no RSS (one queue, or a PMD without it, as net_af_xdp), -1
+ * with err. */
+int dp_port_rss(const struct dp_ports *d, uint32_t port, struct rss_port_conf *c, char *err,
+		size_t errlen);
 /* The CPU worker k's lcore runs on (-1 when EAL did not pin it). */
 int dp_worker_cpu(const struct dp_ports *d, uint32_t k);
 /* Run fn(arg) on worker k's lcore; 0 or a negative errno. */

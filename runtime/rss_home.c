@@ -46,7 +46,7 @@ static int key_symmetric(const uint8_t *key, size_t key_len)
 	return 1;
 }
 
-int rss_home_init(struct rss_home *r, const uint8_t *key, size_t key_len, const uint8_t *table,
+int rss_home_init(struct rss_home *r, const uint8_t *key, size_t key_len, const uint32_t *table,
 		  uint32_t table_size, uint32_t workers, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));

@@ -43,6 +43,15 @@ struct rss_home {
 	uint32_t key_len;
 };
 
+/* What a port's RSS does, as its driver says (or as rampartd is told). */
+struct rss_port_conf {
+	uint8_t key[RSS_KEY_MAX];
+	uint32_t key_len;
+	uint32_t table_size;		/* 0: not said (Linux's default, i mod queues) */
+	uint32_t table[RSS_TABLE_MAX];	/* queue numbers */
+	uint8_t ports[2][2];		/* [IPv6][UDP]: the ports are hashed */
+};
+
 /* The symmetric key of `len` bytes (6d:5a repeated), as the DPDK
  * backend gives its ports. */
 void rss_key_symmetric(uint8_t *key, size_t len);
@@ -59,7 +68,7 @@ uint32_t rss_toeplitz_ref(const uint8_t *key, size_t key_len, const uint8_t *in,
  * symmetric (the two directions of a flow would reach different queues
  * and no owner could match both), a table too large, and a table entry
  * that names a queue with no worker. */
-int rss_home_init(struct rss_home *r, const uint8_t *key, size_t key_len, const uint8_t *table,
+int rss_home_init(struct rss_home *r, const uint8_t *key, size_t key_len, const uint32_t *table,
 		  uint32_t table_size, uint32_t workers, char *err, size_t errlen);
 
 /* Whether the NIC hashes the ports of TCP (udp = 0) or UDP (udp = 1) of

@@ -451,6 +451,32 @@ print(got)
 PY
 }
 
+# lab_write_flows_tool: $LAB_TMP/flows.py ADDR PORT N [SIZE], N UDP flows
+# at once, each from its own port, datagrams of SIZE bytes (default 64;
+# over the MTU both hosts send fragments): prints how many got their echo
+# (a flow whose reply lands on another worker gets none).
+lab_write_flows_tool() {
+	cat >"$LAB_TMP/flows.py" <<'PY'
+import select, socket, sys, time
+addr, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+size = int(sys.argv[4]) if len(sys.argv) > 4 else 64
+fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+socks = [socket.socket(fam, socket.SOCK_DGRAM) for _ in range(n)]
+got = set()
+for rnd in range(3):
+    for i, s in enumerate(socks):
+        if i not in got:
+            s.sendto(b"x" * size, (addr, port))
+    end = time.time() + 1
+    while time.time() < end and len(got) < n:
+        r, _, _ = select.select([s for i, s in enumerate(socks) if i not in got], [], [], 0.1)
+        for s in r:
+            s.recvfrom(65536)
+            got.add(socks.index(s))
+print(len(got))
+PY
+}
+
 # lab_write_nodf_tool: $LAB_TMP/nodf.py ADDR SIZE COUNT, COUNT IPv4 UDP
 # datagrams of SIZE bytes to ADDR port 9000 without DF (and without the
 # path MTU: IP_PMTUDISC_DONT), each waited for as an echo (1 s); prints

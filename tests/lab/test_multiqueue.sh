@@ -86,31 +86,6 @@ routes:
 YAML
 }
 
-# N UDP flows at once, each from its own port, datagrams of SIZE bytes
-# (default 64; over the MTU both hosts send fragments): prints how many
-# got their echo (a flow whose reply lands on another worker gets none).
-write_flows_tool() {
-	cat >"$LAB_TMP/flows.py" <<'PY'
-import select, socket, sys, time
-addr, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-size = int(sys.argv[4]) if len(sys.argv) > 4 else 64
-fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-socks = [socket.socket(fam, socket.SOCK_DGRAM) for _ in range(n)]
-got = set()
-for rnd in range(3):
-    for i, s in enumerate(socks):
-        if i not in got:
-            s.sendto(b"x" * size, (addr, port))
-    end = time.time() + 1
-    while time.time() < end and len(got) < n:
-        r, _, _ = select.select([s for i, s in enumerate(socks) if i not in got], [], [], 0.1)
-        for s in r:
-            s.recvfrom(65536)
-            got.add(socks.index(s))
-print(len(got))
-PY
-}
-
 # TCP echo servers that say which port answered, and a client that
 # holds N connections to the echo VIP open across a reload: it echoes on
 # each, says "ready", waits for the file GO, echoes on each again, then
@@ -202,7 +177,7 @@ command -v iperf3 >/dev/null || { not_ok "iperf3 installed"; lab_summary; exit 1
 setup || { not_ok "lab set up"; lab_summary; exit 1; }
 write_policy "$LAB_TMP/mq.yaml"
 lab_compile "$LAB_TMP/mq.yaml" "$LAB_TMP/mq.rfw" || { not_ok "policy compiles"; lab_summary; exit 1; }
-write_flows_tool
+lab_write_flows_tool
 write_echo_tools
 lab_write_udp_tool
 echo hello >"$LAB_TMP/index.txt"

@@ -109,7 +109,8 @@ static void test_tables_match_definition(void **state)
 static void test_both_directions_one_worker(void **state)
 {
 	static struct rss_home r;
-	uint8_t key[40], table[256], a[16], b[16];
+	uint8_t key[40], a[16], b[16];
+	uint32_t table[256];
 	uint32_t x = 7, seen[4] = {0};
 	char err[200];
 	(void)state;
@@ -117,7 +118,7 @@ static void test_both_directions_one_worker(void **state)
 	rss_key_symmetric(key, sizeof(key));
 	for (int t = 0; t < 2; t++) {
 		for (int i = 0; i < 256; i++)
-			table[i] = (uint8_t)((i * 7 + 3) % 4);
+			table[i] = (uint32_t)((i * 7 + 3) % 4);
 		assert_int_equal(rss_home_init(&r, key, sizeof(key), t ? table : NULL,
 					       t ? 256 : 128, 4, err, sizeof(err)), 0);
 		for (int i = 0; i < 40000; i++) {
@@ -180,7 +181,8 @@ static void test_only_hashed_ports(void **state)
 static void test_refused(void **state)
 {
 	static struct rss_home r;
-	uint8_t key[40], table[128] = {0};
+	uint8_t key[40];
+	uint32_t table[128] = {0};
 	char err[200];
 	(void)state;
 
@@ -191,7 +193,7 @@ static void test_refused(void **state)
 	rss_key_symmetric(key, sizeof(key));
 	assert_int_equal(rss_home_init(&r, key, 16, NULL, 128, 2, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "16 bytes"));
-	table[77] = 2;	/* a queue no worker reads */
+	table[77] = 300;	/* a queue no worker reads (more than a byte holds) */
 	assert_int_equal(rss_home_init(&r, key, sizeof(key), table, 128, 2, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "entry 77"));
 	assert_int_equal(rss_home_init(&r, key, sizeof(key), NULL, RSS_TABLE_MAX + 1, 2, err,
