@@ -13,7 +13,10 @@
  *   dnat-owner   at-owner with 8 port forwards (DNAT rules) in the
  *                policy that the traffic never meets: what they add to
  *                choosing the worker
- * Usage: handoffbench [flows] [rounds] [one-worker|at-owner|spread|dnat-owner]
+ *   rss-owner    at-owner with the worker chosen by the NIC's RSS hash
+ *                (--home rss: Toeplitz, symmetric key, default table)
+ *                instead of the keyed hash
+ * Usage: handoffbench [flows] [rounds] [one-worker|at-owner|spread|dnat-owner|rss-owner]
  * (default 1000 flows, 2000 rounds, every variant); built as
  * build/bench/handoffbench. Not a test: no assertion on time. For
  * instruction counts: valgrind --tool=callgrind --toggle-collect=burst
@@ -24,8 +27,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "csum.h"
 #include "handoff.h"
 #include "pipeline.h"
+#include "rss_home.h"
 #include "rulec.h"
 
 #define BURST 64u
@@ -67,14 +72,15 @@ struct lab {
 	struct handoff ho;
 };
 
-static int lab_open(struct lab *l, uint32_t nw, int handoff, const char *text)
+static int lab_open(struct lab *l, uint32_t nw, int handoff, const char *text,
+		    const struct rss_home *rss)
 {
 	char path[] = "/tmp/rampart-handoffbench-XXXXXX", err[256];
 	int fd = mkstemp(path);
 	size_t len = strlen(text);
 	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 2, .seed = 7,
 				.worker_count = (uint16_t)nw, .handoff = (uint8_t)handoff,
-				.home_seed = 0x5eed, .max_flows = 1u << 20};
+				.home_seed = 0x5eed, .max_flows = 1u << 20, .rss_home = rss};
 
 	memset(l, 0, sizeof(*l));
 	if (fd < 0 || write(fd, text, len) != (ssize_t)len)
@@ -116,7 +122,7 @@ static void lab_close(struct lab *l)
 }
 
 /* UDP 10.100.0.5:(10000 + i) -> 10.200.1.1:53, or the reply to the public
- * port pub (headers only; checksums are not checked on the way in). */
+ * port pub (headers only; the UDP checksum is not checked on the way in). */
 static void frame(uint8_t *b, uint32_t i, uint16_t pub, int reply)
 {
 	static const uint8_t cli[4] = {10, 100, 0, 5}, srv[4] = {10, 200, 1, 1};
@@ -136,6 +142,12 @@ static void frame(uint8_t *b, uint32_t i, uint16_t pub, int reply)
 	b[36] = (uint8_t)(dp >> 8);
 	b[37] = (uint8_t)dp;
 	b[39] = 26;
+	{	/* the IPv4 header checksum, which the parser verifies */
+		uint16_t c = csum_ipv4_header(b + 14);
+
+		b[24] = (uint8_t)(c >> 8);
+		b[25] = (uint8_t)c;
+	}
 }
 
 struct traffic {
@@ -185,16 +197,25 @@ int main(int argc, char **argv)
 {
 	uint32_t flows = argc > 1 ? (uint32_t)atoi(argv[1]) : 1000;
 	uint32_t rounds = argc > 2 ? (uint32_t)atoi(argv[2]) : 2000;
-	static const char *const names[] = {"one-worker", "at-owner", "spread", "dnat-owner"};
+	static const char *const names[] = {"one-worker", "at-owner", "spread", "dnat-owner",
+					    "rss-owner"};
+	static struct rss_home rss;
+	uint8_t key[RSS_KEY_MIN];
+	char err[200];
 	const char *only = argc > 3 ? argv[3] : NULL;
 
 	if (!flows || flows > 50000 || !rounds) {
 		fprintf(stderr, "usage: handoffbench [flows 1..50000] [rounds]\n");
 		return 2;
 	}
+	rss_key_symmetric(key, sizeof(key));
+	if (rss_home_init(&rss, key, sizeof(key), NULL, RSS_TABLE_DEFAULT, 2, err, sizeof(err))) {
+		fprintf(stderr, "handoffbench: %s\n", err);
+		return 1;
+	}
 	printf("# handoffbench: %u UDP flows through masquerade, both directions, %u-byte frames, "
 	       "bursts of %u, %u rounds; TSC cycles/packet\n", flows, FRAME, BURST, rounds);
-	for (int v = 0; v < 4; v++) {
+	for (int v = 0; v < 5; v++) {
 		if (only && strcmp(only, names[v]))
 			continue;
 		struct lab l;
@@ -206,7 +227,7 @@ int main(int argc, char **argv)
 		t.tmpl = calloc(t.n, FRAME);
 		t.owner = calloc(t.n, 1);
 		if (!idx || !order || !t.tmpl || !t.owner ||
-		    lab_open(&l, nw, v != 0, v == 3 ? policy_dnat : policy)) {
+		    lab_open(&l, nw, v != 0, v == 3 ? policy_dnat : policy, v == 4 ? &rss : NULL)) {
 			fprintf(stderr, "handoffbench: set-up failed\n");
 			return 1;
 		}
@@ -226,7 +247,8 @@ int main(int argc, char **argv)
 				pipe_process(l.w[at], &p, 1, now);
 			}
 			if (p.verdict != PIPE_FORWARD) {
-				fprintf(stderr, "handoffbench: flow %u not opened\n", i);
+				fprintf(stderr, "handoffbench: flow %u not opened (drop reason %d)\n", i,
+					p.drop);
 				return 1;
 			}
 			frame(t.tmpl + (size_t)(2 * i + 1) * FRAME, i, (uint16_t)(b[34] << 8 | b[35]),
@@ -234,7 +256,7 @@ int main(int argc, char **argv)
 			t.owner[2 * i] = t.owner[2 * i + 1] = (uint8_t)at;
 		}
 		/* at-owner: frames grouped by owner so a burst is all one's */
-		int by_owner = v == 1 || v == 3;
+		int by_owner = v == 1 || v == 3 || v == 4;
 
 		for (uint32_t j = 0, n = 0; j < (by_owner ? nw : 1); j++)
 			for (uint32_t i = 0; i < t.n; i++)
