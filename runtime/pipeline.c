@@ -624,7 +624,11 @@ static uint32_t fragment_home(struct pipe_worker *w, const struct pipe_pkt *p,
 
 	if (!datagram_hash(w, m, p->data, p->len, &h))
 		return self;	/* unreadable: conntrack here refuses it */
-	d = home_worker(h, w->cfg.worker_count);
+	/* With --home rss, where the NIC sends every fragment of the
+	 * datagram anyway (by its addresses): no hop to get there. */
+	d = w->cfg.rss_home ? rss_home_addr_worker(w->cfg.rss_home, m->key.src, m->key.dst,
+						   m->key.family)
+			    : home_worker(h, w->cfg.worker_count);
 	if (d != self)
 		return p->homed ? self : d;
 	e = &w->dgrams[h & (PIPE_DGRAM_SLOTS - 1)];

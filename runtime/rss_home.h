@@ -123,6 +123,20 @@ static inline int rss_home_worker(const struct rss_home *r, const uint8_t src[16
 	return 1;
 }
 
+/* The queue the NIC gives a fragment: by its addresses alone (NICs hash
+ * fragments, which may have no ports, by source and destination). */
+static inline uint32_t rss_home_addr_worker(const struct rss_home *r, const uint8_t src[16],
+					    const uint8_t dst[16], uint8_t family)
+{
+	uint8_t in[32];
+	uint32_t alen = family == 6 ? 16 : 4, h;
+
+	memcpy(in, src, alen);
+	memcpy(in + alen, dst, alen);
+	h = rss_hash(r, in, 2 * alen);
+	return r->table[r->table_mask ? h & r->table_mask : h % r->table_size];
+}
+
 /* rss_home_worker of an IPv4 tuple as a frame holds it: source,
  * destination, source port, destination port in a row (`in`, 12 bytes:
  * an IPv4 header without options and its L4 header), which is the

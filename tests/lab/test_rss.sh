@@ -7,7 +7,8 @@
 # queue as a NIC with the 6d:5a key and Linux's default indirection
 # table would, computed bit by bit from Microsoft's definition, not with
 # rampart's code. Router with four queues (four workers on two cores),
-# masquerade both families: UDP request/reply flows and HTTP fetches.
+# masquerade both families: UDP request/reply flows and HTTP fetches,
+# then fragmented datagrams.
 # With --home rss no frame is handed over; with the keyed hash (the
 # default) most are. Also: what --home rss refuses, and its -v and
 # status lines.
@@ -92,6 +93,13 @@ traffic() {
 		check_eq "$1: $FETCHES HTTP fetches through masquerade from $addr" "$ok" $FETCHES
 	done
 	lab_workers_block "$LAB_TMP/w.$1" || not_ok "$1: the workers block"
+	# then datagrams of 3,000 bytes: fragments, which a NIC hashes by
+	# addresses (handed to their flow's worker, so after the block above)
+	for addr in 10.$N.2.2 fd00:$N:2::2; do
+		n=$(lab_in cli "$LAB_PY" "$LAB_TMP/flows.py" "$addr" 9000 16 3000)
+		check "$1: 16 UDP flows of 3000-byte datagrams (fragments) to $addr (${n:-0} echoed)" \
+			test "${n:-0}" -eq 16
+	done
 }
 
 # sum of a workers-block column: 5 rx_packets, 10 handed_off

@@ -1553,12 +1553,13 @@ static void test_without_handoff_replies_are_lost(void **state)
 /* A NIC with symmetric RSS (the 6d:5a key, Linux's default table of 128
  * entries, i mod 4) in front of four workers: the queue a frame arrives
  * on, computed from the definition (rss_toeplitz_ref), not rampart's
- * tables. TCP and UDP by their 4-tuple, the rest by the addresses. */
+ * tables. TCP and UDP by their 4-tuple, the rest (fragments too) by the
+ * addresses. */
 static uint32_t nic_queue(const struct frame *f)
 {
 	const uint8_t *q = f->b + 14;
 	uint8_t key[40], in[12];
-	int ports = q[9] == 6 || q[9] == 17;
+	int ports = (q[9] == 6 || q[9] == 17) && !(frame_get16(q + 6) & 0x3fff);
 
 	rss_key_symmetric(key, sizeof(key));
 	memcpy(in, q + 12, 8);
@@ -1682,6 +1683,34 @@ static uint32_t rss_traffic(struct lab *l, uint32_t *masq_handed, uint32_t *fwd_
 	return hits;
 }
 
+/* UDP datagrams in two fragments through masquerade, on the queue the
+ * NIC gives fragments (by addresses): each fragment ends on the first's
+ * worker, translated. Returns the fragments that took two hops. */
+static uint32_t rss_fragments(struct lab *l)
+{
+	uint32_t by_first, by_next, hops2 = l->hops2;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	struct frame f;
+	int handed;
+
+	for (uint16_t i = 0; i < 32; i++) {
+		s = spec(17, client_ip, (uint16_t)(7000 + i), remote_ip, 53, 0);
+		s.payload = 40;
+		frame_build(&f, &s);
+		frame_set_fragment(&f, (uint16_t)(0x1000 + i), 0x2000);
+		p = deliver_by_nic(l, &f, 0, &by_first, &handed);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		frame_build(&f, &s);
+		frame_set_fragment(&f, (uint16_t)(0x1000 + i), 6);
+		p = deliver_by_nic(l, &f, 0, &by_next, &handed);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(by_next, by_first);
+		assert_memory_equal(ip(&f) + 12, wan_ip, 4);
+	}
+	return l->hops2 - hops2;
+}
+
 static void test_rss_home_flows_arrive_home(void **state)
 {
 	static struct rss_home rss;
@@ -1703,6 +1732,8 @@ static void test_rss_home_flows_arrive_home(void **state)
 	handed = l.handed;
 	/* only forwards' first frames and pings: at most 3 a round */
 	assert_true(handed > 0 && handed <= 3 * 64);
+	/* fragments start where the NIC puts them: one hop at most */
+	assert_int_equal(rss_fragments(&l), 0);
 	lab_close(&l);
 
 	lab_open_n(&l, 1, 4);	/* the keyed hash: 3 in 4 handed over */
@@ -1710,6 +1741,7 @@ static void test_rss_home_flows_arrive_home(void **state)
 	assert_true(masq > 64 * 10 / 2);
 	assert_true(fwd_reply > 8);
 	assert_true(l.handed > handed + 64 * 10 / 2);
+	assert_true(rss_fragments(&l) > 0);	/* to the datagram's worker first */
 	lab_close(&l);
 }
 
