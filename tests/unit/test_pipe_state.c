@@ -24,6 +24,7 @@
 #include "pipe_state.h"
 #include "pipeline.h"
 #include "router_lab.h"
+#include "rss_home.h"
 
 #define SEC 1000000000ull
 #define WALL (1700000000ull * SEC)	/* the wall clock when saved */
@@ -65,13 +66,15 @@ struct lab {
 	uint32_t handed;	/* frames worker 0 handed to their flow's worker */
 };
 
+static const struct rss_home *lab_rss;	/* pipe_config.rss_home of the next lab_open */
+
 /* n workers; home_seed given: frames go to their flow's worker (handoff). */
 static void lab_open_home(struct lab *l, const char *text, uint32_t n, uint64_t seed,
 			  const uint64_t *home_seed)
 {
 	struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 64, .seed = seed,
 				.worker_count = (uint16_t)n, .handoff = home_seed != NULL,
-				.home_seed = home_seed ? *home_seed : 0};
+				.home_seed = home_seed ? *home_seed : 0, .rss_home = lab_rss};
 
 	router_lab_compile(text, &l->buf, &l->len, &l->view);
 	router_lab_ports(&c);
@@ -817,6 +820,61 @@ static void test_other_worker_count(void **state)
 	unlink(path);
 }
 
+/* Flows saved by two workers homed by the keyed hash, restored into two
+ * homed by the NIC's RSS (--home rss after a restart), and back: every
+ * flow back on the worker that saved it, the directions the other
+ * function homes elsewhere reaching it by redirects; all carry on both
+ * ways, the masqueraded ones with their public ports. */
+static void test_restore_under_other_home(void **state)
+{
+	enum { DNS = 12, MASQ = 16 };
+	static struct rss_home rss;
+	const uint64_t key = 0x5eed;
+	struct pipe_state_counts c;
+	uint16_t mpub[MASQ], pub;
+	char err[256], *path = router_lab_temp_path();
+	char wide[sizeof(policy)];
+	uint8_t rss_key[40];
+	struct lab a, b;
+	(void)state;
+
+	rss_key_symmetric(rss_key, sizeof(rss_key));
+	assert_int_equal(rss_home_init(&rss, rss_key, sizeof(rss_key), NULL, 128, 2, err,
+				       sizeof(err)), 0);
+	wide_policy(wide);
+	for (int to_rss = 1; to_rss >= 0; to_rss--) {
+		lab_rss = to_rss ? NULL : &rss;
+		lab_open_home(&a, wide, 2, 7, &key);
+		establish(&a, &pub);
+		dns_flows(&a, DNS, 11 * SEC);
+		masq_flows(&a, MASQ, 11 * SEC, mpub);
+		save(&a, path, 12 * SEC, WALL, 1 + DNS + MASQ);
+		lab_close(&a);
+		lab_rss = to_rss ? &rss : NULL;
+		lab_open_home(&b, wide, 2, 8, &key);
+		lab_rss = NULL;
+		assert_int_equal(restore(&b, path, SEC, WALL + SEC, &c, err, sizeof(err)), 0);
+		assert_int_equal(c.restored, 1 + DNS + MASQ);
+		assert_int_equal(c.unplaced + c.nat_unclaimed, 0);
+		{	/* each stays with the worker that saved it (the same
+			 * count); the directions homed elsewhere now get there
+			 * by redirects */
+			uint32_t r0, r1;
+			int kept;
+
+			pipe_second_chance_sources(b.w[0], &kept, &r0);
+			pipe_second_chance_sources(b.w[1], &kept, &r1);
+			assert_int_equal(c.rehomed, 0);
+			assert_true(r0 + r1 >= (1 + DNS + MASQ) / 4);
+		}
+		assert_int_equal(dns_answers(&b, DNS, 2 * SEC), DNS);
+		carries_on(&b, pub, 2 * SEC);
+		assert_int_equal(masq_carry_on(&b, MASQ, 2 * SEC, mpub), MASQ);
+		lab_close(&b);
+	}
+	unlink(path);
+}
+
 /* The policy with a UDP port forward (wan0:8080 to 10.100.0.<server>:80). */
 static void forward_policy(char *text, size_t room, int server)
 {
@@ -1032,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_handoff_workers),
 		cmocka_unit_test(test_collect_in_slices),
 		cmocka_unit_test(test_other_worker_count),
+		cmocka_unit_test(test_restore_under_other_home),
 		cmocka_unit_test(test_restore_under_other_dnat),
 		cmocka_unit_test(test_checkpoint_resync),
 		cmocka_unit_test(test_ct_ipv6_translated),
