@@ -5,7 +5,9 @@
  * with reloads that move the DNAT rules round three servers. Input: records
  * [ctl:1][time step:1][len:2][bytes:len] as fuzz_pipeline's (its seeds
  * serve): ctl bit 0 the port, bits 1-2 the worker whose queue it
- * arrives on (mod 3); 0xff: a reload to the next policy first, then
+ * arrives on (mod 3), bit 3 which of two sets of three workers takes it:
+ * flows homed by the keyed hash, or by the NIC's RSS (--home rss, the
+ * 6d:5a key over Linux's default table); 0xff: a reload to the next policy first, then
  * the frame on worker 0 (one record in 256 of random ones: a reload
  * costs as much as a thousand frames). Checks
  * that a frame is never handed on more than its bound, never to itself
@@ -19,6 +21,7 @@
 #include "artifact.h"
 #include "fuzz_ports.h"
 #include "pipeline.h"
+#include "rss_home.h"
 #include "rulec.h"
 
 #define ROOM 2048
@@ -28,7 +31,9 @@
 static struct rfw_view views[NVIEWS];	/* pipeline.yaml, and its forwards moved twice */
 static const struct rfw_view *running, *kept[PIPE_DNAT_KEPT_MAX];
 static uint32_t nkept;
-static struct pipe_worker *workers[NW];
+static struct pipe_worker *sets[2][NW];	/* homed by the keyed hash, by RSS */
+static struct pipe_worker **workers = sets[0];	/* the set of the current record */
+static struct rss_home rss;
 static uint64_t now_ns = 1000000000ull;
 
 static void compile(const char *text, struct rfw_view *v)
@@ -66,24 +71,35 @@ static void setup(void)
 		compile(moved, &views[v]);
 	}
 	running = &views[0];
-	for (uint16_t k = 0; k < NW; k++) {
+	{
+		uint8_t key[RSS_KEY_MIN];
+		char err[200];
+
+		rss_key_symmetric(key, sizeof(key));
+		if (rss_home_init(&rss, key, sizeof(key), NULL, RSS_TABLE_DEFAULT, NW, err,
+				  sizeof(err)))
+			abort();
+	}
+	for (uint16_t k = 0; k < 2 * NW; k++) {
 		struct pipe_config c = {.mode = PIPE_ROUTER, .max_flows = 64, .seed = 9,
-					.worker_count = NW, .worker_id = k, .handoff = 1,
-					.home_seed = 0x5eed};
+					.worker_count = NW, .worker_id = k % NW, .handoff = 1,
+					.home_seed = 0x5eed, .rss_home = k < NW ? NULL : &rss};
 
 		fuzz_ports(&c);
 		c.port[0].mtu = 1500;
 		c.port[1].mtu = 1280;
 		c.hold_unresolved = 1;
 		c.park_fragments = 1;
-		workers[k] = pipe_create(&c, running);
-		if (!workers[k])
+		struct pipe_worker *w = pipe_create(&c, running);
+
+		if (!w)
 			abort();
-		pipe_neigh_set(workers[k], 1, 4, (uint8_t[]){10, 2, 0, 254}, mac);
-		pipe_neigh_set(workers[k], 0, 4, (uint8_t[]){10, 1, 0, 3}, mac);
-		pipe_neigh_set(workers[k], 0, 4, (uint8_t[]){10, 1, 0, 4}, mac);
-		pipe_neigh_set(workers[k], 0, 4, (uint8_t[]){10, 1, 0, 5}, mac);
-		pipe_neigh_set(workers[k], 1, 6, (uint8_t[]){0xfd, 0, 0, 2, [15] = 0xfe}, mac);
+		sets[k / NW][k % NW] = w;
+		pipe_neigh_set(w, 1, 4, (uint8_t[]){10, 2, 0, 254}, mac);
+		pipe_neigh_set(w, 0, 4, (uint8_t[]){10, 1, 0, 3}, mac);
+		pipe_neigh_set(w, 0, 4, (uint8_t[]){10, 1, 0, 4}, mac);
+		pipe_neigh_set(w, 0, 4, (uint8_t[]){10, 1, 0, 5}, mac);
+		pipe_neigh_set(w, 1, 6, (uint8_t[]){0xfd, 0, 0, 2, [15] = 0xfe}, mac);
 	}
 }
 
@@ -96,14 +112,15 @@ static void reload(void)
 	uint32_t dropped, n = pipe_dnat_to_keep(running, kept, nkept, next, keep, &dropped);
 	char err[256];
 
-	for (uint32_t k = 0; k < NW; k++) {
-		struct pipe_policy *p = pipe_policy_build(workers[k], next, NULL, PIPE_FLOWS_KEEP,
-							  NULL, err, sizeof(err));
+	for (uint32_t k = 0; k < 2 * NW; k++) {
+		struct pipe_worker *w = sets[k / NW][k % NW];
+		struct pipe_policy *p = pipe_policy_build(w, next, NULL, PIPE_FLOWS_KEEP, NULL, err,
+							  sizeof(err));
 
-		if (!p || pipe_policy_keep_dnat(workers[k], p, keep, n) < 0)
+		if (!p || pipe_policy_keep_dnat(w, p, keep, n) < 0)
 			abort();
-		p = pipe_adopt(workers[k], p);
-		while (pipe_sweep(workers[k]))
+		p = pipe_adopt(w, p);
+		while (pipe_sweep(w))
 			;
 		pipe_policy_free(p);
 	}
@@ -171,7 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t frame[ROOM];
 
-	if (!workers[0])
+	if (!sets[0][0])
 		setup();
 	while (size >= 4) {
 		uint32_t len = (uint32_t)(data[2] | data[3] << 8) % 1600, at = (data[0] >> 1 & 3) % NW;
@@ -181,6 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = (uint32_t)(size - 4);
 		if (data[0] == 0xff)
 			reload();
+		workers = sets[data[0] >> 3 & 1];
 		memset(frame, 0, 64);
 		memcpy(frame, data + 4, len);
 		fuzz_fix_ipv4_checksum(data[0], frame, len);
