@@ -469,6 +469,15 @@ static int options_check(struct rampartd_opts *o, int mode_set)
 				"and --dpdk-neighbor-reachable need --backend dpdk\n");
 		return -1;
 	}
+	if (o->rss_key_len && !o->home_rss) {
+		fprintf(stderr, "rampartd: --rss-key is for --home rss\n");
+		return -1;
+	}
+	if (o->home_rss && o->no_handoff) {	/* both say where flows live */
+		fprintf(stderr, "rampartd: --home rss homes flows for the handoff: not with "
+				"--handoff off\n");
+		return -1;
+	}
 	for (uint32_t i = 0; i < o->nport_addr; i++)
 		if (need_port(o, "port-addr", o->port_addr[i].ifname))
 			return -1;

@@ -442,7 +442,7 @@ static int make_handoff(const struct rampartd_opts *o, const struct rfw_view *vi
 	if (n < 2 || !view->policy->stateful || o->no_handoff) {
 		if (o->home_rss && o->verbose)
 			fprintf(stderr, "rampartd: --home rss: no handoff (%s), nothing to home\n",
-				n < 2 ? "one worker" : o->no_handoff ? "--handoff off" : "stateless");
+				n < 2 ? "one worker" : "stateless policy");
 		return 0;
 	}
 	if (o->home_rss && make_rss_home(o, n, cfg))

@@ -128,6 +128,20 @@ refused "does not report its RSS key" --home rss
 echo "# a key that is not symmetric:"
 refused "not symmetric" --home rss --rss-key "$MS_KEY"
 
+# usage errors: exit status 1 before anything is touched
+usage_error() {	# MESSAGE ARGS...
+	local msg=$1 rc; shift
+	ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/rss.rfw" \
+		--interface "$FW_IF_C" --interface "$FW_IF_S" "$@" >/dev/null 2>"$LAB_TMP/usage.err"
+	rc=$?
+	check_eq "$* : exit status 1" "$rc" 1
+	check "  says: $msg" grep -q -- "$msg" "$LAB_TMP/usage.err"
+}
+usage_error "unknown --home 'nic'" --home nic
+usage_error "want 'symmetric' or up to" --home rss --rss-key 6d:5
+usage_error "--rss-key is for --home rss" --rss-key symmetric
+usage_error "not with --handoff off" --home rss --handoff off
+
 echo "# --home rss --rss-key symmetric"
 if start_router --home rss --rss-key symmetric; then
 	ok "rampartd routing with --home rss"
