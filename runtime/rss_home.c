@@ -75,7 +75,8 @@ int rss_home_init(struct rss_home *r, const uint8_t *key, size_t key_len, const 
 
 		if (q >= workers) {
 			snprintf(err, errlen, "RSS indirection table entry %u sends to queue %u, "
-					      "which no worker reads (%u workers)", i, q, workers);
+					      "which no worker reads (%u workers: ethtool -X IF equal %u "
+					      "spreads over their queues)", i, q, workers, workers);
 			return -1;
 		}
 		r->table[i] = (uint8_t)q;
