@@ -10,7 +10,8 @@
 # jumbo datagrams fragmented and jumbo pings answered fragmentation
 # needed, from joined frames; then rampartd as on a kernel
 # without multi-buffer (RAMPART_XSK_NO_SG=1): it says the MTU it can
-# carry, frames up to a UMEM frame still pass, jumbo frames do not.
+# carry, frames up to a UMEM frame still pass, jumbo frames do not;
+# last, the same links as a bridge (bump in the wire) at MTU 9000.
 # Usage: RAMPART_BUILD_DIR=build tests/lab/test_jumbo.sh
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -212,6 +213,40 @@ check "they are counted lost before the workers (rx_missed other >= 2 on $FW_IF_
 		i = [x for x in d if x['name'] == '$FW_IF_C'][0]; sys.exit(i['rx_missed_by_reason']['other'] < 2)"
 lab_counters "$LAB_TMP/c4.txt" || not_ok "SIGUSR1 prints the counters"
 lab_rampartd_stop
+
+# --- bridge mode (bump in the wire) at MTU 9000: the hosts on one subnet
+# (10.N.3.0/24) across the same links, rampartd forwarding port to port ---
+lab_in cli ip link set "$CLI_IF" mtu "$MTU" && lab_in fw ip link set "$FW_IF_C" mtu "$MTU" ||
+	not_ok "MTU $MTU on the client's link again"
+lab_in cli ip addr add 10.$N.3.2/24 dev "$CLI_IF" && lab_in srv ip addr add 10.$N.3.3/24 dev "$SRV_IF" ||
+	not_ok "the hosts on one subnet"
+lab_bg srv "$LAB_TMP/echo3.log" "$LAB_PY" "$LAB_TMP/udp.py" echo 10.$N.3.3 9000
+cat >"$LAB_TMP/bridge.yaml" <<YAML
+version: 1
+zones:
+  inside: [$FW_IF_C]
+  outside: [$FW_IF_S]
+rules:
+  - {name: ping-out, proto: icmp, icmp_type: echo-request, from: {zone: inside}, to: {zone: outside}, action: accept}
+  - {name: udp-out, proto: udp, from: {zone: inside}, to: {zone: outside, port: 9000}, action: accept}
+defaults: {action: drop, stateful: true}
+YAML
+lab_compile "$LAB_TMP/bridge.yaml" "$LAB_TMP/bridge.rfw" >/dev/null || not_ok "bridge policy compiles"
+LAB_CONTROL=$LAB_TMP/rampartd.sock
+if lab_rampartd_start "$LAB_TMP/bridge.rfw" --queues 1 -v; then
+	ok "rampartd bridging ports of MTU $MTU"
+	check "-v: the bridge's UMEM takes frames as chains (multi-buffer)" \
+		grep -q "^rampartd: worker 0 UMEM .*: multi-buffer" "$LAB_TMP/rampartd.err"
+	check "bridge: ping -s $BIG with DF across ($PINGS)" \
+		quiet lab_in cli ping -q -n -M do -s "$BIG" -c "$PINGS" -i 0.2 -W 2 10.$N.3.3
+	check_eq "bridge: UDP datagrams of $UDP_SIZE bytes echoed" \
+		"$(lab_in cli "$LAB_PY" "$LAB_TMP/udp.py" send 10.$N.3.3 9000 "$UDP_COUNT" "$UDP_SIZE")" \
+		"$UDP_COUNT"
+	lab_counters "$LAB_TMP/c5.txt" || not_ok "SIGUSR1 prints the counters"
+	lab_rampartd_stop
+else
+	not_ok "rampartd bridging ports of MTU $MTU"
+fi
 
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2
