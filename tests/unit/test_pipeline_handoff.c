@@ -1551,10 +1551,12 @@ static void test_without_handoff_replies_are_lost(void **state)
 }
 
 /* A NIC with symmetric RSS (the 6d:5a key, Linux's default table of 128
- * entries, i mod 4) in front of four workers: the queue a frame arrives
+ * entries, i mod nic_queues) in front of as many workers: the queue a frame arrives
  * on, computed from the definition (rss_toeplitz_ref), not rampart's
  * tables. TCP and UDP by their 4-tuple, the rest (fragments too) by the
  * addresses. */
+static uint32_t nic_queues = 4;
+
 static uint32_t nic_queue(const struct frame *f)
 {
 	const uint8_t *q = f->b + 14;
@@ -1564,7 +1566,7 @@ static uint32_t nic_queue(const struct frame *f)
 	rss_key_symmetric(key, sizeof(key));
 	memcpy(in, q + 12, 8);
 	memcpy(in + 8, q + 20, 4);
-	return (rss_toeplitz_ref(key, sizeof(key), in, ports ? 12 : 8) & 127) % 4;
+	return (rss_toeplitz_ref(key, sizeof(key), in, ports ? 12 : 8) & 127) % nic_queues;
 }
 
 /* f on the queue the NIC picks; *handed: whether it was handed over */
@@ -1711,6 +1713,53 @@ static uint32_t rss_fragments(struct lab *l)
 	return l->hops2 - hops2;
 }
 
+/* Sixteen workers homed by the NIC's RSS: the symmetric key's hash is
+ * linear in the ports, and a worker's share of the pool (every 16th
+ * port) must still hold ports whose replies the NIC sends to its queue:
+ * 400 masqueraded flows, none unsteered, none handed over. */
+static void test_rss_home_sixteen_workers(void **state)
+{
+	static struct rss_home rss;
+	uint32_t by_req, by_rep;
+	uint64_t remote = 0;
+	struct flow_spec s;
+	struct pipe_pkt p;
+	uint8_t key[40];
+	char err[200];
+	struct frame f;
+	struct lab l;
+	int handed;
+	(void)state;
+
+	rss_key_symmetric(key, sizeof(key));
+	assert_int_equal(rss_home_init(&rss, key, sizeof(key), NULL, 128, NW_MAX, err,
+				       sizeof(err)), 0);
+	lab_rss = &rss;
+	lab_open_n(&l, 1, NW_MAX);
+	lab_rss = NULL;
+	nic_queues = NW_MAX;
+	for (uint16_t i = 0; i < 400; i++) {
+		s = spec(17, client_ip, (uint16_t)(30000 + i), remote_ip, 53, 0);
+		frame_build(&f, &s);
+		p = deliver_by_nic(&l, &f, 0, &by_req, &handed);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_false(handed);
+		s = spec(17, remote_ip, 53, wan_ip, frame_get16(ip(&f) + 20), 0);
+		frame_build(&f, &s);
+		p = deliver_by_nic(&l, &f, 1, &by_rep, &handed);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_false(handed);
+		assert_int_equal(by_rep, by_req);
+	}
+	nic_queues = 4;
+	for (uint32_t k = 0; k < NW_MAX; k++)
+		for (uint32_t i = 0; i < pipe_nat_pool_count(l.w[k]); i++)
+			remote += pipe_nat_pool(l.w[k], i)->stats.remote;
+	assert_int_equal(remote, 0);
+	assert_int_equal(l.handed, 0);
+	lab_close(&l);
+}
+
 static void test_rss_home_flows_arrive_home(void **state)
 {
 	static struct rss_home rss;
@@ -1768,6 +1817,7 @@ int main(void)
 		cmocka_unit_test(test_bridge),
 		cmocka_unit_test(test_without_handoff_replies_are_lost),
 		cmocka_unit_test(test_rss_home_flows_arrive_home),
+		cmocka_unit_test(test_rss_home_sixteen_workers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
