@@ -130,6 +130,13 @@ static int parse_ipv4(const uint8_t *f, uint32_t len, uint32_t off,
 	memcpy(k->src, f + off + 12, 4);
 	memcpy(k->dst, f + off + 16, 4);
 	frag = rd16(f + off + 6);
+	/* A datagram ends by byte 65535: a fragment past that (RFC 791's
+	 * 13-bit offset allows 65528 + 1480) is no part of one, and cutting
+	 * it again for a smaller MTU would carry its offset into the flag
+	 * bits, making a piece that reads as a first fragment (Linux's
+	 * reassembly drops them too). */
+	if ((frag & 0x3fff) && (uint32_t)(frag & 0x1fff) * 8 + tot - ihl > 65535)
+		return malformed(m, PKT_ERR_FRAG_OVERSIZE);
 	if (frag & 0x1fff) {		/* non-first fragment: no L4 header */
 		m->fragment = 2;
 		if (overlaps_l4(k->proto, (uint32_t)(frag & 0x1fff) * 8))
@@ -184,6 +191,11 @@ static int parse_ipv6(const uint8_t *f, uint32_t len, uint32_t off,
 			uint16_t offflags = rd16(f + at + 2);
 
 			hlen = 8;
+			/* the fragmentable part ends by byte 65535 (RFC 8200
+			 * 4.5: a parameter problem; dropped here) */
+			if ((offflags & 0xfff9) &&
+			    (uint32_t)(offflags & 0xfff8) + end - (at + 8) > 65535)
+				return malformed(m, PKT_ERR_FRAG_OVERSIZE);
 			if (offflags & 0xfff8) {	/* non-first fragment */
 				k->proto = f[at];
 				m->fragment = 2;
@@ -248,6 +260,7 @@ const char *pkt_reason_name(unsigned reason)
 		[PKT_ERR_BAD_OPTIONS] = "bad-ipv4-options",
 		[PKT_ERR_SOURCE_ROUTE] = "source-route",
 		[PKT_ERR_BAD_CSUM] = "bad-ipv4-checksum",
+		[PKT_ERR_FRAG_OVERSIZE] = "fragment-oversize",
 	};
 	return reason < PKT_REASON_COUNT ? names[reason] : "?";
 }

@@ -183,6 +183,54 @@ static void test_overlapping_fragments(void **state)
 	assert_string_equal(pkt_reason_name(PKT_ERR_FRAG_OVERLAP), "fragment-overlap");
 }
 
+/* IPv6 UDP (8 bytes) behind a fragment header with this offset word. */
+static int parse_ipv6_fragment(uint16_t offflags, struct pkt_meta *m)
+{
+	struct frame f;
+	uint8_t *ip;
+
+	ipv6(&f, 17, 1234, 7000, 0);
+	ip = f.b + 14;
+	memmove(ip + 48, ip + 40, 8);
+	memset(ip + 40, 0, 8);
+	ip[40] = 17;
+	put16(ip + 42, offflags);
+	ip[6] = 44;
+	put16(ip + 4, 16);
+	f.len += 8;
+	return pkt_parse(f.b, f.len, m);
+}
+
+/* A fragment ending past byte 65535 of its datagram is no part of one
+ * (cut again for a smaller MTU, its offset would run into the flag
+ * bits and make a piece that reads as a first fragment): refused. */
+static void test_oversize_fragments(void **state)
+{
+	struct frame f;
+	struct pkt_meta m;
+	(void)state;
+
+	ipv4(&f, 0, 17, 5000, 53, 0x1ffe);	/* 8 bytes at 65520: ends at 65527 */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
+	assert_int_equal(m.fragment, 2);
+	ipv4(&f, 0, 17, 5000, 53, 0x1fff);	/* 8 bytes at 65528: past 65535 */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_FRAG_OVERSIZE);
+	ipv4(&f, 0, 17, 5000, 53, 0x3fff);	/* the same with more to come */
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_FRAG_OVERSIZE);
+	assert_string_equal(pkt_reason_name(PKT_ERR_FRAG_OVERSIZE), "fragment-oversize");
+
+	assert_int_equal(parse_ipv6_fragment(0xfff0, &m), PKT_IP);	/* at 65520 */
+	assert_int_equal(m.fragment, 2);
+	assert_int_equal(parse_ipv6_fragment(0xfff8, &m), PKT_MALFORMED);	/* at 65528 */
+	assert_int_equal(m.reason, PKT_ERR_FRAG_OVERSIZE);
+	assert_int_equal(parse_ipv6_fragment(0xfff9, &m), PKT_MALFORMED);
+	assert_int_equal(parse_ipv6_fragment(0x0001, &m), PKT_IP);	/* a first one */
+	assert_int_equal(m.fragment, 1);
+	assert_int_equal(m.key.dport, 7000);
+}
+
 static void test_ipv6_and_extension(void **state)
 {
 	struct frame f;
@@ -506,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_vlan_and_qinq),
 		cmocka_unit_test(test_fragments_have_no_ports),
 		cmocka_unit_test(test_overlapping_fragments),
+		cmocka_unit_test(test_oversize_fragments),
 		cmocka_unit_test(test_ipv6_and_extension),
 		cmocka_unit_test(test_ipv4_options),
 		cmocka_unit_test(test_ipv4_header_checksum),
