@@ -225,6 +225,9 @@ frames = {
     "hbh-late": e / IPv6(**v6) / IPv6ExtHdrDestOpt() / IPv6ExtHdrHopByHop() / UDP(sport=1, dport=7000),
     # IPv6 fragment at offset 8 of a TCP header
     "overlap6": e / IPv6(**v6) / IPv6ExtHdrFragment(nh=6, offset=1, id=5) / Raw(tcp[8:]),
+    # fragments ending past byte 65535 of their datagram
+    "oversize": e / IP(proto=17, frag=8190, id=11, **v4) / Raw(b"o" * 64),
+    "oversize6": e / IPv6(**v6) / IPv6ExtHdrFragment(nh=17, offset=8190, id=12) / Raw(b"o" * 64),
 }
 for name in sys.argv[4:]:
     sendp(frames[name], iface=iface, count=10, verbose=False)
@@ -234,7 +237,8 @@ mal() { stat_json "d[\"malformed\"][\"${1//-/_}\"]"; }	# JSON keys are snake_cas
 drop() { stat_json "d[\"drops\"][\"${1//-/_}\"]"; }
 for case in tiny:short-l4 overlap:fragment-overlap longer:short-l3 ihl:bad-l3 \
 	    chain:bad-ipv6-ext tiny6:short-l4 overlap6:fragment-overlap lsrr:source-route \
-	    ssrr:source-route rh0:source-route hbh-late:bad-ipv6-ext badsum:bad-ipv4-checksum; do
+	    ssrr:source-route rh0:source-route hbh-late:bad-ipv6-ext badsum:bad-ipv4-checksum \
+	    oversize:fragment-oversize oversize6:fragment-oversize; do
 	name=${case%%:*}; reason=${case#*:}
 	b=$(mal "$reason")
 	craft "$name"
