@@ -326,7 +326,9 @@ static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k, uint32_t 
 	k->proto = proto;
 	k->family = m->key.family;
 	if (proto == IPP_TCP || proto == IPP_UDP || proto == IPP_SCTP) {
-		if (end < l4 + 4)
+		/* TCP's sequence number is checked (ct_tcp_seq_plausible): a
+		 * quote without it (RFC 792 quotes 8 bytes) cannot be */
+		if (end < l4 + (proto == IPP_TCP ? 8u : 4u))
 			return 0;
 		k->sport = rd16(f + l4 + 2);
 		k->dport = rd16(f + l4);

@@ -591,6 +591,23 @@ static void test_icmp_related(void **state)
 		/* A truncated quote is not parsed past its end. */
 		err.m.l4_off = (uint16_t)(err.len - 6);
 		assert_int_equal(look(t, &err, 101).kind, CT_INVALID);
+		/* A quote of the segment's ports only (4 bytes, not RFC 792's
+		 * 8): its sequence number cannot be checked, so not related,
+		 * whatever lies past the packet (here the number that would
+		 * pass). */
+		tcp(&data, fam, a, b, 1234, 80, ACK, CISN + 1, SISN + 1, 100, -1, 0);
+		{
+			uint8_t l4[100] = {0};
+			uint32_t iplen = fam == 4 ? 20 : 40;
+
+			l4[0] = toobig;
+			l4[1] = fam == 4 ? 4 : 0;
+			memcpy(l4 + 8, data.b + 14, iplen + 4);
+			ip(&err, fam, rt, a, fam == 4 ? ICMP : ICMP6, l4, 8 + iplen + 4, 0, 0, 0);
+			put32(err.b + err.len, CISN + 1);
+			parse(&err);
+			assert_int_equal(look(t, &err, 101).kind, CT_INVALID);
+		}
 		ct_destroy(t);
 	}
 }
