@@ -409,6 +409,12 @@ int csum_rewrite_icmp_inner(uint8_t *f, uint32_t len, const struct pkt_meta *m,
 
 	if (!csum_icmp_is_error(m) || len < o + ICMP_HLEN)
 		return -1;
+	/* The error ends where its IP packet does: bytes after it (a
+	 * trailer) are not the quote's, and the outer sum does not cover
+	 * them. (pkt_parse put that end within the frame.) */
+	len = ip_end(f, len, &(struct layout){.ip = m->l3_off, .family = m->key.family});
+	if (len < o + ICMP_HLEN)
+		return -1;
 	if (inner_layout(f, len, o + ICMP_HLEN, m->key.family, &in) < 0)
 		return -1;
 	/* The copy is truncated (RFC 792: 8 bytes of data; RFC 1812/4443:

@@ -669,6 +669,49 @@ static void test_icmp_errors_v6(void **state)
 	random_errors(6);
 }
 
+/* Bytes after the IP packet (a trailer) are no part of the ICMP error:
+ * the quoted segment's checksum field lies past the copy's 8 bytes, in
+ * the trailer, and must be left alone there (the outer sum, which does
+ * not cover it, would take the change and go wrong). */
+static void test_icmp_error_trailer(void **state)
+{
+	uint8_t e[128] = {0}, addr[4] = {10, 7, 7, 7}, *ip = e + 14, *icmp = ip + 20, *q = icmp + 8;
+	uint8_t trailer[12];
+	struct pkt_meta m;
+	uint32_t len = 14 + 56 + sizeof(trailer);
+
+	(void)state;
+	put16(e + 12, 0x0800);
+	ip[0] = 0x45;
+	put16(ip + 2, 20 + 8 + 28);
+	ip[8] = 64;
+	ip[9] = P_ICMP;
+	memcpy(ip + 12, (uint8_t[]){10, 0, 9, 9}, 4);
+	memcpy(ip + 16, (uint8_t[]){10, 9, 0, 1}, 4);
+	put16(ip + 10, csum_ipv4_header(ip));
+	icmp[0] = 3;
+	icmp[1] = 3;
+	q[0] = 0x45;		/* the quoted TCP segment: header + 8 bytes */
+	put16(q + 2, 60);
+	q[8] = 64;
+	q[9] = P_TCP;
+	memcpy(q + 12, (uint8_t[]){10, 9, 0, 1}, 4);
+	memcpy(q + 16, (uint8_t[]){10, 0, 9, 9}, 4);
+	put16(q + 10, csum_ipv4_header(q));
+	put16(q + 20, 30000);
+	put16(q + 22, 80);
+	for (uint32_t k = 0; k < sizeof(trailer); k++)
+		trailer[k] = q[28 + k] = (uint8_t)(0x11 * (k + 1));
+	put16(icmp + 2, csum_buf(icmp, 36));
+	assert_int_equal(pkt_parse(e, len, &m), PKT_IP);
+	assert_int_equal(csum_rewrite_icmp_inner(e, len, &m, CSUM_SRC, addr, 1234), 0);
+	assert_int_equal(get16(q + 20), 1234);
+	assert_memory_equal(q + 12, addr, 4);
+	assert_int_equal(csum_buf(icmp, 36), 0);	/* the outer ICMP sum */
+	assert_int_equal(csum_ipv4_header(q), get16(q + 10));
+	assert_memory_equal(q + 28, trailer, sizeof(trailer));
+}
+
 static void test_icmp_error_refusals(void **state)
 {
 	struct spec s;
@@ -710,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_icmp_errors_v4),
 		cmocka_unit_test(test_icmp_errors_v6),
 		cmocka_unit_test(test_icmp_error_refusals),
+		cmocka_unit_test(test_icmp_error_trailer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
