@@ -2284,10 +2284,25 @@ static void rewrite_related(struct pipe_burst *b, uint32_t i, struct pipe_pkt *p
 
 /* Apply the translations: incremental checksums (RFC 1624) in csum.c. */
 /* Router mode: is the IP packet longer than its egress port's MTU? */
-static inline int too_big_for_port(const struct pipe_worker *w, const struct pipe_pkt *p,
+/* What counts against the MTU is the IP datagram, not the frame: bytes
+ * after it (a trailer) go, as a Linux router trims them, and only then
+ * is the datagram compared (p->data's datagram ends within the frame:
+ * pkt_parse). */
+static __attribute__((noinline)) int datagram_too_big(const struct pipe_worker *w,
+						       struct pipe_pkt *p, const struct pkt_meta *m)
+{
+	const uint8_t *l3 = p->data + m->l3_off;
+	uint32_t ip_len = m->key.family == 4 ? rd16(l3 + 2) : 40u + rd16(l3 + 4);
+
+	if (ip_len < p->len - m->l3_off)
+		p->len = m->l3_off + ip_len;
+	return ip_len > w->mtu[p->out_port];
+}
+
+static inline int too_big_for_port(const struct pipe_worker *w, struct pipe_pkt *p,
 				   const struct pkt_meta *m)
 {
-	return p->len - m->l3_off > w->mtu[p->out_port];
+	return p->len - m->l3_off > w->mtu[p->out_port] && datagram_too_big(w, p, m);
 }
 
 /* A packet longer than its egress port's MTU: fragmentation needed (IPv4

@@ -50,6 +50,32 @@ static void ip_header(uint8_t *l3, uint8_t family, const uint8_t *src, const uin
 	}
 }
 
+/* The end of the packet's IP datagram (pkt_parse put it within the
+ * frame): what follows is padding or a trailer, nothing to quote. */
+static uint32_t ip_end(const uint8_t *frame, const struct pkt_meta *m)
+{
+	uint32_t l3 = m->l3_off;
+
+	return m->key.family == 4 ? l3 + rd16(frame + l3 + 2)
+				  : l3 + IPV6_HLEN + rd16(frame + l3 + 4);
+}
+
+/* RFC 1812 4.3.2.7, RFC 1122 3.2.2, RFC 4443 2.4(e.6): no error (and no
+ * RST) to a source that names no single host: this network (0/8),
+ * loopback, multicast, class E and the limited broadcast; IPv6's
+ * unspecified, loopback and multicast addresses. */
+static int single_host_source(const struct pkt_key *k)
+{
+	if (k->family == 4)
+		return k->src[0] != 0 && k->src[0] != 127 && k->src[0] < 224;
+	if (k->src[0] == 0xff)
+		return 0;
+	for (int i = 0; i < 15; i++)
+		if (k->src[i])
+			return 1;
+	return k->src[15] > 1;
+}
+
 uint32_t reply_tcp_rst(uint8_t *frame, uint32_t len, uint32_t room, const struct pkt_meta *m)
 {
 	const struct pkt_key *k = &m->key;
@@ -59,13 +85,13 @@ uint32_t reply_tcp_rst(uint8_t *frame, uint32_t len, uint32_t room, const struct
 	uint16_t sport, dport;
 
 	if (k->proto != 6 || !m->l4_off || m->fragment == 2 || (k->tcp_flags & 0x04) ||
-	    l4 + TCP_HLEN > len || l3 + hl + TCP_HLEN > room)
+	    l4 + TCP_HLEN > len || l3 + hl + TCP_HLEN > room || !single_host_source(k))
 		return 0;
-	/* Segment length: IP payload after the TCP header, plus SYN/FIN. */
-	if (k->family == 4)
-		seg_len = rd16(frame + l3 + 2) - (l4 - l3);
-	else
-		seg_len = rd16(frame + l3 + 4) + IPV6_HLEN - (l4 - l3);
+	/* Segment length: IP payload after the TCP header, plus SYN/FIN; a
+	 * header longer than its segment is answered with nothing. */
+	seg_len = ip_end(frame, m) - l4;
+	if ((uint32_t)(frame[l4 + 12] >> 4) * 4 > seg_len)
+		return 0;
 	seg_len -= (uint32_t)(frame[l4 + 12] >> 4) * 4;
 	seg_len += !!(k->tcp_flags & 0x02) + !!(k->tcp_flags & 0x01);
 	if (k->tcp_flags & 0x10) {		/* ACK set: RST takes its ack as seq */
@@ -100,7 +126,7 @@ static int no_error_allowed(const struct pkt_meta *m, const uint8_t *frame)
 {
 	const struct pkt_key *k = &m->key;
 
-	if (m->fragment == 2 || csum_icmp_is_error(m))
+	if (m->fragment == 2 || csum_icmp_is_error(m) || !single_host_source(k))
 		return 1;
 	if (k->proto == (k->family == 4 ? 1 : 58) && !m->l4_off)
 		return 1;			/* ICMP we could not read: could be an error */
@@ -124,11 +150,19 @@ static uint32_t icmp_error(uint8_t *frame, uint32_t len, uint32_t room, const st
 	const struct pkt_key *k = &m->key;
 	uint32_t l3 = m->l3_off, hl = k->family == 4 ? IPV4_HLEN : IPV6_HLEN;
 	uint32_t max = (k->family == 4 ? IPV4_ERROR_MAX : IPV6_ERROR_MAX) - hl - ICMP_HLEN;
-	uint32_t quote = len - l3, total;
+	uint32_t quote, total;
 	uint8_t dst[16], *icmp, proto = k->family == 4 ? 1 : 58;
 
 	if (no_error_allowed(m, frame) || l3 + hl + ICMP_HLEN >= room)
 		return 0;
+	quote = ip_end(frame, m) - l3;
+	if (quote > len - l3)
+		quote = len - l3;
+	/* path MTU replies are not rate limited: never larger than the
+	 * packet (docs/security.md); with an MTU of 68 that still quotes
+	 * its header and 20 bytes */
+	if (kind == REPLY_TOO_BIG && quote > hl + ICMP_HLEN && max > quote - hl - ICMP_HLEN)
+		max = quote - hl - ICMP_HLEN;
 	if (quote > max)
 		quote = max;
 	if (l3 + hl + ICMP_HLEN + quote > room)

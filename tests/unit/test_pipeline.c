@@ -264,6 +264,59 @@ static void test_reject_replies(void **state)
 	assert_memory_equal(ip + 8, s.dst, 16);
 	assert_memory_equal(ip + 48, orig.b + 14, orig.len - 14);
 	assert_int_equal(pipe_stats(l.w)->replies, 4);
+
+	/* The quote is of the datagram: padding or a trailer after it is
+	 * not part of it. */
+	s = v4spec(17, 5001, 9);
+	s.payload = 0;
+	frame_build(&f, &s);
+	orig = f;
+	memset(f.b + f.len, 0, 100);
+	f.len += 100;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(f.len, orig.len + 28);
+	assert_int_equal(frame_get16(ip + 2), 20 + 8 + 28);
+	assert_memory_equal(ip + 28, orig.b + 14, 28);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
+	/* No reply to a source that names no single host (RFC 1812
+	 * 4.3.2.7, RFC 4443 2.4(e.6)): it would go to many, or to none. */
+	{
+		static const uint8_t v4_sources[][4] = {
+			{0, 0, 0, 0}, {127, 0, 0, 1}, {224, 0, 0, 1}, {239, 1, 2, 3},
+			{240, 0, 0, 1}, {255, 255, 255, 255},
+		};
+		static const uint8_t v6_sources[][16] = {
+			{0}, {[15] = 1}, {0xff, 2, [15] = 1}, {0xff, 0x0e, [15] = 9},
+		};
+		uint64_t replies = pipe_stats(l.w)->replies;
+
+		for (size_t k = 0; k < sizeof(v4_sources) / sizeof(v4_sources[0]); k++)
+			for (int tcp = 0; tcp < 2; tcp++) {
+				s = tcp ? v4spec(6, 40000, 23) : v4spec(17, 5000, 9);
+				memcpy(s.src, v4_sources[k], 4);
+				frame_build(&f, &s);
+				assert_int_equal(run1(&l, &f, 0).verdict, PIPE_DROP);
+			}
+		for (size_t k = 0; k < sizeof(v6_sources) / sizeof(v6_sources[0]); k++) {
+			s = v4spec(17, 5000, 9);
+			s.family = 6;
+			memcpy(s.src, v6_sources[k], 16);
+			memcpy(s.dst, (uint8_t[]){0xfd, 0, 0, 2, [15] = 9}, 16);
+			frame_build(&f, &s);
+			assert_int_equal(run1(&l, &f, 1).verdict, PIPE_DROP);
+		}
+		assert_int_equal(pipe_stats(l.w)->replies, replies);
+	}
+
+	/* A TCP header longer than its segment: no RST (its length would
+	 * wrap into the RST's acknowledgement number). */
+	s = v4spec(6, 40001, 23);
+	s.payload = 0;
+	frame_build(&f, &s);
+	ip[20 + 12] = 0xf0;
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_DROP);
 	lab_close(&l);
 }
 
@@ -1305,6 +1358,35 @@ static void test_router_mtu(void **state)
 	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
 
 	assert_int_equal(pipe_stats(l.w)->drop[PIPE_DROP_TOO_BIG], 4);
+
+	/* The datagram counts against the MTU, not the frame: a trailer
+	 * after it is trimmed (as Linux does), not a reason to refuse it. */
+	pipe_set_mtu(l.w, 1, 1400);
+	big_frame(&f, 4, 1400, 1, 6001);
+	memset(f.b + f.len, 0xee, 100);
+	f.len += 100;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.len, 14 + 1400);
+	big_frame(&f, 6, 1400, 0, 6002);
+	f.len += 100;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_FORWARD);
+	assert_int_equal(p.len, 14 + 1400);
+	big_frame(&f, 4, 1401, 1, 6003);			/* still too big without it */
+	f.len += 100;
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_BOUNCE);
+
+	/* Path MTU replies are not rate limited, so never larger than the
+	 * packet that caused them, even under 576 bytes. */
+	pipe_set_mtu(l.w, 1, 296);
+	big_frame(&f, 4, 400, 1, 6004);
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(frame_get16(ip + 26), 296);
+	assert_int_equal(frame_get16(ip + 2), 400);
+	assert_int_equal(p.len, 14 + 400);
+	assert_true(frame_checksums_ok(f.b, f.len));
 	lab_close(&l);
 }
 
