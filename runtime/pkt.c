@@ -236,6 +236,11 @@ int pkt_parse(const uint8_t *f, uint32_t len, struct pkt_meta *m)
 			type = rd16(f + off + 2);
 			off += 4;
 		}
+		/* Under a third tag may be IP the rules never see: refused,
+		 * not passed on as non-IP (Linux's bridge filter does not
+		 * look under two either; a firewall must not pass it). */
+		if (type == ETH_P_8021Q || type == ETH_P_8021AD)
+			return malformed(m, PKT_ERR_VLAN_DEPTH);
 	}
 	m->ethertype = type;
 	m->l3_off = (uint16_t)off;
@@ -261,6 +266,7 @@ const char *pkt_reason_name(unsigned reason)
 		[PKT_ERR_SOURCE_ROUTE] = "source-route",
 		[PKT_ERR_BAD_CSUM] = "bad-ipv4-checksum",
 		[PKT_ERR_FRAG_OVERSIZE] = "fragment-oversize",
+		[PKT_ERR_VLAN_DEPTH] = "vlan-too-deep",
 	};
 	return reason < PKT_REASON_COUNT ? names[reason] : "?";
 }

@@ -41,6 +41,7 @@ enum pkt_reason {
 	PKT_ERR_SOURCE_ROUTE,	/* IPv4 LSRR/SSRR, IPv6 routing header type 0 */
 	PKT_ERR_BAD_CSUM,	/* IPv4 header checksum wrong (RFC 1812 5.2.2) */
 	PKT_ERR_FRAG_OVERSIZE,	/* a fragment that ends past byte 65535 of its datagram */
+	PKT_ERR_VLAN_DEPTH,	/* a third VLAN tag: what it hides is not parsed */
 	PKT_REASON_COUNT,
 };
 

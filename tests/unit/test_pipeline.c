@@ -136,6 +136,22 @@ static void test_bridge_verdicts(void **state)
 	assert_int_equal(st->port[1].tx_packets, 2);	/* web + ARP */
 	assert_int_equal(st->port[0].tx_packets, 1);
 	assert_int_equal(st->port[1].dropped, 1);
+
+	/* The web packet behind three VLAN tags: not bridged as non-IP
+	 * (the rules would never see it), refused as malformed. */
+	s = v4spec(17, 5000, 53);
+	frame_build(&f, &s);
+	memmove(f.b + 12 + 12, f.b + 12, f.len - 12);
+	for (int t = 0; t < 3; t++) {
+		frame_put16(f.b + 12 + 4 * t, 0x8100);
+		frame_put16(f.b + 14 + 4 * t, (uint16_t)(10 + t));
+	}
+	f.len += 12;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_MALFORMED);
+	assert_int_equal(st->parse_reason[PKT_ERR_VLAN_DEPTH], 1);
+	assert_int_equal(st->non_ip, 1);
 	lab_close(&l);
 }
 

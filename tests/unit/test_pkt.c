@@ -143,6 +143,11 @@ static void test_vlan_and_qinq(void **state)
 	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_IP);
 	assert_int_equal(m.l3_off, 22);
 	assert_int_equal(m.key.sport, 5000);
+	/* a third tag: what it hides is not passed on as non-IP */
+	ipv4(&f, 3, 17, 5000, 53, 0);
+	assert_int_equal(pkt_parse(f.b, f.len, &m), PKT_MALFORMED);
+	assert_int_equal(m.reason, PKT_ERR_VLAN_DEPTH);
+	assert_string_equal(pkt_reason_name(m.reason), "vlan-too-deep");
 }
 
 static void test_fragments_have_no_ports(void **state)
