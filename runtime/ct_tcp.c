@@ -93,6 +93,16 @@ static void set_wscale(struct ct_flow *f, unsigned dir, unsigned w)
 	f->wscale = (uint8_t)((f->wscale & ~(0xf << (4 * dir))) | (w << (4 * dir)));
 }
 
+/* A SYN's window is in bytes (never scaled, RFC 7323 2.2), max_win in
+ * the sender's scaled units: the SYN's window in those, rounded up, so
+ * that shifted back it is the SYN's again, not 2^shift times it (pf
+ * does the same). */
+static inline uint16_t syn_window_units(uint32_t win, unsigned shift)
+{
+	win = (win + (1u << shift) - 1) >> shift;
+	return win ? (uint16_t)win : 1;
+}
+
 int ct_tcp_init(struct ct_flow *f, const struct ct_pkt *p)
 {
 	struct tcp_seg s;
@@ -106,7 +116,9 @@ int ct_tcp_init(struct ct_flow *f, const struct ct_pkt *p)
 	 * number so a retransmitted SYN is recognised. */
 	f->seqhi[CT_DIR_ORIG] = s.seq;
 	f->seqlo[CT_DIR_REPLY] = f->seqhi[CT_DIR_REPLY] = 0;
-	f->max_win[CT_DIR_ORIG] = s.win ? (uint16_t)s.win : 1;
+	/* in the units of the scale it offers; taken back to bytes by
+	 * track_syn_ack when the other side does not scale */
+	f->max_win[CT_DIR_ORIG] = syn_window_units(s.win, s.wscale == WSCALE_NONE ? 0 : s.wscale);
 	f->max_win[CT_DIR_REPLY] = 0;
 	f->wscale = (uint8_t)(WSCALE_NONE << 4 | s.wscale);
 	return 1;
@@ -150,16 +162,23 @@ static int track_syn_ack(struct ct_flow *f, const struct tcp_seg *s)
 	}
 	if (fl != (TH_SYN | TH_ACK))
 		return 0;
-	set_wscale(f, r, s->wscale);
-	if (((f->wscale & 0xf) == WSCALE_NONE) || s->wscale == WSCALE_NONE)
+	if ((f->wscale & 0xf) == WSCALE_NONE || s->wscale == WSCALE_NONE) {
+		uint32_t orig = (uint32_t)f->max_win[o] << wscale_of(f, o);
+
+		/* no scaling: the SYN's window back in bytes */
+		f->max_win[o] = orig > 0xffff ? 0xffff : (uint16_t)orig;
 		f->wscale = 0;
+		f->max_win[r] = syn_window_units(s->win, 0);
+	} else {
+		set_wscale(f, r, s->wscale);
+		f->max_win[r] = syn_window_units(s->win, s->wscale);
+	}
 	f->tstate[r] = CT_PEER_SYN_SENT;
 	f->tstate[o] = CT_PEER_ESTABLISHED;	/* its SYN is acknowledged */
 	f->seqlo[r] = s->end;
-	f->max_win[r] = s->win ? (uint16_t)s->win : 1;
 	/* Windows in SYN segments are never scaled (RFC 7323 2.2). */
 	f->seqhi[o] = s->ack + (s->win ? s->win : 1);
-	f->seqhi[r] = s->end + f->max_win[o];
+	f->seqhi[r] = s->end + ((uint32_t)f->max_win[o] << wscale_of(f, o));
 	return 1;
 }
 
@@ -227,8 +246,13 @@ int ct_tcp_track(struct ct_flow *f, unsigned dir, const struct ct_pkt *p)
 	    !seq_geq(ack, f->seqlo[dst] - (ACK_SLACK << sws)))
 		return 0;
 
-	if (s.win > f->max_win[src])
-		f->max_win[src] = (uint16_t)s.win;
+	{	/* a SYN's (a retransmitted SYN+ACK's) window is in bytes */
+		uint16_t units = (s.flags & TH_SYN) ? syn_window_units(s.win, wscale_of(f, src))
+						    : (uint16_t)s.win;
+
+		if (units > f->max_win[src])
+			f->max_win[src] = units;
+	}
 	if (seq_lt(f->seqlo[src], s.end))
 		f->seqlo[src] = s.end;
 	if (s.flags & TH_ACK) {

@@ -483,6 +483,49 @@ static void test_tcp_window_scaling(void **state)
 	}
 }
 
+/* A SYN's window is in bytes, later windows in scaled units: the SYN's
+ * must not be shifted as if scaled. With Linux's defaults (SYN windows
+ * of 64240 and 65160, a shift of 7, then windows of ~502 units) a reset
+ * may come one window (~64 KiB) back, not 64240 << 7 (8 MB). Without
+ * scaling on the other side, the SYN's window stays its bytes. */
+static void test_tcp_syn_window_not_scaled(void **state)
+{
+	(void)state;
+	for (int both = 0; both <= 1; both++) {
+		struct ct_table *t = table(64);
+		struct pk x;
+		uint32_t flow;
+		int valid;
+
+		tcp(&x, 4, A4, B4, 1234, 80, SYN, CISN, 0, 64240, 7, 0);
+		flow = create(t, &x, 100);
+		tcp(&x, 4, B4, A4, 80, 1234, SYN | ACK, SISN, CISN + 1, 65160, both ? 7 : -1, 0);
+		ok(t, &x, 100, flow, CT_DIR_REPLY);
+		tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1, SISN + 1, 502, -1, 0);
+		ok(t, &x, 100, flow, CT_DIR_ORIG);
+		tcp(&x, 4, B4, A4, 80, 1234, ACK, SISN + 1, CISN + 1, 509, -1, 0);
+		ok(t, &x, 100, flow, CT_DIR_REPLY);
+		/* a blind reset a megabyte behind the client: refused */
+		tcp(&x, 4, A4, B4, 1234, 80, RST, CISN + 1 - 1000000, 0, 0, -1, 0);
+		step(t, &x, 101, &valid);
+		assert_int_equal(valid, 0);
+		tcp(&x, 4, B4, A4, 80, 1234, RST, SISN + 1 - 1000000, 0, 0, -1, 0);
+		step(t, &x, 101, &valid);
+		assert_int_equal(valid, 0);
+		assert_string_equal(tstate(t, flow), "ESTABLISHED");
+		/* a retransmission 60,000 bytes back is inside the window */
+		tcp(&x, 4, A4, B4, 1234, 80, ACK, CISN + 1 - 60000, SISN + 1, 502, -1, 100);
+		step(t, &x, 101, &valid);
+		assert_int_equal(valid, 1);
+		/* the server's too: without scaling the client's SYN window
+		 * (64240 bytes) is that window */
+		tcp(&x, 4, B4, A4, 80, 1234, ACK, SISN + 1 - 60000, CISN + 1, 509, -1, 100);
+		step(t, &x, 101, &valid);
+		assert_int_equal(valid, 1);
+		ct_destroy(t);
+	}
+}
+
 static void test_udp_timeouts(void **state)
 {
 	struct ct_table *t = table(64);
@@ -1320,6 +1363,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_out_of_window),
 		cmocka_unit_test(test_tcp_rst),
 		cmocka_unit_test(test_tcp_window_scaling),
+		cmocka_unit_test(test_tcp_syn_window_not_scaled),
 		cmocka_unit_test(test_udp_timeouts),
 		cmocka_unit_test(test_icmp_echo),
 		cmocka_unit_test(test_icmp_related),
