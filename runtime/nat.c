@@ -241,6 +241,86 @@ static uint32_t choose(struct nat_pool *p, uint32_t a, struct pkt_key *reply,
 	return first;
 }
 
+static int taken_elsewhere(const struct nat_pool *p, uint32_t a, uint32_t idx)
+{
+	uint8_t addr[16];
+
+	addr_at(p, a, addr);
+	return p->elsewhere(p, addr, port_of(p, idx), p->elsewhere_ctx);
+}
+
+/* choose() for a shared pool whose first pick another pool holds: the
+ * first free pair, from address a on, that no other pool holds (steered
+ * when one of the first steer_tries such does); NAT_SLOT_NONE when every
+ * free pair is held elsewhere. Rare (pools that overlap), so plain. */
+static uint32_t choose_shared(struct nat_pool *p, uint32_t *a_io, struct pkt_key *reply,
+			      int echo, uint8_t *remote)
+{
+	uint32_t a = *a_io, first = NAT_SLOT_NONE, first_a = 0, tries = 0;
+
+	for (uint32_t n = 0; n < p->addr_count; n++, a = a + 1 == p->addr_count ? 0 : a + 1) {
+		uint32_t idx;
+
+		if (!p->free_count[a])
+			continue;
+		idx = next_free(p, a, p->cursor[a]);
+		for (uint32_t k = 0; k < p->free_count[a]; k++) {
+			if (!taken_elsewhere(p, a, idx)) {
+				if (p->strategy != NAT_STEER) {
+					*a_io = a;
+					return idx;
+				}
+				if (first == NAT_SLOT_NONE) {
+					first = idx;
+					first_a = a;
+				}
+				addr_at(p, a, reply->dst);
+				reply->dport = port_of(p, idx);
+				if (echo)
+					reply->sport = reply->dport;
+				if (p->queue_of(reply, p->queue_ctx) == p->queue) {
+					p->stats.steered++;
+					*a_io = a;
+					return idx;
+				}
+				if (++tries >= p->steer_tries)
+					goto fallback;
+			}
+			idx = next_free(p, a, idx + 1 == p->ports ? 0 : idx + 1);
+		}
+	}
+fallback:
+	if (first != NAT_SLOT_NONE) {
+		*remote = 1;
+		p->stats.remote++;
+		*a_io = first_a;
+	}
+	return first;
+}
+
+int nat_pools_overlap(const struct nat_pool_config *a, const struct nat_pool_config *b)
+{
+	return a->family == b->family && a->port_lo <= b->port_hi && b->port_lo <= a->port_hi &&
+	       memcmp(a->addr_lo, b->addr_hi, 16) <= 0 && memcmp(b->addr_lo, a->addr_hi, 16) <= 0;
+}
+
+void nat_pool_share(struct nat_pool *p, nat_elsewhere_fn elsewhere, void *ctx)
+{
+	p->elsewhere = elsewhere;
+	p->elsewhere_ctx = ctx;
+	p->shared = 1;
+}
+
+int nat_slot_in_use(const struct nat_pool *p, uint32_t slot)
+{
+	uint32_t idx;
+
+	if (slot >= p->capacity)
+		return 0;
+	idx = slot % p->ports;
+	return (int)(p->used[(size_t)(slot / p->ports) * p->words + idx / 64] >> (idx % 64) & 1);
+}
+
 void nat_reply_key(const struct pkt_key *w, struct pkt_key *r)
 {
 	*r = *w;
@@ -305,6 +385,21 @@ int nat_translate_key(struct nat_pool *p, const struct rfw_nat_rule *rule,
 	if (p->strategy == NAT_STEER)	/* steering hashes the reply's tuple */
 		nat_reply_key(&out->wire, &out->reply);
 	idx = choose(p, a, &out->reply, echo, &out->remote);
+	if (__builtin_expect(p->shared, 0) && taken_elsewhere(p, a, idx)) {
+		if (p->strategy == NAT_STEER) {	/* choose() counted that pick */
+			if (out->remote)
+				p->stats.remote--;
+			else
+				p->stats.steered--;
+		}
+		out->remote = 0;
+		idx = choose_shared(p, &a, &out->reply, echo, &out->remote);
+		if (idx == NAT_SLOT_NONE) {
+			p->stats.failures++;
+			return -1;
+		}
+		addr_at(p, a, out->wire.src);
+	}
 
 	p->used[(size_t)a * p->words + idx / 64] |= 1ull << (idx % 64);
 	p->free_count[a]--;
@@ -355,7 +450,7 @@ int nat_claim(struct nat_pool *p, uint32_t slot)
 	idx = slot % p->ports;
 	w = &p->used[(size_t)a * p->words + idx / 64];
 	bit = 1ull << (idx % 64);
-	if (*w & bit)
+	if ((*w & bit) || (p->shared && taken_elsewhere(p, a, idx)))
 		return -1;
 	*w |= bit;
 	p->free_count[a]--;

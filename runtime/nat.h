@@ -30,7 +30,14 @@
  * and caps a worker at addresses x its ports concurrent flows per pool.
  * The address is chosen "paired" (RFC 4787 REQ-2): by a hash of the
  * internal source, so one host appears as one public address while that
- * address has free ports, then the next address with room. */
+ * address has free ports, then the next address with room.
+ *
+ * Pools that share pairs (two rules to one address with different port
+ * ranges, or a reload that changed a rule's range while the old pool's
+ * flows live on): each is told (nat_pool_share) and asks the caller's
+ * `elsewhere` whether a pair is held in another before handing it out,
+ * so a pair is still held by one flow of one pool, and the pool a flow's
+ * pair goes back to is the one where it is in use (nat_slot_in_use). */
 #ifndef RAMPART_NAT_H
 #define RAMPART_NAT_H
 
@@ -41,6 +48,10 @@
 
 /* The RSS/queue hash of a reply key, supplied by the backend. */
 typedef uint32_t (*nat_queue_fn)(const struct pkt_key *reply, void *ctx);
+struct nat_pool;
+/* Whether another pool sharing pairs with p holds (addr, port). */
+typedef int (*nat_elsewhere_fn)(const struct nat_pool *p, const uint8_t *addr, uint16_t port,
+				void *ctx);
 
 enum nat_strategy {
 	NAT_PARTITION = 0,
@@ -110,12 +121,14 @@ struct nat_pool {
 	uint8_t family;
 	uint8_t strategy;
 	uint8_t truncated;	/* the range had more than NAT_POOL_MAX_ADDRS */
-	uint8_t reserved;
+	uint8_t shared;		/* another pool has some of its pairs */
 	uint8_t base[16];	/* first address */
 	uint32_t steer_tries;
 	uint32_t queue;
 	nat_queue_fn queue_of;
 	void *queue_ctx;
+	nat_elsewhere_fn elsewhere;	/* when shared */
+	void *elsewhere_ctx;
 	struct nat_stats stats;
 };
 
@@ -123,6 +136,15 @@ struct nat_pool {
  * errno EINVAL (bad config, empty share) or ENOMEM. */
 int nat_pool_init(struct nat_pool *p, const struct nat_pool_config *c);
 void nat_pool_free(struct nat_pool *p);
+
+/* The two configs' pairs may meet (same family, address and port ranges
+ * that intersect): then both pools must be shared. */
+int nat_pools_overlap(const struct nat_pool_config *a, const struct nat_pool_config *b);
+/* From now on p hands out no pair `elsewhere` says another pool holds,
+ * and nat_claim refuses one. */
+void nat_pool_share(struct nat_pool *p, nat_elsewhere_fn elsewhere, void *ctx);
+/* Whether a slot of p is held (1) or free (0); 0 for one out of range. */
+int nat_slot_in_use(const struct nat_pool *p, uint32_t slot);
 
 /* Every pair of the worker's share taken (a port-using flow would fail). */
 static inline int nat_pool_full(const struct nat_pool *p)

@@ -662,6 +662,38 @@ int pipe_sweep(struct pipe_worker *w)
 	return 0;
 }
 
+/* nat_elsewhere_fn over a worker's pools: another of them holds the
+ * pair. */
+static int pair_held_elsewhere(const struct nat_pool *p, const uint8_t *addr, uint16_t port,
+			       void *ctx)
+{
+	const struct pipe_worker *w = ctx;
+
+	for (uint32_t i = 0; i < w->npools; i++) {
+		const struct nat_pool *q = &w->pools[i]->pool;
+
+		if (q != p && q->family == p->family &&
+		    nat_slot_in_use(q, nat_pair_slot(q, addr, port)))
+			return 1;
+	}
+	return 0;
+}
+
+/* A pool that may hand out pairs another pool of the worker has (two
+ * rules to one address, a reload that changed a rule's range while the
+ * old pool's flows live on): both check each other from now on. */
+static void share_pairs(struct pipe_worker *w, struct pipe_nat_pool *np)
+{
+	for (uint32_t i = 0; i < w->npools; i++) {
+		struct pipe_nat_pool *q = w->pools[i];
+
+		if (q != np && nat_pools_overlap(&q->cfg, &np->cfg)) {
+			nat_pool_share(&q->pool, pair_held_elsewhere, w);
+			nat_pool_share(&np->pool, pair_held_elsewhere, w);
+		}
+	}
+}
+
 struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p)
 {
 	struct pipe_policy *old = w->pol;
@@ -670,8 +702,10 @@ struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p)
 	 * generation. A caller that adopts again mid-sweep finishes it. */
 	while (pipe_sweep(w))
 		;
-	for (uint32_t i = 0; i < p->nadd; i++)
+	for (uint32_t i = 0; i < p->nadd; i++) {
 		w->pools[w->npools++] = p->add_pools[i];
+		share_pairs(w, p->add_pools[i]);
+	}
 	p->nadd = 0;
 	if (old && old->have_rl && p->have_rl)
 		rl_table_carry(&p->rl, &old->rl, p->limit_fwd);

@@ -52,7 +52,8 @@ static inline int addr_differs(const uint8_t *a, const uint8_t *b, uint8_t famil
  * with an address of the rule's family), all made at create. ---- */
 
 /* On flow removal, give its SNAT port back: the pair is the reply's
- * destination, and the pool is the one it belongs to. */
+ * destination, and the pool is the one holding it (pools may share
+ * pairs, nat.h: one holds it). */
 static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
 {
 	struct pipe_worker *w = ctx;
@@ -77,7 +78,7 @@ static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
 		if (p->family != fi.orig.family)
 			continue;
 		slot = nat_pair_slot(p, fi.reply.dst, fi.reply.dport);
-		if (slot != NAT_SLOT_NONE) {
+		if (nat_slot_in_use(p, slot)) {
 			nat_release(p, slot);
 			return;
 		}

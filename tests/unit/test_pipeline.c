@@ -16,6 +16,7 @@
 
 #include "csum.h"
 #include "frames.h"
+#include "nat.h"
 #include "pipeline.h"
 #include "router_lab.h"
 #include "rulec.h"
@@ -1600,12 +1601,85 @@ static void test_stateful_bridge(void **state)
 	lab_close(&l);
 }
 
+/* Two SNAT rules to one address whose port ranges overlap get a pool
+ * each: a pair is still held by one flow (the wide rule's flows skip the
+ * narrow one's ports while they are held), and each port goes back to
+ * the pool that gave it (before, the first pool whose range held it got
+ * it: the other leaked it for good, or freed a pair a live flow held). */
+static const char overlap_pools_policy[] =
+	"version: 1\n"
+	"defaults: {action: drop, timeouts: {udp: 30, udp_stream: 30}}\n"
+	"rules:\n"
+	"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+	"nat:\n"
+	"  - name: wide\n"
+	"    match: {from: {network: 10.1.0.0/24}}\n"
+	"    snat: {to: [10.9.0.1], ports: 30000-30020}\n"
+	"  - name: narrow\n"
+	"    match: {from: {network: 10.1.1.0/24}}\n"
+	"    snat: {to: [10.9.0.1], ports: 30000-30003}\n";
+
+static int snat_from(struct lab *l, uint8_t net, uint16_t sport, uint64_t now, uint16_t *port)
+{
+	struct flow_spec s = {.family = 4, .proto = 17, .sport = sport, .dport = 7000,
+			      .src = {10, 1, net, 5}, .dst = {10, 2, 0, 9}, .payload = 10};
+	struct frame f;
+	struct pipe_pkt p;
+
+	frame_build(&f, &s);
+	p = (struct pipe_pkt){.data = f.b, .len = f.len, .room = sizeof(f.b)};
+	pipe_process(l->w, &p, 1, now);
+	*port = frame_get16(f.b + 14 + 20);
+	return p.verdict == PIPE_FORWARD;
+}
+
+static void test_snat_pools_that_overlap(void **state)
+{
+	const uint64_t sec = 1000000000ull;
+	struct lab l;
+	uint64_t now = sec;
+	uint16_t port;
+	(void)state;
+
+	lab_open(&l, overlap_pools_policy, &bridge_cfg);
+	assert_int_equal(pipe_nat_pool_count(l.w), 2);
+	for (int round = 0; round < 3; round++) {
+		uint32_t held = 0, wide = 0;
+
+		for (uint16_t k = 0; k < 4; k++) {		/* the narrow range, all of it */
+			assert_true(snat_from(&l, 1, (uint16_t)(5000 + 10 * round + k), now, &port));
+			assert_true(port >= 30000 && port <= 30003);
+			assert_false(held >> (port - 30000) & 1);
+			held |= 1u << (port - 30000);
+		}
+		for (uint16_t k = 0; k < 20; k++) {		/* the wide: 17 left */
+			if (!snat_from(&l, 0, (uint16_t)(6000 + 100 * round + k), now, &port))
+				continue;
+			assert_true(port >= 30004 && port <= 30020);
+			assert_false(held >> (port - 30000) & 1);
+			held |= 1u << (port - 30000);
+			wide++;
+		}
+		assert_int_equal(wide, 17);
+		now += 100 * sec;				/* every flow times out */
+		pipe_tick(l.w, now);
+		pipe_tick(l.w, now + sec);
+		now += 2 * sec;
+		for (uint32_t i = 0; i < 2; i++) {
+			assert_int_equal(pipe_nat_pool(l.w, i)->stats.in_use, 0);
+			assert_int_equal(pipe_nat_pool(l.w, i)->stats.bad_frees, 0);
+		}
+	}
+	lab_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bridge_verdicts),
 		cmocka_unit_test(test_nic_checked_ipv4_header),
 		cmocka_unit_test(test_reject_replies),
+		cmocka_unit_test(test_snat_pools_that_overlap),
 		cmocka_unit_test(test_router),
 		cmocka_unit_test(test_ping_through_forward),
 		cmocka_unit_test(test_masquerade_ipv6),

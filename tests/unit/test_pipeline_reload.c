@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "frames.h"
+#include "nat.h"
 #include "pipeline.h"
 #include "router_lab.h"
 #include "rule_map.h"
@@ -408,6 +409,77 @@ static void test_nat_binding_survives(void **state)
 	free(b.buf);
 }
 
+/* A reload that widens an SNAT rule's ports makes a second pool over
+ * the same pairs while the first one's flows live on: the new pool
+ * hands out none of the pairs they hold, and each pair goes back to the
+ * pool that holds it when its flow ends. */
+static void test_nat_range_widened(void **state)
+{
+	static const char narrow[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+		"nat:\n"
+		"  - name: hide\n"
+		"    match: {from: {network: 10.1.0.0/16}}\n"
+		"    snat: {to: [10.9.0.1], ports: 30000-30003}\n"
+		"defaults: {action: drop, timeouts: {udp: 30, udp_stream: 30}}\n";
+	static const char wide[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+		"nat:\n"
+		"  - name: hide\n"
+		"    match: {from: {network: 10.1.0.0/16}}\n"
+		"    snat: {to: [10.9.0.1], ports: 30000-30009}\n"
+		"defaults: {action: drop, timeouts: {udp: 30, udp_stream: 30}}\n";
+	struct compiled a, b;
+	struct pipe_worker *w;
+	struct frame f;
+	uint32_t held = 0, got = 0;
+	(void)state;
+
+	compile(&a, narrow);
+	compile(&b, wide);
+	w = pipe_create(&bridge_cfg, &a.view);
+	for (uint16_t k = 0; k < 4; k++) {
+		struct flow_spec s = udp((uint16_t)(5000 + k), 7000);
+
+		assert_int_equal(send1(w, &s, 0, SEC, &f).verdict, PIPE_FORWARD);
+		held |= 1u << (frame_get16(f.b + 14 + 20) - 30000);
+	}
+	assert_int_equal(held, 0xf);
+	pipe_policy_free(swap_to(w, &b.view, PIPE_FLOWS_KEEP));
+	assert_int_equal(pipe_nat_pool_count(w), 2);
+	for (uint16_t k = 0; k < 8; k++) {		/* 6 pairs left of 10 */
+		struct flow_spec s = udp((uint16_t)(6000 + k), 7000);
+		uint16_t port;
+
+		if (send1(w, &s, 0, 2 * SEC, &f).verdict != PIPE_FORWARD)
+			continue;
+		port = frame_get16(f.b + 14 + 20);
+		assert_true(port >= 30004 && port <= 30009);
+		assert_false(held >> (port - 30000) & 1);
+		held |= 1u << (port - 30000);
+		got++;
+	}
+	assert_int_equal(got, 6);
+	pipe_tick(w, 100 * SEC);			/* every flow times out */
+	pipe_tick(w, 101 * SEC);
+	for (uint32_t i = 0; i < 2; i++) {
+		assert_int_equal(pipe_nat_pool(w, i)->stats.in_use, 0);
+		assert_int_equal(pipe_nat_pool(w, i)->stats.bad_frees, 0);
+	}
+	for (uint16_t k = 0; k < 10; k++) {		/* all ten again */
+		struct flow_spec s = udp((uint16_t)(7000 + k), 7000);
+
+		assert_int_equal(send1(w, &s, 0, 102 * SEC, &f).verdict, PIPE_FORWARD);
+	}
+	pipe_destroy(w);
+	free(a.buf);
+	free(b.buf);
+}
+
 /* The uplink's address changes (a DHCP lease): pipe_set_port_addrs, then
  * the same policy built again. New masqueraded flows leave from the new
  * address; a flow from before keeps its binding (its replies, to the old
@@ -551,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_keep_or_recheck),
 		cmocka_unit_test(test_limit_state_carried),
 		cmocka_unit_test(test_nat_binding_survives),
+		cmocka_unit_test(test_nat_range_widened),
 		cmocka_unit_test(test_masquerade_follows_address),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_many_generations),
