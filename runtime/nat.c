@@ -212,6 +212,19 @@ static uint32_t pick_addr(const struct nat_pool *p, const struct pkt_key *k)
 	return p->addr_count == 1 ? 0 : src_hash(k) % p->addr_count;
 }
 
+/* NAT_STEER: the reply to port index idx lands on this worker's queue
+ * (reply's dst address already set; counted when it does). */
+static int steers_home(struct nat_pool *p, struct pkt_key *reply, uint32_t idx, int echo)
+{
+	reply->dport = port_of(p, idx);
+	if (echo)
+		reply->sport = reply->dport;
+	if (p->queue_of(reply, p->queue_ctx) != p->queue)
+		return 0;
+	p->stats.steered++;
+	return 1;
+}
+
 /* Choose a port index in address a for a reply key whose dst address is
  * already set; steering tries the free ports from the cursor on. */
 static uint32_t choose(struct nat_pool *p, uint32_t a, struct pkt_key *reply,
@@ -226,13 +239,8 @@ static uint32_t choose(struct nat_pool *p, uint32_t a, struct pkt_key *reply,
 	if (tries > p->free_count[a])
 		tries = p->free_count[a];
 	for (uint32_t t = 0; t < tries; t++) {
-		reply->dport = port_of(p, idx);
-		if (echo)
-			reply->sport = reply->dport;
-		if (p->queue_of(reply, p->queue_ctx) == p->queue) {
-			p->stats.steered++;
+		if (steers_home(p, reply, idx, echo))
 			return idx;
-		}
 		if (t + 1 < tries)
 			idx = next_free(p, a, idx + 1 == p->ports ? 0 : idx + 1);
 	}
@@ -275,11 +283,7 @@ static uint32_t choose_shared(struct nat_pool *p, uint32_t *a_io, struct pkt_key
 					first_a = a;
 				}
 				addr_at(p, a, reply->dst);
-				reply->dport = port_of(p, idx);
-				if (echo)
-					reply->sport = reply->dport;
-				if (p->queue_of(reply, p->queue_ctx) == p->queue) {
-					p->stats.steered++;
+				if (steers_home(p, reply, idx, echo)) {
 					*a_io = a;
 					return idx;
 				}
