@@ -661,6 +661,13 @@ static int shadowed(struct an *a, uint32_t rule)
 	return 1;
 }
 
+/* Two rules give the same verdict: the same action, and neither has one
+ * of its own (a limit, a log). */
+static inline int same_verdict(uint8_t x, uint8_t y)
+{
+	return x == y && !(x & ANALYZE_UNIQUE);
+}
+
 /* Would removing the rule change no verdict? Per entry l: let stop be the
  * first later rule of another action that may take a packet of l which no
  * earlier rule takes. If the earlier rules and the later ones of the same
@@ -674,6 +681,8 @@ static int redundant(struct an *a, uint32_t rule)
 	int by_default = 0;
 
 	a->other_n = 0;
+	if (act & ANALYZE_UNIQUE)
+		return 0;
 	a->token++;
 	for (uint32_t l = first; l < end; l++) {
 		uint32_t ne, nl, nd = 0, k = 0, stop = NO_RULE, best = NO_RULE, unused;
@@ -693,7 +702,7 @@ static int redundant(struct an *a, uint32_t rule)
 		for (uint32_t j = 0; j < nl; j++) {
 			uint32_t i = later[j];
 
-			if (a->actions[a->e[i].rule] != act) {
+			if (!same_verdict(a->actions[a->e[i].rule], act)) {
 				if (!extras_disjoint(&a->e[i], &a->e[l]))
 					a->dcand[nd++] = i;
 			} else if (extras_implied(&a->e[i], &a->e[l])) {
@@ -748,7 +757,7 @@ static int redundant(struct an *a, uint32_t rule)
 			add_other(a, best);
 			continue;
 		}
-		if (stop == NO_RULE && a->actions[0] == act) {
+		if (stop == NO_RULE && same_verdict(a->actions[0], act)) {
 			by_default = 1;
 			continue;
 		}

@@ -33,10 +33,15 @@ struct analyze_limits {
 };
 
 /* entries: sorted by rule, rules 1..rule_count (a rule with no entry is
- * NEVER_MATCHES). actions[r] = enum rfw_action of rule r, [0] = default.
+ * NEVER_MATCHES). actions[r] = enum rfw_action of rule r, [0] = default,
+ * or'd with ANALYZE_UNIQUE for a rule whose verdict no other rule gives
+ * (its own rate limit, its log): never redundant, never the same as a
+ * later rule's.
  * limits may be NULL. report() is called once per finding, in rule order.
  * Returns the number of rules given up on (>= 0), or -1 with errno
  * (ENOMEM, or EINVAL for an entry whose rule is out of order or range). */
+#define ANALYZE_UNIQUE 0x80u
+
 int analyze_rules(const struct rfw_acl_entry *entries, uint32_t count, uint32_t rule_count,
 		  const uint8_t *actions, const struct analyze_limits *limits,
 		  void (*report)(void *ctx, const struct analyze_finding *f), void *ctx);

@@ -80,8 +80,12 @@ int lint_rules(struct policy *pol, const struct rfw_acl_entry *acl, uint32_t cou
 
 	if (!actions)
 		return -1;
+	/* a rule's own limit or log is part of its verdict: dropping the
+	 * rule would lift the limit or lose the log */
 	for (uint32_t r = 0; r <= rule_count; r++)
-		actions[r] = rules[r].action;
+		actions[r] = (uint8_t)(rules[r].action |
+				       (rules[r].limit || (rules[r].flags & RFW_RULE_LOG)
+						? ANALYZE_UNIQUE : 0));
 	given_up = analyze_rules(acl, count, rule_count, actions, NULL, report, &c);
 	free(actions);
 	return given_up;

@@ -111,6 +111,33 @@ static void test_strict(void **state)
 	free(d);
 }
 
+/* A rule with its own rate limit or log is not redundant with a later
+ * rule of the same action (removing it would lift the limit, lose the
+ * log), nor is a rule before a later one that has them. */
+static void test_limit_and_log_not_redundant(void **state)
+{
+	static const char limited[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: capped, proto: udp, to: {port: 53}, action: accept, limit: {rate: 10/s}}\n"
+		"  - {name: logged, proto: udp, to: {port: 123}, action: accept, log: true}\n"
+		"  - {name: web, proto: tcp, to: {port: 80}, action: accept}\n"
+		"  - {name: udp-all, proto: udp, action: accept}\n"
+		"  - {name: tcp-capped, proto: tcp, action: accept, limit: {rate: 10/s}}\n"
+		"  - {name: dns-again, proto: udp, to: {port: 53}, action: accept}\n";
+	unsigned errors, warnings = 0;
+	void *buf = NULL;
+	char *d = compile(limited, 1, &errors, &warnings, &buf);
+	(void)state;
+
+	/* only the last: shadowed by udp-all, whatever the verdicts */
+	assert_int_equal(errors, 1);
+	assert_null(strstr(d, "redundant"));
+	assert_non_null(strstr(d, "rule 'dns-again' is never reached"));
+	free(d);
+	free(buf);
+}
+
 /* A host address that is also a NAT address (a DNAT destination, an SNAT
  * pool's) is warned about: the kernel would take that NAT's traffic. */
 static void test_host_address_is_nat(void **state)
@@ -150,6 +177,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_strict),
+		cmocka_unit_test(test_limit_and_log_not_redundant),
 		cmocka_unit_test(test_host_address_is_nat),
 	};
 	return cmocka_run_group_tests_name("lint", tests, NULL, NULL);
