@@ -12,13 +12,17 @@
 /* Past this many bad lines the list is probably not a prefix list at all. */
 #define MAX_LIST_ERRORS 10
 
+/* A line of a prefix list is an address or prefix and a comment: longer
+ * than this it is not one (and a file with no newline at all, or NUL
+ * bytes, is not a list: reading stops there, so /dev/zero ends). */
+#define MAX_LIST_LINE 1024
+
 int netfile_read(struct policy *pol, yaml_node_t *at, const char *rel, pfx_list *out)
 {
-	char *path = policy_path(pol, pol->cur, rel), *line = NULL, why[256];
+	char *path = policy_path(pol, pol->cur, rel), line[MAX_LIST_LINE + 2], why[256];
 	FILE *f = fopen(path, "r");
-	size_t cap = 0, file, errors = 0;
+	size_t file, errors = 0, n;
 	unsigned long lineno = 0;
-	ssize_t n;
 
 	if (!f) {
 		ytree_error(pol->d, at, "cannot open prefix list '%s': %s", rel, strerror(errno));
@@ -27,11 +31,19 @@ int netfile_read(struct policy *pol, yaml_node_t *at, const char *rel, pfx_list 
 	}
 	file = diag_add_file(pol->d, path);
 	free(path);
-	while ((n = getline(&line, &cap, f)) >= 0) {
+	while (fgets(line, sizeof(line), f)) {
 		char *s = line, *end;
 		struct prefix p;
 
 		lineno++;
+		n = strlen(line);
+		if ((!n || line[n - 1] != '\n') && !feof(f)) {
+			diag_error_in(pol->d, file, (unsigned)lineno, 0,
+				      "a line longer than %d bytes, or a NUL byte: not a prefix list; "
+				      "stopped reading", MAX_LIST_LINE);
+			errors++;
+			break;
+		}
 		end = strchr(s, '#');
 		if (!end)
 			end = s + n;
@@ -62,7 +74,10 @@ int netfile_read(struct policy *pol, yaml_node_t *at, const char *rel, pfx_list 
 		}
 		VEC_PUSH(*out, p);
 	}
-	free(line);
+	if (ferror(f)) {
+		diag_error_in(pol->d, file, (unsigned)lineno, 0, "cannot read: %s", strerror(errno));
+		errors++;
+	}
 	fclose(f);
 	return errors ? -1 : 0;
 }

@@ -28,6 +28,7 @@ void *vec_grow(void *v, size_t *cap, size_t need, size_t elem);
  * message, never a crash or an unbounded run. */
 #define RULEC_MAX_NETWORK_PREFIXES (1u << 24)	/* distinct prefixes of one inline network */
 #define RULEC_MAX_FILE_PREFIXES (1u << 24)	/* lines of one {file: PATH} list */
+#define RULEC_MAX_NAME_DEPTH 256	/* networks or services naming each other, nested */
 
 struct range {
 	uint16_t lo, hi;

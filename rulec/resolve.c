@@ -272,6 +272,13 @@ static int resolve_def_value(struct policy *pol, size_t i, size_t file, yaml_nod
 	size_t prev;
 	int rc;
 
+	/* names within names are resolved by recursion: bounded, so a
+	 * chain of 32,000 cannot run the stack out */
+	if (pol->stack.n >= RULEC_MAX_NAME_DEPTH) {
+		ytree_error(pol->d, value, "names nested more than %d deep (a name whose value "
+			    "names another, and so on): flatten the chain", RULEC_MAX_NAME_DEPTH);
+		return -1;
+	}
 	VEC_PUSH(pol->stack, i);
 	prev = policy_enter(pol, file);
 	rc = resolve(pol, value, out);

@@ -325,12 +325,22 @@ static void parse_rule(struct policy *pol, yaml_node_t *n, size_t num)
 	if (v) {
 		r.has_tcp = 1;
 		r.tcp_node = v;
-		if (policy_each(pol, v, tcp_flag_entry, &r) < 0)
+		if (policy_each(pol, v, tcp_flag_entry, &r) < 0) {
 			r.bad = 1;
+		} else if (!r.tcp_mask) {	/* tcp_flags: [] */
+			ytree_error(pol->d, v, "tcp_flags names no flag: name some (like 'syn,!ack') "
+				    "or leave it out");
+			r.bad = 1;
+		}
 	}
 	v = ytree_get(pol->yt, n, "state", NULL);
-	if (v && policy_each(pol, v, state_entry, &r) < 0)
+	if (v && policy_each(pol, v, state_entry, &r) < 0) {
 		r.bad = 1;
+	} else if (v && !r.state_mask) {	/* state: [] (as port: [] and the rest) */
+		ytree_error(pol->d, v, "rule '%s' can never match: the state list is empty",
+			    r.name);
+		r.bad = 1;
+	}
 	v = ytree_get(pol->yt, n, "log", NULL);
 	if (v && policy_parse_bool(pol, v, "log", &r.log) < 0)
 		r.bad = 1;

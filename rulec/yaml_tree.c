@@ -8,18 +8,40 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void syntax_error(const yaml_parser_t *p, struct diag *d)
+/* The line and column (in bytes) of byte `off` of f. */
+static void offset_position(FILE *f, size_t off, unsigned *line, unsigned *col)
+{
+	int c;
+
+	*line = 1;
+	*col = 1;
+	if (fseek(f, 0, SEEK_SET) != 0)
+		return;
+	for (size_t i = 0; i < off && (c = getc(f)) != EOF; i++) {
+		if (c == '\n') {
+			++*line;
+			*col = 1;
+		} else {
+			++*col;
+		}
+	}
+}
+
+static void syntax_error(const yaml_parser_t *p, FILE *f, struct diag *d)
 {
 	const char *problem = p->problem ? p->problem : "cannot be parsed";
+	unsigned line, col;
 
 	switch (p->error) {
 	case YAML_MEMORY_ERROR:
 		diag_error(d, 0, 0, "out of memory while reading YAML");
 		return;
 	case YAML_READER_ERROR:
-		/* The reader only knows a byte offset (bad encoding). */
-		diag_error(d, 0, 0, "invalid YAML: %s at byte %zu", problem,
-			   p->problem_offset);
+		/* The reader only knows a byte offset (bad encoding): its
+		 * line, and its column counted in bytes. */
+		offset_position(f, p->problem_offset, &line, &col);
+		diag_error(d, line, col, "invalid YAML: %s (byte %zu of the file; a policy is "
+			   "UTF-8)", problem, p->problem_offset);
 		return;
 	default:
 		break;
@@ -68,9 +90,17 @@ static int check_nesting(FILE *f, struct diag *d)
 {
 	unsigned line = 1, col = 0, depth = 0, indent = 0;
 	int c, prev = -1, quote = 0, comment = 0, at_start = 1;
+	size_t bytes = 0;
 
 	while ((c = getc(f)) != EOF) {
 		col++;
+		/* what fstat's size did not bound (/dev/zero, a FIFO) */
+		if (++bytes > YTREE_MAX_BYTES) {
+			diag_error(d, 0, 0, "more than %u MiB: a policy file may have at most %u MiB; "
+				   "put long address lists in {file: PATH} lists (one prefix a line)",
+				   YTREE_MAX_BYTES >> 20, YTREE_MAX_BYTES >> 20);
+			return -1;
+		}
 		if (c == '\n') {
 			line++;
 			col = 0;
@@ -161,7 +191,7 @@ int ytree_load(struct ytree *t, const char *path, struct diag *d)
 	}
 	yaml_parser_set_input_file(&p, f);
 	if (!yaml_parser_load(&p, &t->doc)) {
-		syntax_error(&p, d);
+		syntax_error(&p, f, d);
 		goto out;
 	}
 	t->loaded = 1;
@@ -170,7 +200,7 @@ int ytree_load(struct ytree *t, const char *path, struct diag *d)
 		goto out;
 	}
 	if (!yaml_parser_load(&p, &extra)) {
-		syntax_error(&p, d);
+		syntax_error(&p, f, d);
 		goto out;
 	}
 	if (yaml_document_get_root_node(&extra))

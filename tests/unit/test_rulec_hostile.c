@@ -189,6 +189,55 @@ static void test_file_list_limit(void **state)
 	expect_refused("over.yaml", "more than 16777216 prefixes in one list");
 }
 
+/* Files with no size to check first: /dev/zero as the policy, as an
+ * include and as a prefix list ends with a message, not a hang. */
+static void test_endless_files(void **state)
+{
+	(void)state;
+	put("zero_inc.yaml", "version: 1\ninclude: [/dev/zero]\n");
+	expect_refused("zero_inc.yaml", "a policy file may have at most 64 MiB");
+	put("zero_list.yaml", "version: 1\nnetworks:\n  bl: {file: /dev/zero}\n"
+			      "rules:\n  - {name: r, from: {network: bl}, action: drop}\n");
+	expect_refused("zero_list.yaml", "/dev/zero:1: error: a line longer than 1024 bytes, "
+					 "or a NUL byte: not a prefix list");
+}
+
+/* 32,000 networks each naming the next: refused at a depth, not a crash
+ * of the recursion that resolves them. */
+static void test_name_chain(void **state)
+{
+	static char text[1 << 20];
+	char *p = text;
+	(void)state;
+
+	p += sprintf(p, "version: 1\nnetworks:\n");
+	for (int i = 0; i < 32000; i++)
+		p += sprintf(p, "  n%d: [n%d]\n", i, i + 1);
+	sprintf(p, "  n32000: [10.0.0.0/8]\n"
+		   "rules:\n  - {name: r, from: {network: n0}, action: accept}\n");
+	put("chain.yaml", text);
+	expect_refused("chain.yaml", "names nested more than 256 deep");
+}
+
+/* Bad UTF-8: where, as line:column, like every other error. */
+static void test_encoding_error_position(void **state)
+{
+	(void)state;
+	put("latin1.yaml", "version: 1\nrules:\n  - {name: caf\xe9, action: accept}\n");
+	expect_refused("latin1.yaml", "latin1.yaml:3:16: error: invalid YAML: invalid ");
+}
+
+/* Empty lists that would match everything are refused as every other
+ * empty list is. */
+static void test_empty_state_and_flags(void **state)
+{
+	(void)state;
+	put("nostate.yaml", "version: 1\nrules:\n  - {name: r, state: [], proto: udp, action: accept}\n");
+	expect_refused("nostate.yaml", "3:22: error: rule 'r' can never match: the state list is empty");
+	put("noflags.yaml", "version: 1\nrules:\n  - {name: r, tcp_flags: [], proto: tcp, action: accept}\n");
+	expect_refused("noflags.yaml", "3:26: error: tcp_flags names no flag");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +246,10 @@ int main(void)
 		cmocka_unit_test(test_deep_indent),
 		cmocka_unit_test(test_huge_file),
 		cmocka_unit_test(test_name_bomb),
+		cmocka_unit_test(test_endless_files),
+		cmocka_unit_test(test_name_chain),
+		cmocka_unit_test(test_encoding_error_position),
+		cmocka_unit_test(test_empty_state_and_flags),
 		cmocka_unit_test(test_alias_bomb),
 		cmocka_unit_test(test_include_cycle),
 		cmocka_unit_test(test_file_list_limit),
