@@ -152,6 +152,18 @@ static int track_syn_ack(struct ct_flow *f, const struct tcp_seg *s)
 	uint8_t fl = s->flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN);
 	const unsigned o = CT_DIR_ORIG, r = CT_DIR_REPLY;
 
+	/* Simultaneous open (RFC 9293 3.5, figure 8): the other side's own
+	 * bare SYN crossed this one. Without ACK its ack means nothing: taken
+	 * as acknowledging none of the SYN (as pf takes it), so the
+	 * originator stays SYN_SENT until a SYN+ACK of the other side's
+	 * acknowledges it (ct_tcp_track, as any ack). */
+	if (fl == TH_SYN) {
+		if (!track_syn_ack(f, &(struct tcp_seg){s->seq, f->seqhi[o] + 1, s->end, s->win,
+							 TH_SYN | TH_ACK, s->wscale}))
+			return 0;
+		f->tstate[o] = CT_PEER_SYN_SENT;	/* not acknowledged yet */
+		return 1;
+	}
 	/* seqhi[o] still holds the SYN's sequence number, seqlo[o] its end */
 	if (!seq_geq(s->ack, f->seqhi[o] + 1) || !seq_leq(s->ack, f->seqlo[o]))
 		return 0;

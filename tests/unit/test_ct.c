@@ -526,6 +526,41 @@ static void test_tcp_syn_window_not_scaled(void **state)
 	}
 }
 
+/* Simultaneous open (RFC 9293 3.5, figure 8; TCP hole punching through
+ * NATs relies on it): both ends send a bare SYN, then each a SYN+ACK of
+ * its own SYN; the flow becomes ESTABLISHED once both are acknowledged. */
+static void test_tcp_simultaneous_open(void **state)
+{
+	struct ct_table *t = table(64);
+	struct pk x;
+	uint32_t flow;
+	int valid;
+
+	(void)state;
+	tcp(&x, 4, A4, B4, 1234, 5678, SYN, CISN, 0, 65535, 7, 0);
+	flow = create(t, &x, 100);
+	tcp(&x, 4, B4, A4, 5678, 1234, SYN, SISN, 0, 64000, 7, 0);
+	ok(t, &x, 100, flow, CT_DIR_REPLY);
+	assert_string_equal(tstate(t, flow), "SYN_RECV");
+	tcp(&x, 4, B4, A4, 5678, 1234, SYN, SISN, 0, 64000, 7, 0);	/* retransmitted */
+	ok(t, &x, 100, flow, CT_DIR_REPLY);
+	tcp(&x, 4, A4, B4, 1234, 5678, SYN | ACK, CISN, SISN + 1, 65535, 7, 0);
+	ok(t, &x, 100, flow, CT_DIR_ORIG);
+	assert_string_equal(tstate(t, flow), "SYN_RECV");	/* A's SYN not acked yet */
+	tcp(&x, 4, B4, A4, 5678, 1234, SYN | ACK, SISN, CISN + 1, 64000, 7, 0);
+	ok(t, &x, 100, flow, CT_DIR_REPLY);
+	assert_string_equal(tstate(t, flow), "ESTABLISHED");
+	tcp(&x, 4, A4, B4, 1234, 5678, ACK, CISN + 1, SISN + 1, 500, -1, 100);
+	ok(t, &x, 101, flow, CT_DIR_ORIG);
+	tcp(&x, 4, B4, A4, 5678, 1234, ACK, SISN + 1, CISN + 101, 500, -1, 100);
+	ok(t, &x, 101, flow, CT_DIR_REPLY);
+	/* still checked: data far outside the window is not taken */
+	tcp(&x, 4, A4, B4, 1234, 5678, ACK, CISN + 1 + 10000000, SISN + 101, 500, -1, 100);
+	step(t, &x, 101, &valid);
+	assert_int_equal(valid, 0);
+	ct_destroy(t);
+}
+
 static void test_udp_timeouts(void **state)
 {
 	struct ct_table *t = table(64);
@@ -1364,6 +1399,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_rst),
 		cmocka_unit_test(test_tcp_window_scaling),
 		cmocka_unit_test(test_tcp_syn_window_not_scaled),
+		cmocka_unit_test(test_tcp_simultaneous_open),
 		cmocka_unit_test(test_udp_timeouts),
 		cmocka_unit_test(test_icmp_echo),
 		cmocka_unit_test(test_icmp_related),
