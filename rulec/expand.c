@@ -186,7 +186,7 @@ static int side_addrs(struct policy *pol, struct rule *r, struct side *s, int to
 		VEC_PUSH(*out, a);
 		return 0;
 	}
-	if (!nv->negated && nv->pfx.n == 0) {
+	if ((!nv->negated && nv->pfx.n == 0) || netval_negates_everything(nv)) {
 		never(pol, x, s->net_node, "%s '%s' can never match: its '%s' network is empty",
 		      what(x), r->name, to ? "to" : "from");
 		return -1;

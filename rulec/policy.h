@@ -233,6 +233,9 @@ int resolve_network_value(struct policy *pol, yaml_node_t *value, struct netval 
 int resolve_service_value(struct policy *pol, yaml_node_t *value, svc_list *out);
 int resolve_ports(struct policy *pol, yaml_node_t *value, range_list *out);
 void netval_free(struct netval *v);
+/* A negated network whose prefixes hold every address of both families
+ * (0.0.0.0/0 and ::/0): the set it names is empty. */
+int netval_negates_everything(const struct netval *v);
 
 /* netfile.c: a {file: PATH} network, one prefix a line. */
 int netfile_read(struct policy *pol, yaml_node_t *at, const char *rel, pfx_list *out);

@@ -38,6 +38,18 @@ void diag_warn_at_rule(struct policy *pol, uint32_t rule, const char *fmt, ...)
 	va_end(ap);
 }
 
+int netval_negates_everything(const struct netval *v)
+{
+	int all4 = 0, all6 = 0;
+
+	for (size_t i = 0; v->negated && i < v->pfx.n; i++)
+		if (v->pfx.v[i].len == 0) {
+			all4 |= v->pfx.v[i].family == 4;
+			all6 |= v->pfx.v[i].family == 6;
+		}
+	return all4 && all6;
+}
+
 void warn_unused(struct policy *pol)
 {
 	for (size_t i = 0; i < pol->nets.n; i++) {
@@ -52,6 +64,10 @@ void warn_unused(struct policy *pol)
 				     "network '%s' is empty: %s", n->name,
 				     n->val.negated ? "its negation matches every address"
 						    : "a rule using it can never match");
+		else if (!n->bad && n->state == DEF_DONE && netval_negates_everything(&n->val))
+			diag_warn_in(pol->d, f, ytree_line(n->value), ytree_col(n->value),
+				     "network '%s' is empty: it excludes every address (0.0.0.0/0 "
+				     "and ::/0); a rule using it can never match", n->name);
 	}
 	for (size_t i = 0; i < pol->svcs.n; i++) {
 		const struct svc_def *s = &pol->svcs.v[i];

@@ -138,6 +138,33 @@ static void test_limit_and_log_not_redundant(void **state)
 	free(buf);
 }
 
+/* A network that excludes every address is an empty set: warned. */
+static void test_negation_of_everything(void **state)
+{
+	static const char none[] =
+		"version: 1\n"
+		"networks:\n"
+		"  all: [0.0.0.0/0, \"::/0\"]\n"
+		"  all4: [0.0.0.0/0]\n"
+		"  nothing: [\"!all\"]\n"
+		"  v6: [\"!all4\"]\n"
+		"rules:\n"
+		"  - {name: never, from: {network: nothing}, action: accept}\n"
+		"  - {name: six, from: {network: v6}, action: accept}\n";
+	unsigned errors, warnings = 0;
+	void *buf = NULL;
+	char *d = compile(none, 0, &errors, &warnings, &buf);
+	(void)state;
+
+	assert_int_equal(errors, 1);		/* the rule that uses it */
+	assert_non_null(strstr(d, "5:12: warning: network 'nothing' is empty: it excludes every "
+				  "address (0.0.0.0/0 and ::/0)"));
+	assert_non_null(strstr(d, "rule 'never' can never match: its 'from' network is empty"));
+	assert_null(strstr(d, "'v6' is empty"));	/* every IPv6 address */
+	free(d);
+	free(buf);
+}
+
 /* A host address that is also a NAT address (a DNAT destination, an SNAT
  * pool's) is warned about: the kernel would take that NAT's traffic. */
 static void test_host_address_is_nat(void **state)
@@ -178,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_limit_and_log_not_redundant),
+		cmocka_unit_test(test_negation_of_everything),
 		cmocka_unit_test(test_host_address_is_nat),
 	};
 	return cmocka_run_group_tests_name("lint", tests, NULL, NULL);
