@@ -122,11 +122,16 @@ uint32_t reply_tcp_rst(uint8_t *frame, uint32_t len, uint32_t room, const struct
 	return l3 + hl + TCP_HLEN;
 }
 
-static int no_error_allowed(const struct pkt_meta *m, const uint8_t *frame)
+static int no_error_allowed(const struct pkt_meta *m, const uint8_t *frame,
+			    enum reply_kind kind)
 {
 	const struct pkt_key *k = &m->key;
 
-	if (m->fragment == 2 || csum_icmp_is_error(m) || !single_host_source(k))
+	/* Not for a non-first fragment (RFC 1812 4.3.2.7), but IPv6's
+	 * packet too big is (RFC 4443 makes no such exception; a sender's
+	 * path MTU needs it whichever piece was too big). */
+	if ((m->fragment == 2 && !(kind == REPLY_TOO_BIG && k->family == 6)) ||
+	    csum_icmp_is_error(m) || !single_host_source(k))
 		return 1;
 	if (k->proto == (k->family == 4 ? 1 : 58) && !m->l4_off)
 		return 1;			/* ICMP we could not read: could be an error */
@@ -153,7 +158,7 @@ static uint32_t icmp_error(uint8_t *frame, uint32_t len, uint32_t room, const st
 	uint32_t quote, total;
 	uint8_t dst[16], *icmp, proto = k->family == 4 ? 1 : 58;
 
-	if (no_error_allowed(m, frame) || l3 + hl + ICMP_HLEN >= room)
+	if (no_error_allowed(m, frame, kind) || l3 + hl + ICMP_HLEN >= room)
 		return 0;
 	quote = ip_end(frame, m) - l3;
 	if (quote > len - l3)

@@ -1394,6 +1394,22 @@ static void test_router_mtu(void **state)
 	f.len += 100;
 	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_BOUNCE);
 
+	/* IPv6: a non-first fragment too big for the link gets its packet
+	 * too big as well (RFC 4443 has no exception for it; IPv4 does). */
+	big_frame(&f, 6, 1401, 0, 6005);
+	memmove(f.b + 14 + 48, f.b + 14 + 40, f.len - 14 - 40);
+	memset(f.b + 14 + 40, 0, 8);
+	f.b[14 + 40] = 17;
+	frame_put16(f.b + 14 + 42, 0x0100 << 3);		/* offset 2048, last */
+	f.b[14 + 6] = 44;
+	frame_put16(f.b + 14 + 4, (uint16_t)(frame_get16(f.b + 14 + 4) + 8));
+	f.len += 8;
+	p = run1(&l, &f, 0);
+	assert_int_equal(p.verdict, PIPE_BOUNCE);
+	assert_int_equal(ip[40], 2);
+	assert_int_equal(frame_get16(ip + 44) << 16 | frame_get16(ip + 46), 1400);
+	assert_true(frame_checksums_ok(f.b, f.len));
+
 	/* Path MTU replies are not rate limited, so never larger than the
 	 * packet that caused them, even under 576 bytes. */
 	pipe_set_mtu(l.w, 1, 296);
