@@ -8,6 +8,19 @@
 
 static const char *const route_keys[] = {"prefix", "via", "interface"};
 
+/* A next hop is a neighbour's address: not 0/8, 127/8, 224/4 and up
+ * (multicast, class E, the broadcast), nor IPv6's ::, ::1 or ff00::/8. */
+static int unicast_gateway(const uint8_t *a, uint8_t family)
+{
+	static const uint8_t zero[15];
+
+	if (family == 4)
+		return a[0] != 0 && a[0] != 127 && a[0] < 224;
+	if (a[0] == 0xff)
+		return 0;
+	return memcmp(a, zero, 15) != 0 || a[15] > 1;
+}
+
 static void parse_route(struct policy *pol, yaml_node_t *n)
 {
 	struct route_def rd = {.node = n, .file = pol->cur};
@@ -51,6 +64,10 @@ static void parse_route(struct policy *pol, yaml_node_t *n)
 		} else if (!bad && fam != rd.r.family) {
 			ytree_error(pol->d, vv, "gateway %s is IPv%u but the prefix is IPv%u; use an IPv%u gateway",
 				    s, fam, rd.r.family, rd.r.family);
+			bad = 1;
+		} else if (!unicast_gateway(rd.r.via, fam)) {
+			ytree_error(pol->d, vv, "gateway %s is not a unicast address a neighbour can "
+				    "have (unspecified, loopback, multicast or broadcast)", s);
 			bad = 1;
 		} else {
 			rd.r.has_via = 1;
