@@ -103,16 +103,20 @@ static void comment_of(const struct pktcap_rec *r, const struct ctl_capture_req 
 {
 	const char *v = r->verdict == PIPE_FORWARD || r->verdict == PIPE_HELD ? "accept"
 		      : r->verdict == PIPE_BOUNCE ? "reject" : "drop";
-	int n = snprintf(out, len, "rampart: rule=%s verdict=%s",
-			 rfw_rule_name(q->view, r->rule <= q->view->policy->rule_count ? r->rule : 0),
-			 v);
+	size_t n = 0;
 
-	if (r->verdict == PIPE_DROP)
-		n += snprintf(out + n, len - (size_t)n, " reason=%s", pipe_drop_name(r->drop));
-	n += snprintf(out + n, len - (size_t)n, " in=%s",
-		      r->in_port < q->nports ? q->ifnames[r->in_port] : "?");
-	if (r->verdict == PIPE_FORWARD && r->out_port < q->nports)
-		snprintf(out + n, len - (size_t)n, " out=%s", q->ifnames[r->out_port]);
+	/* each part only where the one before fitted: out stays terminated */
+	n += (size_t)snprintf(out, len, "rampart: rule=%s verdict=%s",
+			      rfw_rule_name(q->view,
+					    r->rule <= q->view->policy->rule_count ? r->rule : 0),
+			      v);
+	if (n < len && r->verdict == PIPE_DROP)
+		n += (size_t)snprintf(out + n, len - n, " reason=%s", pipe_drop_name(r->drop));
+	if (n < len)
+		n += (size_t)snprintf(out + n, len - n, " in=%s",
+				      r->in_port < q->nports ? q->ifnames[r->in_port] : "?");
+	if (n < len && r->verdict == PIPE_FORWARD && r->out_port < q->nports)
+		snprintf(out + n, len - n, " out=%s", q->ifnames[r->out_port]);
 }
 
 static int64_t ns_of(clockid_t c)

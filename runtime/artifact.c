@@ -201,6 +201,16 @@ static int64_t optional(const struct rfw_section *tab, uint32_t n, const uint8_t
 
 /* An LPM table must lie inside the data and every child index must name
  * one of its groups, so lookups stay inside the file. */
+/* A name in the string table: there, and shorter than rulec makes them
+ * (128 bytes), which is what the daemon's messages and captures are
+ * sized for. */
+#define RFW_NAME_MAX 128
+
+static int name_ok(const struct rfw_view *v, uint32_t off)
+{
+	return off < v->strings_size && strnlen(v->strings + off, v->strings_size - off) < RFW_NAME_MAX;
+}
+
 static int verify_lpm(const struct rfw_view *v, const struct rfw_lpm_ref *r,
 		      const char *what, char *err, size_t errlen)
 {
@@ -290,10 +300,10 @@ static int verify_v11(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		    (v->interfaces[i].zone != RFW_NONE && v->interfaces[i].zone >= v->zone_count))
 			return fail(err, errlen, "artifact interface %u is malformed", i);
 	for (uint32_t i = 0; i < v->zone_count; i++)
-		if (v->zones[i].name_off >= v->strings_size)
+		if (!name_ok(v, v->zones[i].name_off))
 			return fail(err, errlen, "artifact zone %u name is out of bounds", i);
 	for (uint32_t i = 0; i < v->set_count; i++)
-		if (v->sets[i].name_off >= v->strings_size ||
+		if (!name_ok(v, v->sets[i].name_off) ||
 		    verify_lpm(v, &v->sets[i].v4, "set", err, errlen) < 0 ||
 		    verify_lpm(v, &v->sets[i].v6, "set", err, errlen) < 0)
 			return fail(err, errlen, "artifact address set %u is malformed", i);
@@ -322,7 +332,7 @@ static int verify_v11(struct rfw_view *v, const struct rfw_section *tab, uint32_
 	for (uint32_t i = 1; i <= v->policy->nat_count; i++) {
 		const struct rfw_nat_rule *nr = &v->nat_rules[i];
 
-		if (nr->name_off >= v->strings_size || nr->kind < RFW_NAT_SNAT ||
+		if (!name_ok(v, nr->name_off) || nr->kind < RFW_NAT_SNAT ||
 		    nr->kind > RFW_NAT_DNAT || (nr->family != 4 && nr->family != 6) ||
 		    (uint64_t)nr->first_entry + nr->entry_count > v->nat_acl_count)
 			return fail(err, errlen, "artifact NAT rule %u is malformed", i);
@@ -446,8 +456,8 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 	for (uint32_t r = 0; r <= v->policy->rule_count; r++) {
 		const struct rfw_rule *rule = &v->rules[r];
 
-		if (rule->name_off >= v->strings_size)
-			return fail(err, errlen, "artifact rule %u name is out of bounds", r);
+		if (!name_ok(v, rule->name_off))
+			return fail(err, errlen, "artifact rule %u name is out of bounds or too long", r);
 		if (rule->action >= RFW_ACTION_COUNT)
 			return fail(err, errlen, "artifact rule %u has unknown action %u", r,
 				    rule->action);

@@ -205,16 +205,52 @@ static void drop_stale_hosts(struct xsk_prog *p, const struct xsk_prog_cfg *c)
 	}
 }
 
+/* Whether the maps can hold their addresses and c's at once (each holds
+ * RAMPART_XDP_MAX_HOST of a family). */
+static int old_and_new_fit(struct xsk_prog *p, const struct xsk_prog_cfg *c)
+{
+	static const struct { const char *map; uint8_t family; } fam[] = {
+		{ RAMPART_XDP_HOST4_MAP, 4 }, { RAMPART_XDP_HOST6_MAP, 6 },
+	};
+
+	for (unsigned f = 0; f < 2; f++) {
+		int fd = map_fd(p, fam[f].map);
+		uint8_t key[16], next[16], one;
+		void *prev = NULL;
+		uint32_t n = 0;
+
+		if (fd < 0)
+			continue;
+		for (; !bpf_map_get_next_key(fd, prev, next); prev = key) {
+			memcpy(key, next, sizeof(key));
+			n++;
+		}
+		for (uint32_t i = 0; i < c->host_addr_count; i++)
+			if (c->host_addrs[i].family == fam[f].family &&
+			    bpf_map_lookup_elem(fd, c->host_addrs[i].addr, &one))
+				n++;	/* one more to add */
+		if (n > RAMPART_XDP_MAX_HOST)
+			return 0;
+	}
+	return 1;
+}
+
 int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *c, char *err,
 			 size_t errlen)
 {
 	struct rampart_xdp_cfg v;
 	int e = build_cfg(c, &v, err, errlen);
 
-	/* new addresses in, then the pass list, then the stale ones out:
-	 * host traffic never meets an empty list in between */
-	if (!e)
-		e = xsk_prog_set_hosts(p, c, &v, err, errlen);
+	if (e)
+		return e;
+	/* New addresses in, then the pass list, then the stale ones out, so
+	 * an address in both lists never leaves; when the two lists do not
+	 * fit the map together, the stale ones go first (they are going
+	 * anyway), so the update cannot stop half done on a full map with
+	 * some new addresses already passing. */
+	if (!old_and_new_fit(p, c))
+		drop_stale_hosts(p, c);
+	e = xsk_prog_set_hosts(p, c, &v, err, errlen);
 	if (!e)
 		e = write_cfg(p, &v, err, errlen);
 	if (!e)

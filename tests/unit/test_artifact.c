@@ -254,6 +254,42 @@ static void test_refuses_bad_references(void **state)
 	free(buf);
 }
 
+/* A rule name longer than rulec writes (127 bytes) is refused: the
+ * daemon's messages and capture comments are sized for rulec's. */
+static void test_refuses_long_names(void **state)
+{
+	for (size_t n = 127; n <= 128; n++) {
+		char strings_long[8 + 129] = "default";
+		struct rfw_policy pol = {.rule_count = 1, .default_action = RFW_ACTION_DROP};
+		struct rfw_rule rules[2] = {
+			{.name_off = 0, .action = RFW_ACTION_DROP},
+			{.name_off = 8, .action = RFW_ACTION_ACCEPT, .first_entry = 0, .entry_count = 1},
+		};
+		struct rfw_acl_entry acl[1] = {{.rule = 1}};
+		struct rfw_section_in secs[] = {
+			{RFW_SEC_POLICY, sizeof(pol), &pol, sizeof(pol), 1},
+			{RFW_SEC_STRINGS, 1, strings_long, 8 + n + 1, 8 + n + 1},
+			{RFW_SEC_RULES, sizeof(rules[0]), rules, sizeof(rules), 2},
+			{RFW_SEC_ACL, sizeof(acl[0]), acl, sizeof(acl), 1},
+		};
+		struct rfw_view v;
+		char err[256] = "";
+		size_t len;
+		void *buf;
+		(void)state;
+
+		memset(strings_long + 8, 'a', n);
+		strings_long[8 + n] = '\0';
+		buf = rfw_build(secs, 4, RFW_FEAT_ACL_LINEAR, &len);
+		assert_non_null(buf);
+		if (n < 128)
+			assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+		else
+			expect_refused(buf, len, "rule 1 name is out of bounds or too long");
+		free(buf);
+	}
+}
+
 static void test_crc32c_known_answer(void **state)
 {
 	(void)state;
@@ -270,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_file_round_trip),
 		cmocka_unit_test(test_refuses_damage),
 		cmocka_unit_test(test_refuses_bad_references),
+		cmocka_unit_test(test_refuses_long_names),
 		cmocka_unit_test(test_crc32c_known_answer),
 	};
 	return cmocka_run_group_tests_name("artifact", tests, NULL, NULL);
