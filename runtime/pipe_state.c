@@ -335,7 +335,8 @@ struct pipe_state *pipe_state_open(const char *path, char *err, size_t errlen)
 	uint64_t body;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put there must not hold the start up */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 
@@ -350,6 +351,10 @@ struct pipe_state *pipe_state_open(const char *path, char *err, size_t errlen)
 		free(s);
 		close(fd);
 		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return refuse(s, err, errlen, path, "not a regular file");
 	}
 	s->size = (size_t)st.st_size;
 	if (s->size >= sizeof(*h)) {

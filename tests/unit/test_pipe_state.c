@@ -496,6 +496,24 @@ static void wide_policy(char wide[sizeof(policy)])
 	memcpy(range, "20000-29999", 11);
 }
 
+/* A state file that is not a regular file (a FIFO someone put there)
+ * is refused at once: opening one without O_NONBLOCK waited for a
+ * writer forever, and rampartd with it. alarm() fails the test instead. */
+static void test_refuses_fifo(void **state)
+{
+	char path[300], err[256] = "";
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s.fifo", router_lab_temp_path());
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(10);
+	assert_null(pipe_state_open(path, err, sizeof(err)));
+	alarm(0);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(path);
+}
+
 static void test_handoff_workers(void **state)
 {
 	struct lab a, b;
@@ -1087,6 +1105,7 @@ int main(void)
 		cmocka_unit_test(test_recheck),
 		cmocka_unit_test(test_time_down_counts),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_refuses_fifo),
 		cmocka_unit_test(test_handoff_workers),
 		cmocka_unit_test(test_collect_in_slices),
 		cmocka_unit_test(test_other_worker_count),
