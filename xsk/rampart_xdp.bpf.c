@@ -142,11 +142,19 @@ static __always_inline int ip6_is_host(const struct rampart_xdp_cfg *cfg, struct
 		return 0;
 	if (host6(cfg, &ip6->daddr))
 		return 1;
-	if (ip6->nexthdr == IPPROTO_ICMPV6 && (void *)(l4 + 1) <= end) {
+	/* Neighbour discovery has a hop limit of 255 (RFC 4861: a receiver
+	 * discards any other), so it comes from this link: a routed packet
+	 * that only looks like it goes to the rules. Router solicitations and
+	 * advertisements and redirects are addressed to a multicast or
+	 * link-local address; NS and NA may be unicast to any of ours. */
+	if (ip6->nexthdr == IPPROTO_ICMPV6 && ip6->hop_limit == 255 && (void *)(l4 + 1) <= end) {
 		__u8 type = *l4;
+		__u8 a0 = ip6->daddr.in6_u.u6_addr8[0], a1 = ip6->daddr.in6_u.u6_addr8[1];
+		int local = a0 == 0xff || (a0 == 0xfe && (a1 & 0xc0) == 0x80);
 
 		/* RFC 4861 types 133-137: RS, RA, NS, NA, redirect */
-		if ((cfg->flags & RAMPART_XDP_PASS_NEIGH) && type >= 133 && type <= 137)
+		if ((cfg->flags & RAMPART_XDP_PASS_NEIGH) &&
+		    (type == 135 || type == 136 || (type >= 133 && type <= 137 && local)))
 			return 1;
 		/* NS/NA: the target address follows type, code, csum, flags */
 		if ((type == 135 || type == 136) && has_kind(cfg, RAMPART_XDP_PASS_NDP) &&

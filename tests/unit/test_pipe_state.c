@@ -501,10 +501,11 @@ static void wide_policy(char wide[sizeof(policy)])
  * writer forever, and rampartd with it. alarm() fails the test instead. */
 static void test_refuses_fifo(void **state)
 {
-	char path[300], err[256] = "";
+	char path[300], err[256] = "", *base = router_lab_temp_path();
 	(void)state;
 
-	snprintf(path, sizeof(path), "%s.fifo", router_lab_temp_path());
+	snprintf(path, sizeof(path), "%s.fifo", base);
+	unlink(base);
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	alarm(10);
