@@ -20,6 +20,11 @@
 #define EXIT_CMD 1
 #define EXIT_UNREACHABLE 2
 #define ANSWER_TIMEOUT_S 30
+/* a reload waits up to twice RELOAD_WAIT_S (30 s, reload.c) for the
+ * workers; a capture its --timeout: the answer is awaited that long and
+ * some, so a slow answer is not taken for an unreachable daemon */
+#define ANSWER_MARGIN_S 10
+static long answer_timeout_s = ANSWER_TIMEOUT_S;
 
 static double top_interval = 1.0;	/* rampartctl top */
 static const char *capture_file;	/* rampartctl capture -w */
@@ -208,6 +213,8 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 						   "reload)", a);
 			cmd = a;
 			append(req, strcmp(cmd, "top") ? cmd : "top-sample");
+			if (!strcmp(cmd, "reload"))
+				answer_timeout_s = 2 * 30 + ANSWER_MARGIN_S;
 		} else if (!strcmp(cmd, "stats") &&
 			   (!strcmp(a, "--rules") || !strcmp(a, "--interfaces") ||
 			    !strcmp(a, "--workers") || !strcmp(a, "--stages"))) {
@@ -232,6 +239,12 @@ static int build_request(int argc, char **argv, const char **control, struct lin
 			   (!strcmp(a, "--rule") || !strcmp(a, "-c") || !strcmp(a, "--timeout"))) {
 			if (++i == argc || strpbrk(argv[i], " \t\n"))
 				return usage_error(cmd, "%s needs a value (no blanks)", a);
+			if (!strcmp(a, "--timeout")) {
+				long t = strtol(argv[i], NULL, 10);
+
+				if (t > 0 && t <= 3600 && t + ANSWER_MARGIN_S > answer_timeout_s)
+					answer_timeout_s = t + ANSWER_MARGIN_S;
+			}
 			append(req, a);
 			append(req, argv[i]);
 		} else if (!strcmp(cmd, "capture") && !strcmp(a, "-w")) {
@@ -332,7 +345,7 @@ static char *read_answer(int fd, size_t *len)
 static int ask(const char *path, const struct line *req, char **ans, char **body,
 	       size_t *body_len)
 {
-	const struct timeval tv = { ANSWER_TIMEOUT_S, 0 };
+	const struct timeval tv = { answer_timeout_s, 0 };
 	struct sockaddr_un addr;
 	char head[64];
 	size_t len;
