@@ -39,6 +39,11 @@
 #define CONTROL_MAX_REQUEST 4096
 #define CONTROL_WORKER_TIMEOUT_MS 2000	/* then "worker N did not answer" */
 #define CONTROL_IO_TIMEOUT_S 2		/* a client that neither sends nor reads */
+/* One thread serves every client, so each is bounded as a whole, not
+ * per call: a request line in CONTROL_IO_TIMEOUT_S, an answer taken in
+ * CONTROL_SEND_TOTAL_S (a client trickling a byte a second no longer
+ * holds status, reload and the metrics up for hours). */
+#define CONTROL_SEND_TOTAL_S 10
 
 struct control {
 	int fd;
@@ -364,15 +369,25 @@ static int dispatch(struct control *c, const struct ctl_request *rq, struct ctl_
 
 /* ---- connections ---- */
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void send_all(int fd, const char *p, size_t n)
 {
+	const int64_t deadline = mono_ms() + CONTROL_SEND_TOTAL_S * 1000;
+
 	while (n) {
 		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
 
-		if (w <= 0 && errno == EINTR)
+		if (w <= 0 && errno == EINTR && mono_ms() < deadline)
 			continue;
-		if (w <= 0)
-			return;	/* the client went away: nothing to tell it */
+		if (w <= 0 || mono_ms() >= deadline)
+			return;	/* the client went away or reads too slowly */
 		p += w;
 		n -= (size_t)w;
 	}
@@ -399,16 +414,18 @@ static void send_error(int fd, const char *msg)
 /* Read one line; 0, or -1 with err. */
 static int read_line(int fd, char *line, size_t room, char *err, size_t errlen)
 {
+	const int64_t deadline = mono_ms() + CONTROL_IO_TIMEOUT_S * 1000;
 	size_t len = 0;
 
 	while (len + 1 < room) {
 		ssize_t r = recv(fd, line + len, room - 1 - len, 0);
 		char *nl;
 
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR && mono_ms() < deadline)
 			continue;
-		if (r <= 0) {
-			snprintf(err, errlen, "no request line (connection closed or timed out)");
+		if (r <= 0 || (mono_ms() >= deadline && !memchr(line + len, '\n', (size_t)r))) {
+			snprintf(err, errlen, "no request line within %d s (connection closed or "
+				 "too slow)", CONTROL_IO_TIMEOUT_S);
 			return -1;
 		}
 		len += (size_t)r;

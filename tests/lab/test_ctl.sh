@@ -405,6 +405,29 @@ else
 	not_ok "SIGUSR1 prints counters"
 fi
 
+# One thread serves every client: one that trickles its request a byte a
+# second must not hold the others up (each request has 2 s in all).
+"$LAB_PY" - "$LAB_CONTROL" <<'PY' >"$LAB_TMP/trickle.log" 2>&1 &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+try:
+    for _ in range(8):
+        s.send(b"s")
+        time.sleep(1)
+except OSError:
+    print("cut off")
+PY
+trickler=$!
+sleep 0.5
+t0=$(date +%s%N)
+ctl status >/dev/null
+waited=$(( ($(date +%s%N) - t0) / 1000000 ))
+echo "# status answered in $waited ms beside a trickling client"
+check "status answers within 4 s while a client trickles its request" test "$waited" -lt 4000
+kill "$trickler" 2>/dev/null
+wait "$trickler" 2>/dev/null
+
 lab_rampartd_stop
 check_not "control socket removed at stop" test -e "$LAB_CONTROL"
 lab_summary
