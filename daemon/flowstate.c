@@ -238,21 +238,6 @@ static void note_failure(const char *fmt, ...)
 	atomic_fetch_add_explicit(&flowstate_stats.failed, 1, memory_order_relaxed);
 }
 
-/* The policy the workers run and its generation, under rl's lock. */
-static const struct rfw_view *running(struct reloader *rl, const struct rfw_view *view,
-				      uint64_t *seq)
-{
-	if (!rl) {
-		*seq = 0;
-		return view;
-	}
-	reload_lock(rl);
-	*seq = rl->seq;
-	view = rl->view;
-	reload_unlock(rl);
-	return view;
-}
-
 void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w,
 			  struct pipe_worker *const *pipes, uint32_t n, struct reloader *rl,
 			  const struct rfw_view *view)
@@ -274,11 +259,18 @@ void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w
 				     "last one\n", k);
 			return;
 		}
-	/* Not under the reload lock: rampartctl and reloads do not wait for
-	 * a checkpoint. A reload meanwhile makes it void (rules would be
-	 * named by the wrong policy), checked again before the rename. */
-	names = running(rl, view, &seq);
+	/* The names are written under the reload lock (a reload frees the
+	 * view it replaces); the flows not: rampartctl and reloads do not
+	 * wait for a checkpoint. A reload meanwhile makes it void (rules
+	 * would be named by the wrong policy), checked again before the
+	 * rename; from here on `names` is only compared, never read. */
+	if (rl)
+		reload_lock(rl);
+	seq = rl ? rl->seq : 0;
+	names = rl ? rl->view : view;
 	wr = pipe_state_writer_open(o->state_file, pipes[0], n, names, 1, err, sizeof(err));
+	if (rl)
+		reload_unlock(rl);
 	if (!wr) {
 		note_failure("rampartd: checkpoint not written: %s\n", err);
 		return;
