@@ -605,12 +605,23 @@ int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w,
 		return -1;
 	}
 	for (uint64_t i = 0; i < h->flows; i++) {
-		const struct state_record *r = &s->rec[i];
+		struct state_record rec = s->rec[i];
+		const struct state_record *r = &rec;
 		uint32_t k = r->worker, flow;
 
 		if (r->worker >= h->workers || r->rule > h->rule_count) {
 			c->invalid++;
 			continue;
+		}
+		/* an IPv4 address is its first 4 bytes (ct_flow_restore keeps
+		 * only those): the homes below hash all 16, so a record with
+		 * bytes after them must not place the flow where none of its
+		 * packets map */
+		if (rec.flow.family == 4) {
+			memset(rec.flow.orig_src + 4, 0, 12);
+			memset(rec.flow.orig_dst + 4, 0, 12);
+			memset(rec.flow.reply_src + 4, 0, 12);
+			memset(rec.flow.reply_dst + 4, 0, 12);
 		}
 		if (place)
 			k = place_flow(w, n, &r->flow);
