@@ -2071,6 +2071,29 @@ static uint32_t stage_acl(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 }
 
 /* Rules with `limit`: over the bucket, the packet is dropped. */
+/* Packets of one flow: the tuple and ICMP type (the bytes of pkt_key up
+ * to icmp_code). */
+static inline int same_flow_tuple(const struct pkt_key *a, const struct pkt_key *b)
+{
+	return !memcmp(a, b, offsetof(struct pkt_key, icmp_code));
+}
+
+/* A stateful policy's limit counts new flows (POLICY.md): a packet whose
+ * flow an earlier packet of this burst was let through for is that
+ * flow's, not another new one (in the next burst it would meet its flow
+ * and no limit). */
+static int flow_admitted_earlier(const struct pipe_burst *b, const struct rfw_rule *rules,
+				 uint32_t kept, uint32_t i)
+{
+	for (uint32_t j = 0; j < kept; j++) {
+		uint32_t e = b->l_new[j];
+
+		if (rules[b->rule[e]].limit && same_flow_tuple(&b->meta[e].key, &b->meta[i].key))
+			return 1;
+	}
+	return 0;
+}
+
 static uint32_t stage_limit(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
 			    uint64_t now_ns)
 {
@@ -2081,7 +2104,8 @@ static uint32_t stage_limit(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	for (uint32_t k = 0; k < nnew; k++) {
 		uint32_t i = b->l_new[k], r = b->rule[i];
 
-		if (rules[r].limit && !rl_allow(&w->pol->rl, rules[r].limit, &b->meta[i].key, now_ns)) {
+		if (rules[r].limit && !(w->stateful && flow_admitted_earlier(b, rules, kept, i)) &&
+		    !rl_allow(&w->pol->rl, rules[r].limit, &b->meta[i].key, now_ns)) {
 			w->pol->limited[r]++;
 			drop(w, &pkts[i], PIPE_DROP_RATE_LIMIT);
 			continue;

@@ -1052,12 +1052,52 @@ static void test_source_limit_split(void **state)
 	lab_close(&l);
 }
 
+/* A stateful rule's limit counts new flows: three packets of one new
+ * flow in one burst are one flow (charged once, all through), as they
+ * would be in three bursts; before, each was charged, the flow's own
+ * third packet dropped and the next flow too. */
+static void test_limit_counts_flows_in_a_burst(void **state)
+{
+	struct lab l;
+	struct frame f[4];
+	struct pipe_pkt p[4];
+	(void)state;
+
+	lab_open(&l, 64);
+	for (int i = 0; i < 4; i++) {
+		struct flow_spec o = {.family = 4, .proto = 17, .sport = 1, .dport = 5353,
+				      .src = {10, 200, 0, 1}, .dst = {10, 100, 0, 10},
+				      .payload = 10};
+
+		if (i == 3)
+			o.src[3] = 2;		/* another flow after them */
+		frame_build(&f[i], &o);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b),
+					 .in_port = 1};
+	}
+	pipe_process(l.w, p, 4, 5 * SEC);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(p[i].verdict, PIPE_FORWARD);	/* a burst of 2: two flows */
+	assert_int_equal(pipe_rule_limited(l.w, 3), 0);
+	{	/* a third flow in the same second: over */
+		struct flow_spec o = {.family = 4, .proto = 17, .sport = 1, .dport = 5353,
+				      .src = {10, 200, 0, 3}, .dst = {10, 100, 0, 10},
+				      .payload = 10};
+
+		frame_build(&f[0], &o);
+		assert_int_equal(run1(&l, &f[0], 1, 5 * SEC).verdict, PIPE_DROP);
+		assert_int_equal(pipe_rule_limited(l.w, 3), 1);
+	}
+	lab_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp_through_masquerade),
 		cmocka_unit_test(test_port_forward),
 		cmocka_unit_test(test_icmp),
+		cmocka_unit_test(test_limit_counts_flows_in_a_burst),
 		cmocka_unit_test(test_time_exceeded_before_nat),
 		cmocka_unit_test(test_too_big_through_nat),
 		cmocka_unit_test(test_fragmented_through_nat),
