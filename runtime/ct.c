@@ -83,6 +83,7 @@ struct ct_frag {
 	uint32_t expire;
 	uint32_t flow;
 	uint32_t rule;
+	uint16_t sport, dport;	/* the first fragment's: its flow's in dir */
 	uint8_t proto, family, dir, used;
 };
 
@@ -1300,6 +1301,13 @@ void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, u
 	}
 	memcpy(e->src, k->src, 16);
 	memcpy(e->dst, k->dst, 16);
+	{	/* the flow's ports as conntrack keys them (an echo's id) */
+		struct ct_key ck;
+
+		(void)key_of(p, &ck);
+		e->sport = ck.sport;
+		e->dport = ck.dport;
+	}
 	e->id = id;
 	e->proto = k->proto;
 	e->family = k->family;
@@ -1311,7 +1319,9 @@ void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, u
 }
 
 /* The flow a fragment entry names is still the flow of its first
- * fragment: live, and not an entry reused since by another flow. */
+ * fragment: live, and not an entry reused since by another flow, even
+ * one between the same two hosts (an evicted DNS query's slot taken by
+ * the next query: its translation is not this datagram's). */
 static int frag_flow_alive(const struct ct_table *t, const struct ct_frag *e, uint32_t now)
 {
 	const struct ct_flow *f = &t->flows[e->flow];
@@ -1320,8 +1330,8 @@ static int frag_flow_alive(const struct ct_table *t, const struct ct_frag *e, ui
 	if ((f->flags & (CT_F_USED | CT_F_AUX)) != CT_F_USED || !flow_live(f, now))
 		return 0;
 	flow_key(t, f, e->dir, &fk);
-	return fk.proto == e->proto && memcmp(fk.src, e->src, 16) == 0 &&
-	       memcmp(fk.dst, e->dst, 16) == 0;
+	return fk.proto == e->proto && fk.sport == e->sport && fk.dport == e->dport &&
+	       memcmp(fk.src, e->src, 16) == 0 && memcmp(fk.dst, e->dst, 16) == 0;
 }
 
 static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now,

@@ -771,6 +771,37 @@ static void test_fragments(void **state)
 		ip(&r6, 6, A6, B6, UDP, l4, sizeof(l4), 0xabcdef, 2 << 3, 1);
 		assert_int_equal(look(t, &r6, 30).kind, CT_FRAG_ORPHAN);
 	}
+	{	/* ... nor when a flow between the same two hosts took it (an
+		 * evicted query's entry, the next query's: its translation is
+		 * not this datagram's) */
+		struct pk first, rest, b;
+		uint32_t fa, fb;
+
+		frag4(&first, 77, 0x2000, 5000, 6000);
+		fa = create(t, &first, 40);
+		ct_frag_accept(t, &first.p, fa, CT_DIR_ORIG, 7, 40);
+		frag4(&rest, 77, 3, 0, 0);
+		assert_int_equal(look(t, &rest, 41).kind, CT_FRAG);
+		ct_remove(t, fa);
+		udp(&b, 4, A4, B4, 1111, 2222);
+		assert_int_equal(ct_create_flow(t, &b.p, NULL, 9, 40, &fb), CT_CREATED);
+		assert_int_equal(fb, fa);
+		assert_int_equal(look(t, &rest, 41).kind, CT_FRAG_ORPHAN);
+	}
+	{	/* a large ping: its flow is keyed by the echo's identifier */
+		uint8_t l4[24] = {8, 0, 0, 0, 0x42, 0x42, 0, 1};
+		struct pk first, rest;
+		uint32_t fp;
+		struct ct_result r;
+
+		ip(&first, 4, A4, B4, ICMP, l4, sizeof(l4), 91, 0x2000, 0);
+		fp = create(t, &first, 50);
+		ct_frag_accept(t, &first.p, fp, CT_DIR_ORIG, 7, 50);
+		ip(&rest, 4, A4, B4, ICMP, l4, sizeof(l4), 91, 3, 0);
+		r = look(t, &rest, 51);
+		assert_int_equal(r.kind, CT_FRAG);
+		assert_int_equal(r.flow, fp);
+	}
 	ct_destroy(t);
 }
 
