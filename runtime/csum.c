@@ -412,7 +412,7 @@ int csum_rewrite_icmp_inner(uint8_t *f, uint32_t len, const struct pkt_meta *m,
 	/* The error ends where its IP packet does: bytes after it (a
 	 * trailer) are not the quote's, and the outer sum does not cover
 	 * them. (pkt_parse put that end within the frame.) */
-	len = ip_end(f, len, &(struct layout){.ip = m->l3_off, .family = m->key.family});
+	len = pkt_ip_end(f, len, m);
 	if (len < o + ICMP_HLEN)
 		return -1;
 	if (inner_layout(f, len, o + ICMP_HLEN, m->key.family, &in) < 0)

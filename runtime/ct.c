@@ -280,12 +280,7 @@ static int key_of_icmp_error(const struct ct_pkt *p, struct ct_key *k, uint32_t 
 
 	if (!m->l4_off)
 		return 0;
-	if (m->key.family == 4)
-		end = p->len >= m->l3_off + 4u ? m->l3_off + rd16(f + m->l3_off + 2) : 0;
-	else
-		end = p->len >= m->l3_off + 6u ? m->l3_off + 40u + rd16(f + m->l3_off + 4) : 0;
-	if (end > p->len)
-		end = p->len;
+	end = pkt_ip_end(f, p->len, m);
 	if (m->key.family == 4) {
 		uint32_t ihl;
 

@@ -27,24 +27,11 @@ struct tcp_seg {
 	uint8_t wscale;		/* option value, or WSCALE_NONE */
 };
 
-/* End of the IP payload: the IP length, not the frame (Ethernet pads). */
-static uint32_t ip_end(const struct ct_pkt *p)
-{
-	const struct pkt_meta *m = p->meta;
-	uint32_t l3 = m->l3_off, end;
-
-	if (m->key.family == 4)
-		end = p->len >= l3 + 4 ? l3 + rd16(p->frame + l3 + 2) : 0;
-	else
-		end = p->len >= l3 + 6 ? l3 + 40 + rd16(p->frame + l3 + 4) : 0;
-	return end < p->len ? end : p->len;
-}
-
 /* Read the TCP header and the window scale option; 0 if it does not fit. */
 static int tcp_read(const struct ct_pkt *p, struct tcp_seg *s)
 {
 	const uint8_t *f = p->frame;
-	uint32_t off = p->meta->l4_off, end = ip_end(p), hlen, i;
+	uint32_t off = p->meta->l4_off, end = pkt_ip_end(p->frame, p->len, p->meta), hlen, i;
 
 	if (!off || end < off + 20)
 		return 0;

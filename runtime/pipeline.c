@@ -2316,12 +2316,8 @@ static void rewrite_related(struct pipe_burst *b, uint32_t i, struct pipe_pkt *p
 static __attribute__((noinline)) int datagram_too_big(const struct pipe_worker *w,
 						       struct pipe_pkt *p, const struct pkt_meta *m)
 {
-	const uint8_t *l3 = p->data + m->l3_off;
-	uint32_t ip_len = m->key.family == 4 ? rd16(l3 + 2) : 40u + rd16(l3 + 4);
-
-	if (ip_len < p->len - m->l3_off)
-		p->len = m->l3_off + ip_len;
-	return ip_len > w->mtu[p->out_port];
+	p->len = pkt_ip_end(p->data, p->len, m);
+	return p->len - m->l3_off > w->mtu[p->out_port];
 }
 
 static inline int too_big_for_port(const struct pipe_worker *w, struct pipe_pkt *p,

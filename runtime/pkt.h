@@ -59,6 +59,21 @@ struct pkt_meta {
 /* Parse one frame. Always fills m; returns m->kind. */
 int pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m);
 
+/* Where a parsed packet's IP datagram ends in its frame: the IP length's
+ * end, or the frame's when that is shorter (a truncated frame); 0 when
+ * the length field is not in the frame. What follows it is padding or a
+ * trailer, no part of the packet (pkt_parse refuses a datagram longer
+ * than its frame). */
+static inline uint32_t pkt_ip_end(const uint8_t *f, uint32_t len, const struct pkt_meta *m)
+{
+	uint32_t at = m->l3_off + (m->key.family == 4 ? 2u : 4u), end;
+
+	if (at + 2 > len)
+		return 0;
+	end = m->l3_off + (m->key.family == 4 ? 0u : 40u) + ((uint32_t)f[at] << 8 | f[at + 1]);
+	return end < len ? end : len;
+}
+
 /* The IPv4 header's checksum is right: its one's complement sum over len
  * bytes (a multiple of 4), checksum field included, is all ones. As
  * 2^16 = 1 (mod 0xffff), that is the plain sum of its 32-bit words being

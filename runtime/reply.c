@@ -50,16 +50,6 @@ static void ip_header(uint8_t *l3, uint8_t family, const uint8_t *src, const uin
 	}
 }
 
-/* The end of the packet's IP datagram (pkt_parse put it within the
- * frame): what follows is padding or a trailer, nothing to quote. */
-static uint32_t ip_end(const uint8_t *frame, const struct pkt_meta *m)
-{
-	uint32_t l3 = m->l3_off;
-
-	return m->key.family == 4 ? l3 + rd16(frame + l3 + 2)
-				  : l3 + IPV6_HLEN + rd16(frame + l3 + 4);
-}
-
 /* RFC 1812 4.3.2.7, RFC 1122 3.2.2, RFC 4443 2.4(e.6): no error (and no
  * RST) to a source that names no single host: this network (0/8),
  * loopback, multicast, class E and the limited broadcast; IPv6's
@@ -89,7 +79,7 @@ uint32_t reply_tcp_rst(uint8_t *frame, uint32_t len, uint32_t room, const struct
 		return 0;
 	/* Segment length: IP payload after the TCP header, plus SYN/FIN; a
 	 * header longer than its segment is answered with nothing. */
-	seg_len = ip_end(frame, m) - l4;
+	seg_len = pkt_ip_end(frame, len, m) - l4;
 	if ((uint32_t)(frame[l4 + 12] >> 4) * 4 > seg_len)
 		return 0;
 	seg_len -= (uint32_t)(frame[l4 + 12] >> 4) * 4;
@@ -160,9 +150,7 @@ static uint32_t icmp_error(uint8_t *frame, uint32_t len, uint32_t room, const st
 
 	if (no_error_allowed(m, frame, kind) || l3 + hl + ICMP_HLEN >= room)
 		return 0;
-	quote = ip_end(frame, m) - l3;
-	if (quote > len - l3)
-		quote = len - l3;
+	quote = pkt_ip_end(frame, len, m) - l3;
 	/* path MTU replies are not rate limited: never larger than the
 	 * packet (docs/security.md); with an MTU of 68 that still quotes
 	 * its header and 20 bytes */

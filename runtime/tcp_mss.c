@@ -22,24 +22,6 @@ uint16_t tcp_mss_for_mtu(uint32_t mtu, uint8_t family)
 	return mtu - headers > 0xffff ? 0xffff : (uint16_t)(mtu - headers);
 }
 
-/* Where the segment's bytes end: the IP length's end, or the frame's when
- * that is shorter (a truncated frame) or the length is not to be had. */
-static uint32_t segment_end(const uint8_t *f, uint32_t len, const struct pkt_meta *m)
-{
-	uint32_t end;
-
-	if (m->key.family == 4) {
-		if (m->l3_off + 4u > len)
-			return 0;
-		end = m->l3_off + (uint32_t)rd16(f + m->l3_off + 2);
-	} else {
-		if (m->l3_off + 6u > len)
-			return 0;
-		end = m->l3_off + 40u + rd16(f + m->l3_off + 4);
-	}
-	return end < len ? end : len;
-}
-
 int tcp_mss_clamp(uint8_t *f, uint32_t len, const struct pkt_meta *m, uint16_t limit)
 {
 	uint32_t l4 = m->l4_off, end, doff;
@@ -48,7 +30,7 @@ int tcp_mss_clamp(uint8_t *f, uint32_t len, const struct pkt_meta *m, uint16_t l
 	if (m->key.proto != 6 || !l4 || m->fragment == 2 ||
 	    (m->key.tcp_flags & (TCP_FLAG_SYN | TCP_FLAG_RST)) != TCP_FLAG_SYN)
 		return 0;
-	end = segment_end(f, len, m);
+	end = pkt_ip_end(f, len, m);
 	if (l4 + 20 > end)
 		return 0;
 	doff = (uint32_t)(f[l4 + 12] >> 4) * 4;
