@@ -66,11 +66,17 @@ int pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m);
  * than its frame). */
 static inline uint32_t pkt_ip_end(const uint8_t *f, uint32_t len, const struct pkt_meta *m)
 {
-	uint32_t at = m->l3_off + (m->key.family == 4 ? 2u : 4u), end;
+	uint32_t l3 = m->l3_off, end;
 
-	if (at + 2 > len)
-		return 0;
-	end = m->l3_off + (m->key.family == 4 ? 0u : 40u) + ((uint32_t)f[at] << 8 | f[at + 1]);
+	if (m->key.family == 4) {
+		if (l3 + 4 > len)
+			return 0;
+		end = l3 + ((uint32_t)f[l3 + 2] << 8 | f[l3 + 3]);
+	} else {
+		if (l3 + 6 > len)
+			return 0;
+		end = l3 + 40 + ((uint32_t)f[l3 + 4] << 8 | f[l3 + 5]);
+	}
 	return end < len ? end : len;
 }
 
