@@ -47,8 +47,15 @@ static void print_rule(FILE *out, const struct counters_src *src, uint32_t n)
 	uint64_t packets = c.packets, bytes = c.bytes;
 
 	for (uint32_t k = 0; k < src->nworkers; k++) {
-		const struct pipe_rule_stats *r = pipe_rule_stats(src->workers[k]->pipe);
+		const struct pipe_worker *pw = src->workers[k]->pipe;
+		const struct pipe_rule_stats *r = pipe_rule_stats(pw);
 
+		/* A reload that timed out (reload.c: stuck) leaves src->view
+		 * the old policy while workers run the new one, whose
+		 * counters may be fewer: never read past a worker's own
+		 * (ctl_job.c's copy_stats does the same). */
+		if (n > pipe_rule_count(pw))
+			continue;
 		packets += r[n].packets;
 		bytes += r[n].bytes;
 	}
