@@ -55,8 +55,7 @@ struct control {
 	const struct control_src *src;
 	struct timespec started;
 	struct ctl_job *jobs;	/* one per worker */
-	struct ctl_flow *flows;	/* limit x nworkers, gathered */
-	uint32_t flows_room;
+	struct ctl_flow_room flows;	/* limit x nworkers, gathered */
 	const char **names;	/* rule names by number */
 	const struct rfw_view *names_view;	/* the policy names[] and jobs are sized for */
 	struct ctl_rule_names rule_names;
@@ -160,15 +159,13 @@ static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter 
 				 "still pending)", k);
 			return -1;
 		}
-	if (kind == CTL_JOB_FLOWS && (uint64_t)limit * src->nworkers > c->flows_room) {
-		struct ctl_flow *f = realloc(c->flows, (size_t)limit * src->nworkers * sizeof(*f));
-
-		if (!f) {
-			snprintf(err, errlen, "out of memory for %u flows", limit);
-			return -1;
-		}
-		c->flows = f;
-		c->flows_room = limit * src->nworkers;
+	/* every worker is idle: a listing that failed (a worker late) gives
+	 * its room back now */
+	ctl_flow_room_trim(&c->flows);
+	if (kind == CTL_JOB_FLOWS &&
+	    ctl_flow_room_reserve(&c->flows, (size_t)limit * src->nworkers)) {
+		snprintf(err, errlen, "out of memory for %u flows", limit);
+		return -1;
 	}
 	for (uint32_t k = 0; k < src->nworkers; k++) {
 		struct ctl_job *j = &c->jobs[k];
@@ -180,7 +177,7 @@ static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter 
 		j->limit = kind == CTL_JOB_FLOWS ? limit : 0;
 		j->delete = kind == CTL_JOB_FLOWS && delete;
 		/* no arithmetic on a NULL c->flows: stats jobs never had one */
-		j->flows = kind == CTL_JOB_FLOWS ? c->flows + (size_t)k * limit : NULL;
+		j->flows = kind == CTL_JOB_FLOWS ? c->flows.flows + (size_t)k * limit : NULL;
 		if (ctl_job_post(src->workers[k], j)) {
 			snprintf(err, errlen, "worker %u did not answer", k);
 			return -1;
@@ -265,19 +262,21 @@ static int do_flows(struct control *c, const struct ctl_request *rq, struct ctl_
 
 		/* j->flows starts at k * limit >= n: a move towards the front */
 		for (uint32_t i = 0; i < j->nflows && n < rq->limit; i++, n++)
-			memmove(&c->flows[n], &j->flows[i], sizeof(c->flows[n]));
+			memmove(&c->flows.flows[n], &j->flows[i], sizeof(c->flows.flows[n]));
 		matched += j->matched;
 		deleted += j->deleted;
 	}
 	if (rq->json) {
-		ctl_flows_json(out, c->flows, n, matched, rq->delete ? (int64_t)deleted : -1,
+		ctl_flows_json(out, c->flows.flows, n, matched, rq->delete ? (int64_t)deleted : -1,
 			       &c->rule_names);
 	} else {
-		ctl_flows_text(out, c->flows, n, matched, &c->rule_names);
+		ctl_flows_text(out, c->flows.flows, n, matched, &c->rule_names);
 		if (rq->delete)
 			ctl_printf(out, "%llu flow%s deleted\n", (unsigned long long)deleted,
 				   deleted == 1 ? "" : "s");
 	}
+	/* the answer holds its copy; every worker has answered */
+	ctl_flow_room_trim(&c->flows);
 	return 0;
 }
 
@@ -689,7 +688,7 @@ void control_free(struct control *c)
 			free(c->jobs[k].limited);
 		}
 	free(c->jobs);
-	free(c->flows);
+	ctl_flow_room_free(&c->flows);
 	free(c->names);
 	free(c->cpus);
 	free(c);
