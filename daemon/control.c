@@ -1,7 +1,7 @@
 /* The control socket and its thread.
  *
  * Protocol, version 1: the client connects, sends one line
- *     COMMAND [--json] [OPTIONS]\n          (at most CONTROL_MAX_REQUEST bytes)
+ *     COMMAND [--json] [OPTIONS]\n          (at most CTL_MAX_REQUEST bytes)
  * e.g. "status --json", "stats --rules", "flows --limit 20 --filter proto=tcp"
  * (--filter takes the rest of the line), and reads until EOF an answer
  * whose first line is "rampart-control 1 ok" or "rampart-control 1
@@ -36,7 +36,6 @@
 #include "ctl_stats.h"
 #include "reload.h"
 
-#define CONTROL_MAX_REQUEST 4096
 #define CONTROL_WORKER_TIMEOUT_MS 2000	/* then "worker N did not answer" */
 #define CONTROL_IO_TIMEOUT_S 2		/* a client that neither sends nor reads */
 /* One thread serves every client, so each is bounded as a whole, not
@@ -437,14 +436,14 @@ static int read_line(int fd, char *line, size_t room, char *err, size_t errlen)
 			return 0;
 		}
 	}
-	snprintf(err, errlen, "request longer than %d bytes", CONTROL_MAX_REQUEST);
+	snprintf(err, errlen, "request longer than %d bytes", CTL_MAX_REQUEST);
 	return -1;
 }
 
 static void serve(struct control *c, int fd)
 {
 	const struct timeval tv = { CONTROL_IO_TIMEOUT_S, 0 };
-	char line[CONTROL_MAX_REQUEST], err[512];
+	char line[CTL_MAX_REQUEST], err[512];
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct ctl_request rq;
@@ -555,7 +554,7 @@ static void http_answer(int fd, const char *status, const char *type, const char
 static void serve_metrics(struct control *c, int fd)
 {
 	const struct timeval tv = { CONTROL_IO_TIMEOUT_S, 0 };
-	char line[CONTROL_MAX_REQUEST], err[512];
+	char line[CTL_MAX_REQUEST], err[512];
 	struct ctl_report r;
 	struct ctl_buf out;
 	int rc;
