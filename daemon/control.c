@@ -1,7 +1,7 @@
 /* The control socket and its thread.
  *
  * Protocol, version 1: the client connects, sends one line
- *     COMMAND [--json] [OPTIONS]\n          (at most CONTROL_MAX_REQUEST bytes)
+ *     COMMAND [--json] [OPTIONS]\n          (at most CTL_MAX_REQUEST bytes)
  * e.g. "status --json", "stats --rules", "flows --limit 20 --filter proto=tcp"
  * (--filter takes the rest of the line), and reads until EOF an answer
  * whose first line is "rampart-control 1 ok" or "rampart-control 1
@@ -36,7 +36,6 @@
 #include "ctl_stats.h"
 #include "reload.h"
 
-#define CONTROL_MAX_REQUEST 4096
 #define CONTROL_WORKER_TIMEOUT_MS 2000	/* then "worker N did not answer" */
 #define CONTROL_IO_TIMEOUT_S 2		/* a client that neither sends nor reads */
 /* One thread serves every client, so each is bounded as a whole, not
@@ -55,8 +54,7 @@ struct control {
 	const struct control_src *src;
 	struct timespec started;
 	struct ctl_job *jobs;	/* one per worker */
-	struct ctl_flow *flows;	/* limit x nworkers, gathered */
-	uint32_t flows_room;
+	struct ctl_flow_room flows;	/* limit x nworkers, gathered */
 	const char **names;	/* rule names by number */
 	const struct rfw_view *names_view;	/* the policy names[] and jobs are sized for */
 	struct ctl_rule_names rule_names;
@@ -160,15 +158,13 @@ static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter 
 				 "still pending)", k);
 			return -1;
 		}
-	if (kind == CTL_JOB_FLOWS && (uint64_t)limit * src->nworkers > c->flows_room) {
-		struct ctl_flow *f = realloc(c->flows, (size_t)limit * src->nworkers * sizeof(*f));
-
-		if (!f) {
-			snprintf(err, errlen, "out of memory for %u flows", limit);
-			return -1;
-		}
-		c->flows = f;
-		c->flows_room = limit * src->nworkers;
+	/* every worker is idle: a listing that failed (a worker late) gives
+	 * its room back now */
+	ctl_flow_room_trim(&c->flows);
+	if (kind == CTL_JOB_FLOWS &&
+	    ctl_flow_room_reserve(&c->flows, (size_t)limit * src->nworkers)) {
+		snprintf(err, errlen, "out of memory for %u flows", limit);
+		return -1;
 	}
 	for (uint32_t k = 0; k < src->nworkers; k++) {
 		struct ctl_job *j = &c->jobs[k];
@@ -180,7 +176,7 @@ static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter 
 		j->limit = kind == CTL_JOB_FLOWS ? limit : 0;
 		j->delete = kind == CTL_JOB_FLOWS && delete;
 		/* no arithmetic on a NULL c->flows: stats jobs never had one */
-		j->flows = kind == CTL_JOB_FLOWS ? c->flows + (size_t)k * limit : NULL;
+		j->flows = kind == CTL_JOB_FLOWS ? c->flows.flows + (size_t)k * limit : NULL;
 		if (ctl_job_post(src->workers[k], j)) {
 			snprintf(err, errlen, "worker %u did not answer", k);
 			return -1;
@@ -265,19 +261,21 @@ static int do_flows(struct control *c, const struct ctl_request *rq, struct ctl_
 
 		/* j->flows starts at k * limit >= n: a move towards the front */
 		for (uint32_t i = 0; i < j->nflows && n < rq->limit; i++, n++)
-			memmove(&c->flows[n], &j->flows[i], sizeof(c->flows[n]));
+			memmove(&c->flows.flows[n], &j->flows[i], sizeof(c->flows.flows[n]));
 		matched += j->matched;
 		deleted += j->deleted;
 	}
 	if (rq->json) {
-		ctl_flows_json(out, c->flows, n, matched, rq->delete ? (int64_t)deleted : -1,
+		ctl_flows_json(out, c->flows.flows, n, matched, rq->delete ? (int64_t)deleted : -1,
 			       &c->rule_names);
 	} else {
-		ctl_flows_text(out, c->flows, n, matched, &c->rule_names);
+		ctl_flows_text(out, c->flows.flows, n, matched, &c->rule_names);
 		if (rq->delete)
 			ctl_printf(out, "%llu flow%s deleted\n", (unsigned long long)deleted,
 				   deleted == 1 ? "" : "s");
 	}
+	/* the answer holds its copy; every worker has answered */
+	ctl_flow_room_trim(&c->flows);
 	return 0;
 }
 
@@ -438,14 +436,14 @@ static int read_line(int fd, char *line, size_t room, char *err, size_t errlen)
 			return 0;
 		}
 	}
-	snprintf(err, errlen, "request longer than %d bytes", CONTROL_MAX_REQUEST);
+	snprintf(err, errlen, "request longer than %d bytes", CTL_MAX_REQUEST);
 	return -1;
 }
 
 static void serve(struct control *c, int fd)
 {
 	const struct timeval tv = { CONTROL_IO_TIMEOUT_S, 0 };
-	char line[CONTROL_MAX_REQUEST], err[512];
+	char line[CTL_MAX_REQUEST], err[512];
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct ctl_request rq;
@@ -556,7 +554,7 @@ static void http_answer(int fd, const char *status, const char *type, const char
 static void serve_metrics(struct control *c, int fd)
 {
 	const struct timeval tv = { CONTROL_IO_TIMEOUT_S, 0 };
-	char line[CONTROL_MAX_REQUEST], err[512];
+	char line[CTL_MAX_REQUEST], err[512];
 	struct ctl_report r;
 	struct ctl_buf out;
 	int rc;
@@ -689,7 +687,7 @@ void control_free(struct control *c)
 			free(c->jobs[k].limited);
 		}
 	free(c->jobs);
-	free(c->flows);
+	ctl_flow_room_free(&c->flows);
 	free(c->names);
 	free(c->cpus);
 	free(c);

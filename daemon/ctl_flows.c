@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl_filter.h"
@@ -178,4 +179,33 @@ void ctl_flows_json(struct ctl_buf *out, const struct ctl_flow *flows, uint32_t 
 	if (deleted >= 0)
 		ctl_printf(out, ", \"deleted\": %lld", (long long)deleted);
 	ctl_puts(out, "}\n");
+}
+
+int ctl_flow_room_reserve(struct ctl_flow_room *r, size_t n)
+{
+	struct ctl_flow *f;
+
+	if (n <= r->room)
+		return 0;
+	if (n > SIZE_MAX / sizeof(*f))
+		return -1;
+	f = realloc(r->flows, n * sizeof(*f));
+	if (!f)
+		return -1;
+	r->flows = f;
+	r->room = n;
+	return 0;
+}
+
+void ctl_flow_room_trim(struct ctl_flow_room *r)
+{
+	if (r->room > CTL_FLOWS_KEPT)
+		ctl_flow_room_free(r);
+}
+
+void ctl_flow_room_free(struct ctl_flow_room *r)
+{
+	free(r->flows);
+	r->flows = NULL;
+	r->room = 0;
 }

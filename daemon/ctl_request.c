@@ -80,6 +80,12 @@ int ctl_request_parse(char *line, struct ctl_request *rq, char *err, size_t errl
 			break;
 		} else if (w[0] != '-' && !rq->file) {
 			rq->file = w;
+			/* refused whole, never cut: a cut path names another file */
+			if (strlen(w) >= PATH_MAX) {
+				snprintf(err, errlen, "%s: a path of %zu bytes is longer than any "
+					 "file can have (%d)", rq->cmd, strlen(w), PATH_MAX - 1);
+				return -1;
+			}
 		} else {
 			snprintf(err, errlen, "%s: unknown option '%s'", rq->cmd, w);
 			return -1;

@@ -4,8 +4,14 @@
 #ifndef RAMPART_DAEMON_CTL_REQUEST_H
 #define RAMPART_DAEMON_CTL_REQUEST_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* A request line's room, newline included: a reload's path may be as
+ * long as the kernel opens (PATH_MAX with its NUL), its options beside
+ * it (rampartctl builds its lines in this much too). */
+#define CTL_MAX_REQUEST (PATH_MAX + 256)
 
 #define CTL_DEFAULT_LIMIT 100u	/* flows listed without --limit */
 #define CTL_MAX_LIMIT 1000000u	/* flows one answer may carry */

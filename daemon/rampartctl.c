@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "ctl_request.h"
 #include "ctl_top.h"
 
 #define EXIT_CMD 1
@@ -168,7 +169,7 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 }
 
 struct line {
-	char text[4096];
+	char text[CTL_MAX_REQUEST];
 	size_t len;
 	int overflow;
 };

@@ -218,6 +218,25 @@ static void free_built(struct reload_gen *g)
 	free_gen(g);
 }
 
+/* "PATH: WHY" into err with WHY whole: a path too long for both to fit
+ * is shortened in its middle, so a refusal of a long path still says
+ * why. WHY may start with the path (rfw_open's do): said once. */
+static void refusal(char *err, size_t errlen, const char *path, const char *why)
+{
+	size_t plen = strlen(path), wlen, room, head;
+
+	if (!strncmp(why, path, plen) && !strncmp(why + plen, ": ", 2))
+		why += plen + 2;
+	wlen = strlen(why);
+	if (plen + 2 + wlen < errlen || errlen < wlen + 2 + 3 + 16 + 1) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return;
+	}
+	room = errlen - 1 - wlen - 2 - 3;	/* of the path, around "..." */
+	head = room / 2;
+	snprintf(err, errlen, "%.*s...%s: %s", (int)head, path, path + plen - (room - head), why);
+}
+
 int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows,
 	       struct reload_timing *t, char *err, size_t errlen)
 {
@@ -229,7 +248,7 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	const struct rfw_view *keep[PIPE_DNAT_KEPT_MAX];
 	uint32_t nkeep, dropped;
 	int kept = 0;
-	char why[512];
+	char why[PATH_MAX + 512];	/* rfw_open's name the path, then the reason */
 
 	memset(t, 0, sizeof(*t));
 	if (!path)
@@ -238,13 +257,19 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 		snprintf(err, errlen, "a worker never took the previous reload; restart rampartd");
 		return -1;
 	}
+	if (strlen(path) >= sizeof(r->path)) {
+		snprintf(why, sizeof(why), "a path of %zu bytes is longer than any file can have "
+			 "(%zu)", strlen(path), sizeof(r->path) - 1);
+		refusal(err, errlen, path, why);
+		goto refused;
+	}
 	nv = calloc(1, sizeof(*nv));
 	if (!nv) {
 		snprintf(err, errlen, "out of memory");
 		goto refused;
 	}
 	if (rfw_open(nv, path, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: %s", path, why);
+		refusal(err, errlen, path, why);
 		free(nv);
 		goto refused;
 	}
@@ -367,7 +392,7 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	r->last = *t;
 	return 0;
 bad:
-	snprintf(err, errlen, "%s: %s", path, why);
+	refusal(err, errlen, path, why);
 	if (g)
 		free_built(g);
 	free(map);

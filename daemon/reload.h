@@ -11,6 +11,7 @@
 #ifndef RAMPART_DAEMON_RELOAD_H
 #define RAMPART_DAEMON_RELOAD_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -61,8 +62,8 @@ struct reloader {
 	const struct rfw_view **view_slots[4];
 	uint32_t nslots;
 	/* under the lock */
-	char start_path[4096];		/* --policy: SIGHUP and a bare reload read it */
-	char path[4096];		/* the file in force */
+	char start_path[PATH_MAX];	/* --policy: SIGHUP and a bare reload read it */
+	char path[PATH_MAX];		/* the file in force */
 	const struct rfw_view *view;	/* current policy */
 	struct rfw_view *owned;		/* view, when a reload opened it (not main's) */
 	/* With handoff, after reloads that changed the DNAT rules: the
@@ -101,8 +102,10 @@ void reload_lock(struct reloader *r);
 void reload_unlock(struct reloader *r);
 
 /* With the lock held: load path (NULL: the --policy file again) and put
- * it in force. 0 with the timings, or -1 with err; then the running
- * policy is untouched. */
+ * it in force. 0 with the timings, or -1 with err ("PATH: reason", the
+ * reason whole: a path too long for both is shortened in its middle);
+ * then the running policy is untouched. A path of PATH_MAX bytes or
+ * more is refused, never cut. */
 int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows,
 	       struct reload_timing *t, char *err, size_t errlen);
 

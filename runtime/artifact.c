@@ -230,6 +230,17 @@ static int verify_lpm(const struct rfw_view *v, const struct rfw_lpm_ref *r,
 	return 0;
 }
 
+/* Interface bits (entries' in/out interfaces, zones) past the
+ * interfaces the artifact lists name nothing: a file that has them was
+ * not written by rulec. */
+static int ifaces_ok(const struct rfw_view *v, uint32_t mask)
+{
+	return v->interface_count >= 32 || !(mask >> v->interface_count);
+}
+
+#define RFW_ACL_FLAGS_KNOWN ((uint16_t)((RFW_ACL_DST_NOT << 1) - 1))
+#define RFW_STATE_KNOWN ((uint8_t)((RFW_STATE_INVALID << 1) - 1))
+
 static int verify_entries(const struct rfw_view *v, const struct rfw_acl_entry *acl,
 			  uint32_t count, uint32_t max_rule, const char *what,
 			  char *err, size_t errlen)
@@ -237,6 +248,15 @@ static int verify_entries(const struct rfw_view *v, const struct rfw_acl_entry *
 	for (uint32_t i = 0; i < count; i++) {
 		const struct rfw_acl_entry *e = &acl[i];
 		unsigned maxlen = e->family == 6 ? 128 : 32;
+
+		if ((e->flags & ~RFW_ACL_FLAGS_KNOWN) || (e->state_mask & ~RFW_STATE_KNOWN))
+			return fail(err, errlen, "artifact %s entry %u has unknown flags 0x%x/0x%x",
+				    what, i, e->flags & ~RFW_ACL_FLAGS_KNOWN,
+				    e->state_mask & ~RFW_STATE_KNOWN);
+		if (!ifaces_ok(v, e->in_ifaces) || !ifaces_ok(v, e->out_ifaces))
+			return fail(err, errlen,
+				    "artifact %s entry %u names interfaces past the %u it lists",
+				    what, i, v->interface_count);
 
 		if (e->rule == 0 || e->rule > max_rule || (i && e->rule < acl[i - 1].rule))
 			return fail(err, errlen, "artifact %s entry %u has bad rule number %u",
@@ -299,9 +319,33 @@ static int verify_v11(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		if (memchr(v->interfaces[i].name, 0, sizeof(v->interfaces[i].name)) == NULL ||
 		    (v->interfaces[i].zone != RFW_NONE && v->interfaces[i].zone >= v->zone_count))
 			return fail(err, errlen, "artifact interface %u is malformed", i);
-	for (uint32_t i = 0; i < v->zone_count; i++)
+	for (uint32_t i = 0; i < v->zone_count; i++) {
 		if (!name_ok(v, v->zones[i].name_off))
 			return fail(err, errlen, "artifact zone %u name is out of bounds", i);
+		if (!ifaces_ok(v, v->zones[i].ifaces))
+			return fail(err, errlen,
+				    "artifact zone %u names interfaces (0x%x) past the %u it lists",
+				    i, v->zones[i].ifaces, v->interface_count);
+	}
+	for (uint32_t i = 0; i < v->host_addr_count; i++)
+		if (v->host_addrs[i].family != 4 && v->host_addrs[i].family != 6)
+			return fail(err, errlen, "artifact host address %u has family %u", i,
+				    v->host_addrs[i].family);
+	for (uint32_t i = 0; i < v->host_pass_count; i++) {
+		const struct rfw_host_pass *h = &v->host_pass[i];
+
+		if (h->kind < RFW_HOST_PASS_ARP || h->kind > RFW_HOST_PASS_SERVICE)
+			return fail(err, errlen, "artifact host pass entry %u has unknown kind %u",
+				    i, h->kind);
+		/* the XDP program passes port in [lo, hi]: reversed, nothing */
+		if (h->port_lo > h->port_hi)
+			return fail(err, errlen,
+				    "artifact host pass entry %u has ports out of order (%u-%u)",
+				    i, h->port_lo, h->port_hi);
+		if (h->kind != RFW_HOST_PASS_SERVICE && (h->proto || h->port_lo || h->port_hi))
+			return fail(err, errlen,
+				    "artifact host pass entry %u (arp/ndp) has a protocol or ports", i);
+	}
 	for (uint32_t i = 0; i < v->set_count; i++)
 		if (!name_ok(v, v->sets[i].name_off) ||
 		    verify_lpm(v, &v->sets[i].v4, "set", err, errlen) < 0 ||
@@ -312,14 +356,19 @@ static int verify_v11(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		    v->limits[i].per > RFW_LIMIT_PER_SOURCE || v->limits[i].interval_ms == 0)
 			return fail(err, errlen, "artifact limit %u is malformed", i);
 	for (uint32_t r = 0; r <= v->policy->rule_count; r++)
-		if (v->rules[r].limit > v->limit_count)
-			return fail(err, errlen, "artifact rule %u names a missing limit", r);
+		if (v->rules[r].limit > v->limit_count ||
+		    (v->rules[r].limit && v->limits[v->rules[r].limit - 1].rule != r))
+			return fail(err, errlen, "artifact rule %u names a missing limit or another rule's", r);
 	/* read once here, so that building a worker's view (reload) need not */
 	for (uint32_t i = 0; i < v->acl_count; i++)
 		if ((v->acl[i].flags & RFW_ACL_STATE) && (v->acl[i].state_mask & RFW_STATE_INVALID))
 			v->rules_see_invalid = 1;
 	if (verify_entries(v, v->acl, v->acl_count, v->policy->rule_count, "acl", err, errlen))
 		return -1;
+	for (uint32_t r = 0; r <= v->policy->rule_count; r++)
+		for (uint32_t k = 0; k < v->rules[r].entry_count; k++)
+			if (v->acl[v->rules[r].first_entry + k].rule != r)
+				return fail(err, errlen, "artifact rule %u entries belong to another rule", r);
 
 	c = optional(tab, n, b, RFW_SEC_NAT_RULES, sizeof(struct rfw_nat_rule), "nat rules", &p,
 		     err, errlen);
@@ -336,10 +385,19 @@ static int verify_v11(struct rfw_view *v, const struct rfw_section *tab, uint32_
 		    nr->kind > RFW_NAT_DNAT || (nr->family != 4 && nr->family != 6) ||
 		    (uint64_t)nr->first_entry + nr->entry_count > v->nat_acl_count)
 			return fail(err, errlen, "artifact NAT rule %u is malformed", i);
+		if (nr->kind != RFW_NAT_DNAT && nr->port_lo > nr->port_hi)
+			return fail(err, errlen,
+				    "artifact NAT rule %u has ports out of order (%u-%u)", i,
+				    nr->port_lo, nr->port_hi);
 	}
 	if (verify_entries(v, v->nat_acl, v->nat_acl_count, v->policy->nat_count, "nat acl",
 			   err, errlen))
 		return -1;
+	for (uint32_t i = 1; i <= v->policy->nat_count; i++)
+		for (uint32_t k = 0; k < v->nat_rules[i].entry_count; k++)
+			if (v->nat_acl[v->nat_rules[i].first_entry + k].rule != i)
+				return fail(err, errlen,
+					    "artifact NAT rule %u entries belong to another rule", i);
 
 	c = optional(tab, n, b, RFW_SEC_ROUTES, sizeof(struct rfw_route), "routes", &p, err, errlen);
 	if (c < 0)

@@ -966,10 +966,33 @@ static uint32_t recheck_rule(const struct pipe_worker *w, const struct pipe_pkt 
 	return cls_lookup(&pol->acl, &k);
 }
 
+/* A fragment entry due a re-check: its flow's own re-check decides,
+ * made by this fragment when no packet of the flow has made it yet (the
+ * sweep cannot: the rules may name the port a packet came in on). 1 when
+ * the re-check is still to be made; 0 with *rule when the flow has
+ * passed it (its rule of this generation, none due) or is gone. */
+static __attribute__((cold, noinline)) int frag_recheck_due(const struct pipe_worker *w,
+							    const struct ct_result *r,
+							    uint32_t *rule)
+{
+	struct ct_flow_info fi;
+
+	if (ct_flow_get(w->ct, r->flow, &fi) < 0)
+		return 0;
+	if (fi.rule >> PIPE_RULE_BITS == w->pol->tag) {
+		*rule = fi.rule & PIPE_RULE_MASK;
+		return 0;
+	}
+	return 1;
+}
+
 /* A flow made under an earlier policy generation: move it to the rule
  * that continues its own, or, when the reload asked for it, run it
- * through the new rules. Returns 1 when the packet was dropped and the
- * flow ended (the new policy refuses it). */
+ * through the new rules. A non-first fragment follows its first's flow,
+ * so it meets the flow's re-check too: a datagram whose flow the new
+ * policy refuses does not pass in pieces until the fragment entry
+ * expires. Returns 1 when the packet was dropped and the flow ended (the
+ * new policy refuses it). */
 static int restamp(struct pipe_worker *w, struct pipe_pkt *p, const struct pkt_meta *m,
 		   struct ct_result *r)
 {
@@ -977,11 +1000,12 @@ static int restamp(struct pipe_worker *w, struct pipe_pkt *p, const struct pkt_m
 	uint32_t rule;
 	int recheck = pipe_flow_restamp_rule(pol, r->rule, &rule);
 
-	if (r->kind == CT_FRAG || r->flow == CT_NONE) {
+	if (r->flow == CT_NONE ||
+	    (r->kind == CT_FRAG && (!recheck || !frag_recheck_due(w, r, &rule)))) {
 		r->rule = rule;		/* fragment entries are short-lived: map only */
 		return 0;
 	}
-	if (recheck && r->kind == CT_FOUND) {
+	if (recheck && (r->kind == CT_FOUND || r->kind == CT_FRAG)) {
 		rule = recheck_rule(w, p, r);
 		if (pol->view->rules[rule].action != RFW_ACTION_ACCEPT) {
 			ct_remove(w->ct, r->flow);

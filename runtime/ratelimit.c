@@ -214,8 +214,9 @@ static void move_source(struct rl_table *to, const struct rl_source *e, uint32_t
 void rl_table_carry(struct rl_table *to, struct rl_table *from, const uint32_t *fwd)
 {
 	uint32_t slots = (to->set_mask + 1) * RL_WAYS;
+	uint32_t from_slots = (from->set_mask + 1) * RL_WAYS;
 
-	if (!fwd || !from->src || to->set_mask != from->set_mask)
+	if (!fwd || !from->src)
 		return;
 	for (uint32_t l = 1; l <= from->limit_count; l++) {
 		uint32_t n = fwd[l];
@@ -226,9 +227,12 @@ void rl_table_carry(struct rl_table *to, struct rl_table *from, const uint32_t *
 		cap_bucket(to, n, &to->shared[n]);
 		to->lstats[n] = from->lstats[l];
 	}
+	/* the old seed keeps the sources' sets where they are (moved ones
+	 * are placed by it too) */
 	to->seed = from->seed;
 	to->stats = from->stats;
-	if (from->limit_count == to->limit_count && identity(fwd, from->limit_count)) {
+	if (from->set_mask == to->set_mask && from->limit_count == to->limit_count &&
+	    identity(fwd, from->limit_count)) {
 		/* same numbers, same sets: take the array over whole */
 		struct rl_source *empty = to->src;
 
@@ -239,7 +243,9 @@ void rl_table_carry(struct rl_table *to, struct rl_table *from, const uint32_t *
 				cap_bucket(to, to->src[i].limit, &to->src[i].b);
 		return;
 	}
-	for (uint32_t i = 0; i < slots; i++) {
+	/* renumbered limits, or a table of another size: each source to
+	 * its set in `to` (those a full set has no room for restart full) */
+	for (uint32_t i = 0; i < from_slots; i++) {
 		const struct rl_source *e = &from->src[i];
 		uint32_t n = e->limit && e->limit <= from->limit_count ? fwd[e->limit] : 0;
 

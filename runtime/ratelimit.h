@@ -124,12 +124,14 @@ int rl_table_init(struct rl_table *t, const struct rfw_limit *limits,
 void rl_table_free(struct rl_table *t);
 
 /* Reload: carry the state of `from` (the running table) into `to` (made
- * by rl_table_init for the new policy, same source_slots). fwd[l], for
- * each limit l of `from` (1..from->limit_count), is the limit of `to`
- * that continues it, or 0: its per-rule bucket and stats move over, and
- * its per-source entries are renumbered (or emptied when 0). The two
- * tables swap their source arrays, so `from` keeps only empty state, to
- * be freed with it. fwd NULL: nothing continues (all start full). */
+ * by rl_table_init for the new policy). fwd[l], for each limit l of
+ * `from` (1..from->limit_count), is the limit of `to` that continues it,
+ * or 0: its per-rule bucket and stats move over, and its per-source
+ * entries are renumbered (or emptied when 0). With the same limits and
+ * source_slots the two tables swap their source arrays, so `from` keeps
+ * only empty state, to be freed with it; otherwise each source entry is
+ * moved to its set in `to` (one a full set has no room for restarts
+ * full). fwd NULL: nothing continues (all start full). */
 void rl_table_carry(struct rl_table *to, struct rl_table *from, const uint32_t *fwd);
 
 /* Charge one packet of key k to limit number `limit` (1-based, as

@@ -13,6 +13,7 @@
 
 #include "artifact.h"
 #include "crc32c.h"
+#include "rulec.h"
 
 static const char strings[] = "default\0allow-web\0deny-all";
 
@@ -290,6 +291,160 @@ static void test_refuses_long_names(void **state)
 	}
 }
 
+/* A policy with every table whose fields index another: zones over
+ * interfaces, rules with limits, NAT rules with their matches, the host
+ * pass list. */
+static const char policy_all_tables[] =
+	"version: 1\n"
+	"zones: {wan: [eth0], lan: [eth1]}\n"
+	"defaults: {action: drop}\n"
+	"rules:\n"
+	"  - {name: lan-out, from: {zone: lan}, to: {zone: wan}, action: accept}\n"
+	"  - {name: ssh, proto: tcp, to: {port: 22}, action: accept,\n"
+	"     limit: {rate: 10/s, per: source}}\n"
+	"nat:\n"
+	"  - name: out\n"
+	"    match: {from: {zone: lan}, to: {zone: wan}}\n"
+	"    snat: {to: 10.0.1.1, ports: 1024-65535}\n"
+	"routes:\n"
+	"  - {prefix: 0.0.0.0/0, via: 10.0.1.254, interface: eth0}\n"
+	"host:\n"
+	"  addresses: [10.0.1.1]\n"
+	"  pass: [arp, ndp, tcp/22]\n";
+
+static void *compile_all_tables(size_t *len)
+{
+	char path[] = "/tmp/rampart-test-artifact-XXXXXX";
+	int fd = mkstemp(path);
+	void *buf = NULL;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, policy_all_tables, strlen(policy_all_tables)),
+			 (ssize_t)strlen(policy_all_tables));
+	close(fd);
+	assert_int_equal(rulec_compile(path, stderr, &buf, len), 0);
+	unlink(path);
+	return buf;
+}
+
+/* A field of a compiled artifact changed by edit(), the file resealed:
+ * refused with a message naming `needle`. */
+static void expect_field_refused(void (*edit)(struct rfw_view *v), const char *needle)
+{
+	size_t len;
+	uint8_t *buf = compile_all_tables(&len);
+	struct rfw_view v;
+	char err[256];
+
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	edit(&v);
+	reseal(buf, len);
+	expect_refused(buf, len, needle);
+	free(buf);
+}
+
+#define WRITABLE(p) ((void *)(uintptr_t)(p))
+
+static void pass_kind_unknown(struct rfw_view *v)
+{
+	((struct rfw_host_pass *)WRITABLE(v->host_pass))[2].kind = 9;
+}
+
+static void pass_ports_reversed(struct rfw_view *v)
+{
+	struct rfw_host_pass *h = WRITABLE(v->host_pass);
+
+	h[2].port_lo = 23;	/* tcp/22: 23-22 */
+}
+
+static void pass_arp_with_port(struct rfw_view *v)
+{
+	((struct rfw_host_pass *)WRITABLE(v->host_pass))[0].port_hi = 22;
+}
+
+static void zone_past_interfaces(struct rfw_view *v)
+{
+	((struct rfw_zone *)WRITABLE(v->zones))[0].ifaces |= 1u << v->interface_count;
+}
+
+static void host_addr_family(struct rfw_view *v)
+{
+	((struct rfw_host_addr *)WRITABLE(v->host_addrs))[0].family = 5;
+}
+
+static void entry_interface_past(struct rfw_view *v)
+{
+	struct rfw_acl_entry *e = WRITABLE(v->acl);
+
+	assert_true(e[0].flags & RFW_ACL_IN_IF);
+	e[0].in_ifaces |= 1u << 31;
+}
+
+static void entry_unknown_flag(struct rfw_view *v)
+{
+	((struct rfw_acl_entry *)WRITABLE(v->acl))[0].flags |= 1u << 15;
+}
+
+static void nat_entry_interface_past(struct rfw_view *v)
+{
+	((struct rfw_acl_entry *)WRITABLE(v->nat_acl))[0].out_ifaces |= 1u << 5;
+}
+
+static void limit_of_other_rule(struct rfw_view *v)
+{
+	((struct rfw_limit *)WRITABLE(v->limits))[0].rule = 1;	/* rule 2's limit */
+}
+
+static void rule_entries_of_other_rule(struct rfw_view *v)
+{
+	struct rfw_rule *r = WRITABLE(v->rules);
+
+	r[2].first_entry = r[1].first_entry;	/* rule 1's entry, same count */
+	r[2].entry_count = 1;
+}
+
+static void nat_ports_reversed(struct rfw_view *v)
+{
+	struct rfw_nat_rule *n = WRITABLE(v->nat_rules);
+
+	n[1].port_lo = 65535;
+	n[1].port_hi = 1024;
+}
+
+/* Fields that index or bound another table, corrupted in a compiled
+ * artifact one at a time: each refused on load with its reason, never
+ * handed to the workers or the XDP program. */
+static void test_refuses_bad_fields(void **state)
+{
+	size_t len;
+	uint8_t *buf = compile_all_tables(&len);
+	struct rfw_view v;
+	char err[256];
+	(void)state;
+
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	assert_int_equal(v.host_pass_count, 3);
+	assert_int_equal(v.host_pass[2].kind, RFW_HOST_PASS_SERVICE);
+	assert_int_equal(v.host_pass[2].port_lo, 22);
+	assert_int_equal(v.interface_count, 2);
+	assert_int_equal(v.limit_count, 1);
+	assert_int_equal(v.rules[2].limit, 1);
+	assert_int_equal(v.policy->nat_count, 1);
+	free(buf);
+
+	expect_field_refused(pass_kind_unknown, "host pass entry 2 has unknown kind 9");
+	expect_field_refused(pass_ports_reversed, "host pass entry 2 has ports out of order (23-22)");
+	expect_field_refused(pass_arp_with_port, "host pass entry 0 (arp/ndp) has a protocol or ports");
+	expect_field_refused(zone_past_interfaces, "zone 0 names interfaces (0x5) past the 2");
+	expect_field_refused(host_addr_family, "host address 0 has family 5");
+	expect_field_refused(entry_interface_past, "acl entry 0 names interfaces past the 2");
+	expect_field_refused(entry_unknown_flag, "acl entry 0 has unknown flags 0x8000");
+	expect_field_refused(nat_entry_interface_past, "nat acl entry 0 names interfaces past");
+	expect_field_refused(limit_of_other_rule, "rule 2 names a missing limit or another rule's");
+	expect_field_refused(rule_entries_of_other_rule, "rule 2 entries belong to another rule");
+	expect_field_refused(nat_ports_reversed, "NAT rule 1 has ports out of order (65535-1024)");
+}
+
 static void test_crc32c_known_answer(void **state)
 {
 	(void)state;
@@ -307,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_damage),
 		cmocka_unit_test(test_refuses_bad_references),
 		cmocka_unit_test(test_refuses_long_names),
+		cmocka_unit_test(test_refuses_bad_fields),
 		cmocka_unit_test(test_crc32c_known_answer),
 	};
 	return cmocka_run_group_tests_name("artifact", tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "ctl_flows.h"
+#include "ctl_request.h"
 
 static const char *const names[] = { "", "web-in", "dns" };
 static const struct ctl_rule_names rules = { names, 3 };
@@ -139,6 +140,36 @@ static void test_json_string(void **state)
 	ctl_buf_free(&b);
 }
 
+/* The room for a listing's copies: a `--limit 1000000` listing's is
+ * given back after its answer, a small one's kept for the next. */
+static void test_flow_room_given_back(void **state)
+{
+	struct ctl_flow_room r = {0};
+	struct ctl_flow *kept;
+	(void)state;
+
+	assert_int_equal(ctl_flow_room_reserve(&r, (size_t)1000000 * 2), 0);
+	assert_non_null(r.flows);
+	assert_true(r.room >= 2000000);
+	r.flows[r.room - 1].worker = 1;		/* all of it is there */
+	ctl_flow_room_trim(&r);
+	assert_null(r.flows);
+	assert_int_equal(r.room, 0);
+
+	assert_int_equal(ctl_flow_room_reserve(&r, CTL_DEFAULT_LIMIT * 4), 0);
+	kept = r.flows;
+	ctl_flow_room_trim(&r);
+	assert_ptr_equal(r.flows, kept);
+	assert_int_equal(ctl_flow_room_reserve(&r, CTL_DEFAULT_LIMIT), 0);
+	assert_ptr_equal(r.flows, kept);
+	assert_int_equal(r.room, CTL_DEFAULT_LIMIT * 4);
+	/* a size that cannot be allocated: refused, the room unchanged */
+	assert_int_equal(ctl_flow_room_reserve(&r, SIZE_MAX / 2), -1);
+	assert_ptr_equal(r.flows, kept);
+	ctl_flow_room_free(&r);
+	assert_null(r.flows);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +178,7 @@ int main(void)
 		cmocka_unit_test(test_text_nat_and_limit),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_string),
+		cmocka_unit_test(test_flow_room_given_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -88,12 +89,38 @@ static void test_errors(void **state)
 	expect_error("stats --delete", "belong to flows");
 }
 
+/* A reload's path as long as the kernel opens fits a request line with
+ * every reload option beside it and reaches the daemon whole; a longer
+ * one is refused with its length, never cut to another file's name. */
+static void test_long_reload_path(void **state)
+{
+	static char line[CTL_MAX_REQUEST + 64], path[PATH_MAX + 1];
+	struct ctl_request rq;
+	char err[256];
+	(void)state;
+
+	path[0] = '/';
+	memset(path + 1, 'p', PATH_MAX - 2);	/* PATH_MAX - 1 bytes */
+	snprintf(line, sizeof(line), "reload %s --flows recheck --json", path);
+	assert_true(strlen(line) + 1 < CTL_MAX_REQUEST);	/* + newline */
+	assert_int_equal(ctl_request_parse(line, &rq, err, sizeof(err)), 0);
+	assert_int_equal(strlen(rq.file), PATH_MAX - 1);
+	assert_string_equal(rq.flows, "recheck");
+	assert_true(rq.json);
+
+	path[PATH_MAX - 1] = 'p';		/* PATH_MAX bytes: no file has it */
+	snprintf(line, sizeof(line), "reload %s", path);
+	assert_int_equal(ctl_request_parse(line, &rq, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "reload: a path of 4096 bytes is longer than any file can have (4095)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_flows),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_long_reload_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

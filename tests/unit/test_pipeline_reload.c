@@ -311,6 +311,68 @@ static void test_keep_or_recheck(void **state)
 	free(c.buf);
 }
 
+/* One fragment of s's datagram `id` (flags_offset: MF and the offset in
+ * 8-byte units, as frame_set_fragment takes them). */
+static struct pipe_pkt send_fragment(struct pipe_worker *w, const struct flow_spec *s,
+				     uint16_t id, uint16_t flags_offset, uint64_t now)
+{
+	struct frame f;
+	struct pipe_pkt p;
+
+	frame_build(&f, s);
+	frame_set_fragment(&f, id, flags_offset);
+	p = (struct pipe_pkt){.data = f.b, .len = f.len, .room = sizeof(f.b), .in_port = 0};
+	pipe_process(w, &p, 1, now);
+	return p;
+}
+
+/* A datagram in pieces across a reload: its non-first fragments follow
+ * the first's flow, so they meet that flow's fate. keep: they pass.
+ * recheck: the first fragment after the reload re-checks the flow (no
+ * packet of it came since), C refuses it, the flow ends and the rest of
+ * the datagram is dropped, not passed until the fragment entry expires.
+ * A flow C still allows passes its re-check, fragments and all. */
+static void test_fragments_follow_recheck(void **state)
+{
+	struct compiled a, c;
+	struct flow_spec s = udp(5004, 7000), d = udp(5005, 53);
+	(void)state;
+
+	d.src[1] = 3;		/* 10.3.0.5: `dns` in both */
+	compile(&a, pol_a);
+	compile(&c, pol_c);
+	for (int recheck = 0; recheck <= 1; recheck++) {
+		struct pipe_worker *w = pipe_create(&bridge_cfg, &a.view);
+		struct pipe_pkt p;
+
+		assert_int_equal(send_fragment(w, &s, 0x100, 0x2000, SEC).verdict, PIPE_FORWARD);
+		assert_int_equal(send_fragment(w, &d, 0x200, 0x2000, SEC).verdict, PIPE_FORWARD);
+		pipe_policy_free(swap_to(w, &c.view,
+					 recheck ? PIPE_FLOWS_RECHECK : PIPE_FLOWS_KEEP));
+		p = send_fragment(w, &s, 0x100, 0x2000 | 6, 2 * SEC);
+		if (!recheck) {
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(send_fragment(w, &s, 0x100, 12, 2 * SEC).verdict,
+					 PIPE_FORWARD);
+		} else {
+			assert_int_equal(p.verdict, PIPE_DROP);
+			assert_int_equal(p.drop, PIPE_DROP_POLICY);
+			assert_int_equal(pipe_stats(w)->recheck_ended, 1);
+			/* its flow gone, the last piece follows nothing */
+			assert_int_not_equal(send_fragment(w, &s, 0x100, 12, 2 * SEC).verdict,
+					     PIPE_FORWARD);
+		}
+		/* the DNS datagram passes whole either way */
+		assert_int_equal(send_fragment(w, &d, 0x200, 0x2000 | 6, 2 * SEC).verdict,
+				 PIPE_FORWARD);
+		assert_int_equal(send_fragment(w, &d, 0x200, 12, 2 * SEC).verdict, PIPE_FORWARD);
+		assert_int_equal(pipe_stats(w)->recheck_ended, (uint64_t)recheck);
+		pipe_destroy(w);
+	}
+	free(a.buf);
+	free(c.buf);
+}
+
 /* A per-rule bucket emptied under the old policy stays empty under the
  * new one when the rule and its limit are the same; a changed limit
  * starts full. */
@@ -621,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_flows_follow_rule_names),
 		cmocka_unit_test(test_packet_before_sweep),
 		cmocka_unit_test(test_keep_or_recheck),
+		cmocka_unit_test(test_fragments_follow_recheck),
 		cmocka_unit_test(test_limit_state_carried),
 		cmocka_unit_test(test_nat_binding_survives),
 		cmocka_unit_test(test_nat_range_widened),

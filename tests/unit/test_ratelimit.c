@@ -339,6 +339,47 @@ static void test_huge_values(void **state)
 	assert_int_equal(rl_table_init(&t, l, 1, NULL), -1);
 }
 
+/* A reload into a table of another size (source_slots): the per-rule
+ * buckets and the per-source entries carry over all the same, the
+ * sources to their sets in the new table; a renumbered limit too. */
+static void test_carry_other_size(void **state)
+{
+	struct rfw_limit l[2] = {
+		lim(1, 1000, 3, RFW_LIMIT_PER_RULE),
+		lim(1, 1000, 3, RFW_LIMIT_PER_SOURCE),
+	};
+	struct rfw_limit swapped[2] = {l[1], l[0]};
+	struct rl_config small = {.source_slots = 8, .seed = 5}, big = {.source_slots = 256};
+	struct pkt_key a = v4(0x0a000001u), b = v4(0x0a000002u), c = v4(0x0a000003u);
+	const uint32_t same[3] = {0, 1, 2}, renumbered[3] = {0, 2, 1};
+	uint64_t now = 10 * S;
+	(void)state;
+
+	for (int renumber = 0; renumber <= 1; renumber++) {
+		struct rl_table from, to;
+		uint32_t rule_limit = renumber ? 2 : 1, src_limit = renumber ? 1 : 2;
+
+		assert_int_equal(rl_table_init(&from, l, 2, &small), 0);
+		assert_int_equal(burst_at(&from, 1, &a, now, 5), 3);	/* emptied */
+		assert_int_equal(burst_at(&from, 2, &a, now, 5), 3);
+		assert_int_equal(burst_at(&from, 2, &b, now, 5), 3);
+		assert_int_equal(rl_table_init(&to, renumber ? swapped : l, 2, &big), 0);
+		rl_table_carry(&to, &from, renumber ? renumbered : same);
+		/* nothing refilled: each bucket as empty as it was */
+		assert_int_equal(rl_allow(&to, rule_limit, &c, now), 0);
+		assert_int_equal(rl_allow(&to, src_limit, &a, now), 0);
+		assert_int_equal(rl_allow(&to, src_limit, &b, now), 0);
+		/* a source never seen starts full; counters carried */
+		assert_int_equal(burst_at(&to, src_limit, &c, now, 5), 3);
+		assert_int_equal(to.lstats[rule_limit].passed, 3);
+		assert_int_equal(to.lstats[src_limit].passed, 9);
+		/* and refill at their rate */
+		assert_int_equal(rl_allow(&to, src_limit, &a, now + S), 1);
+		rl_table_free(&from);
+		rl_table_free(&to);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_per_rule_sharing),
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_huge_values),
+		cmocka_unit_test(test_carry_other_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
