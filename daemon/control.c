@@ -184,7 +184,7 @@ static int ask_workers(struct control *c, uint8_t kind, const struct ctl_filter 
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (uint32_t k = 0; k < src->nworkers; k++)
-		while (!atomic_load_explicit(&c->jobs[k].done, memory_order_acquire)) {
+		while (!ctl_job_done(&c->jobs[k])) {
 			if (ms_since(&t0) >= CONTROL_WORKER_TIMEOUT_MS) {
 				snprintf(err, errlen, "worker %u did not answer within %d ms", k,
 					 CONTROL_WORKER_TIMEOUT_MS);

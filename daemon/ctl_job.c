@@ -16,7 +16,7 @@ int ctl_job_post(struct worker *w, struct ctl_job *job)
 	job->deleted = 0;
 	job->cursor = 0;
 	job->started = 0;
-	atomic_store_explicit(&job->done, 0, memory_order_relaxed);
+	job->seq++;
 	/* release: the worker sees the job's fields once it sees the pointer */
 	return atomic_compare_exchange_strong_explicit(&w->ctl_job, &none, job,
 						       memory_order_release,
@@ -97,12 +97,14 @@ static int copy_flows(struct worker *w, struct ctl_job *job)
 uint32_t ctl_job_serve(struct worker *w)
 {
 	struct ctl_job *job = atomic_load_explicit(&w->ctl_job, memory_order_acquire);
+	uint32_t seq;
 
 	if (job->kind == CTL_JOB_FLOWS && !copy_flows(w, job))
 		return 1;
 	copy_stats(w, job);
+	seq = job->seq;	/* the job is the control thread's once the slot is free */
 	/* slot free first: the control thread may post again once done */
 	atomic_store_explicit(&w->ctl_job, NULL, memory_order_relaxed);
-	atomic_store_explicit(&job->done, 1, memory_order_release);
+	atomic_store_explicit(&job->done, seq, memory_order_release);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* The mailbox between the control thread and a worker. The control
  * thread fills a job and publishes it in worker->ctl_job; the worker
  * looks once per loop, answers from its own state (nothing of the packet
- * path is read from another thread), clears the slot and sets done. A
+ * path is read from another thread), clears the slot and sets done to the
+ * job's number. A
  * flow listing is done in slices (CTL_SCAN_PER_LOOP table slots per loop)
  * so a big table never holds up a burst for long. */
 #ifndef RAMPART_DAEMON_CTL_JOB_H
@@ -59,7 +60,12 @@ struct ctl_job {
 	uint32_t cursor;	/* next slot to scan */
 	int64_t now;		/* worker clock (s) when the listing began */
 	int started;
-	atomic_int done;
+	/* The number of the last post (control thread) and of the last job
+	 * served (worker). A number, not a flag: a worker that cleared the
+	 * slot and was preempted before its store of done would otherwise
+	 * mark the next post done before it was served. */
+	uint32_t seq;
+	atomic_uint done;
 };
 
 /* Worker side, once per loop: serve a pending job. Returns 1 while a
@@ -71,6 +77,12 @@ static inline uint32_t ctl_job_poll(struct worker *w)
 	if (!atomic_load_explicit(&w->ctl_job, memory_order_acquire))
 		return 0;
 	return ctl_job_serve(w);
+}
+
+/* Control side: 1 once the worker has served the job last posted. */
+static inline int ctl_job_done(const struct ctl_job *job)
+{
+	return atomic_load_explicit(&job->done, memory_order_acquire) == job->seq;
 }
 
 /* Control side: 1 while w still holds a job (its fields are then the

@@ -113,7 +113,7 @@ static uint32_t njobs;
 uint32_t flowstate_serve(struct worker *w)
 {
 	struct flow_save_job *j = atomic_load_explicit(&w->save_job, memory_order_acquire);
-	uint32_t head, tail, at, room, got;
+	uint32_t head, tail, at, room, got, seq;
 	int finished = 1;
 
 	if (!atomic_load_explicit(&j->cancel, memory_order_relaxed)) {
@@ -138,9 +138,10 @@ uint32_t flowstate_serve(struct worker *w)
 	}
 	if (!finished)
 		return 1;
+	seq = j->seq;	/* the job is the main thread's once the slot is free */
 	/* slot free first: the main thread may post again once done */
 	atomic_store_explicit(&w->save_job, NULL, memory_order_relaxed);
-	atomic_store_explicit(&j->done, 1, memory_order_release);
+	atomic_store_explicit(&j->done, seq, memory_order_release);
 	return 0;
 }
 
@@ -180,12 +181,12 @@ static int save_worker(struct pipe_state_writer *wr, struct worker *w, struct fl
 	atomic_store_explicit(&j->head, 0, memory_order_relaxed);
 	atomic_store_explicit(&j->tail, 0, memory_order_relaxed);
 	atomic_store_explicit(&j->cancel, 0, memory_order_relaxed);
-	atomic_store_explicit(&j->done, 0, memory_order_relaxed);
+	j->seq++;
 	/* release: the worker sees the job's fields once it sees the pointer */
 	atomic_store_explicit(&w->save_job, j, memory_order_release);
 	for (;;) {
 		/* done before head: once done is seen, head is the last */
-		int done = atomic_load_explicit(&j->done, memory_order_acquire);
+		int done = atomic_load_explicit(&j->done, memory_order_acquire) == j->seq;
 		uint32_t head = atomic_load_explicit(&j->head, memory_order_acquire);
 
 		if (head != atomic_load_explicit(&j->tail, memory_order_relaxed)) {

@@ -29,7 +29,13 @@ struct flow_save_job {
 	_Alignas(64) atomic_uint head;	/* records written (worker, release) */
 	_Alignas(64) atomic_uint tail;	/* records taken (main thread, release) */
 	atomic_int cancel;		/* main thread gave up: stop copying */
-	atomic_int done;		/* worker: table done (or cancelled), slot free */
+	/* The number of the last post (main thread) and of the last job
+	 * finished (worker: table done or cancelled, slot free). A number,
+	 * not a flag: a worker preempted between freeing the slot and its
+	 * store of done would otherwise end the next checkpoint's copy of
+	 * its flows before it began. */
+	uint32_t seq;
+	atomic_uint done;
 };
 
 /* Worker side, once per loop: copy a slice of a pending checkpoint.
