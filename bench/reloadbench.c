@@ -66,7 +66,7 @@ static uint32_t mem_rx(struct backend *b, uint32_t queue, struct pipe_pkt *pkts,
 }
 
 static uint32_t mem_tx(struct backend *b, uint32_t queue, uint32_t port,
-		       struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
+		       struct pipe_pkt **pkts, uint64_t *handle, uint32_t n,
 		       uint32_t *copied)
 {
 	(void)b, (void)queue, (void)port, (void)pkts, (void)handle;

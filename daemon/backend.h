@@ -46,9 +46,13 @@ struct backend_ops {
 	 * a prefix and frees the rest (no ring room or buffers). Returns
 	 * the length of the prefix sent; *copied gets how many of those
 	 * were copied into a buffer of the egress port (the rest went out
-	 * as the very buffer they came in, by address). */
+	 * as the very buffer they came in, by address). A frame that can
+	 * never go out of this port (longer than it can send) is moved
+	 * behind the others, which keep their order, so that it does not
+	 * stop them: pkts and handle are then reordered, and what follows
+	 * the prefix is what was not sent. */
 	uint32_t (*tx_burst)(struct backend *b, uint32_t queue, uint32_t port,
-			     struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
+			     struct pipe_pkt **pkts, uint64_t *handle, uint32_t n,
 			     uint32_t *copied);
 	/* Give back n frames received on `port`. */
 	void (*free)(struct backend *b, uint32_t queue, uint32_t port, const uint64_t *handle,

@@ -80,7 +80,7 @@ static uint32_t pcap_rx_burst(struct backend *be, uint32_t queue, struct pipe_pk
 }
 
 static uint32_t pcap_tx_burst(struct backend *be, uint32_t queue, uint32_t port,
-			      struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
+			      struct pipe_pkt **pkts, uint64_t *handle, uint32_t n,
 			      uint32_t *copied)
 {
 	struct backend_pcap *b = pcap_of(be);

@@ -165,10 +165,11 @@ static inline int tx_in_place(const struct backend_xsk_worker *w, const struct x
 /* How many of pkts, from the front, can go now: each needs TX ring
  * slots, and free frames of the egress UMEM unless it already is one of
  * its frames (a bounce, or a forward between sockets sharing the UMEM).
- * *slots gets the ring slots they take. */
+ * *slots gets the ring slots they take. A frame that can never go
+ * (tx_segments 0) ends the prefix and sets *unsendable. */
 static inline __attribute__((always_inline)) uint32_t
 tx_prefix(const struct backend_xsk_worker *w, struct xsk_queue *out, struct pipe_pkt *const *pkts,
-	  const uint64_t *handle, uint32_t n, uint32_t *slots)
+	  const uint64_t *handle, uint32_t n, uint32_t *slots, int *unsendable)
 {
 	/* ring: the free slots less those chains took beyond one a frame
 	 * (extra), so a frame in one slot costs what it did before chains */
@@ -181,8 +182,10 @@ tx_prefix(const struct backend_xsk_worker *w, struct xsk_queue *out, struct pipe
 			continue;
 		if (__builtin_expect(pkts[k]->len > XSK_FRAME_SIZE, 0)) {
 			segs = tx_segments(out, pkts[k]->len);
-			if (!segs)
+			if (!segs) {
+				*unsendable = 1;
 				break;
+			}
 			if (k + segs > ring) {	/* more than the cached count may say */
 				uint32_t have = xsk_prod_nb_free(&out->tx, k + extra + segs);
 
@@ -220,18 +223,49 @@ static uint32_t tx_copy(struct xsk_queue *out, uint32_t tidx, const struct pipe_
 	return n;
 }
 
+/* The frames of pkts that can never go out of out (longer than a UMEM
+ * frame on a socket without multi-buffer: bridged from a port with it,
+ * or handed over by another worker) moved behind the rest, both in
+ * order. Returns how many can go. Only when tx_prefix met one. */
+static __attribute__((cold, noinline)) uint32_t
+tx_unsendable_last(const struct backend_xsk_worker *w, const struct xsk_queue *out,
+		   struct pipe_pkt **pkts, uint64_t *handle, uint32_t n)
+{
+	struct pipe_pkt *cut[PIPE_BURST];
+	uint64_t cut_handle[PIPE_BURST];
+	uint32_t keep = 0, ncut = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (ncut < PIPE_BURST && !tx_in_place(w, out, pkts[i], handle[i]) &&
+		    pkts[i]->len > XSK_FRAME_SIZE && !tx_segments(out, pkts[i]->len)) {
+			cut[ncut] = pkts[i];
+			cut_handle[ncut++] = handle[i];
+			continue;
+		}
+		pkts[keep] = pkts[i];
+		handle[keep++] = handle[i];
+	}
+	memcpy(pkts + keep, cut, ncut * sizeof(*cut));
+	memcpy(handle + keep, cut_handle, ncut * sizeof(*cut_handle));
+	return keep;
+}
+
 static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
-			     struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
-			     uint32_t *copied)
+			     struct pipe_pkt **pkts, uint64_t *handle, uint32_t n, uint32_t *copied)
 {
 	const struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
 	struct xsk_queue *out = w->q[port];
-	uint32_t sent, slots = 0, tidx = 0, copies = 0, at = 0;
+	uint32_t sent, slots = 0, tidx = 0, copies = 0, at = 0, can = n;
+	int unsendable = 0;
 
-	sent = tx_prefix(w, out, pkts, handle, n, &slots);
-	if (sent < n) {
+	sent = tx_prefix(w, out, pkts, handle, n, &slots, &unsendable);
+	if (__builtin_expect(unsendable, 0)) {
+		can = tx_unsendable_last(w, out, pkts, handle, n);
+		sent = tx_prefix(w, out, pkts, handle, can, &slots, &unsendable);
+	}
+	if (sent < can) {
 		xsk_queue_reap(out);		/* completions free TX slots and frames */
-		sent = tx_prefix(w, out, pkts, handle, n, &slots);
+		sent = tx_prefix(w, out, pkts, handle, can, &slots, &unsendable);
 	}
 	if (slots && xsk_ring_prod__reserve(&out->tx, slots, &tidx) != slots)
 		sent = slots = 0;	/* cannot happen: nb_free said they fit */

@@ -122,7 +122,7 @@ static struct rte_mbuf *copy_in(const struct backend_dpdk *x, uint32_t port,
 }
 
 static uint32_t dpdk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
-			      struct pipe_pkt *const *pkts, const uint64_t *handle, uint32_t n,
+			      struct pipe_pkt **pkts, uint64_t *handle, uint32_t n,
 			      uint32_t *copied)
 {
 	struct backend_dpdk *x = dpdk_of(b);

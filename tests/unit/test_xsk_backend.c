@@ -301,6 +301,36 @@ static void test_no_multi_buffer(void **state)
 	assert_int_equal(pool.nfree, pool.nframes);
 }
 
+/* A frame that can never go out of the port (longer than a UMEM frame,
+ * no multi-buffer: bridged from a port with it) does not stop the
+ * frames behind it: it is moved behind them and not sent. */
+static void test_unsendable_does_not_stop_the_rest(void **state)
+{
+	static uint8_t big[5000];
+	struct pipe_pkt pkts[8], made = {.data = big, .len = sizeof(big), .room = sizeof(big)};
+	struct pipe_pkt *out[2];
+	uint64_t handle[8], out_handle[2];
+	uint32_t copied = 0;
+	(void)state;
+
+	kernel_rx(0, 100, XSK_FRAME_SIZE, 7);
+	assert_int_equal(rx_burst(pkts, handle, 8), 1);
+	out[0] = &made;
+	out[1] = &pkts[0];
+	out_handle[0] = BACKEND_HANDLE_FOREIGN;
+	out_handle[1] = handle[0];
+	assert_int_equal(bx.be.ops->tx_burst(&bx.be, 0, 1, out, out_handle, 2, &copied), 1);
+	assert_int_equal(copied, 0);		/* by its address */
+	assert_ptr_equal(out[0], &pkts[0]);	/* what was not sent, after */
+	assert_int_equal(out_handle[0], handle[0]);
+	assert_ptr_equal(out[1], &made);
+	assert_int_equal(out_handle[1], BACKEND_HANDLE_FOREIGN);
+	assert_int_equal(tx[1].producer, 1);
+	assert_int_equal(tx[1].desc[0].len, 100);
+	complete_all(1);
+	assert_int_equal(pool.nfree, pool.nframes);
+}
+
 static void test_frame_max(void **state)
 {
 	(void)state;
@@ -317,6 +347,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_long_frames_sent_as_chains, setup_sg, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_room_counts_a_chain, setup_sg, teardown),
 		cmocka_unit_test_setup_teardown(test_no_multi_buffer, setup_no_sg, teardown),
+		cmocka_unit_test_setup_teardown(test_unsendable_does_not_stop_the_rest, setup_no_sg,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
