@@ -46,10 +46,33 @@ struct {
 	__type(value, __u8);
 } rampart_host6 SEC(".maps");
 
+/* A fragmented datagram: addresses (IPv4's in the first 4 bytes, the rest
+ * zero), protocol and IP id. */
+struct rampart_frag_key {
+	__u8 saddr[16], daddr[16];
+	__u32 id;
+	__u8 proto, family;
+	__u16 zero;
+};
+
+#define RAMPART_XDP_MAX_FRAG_DATAGRAMS 4096
+/* As long as Linux keeps a datagram's fragments (ipfrag_time) and
+ * rampart its first fragment's verdict. */
+#define RAMPART_XDP_FRAG_TIMEOUT_NS (30ull * 1000000000ull)
 #define RAMPART_XDP_MAX_IPV6_EXT 8	/* as runtime/pkt.c */
 /* Where the walk stops looking (far past any header a first buffer holds;
  * bounds the verifier's offsets). */
 #define RAMPART_XDP_MAX_L4_OFF 0x3fff
+
+/* Datagrams whose first fragment a port entry of host.pass handed to the
+ * kernel, and when (ns): their later fragments go there too. Least
+ * recently used ones give way when full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RAMPART_XDP_MAX_FRAG_DATAGRAMS);
+	__type(key, struct rampart_frag_key);
+	__type(value, __u64);
+} rampart_host_frags SEC(".maps");
 
 /* libxdp's dispatcher reads this: our run priority, and that a program
  * after us still runs when we return XDP_PASS. */
@@ -118,23 +141,43 @@ static __always_inline int arp_is_host(const struct rampart_xdp_cfg *cfg, __u8 *
 enum frag_kind { NOT_FRAGMENT, FIRST_FRAGMENT, LATER_FRAGMENT };
 
 /* The upper-layer header of a frame: its protocol and where it starts
- * (not to be read in a later fragment, which has none). */
+ * (not to be read in a later fragment, which has none). key names the
+ * datagram (filled only for fragments). */
 struct l4_view {
 	__u8 *l4;
 	__u8 proto;
 	__u8 frag;		/* enum frag_kind */
+	struct rampart_frag_key key;
 };
 
-/* A service entry of host.pass for this frame: a later fragment shows
- * no port, so only whole-protocol entries pass it. */
+/* A service entry of host.pass for this frame. Only a datagram's first
+ * fragment shows its ports: when a port entry passes it, its datagram is
+ * remembered and the later fragments follow it to the kernel, which
+ * reassembles them (before, they went to rampart, which drops what is
+ * addressed to the host, and the kernel never had the whole datagram).
+ * Fragments that come before their first go to rampart. */
 static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
 					   struct l4_view *v, void *end)
 {
+	__u64 now, *first_seen;
+
 	if (!has_kind(cfg, RAMPART_XDP_PASS_SERVICE))
 		return 0;
-	if (v->frag == LATER_FRAGMENT || !has_ports(v->proto) || (void *)(v->l4 + 4) > end)
+	if (v->frag == LATER_FRAGMENT) {
+		if (pass_service(cfg, v->proto, 0, 0))
+			return 1;
+		first_seen = bpf_map_lookup_elem(&rampart_host_frags, &v->key);
+		return first_seen && bpf_ktime_get_ns() - *first_seen < RAMPART_XDP_FRAG_TIMEOUT_NS;
+	}
+	if (!has_ports(v->proto) || (void *)(v->l4 + 4) > end)
 		return pass_service(cfg, v->proto, 0, 0);
-	return pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2)));
+	if (!pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2))))
+		return 0;
+	if (v->frag == FIRST_FRAGMENT) {
+		now = bpf_ktime_get_ns();
+		bpf_map_update_elem(&rampart_host_frags, &v->key, &now, BPF_ANY);
+	}
+	return 1;
 }
 
 static __always_inline int ip4_is_host(const struct rampart_xdp_cfg *cfg, struct iphdr *ip,
@@ -154,6 +197,14 @@ static __always_inline int ip4_is_host(const struct rampart_xdp_cfg *cfg, struct
 	v.proto = ip->protocol;
 	v.frag = ip->frag_off & bpf_htons(0x1fff) ? LATER_FRAGMENT
 	       : ip->frag_off & bpf_htons(0x2000) ? FIRST_FRAGMENT : NOT_FRAGMENT;
+	if (v.frag != NOT_FRAGMENT) {
+		__builtin_memset(&v.key, 0, sizeof(v.key));
+		__builtin_memcpy(v.key.saddr, &ip->saddr, 4);
+		__builtin_memcpy(v.key.daddr, &ip->daddr, 4);
+		v.key.id = ip->id;
+		v.key.proto = ip->protocol;
+		v.key.family = 4;
+	}
 	return service_is_host(cfg, &v, end);
 }
 
@@ -278,6 +329,7 @@ static __always_inline int ip6_is_host(struct xdp_md *ctx, const struct rampart_
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ipv6hdr *ip6 = data + l3_off;
 	struct l4_view v;
+	__u8 *frag_hdr;
 	__u32 frag_off;
 
 	if ((void *)(ip6 + 1) > end)
@@ -286,6 +338,17 @@ static __always_inline int ip6_is_host(struct xdp_md *ctx, const struct rampart_
 		return 1;
 	if (ip6_walk(ctx, ip6, l3_off, &v, &frag_off))
 		return 0;
+	if (v.frag != NOT_FRAGMENT) {
+		frag_hdr = data + (frag_off & RAMPART_XDP_MAX_L4_OFF);
+		if ((void *)(frag_hdr + 8) > end)
+			return 0;
+		__builtin_memset(&v.key, 0, sizeof(v.key));
+		__builtin_memcpy(v.key.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(v.key.daddr, &ip6->daddr, 16);
+		__builtin_memcpy(&v.key.id, frag_hdr + 4, 4);
+		v.key.proto = frag_hdr[0];
+		v.key.family = 6;
+	}
 	return nd_is_host(cfg, ip6, &v, end) || service_is_host(cfg, &v, end);
 }
 

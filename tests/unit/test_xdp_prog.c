@@ -259,6 +259,92 @@ static void test_ndp_pass_behind_extension_headers(void **state)
 	assert_int_equal(run(f, sizeof(f)), XDP_DROP);
 }
 
+/* IPv4 UDP from 10.9.9.9 to 10.8.0.1, id id, fragment offset (8-byte
+ * units) and more-fragments flag; a first fragment carries dport. */
+static int udp4_fragment(uint16_t id, uint16_t offset, int more, uint16_t dport)
+{
+	uint8_t f[14 + 20 + 40] = {0};
+	uint16_t frag = (uint16_t)((more ? 0x2000 : 0) | offset);
+
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[17] = 20 + 40;
+	f[18] = (uint8_t)(id >> 8);
+	f[19] = (uint8_t)id;
+	f[20] = (uint8_t)(frag >> 8);
+	f[21] = (uint8_t)frag;
+	f[22] = 64;
+	f[23] = UDP;
+	memcpy(f + 26, (uint8_t[]){10, 9, 9, 9}, 4);
+	memcpy(f + 30, (uint8_t[]){10, 8, 0, 1}, 4);
+	if (!offset) {
+		f[34 + 1] = 99;
+		f[34 + 2] = (uint8_t)(dport >> 8);
+		f[34 + 3] = (uint8_t)dport;
+	}
+	return run(f, sizeof(f));
+}
+
+/* Every datagram the program remembers as first seen at boot, long
+ * past its 30 s. */
+static void age_remembered_datagrams(void)
+{
+	int fd = bpf_object__find_map_fd_by_name(obj, "rampart_host_frags");
+	uint8_t key[64], next[64];
+	uint64_t boot = 0;
+	void *prev = NULL;
+
+	assert_true(fd >= 0);
+	assert_true(bpf_map__key_size(bpf_object__find_map_by_name(obj, "rampart_host_frags")) <=
+		    sizeof(key));
+	for (; !bpf_map_get_next_key(fd, prev, next); prev = key) {
+		assert_int_equal(bpf_map_update_elem(fd, next, &boot, BPF_EXIST), 0);
+		memcpy(key, next, sizeof(key));
+	}
+}
+
+/* A fragmented datagram to a port host.pass lists goes to the kernel
+ * whole: its later fragments (no ports) follow the first, not to rampart,
+ * which would leave the kernel a datagram it can never reassemble. */
+static void test_fragments_follow_their_first_to_the_kernel(void **state)
+{
+	static const struct rfw_host_pass dns = {.kind = RFW_HOST_PASS_SERVICE, .proto = UDP,
+						 .port_lo = 53, .port_hi = 53};
+	static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
+	static const uint8_t to_53[4] = {0, 99, 0, 53}, to_54[4] = {0, 99, 0, 54};
+	static const uint8_t first_7[] = {FRAG(UDP, 0, 1, 7)}, later_7[] = {FRAG(UDP, 185, 0, 7)};
+	static const uint8_t first_8[] = {FRAG(UDP, 0, 1, 8)}, later_8[] = {FRAG(UDP, 185, 0, 8)};
+	static const uint8_t later_9[] = {FRAG(UDP, 185, 0, 9)};
+	(void)state;
+
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, &dns, 1);
+	assert_int_equal(udp4_fragment(0x1234, 0, 1, 53), XDP_PASS);
+	assert_int_equal(udp4_fragment(0x1234, 185, 1, 0), XDP_PASS);
+	assert_int_equal(udp4_fragment(0x1234, 370, 0, 0), XDP_PASS);
+	assert_int_equal(udp4_fragment(0x4321, 185, 0, 0), XDP_DROP);	/* whose first? */
+	assert_int_equal(udp4_fragment(0x5555, 0, 1, 54), XDP_DROP);	/* not a host port */
+	assert_int_equal(udp4_fragment(0x5555, 185, 0, 0), XDP_DROP);
+	assert_int_equal(udp4_fragment(0x6666, 0, 0, 53), XDP_PASS);	/* whole */
+	assert_int_equal(udp4_fragment(0x6666, 185, 0, 0), XDP_DROP);	/* not remembered */
+
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first_7, sizeof(first_7), to_53),
+			 XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later_7, sizeof(later_7), to_54),
+			 XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first_8, sizeof(first_8), to_54),
+			 XDP_DROP);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later_8, sizeof(later_8), to_53),
+			 XDP_DROP);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later_9, sizeof(later_9), to_53),
+			 XDP_DROP);
+
+	/* remembered as long as the kernel keeps fragments (30 s) */
+	age_remembered_datagrams();
+	assert_int_equal(udp4_fragment(0x1234, 185, 1, 0), XDP_DROP);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later_7, sizeof(later_7), to_54),
+			 XDP_DROP);
+}
+
 /* A pass entry sees the upper-layer protocol behind extension headers,
  * as the rules do. */
 static void test_pass_entry_behind_extension_headers(void **state)
@@ -284,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_neighbour_discovery),
 		cmocka_unit_test(test_neighbour_discovery_behind_extension_headers),
 		cmocka_unit_test(test_ndp_pass_behind_extension_headers),
+		cmocka_unit_test(test_fragments_follow_their_first_to_the_kernel),
 		cmocka_unit_test(test_pass_entry_behind_extension_headers),
 	};
 	return cmocka_run_group_tests_name("xdp_prog", tests, setup, teardown);
