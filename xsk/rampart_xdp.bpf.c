@@ -23,7 +23,8 @@ struct {
 	__type(value, __u32);
 } rampart_xsks SEC(".maps");
 
-/* Written by the loader before any socket is in the XSKMAP. */
+/* Written by the loader before the program is loaded (xsk_prog_open),
+ * so it is never attached unconfigured; a reload rewrites it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

@@ -363,6 +363,33 @@ static void test_pass_entry_behind_extension_headers(void **state)
 			 XDP_DROP);
 }
 
+/* The program as the loader opens it is configured by the time it is
+ * loaded, before it can be attached: under --fail closed a transit frame
+ * is dropped from the first (unconfigured, it passed every frame to the
+ * kernel until the loader wrote its maps after attaching it). */
+static void test_configured_before_attach(void **state)
+{
+	static const struct rfw_host_addr host = {.family = 4, .addr = {10, 0, 0, 5}};
+	struct xsk_prog_cfg c = {.flags = RAMPART_XDP_FAIL_CLOSED, .host_addrs = &host,
+				 .host_addr_count = 1};
+	struct xsk_prog fresh = {0};
+	struct bpf_object *loaded;
+	int shared_fd = prog_fd;
+	char err[256] = "";
+	(void)state;
+
+	if (xsk_prog_open(&fresh, xsk_prog_default_path(), &c, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	loaded = xdp_program__bpf_obj(fresh.prog);
+	assert_int_equal(bpf_object__load(loaded), 0);
+	prog_fd = bpf_program__fd(bpf_object__find_program_by_name(loaded, "rampart_xdp"));
+	assert_true(prog_fd >= 0);
+	assert_int_equal(tcp4_to(0, 5), XDP_PASS);
+	assert_int_equal(tcp4_to(0, 6), XDP_DROP);
+	prog_fd = shared_fd;
+	xsk_prog_detach(&fresh);	/* not attached: only closes */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_ndp_pass_behind_extension_headers),
 		cmocka_unit_test(test_fragments_follow_their_first_to_the_kernel),
 		cmocka_unit_test(test_pass_entry_behind_extension_headers),
+		cmocka_unit_test(test_configured_before_attach),
 	};
 	return cmocka_run_group_tests_name("xdp_prog", tests, setup, teardown);
 }
