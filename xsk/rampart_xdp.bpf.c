@@ -23,7 +23,8 @@ struct {
 	__type(value, __u32);
 } rampart_xsks SEC(".maps");
 
-/* Written by the loader before any socket is in the XSKMAP. */
+/* Written by the loader before the program is loaded (xsk_prog_open),
+ * so it is never attached unconfigured; a reload rewrites it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -46,6 +47,34 @@ struct {
 	__type(value, __u8);
 } rampart_host6 SEC(".maps");
 
+/* A fragmented datagram: addresses (IPv4's in the first 4 bytes, the rest
+ * zero), protocol and IP id. */
+struct rampart_frag_key {
+	__u8 saddr[16], daddr[16];
+	__u32 id;
+	__u8 proto, family;
+	__u16 zero;
+};
+
+#define RAMPART_XDP_MAX_FRAG_DATAGRAMS 4096
+/* As long as Linux keeps a datagram's fragments (ipfrag_time) and
+ * rampart its first fragment's verdict. */
+#define RAMPART_XDP_FRAG_TIMEOUT_NS (30ull * 1000000000ull)
+#define RAMPART_XDP_MAX_IPV6_EXT 8	/* as runtime/pkt.c */
+/* Where the walk stops looking (far past any header a first buffer holds;
+ * bounds the verifier's offsets). */
+#define RAMPART_XDP_MAX_L4_OFF 0x3fff
+
+/* Datagrams whose first fragment a port entry of host.pass handed to the
+ * kernel, and when (ns): their later fragments go there too. Least
+ * recently used ones give way when full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RAMPART_XDP_MAX_FRAG_DATAGRAMS);
+	__type(key, struct rampart_frag_key);
+	__type(value, __u64);
+} rampart_host_frags SEC(".maps");
+
 /* libxdp's dispatcher reads this: our run priority, and that a program
  * after us still runs when we return XDP_PASS. */
 struct {
@@ -64,8 +93,6 @@ static __always_inline int has_kind(const struct rampart_xdp_cfg *cfg, __u32 kin
 static __always_inline int pass_service(const struct rampart_xdp_cfg *cfg, __u8 proto,
 					int has_port, __u16 port)
 {
-	if (!has_kind(cfg, RAMPART_XDP_PASS_SERVICE))
-		return 0;
 	for (__u32 i = 0; i < RAMPART_XDP_MAX_PASS; i++) {
 		const struct rampart_xdp_pass *e = &cfg->pass[i];
 
@@ -112,58 +139,218 @@ static __always_inline int arp_is_host(const struct rampart_xdp_cfg *cfg, __u8 *
 	return host4(cfg, tpa);
 }
 
+enum frag_kind { NOT_FRAGMENT, FIRST_FRAGMENT, LATER_FRAGMENT };
+
+/* The upper-layer header of a frame: its protocol and where it starts
+ * (not to be read in a later fragment, which has none). key names the
+ * datagram (filled only for fragments). */
+struct l4_view {
+	__u8 *l4;
+	__u8 proto;
+	__u8 frag;		/* enum frag_kind */
+	struct rampart_frag_key key;
+};
+
+/* A service entry of host.pass for this frame. Only a datagram's first
+ * fragment shows its ports: when a port entry passes it, its datagram is
+ * remembered and the later fragments follow it to the kernel, which
+ * reassembles them (before, they went to rampart, which drops what is
+ * addressed to the host, and the kernel never had the whole datagram).
+ * Fragments that come before their first go to rampart. */
+static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
+					   struct l4_view *v, void *end)
+{
+	__u64 now, *first_seen;
+
+	if (!has_kind(cfg, RAMPART_XDP_PASS_SERVICE))
+		return 0;
+	if (v->frag == LATER_FRAGMENT) {
+		if (pass_service(cfg, v->proto, 0, 0))
+			return 1;
+		first_seen = bpf_map_lookup_elem(&rampart_host_frags, &v->key);
+		return first_seen && bpf_ktime_get_ns() - *first_seen < RAMPART_XDP_FRAG_TIMEOUT_NS;
+	}
+	if (!has_ports(v->proto) || (void *)(v->l4 + 4) > end)
+		return pass_service(cfg, v->proto, 0, 0);
+	if (!pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2))))
+		return 0;
+	if (v->frag == FIRST_FRAGMENT) {
+		now = bpf_ktime_get_ns();
+		bpf_map_update_elem(&rampart_host_frags, &v->key, &now, BPF_ANY);
+	}
+	return 1;
+}
+
 static __always_inline int ip4_is_host(const struct rampart_xdp_cfg *cfg, struct iphdr *ip,
 				       void *end)
 {
+	struct l4_view v;
 	__u32 hl;
-	__u8 *l4;
 
 	if ((void *)(ip + 1) > end)
 		return 0;
 	if (host4(cfg, ip->daddr))
 		return 1;
 	hl = ip->ihl * 4u;
-	l4 = (__u8 *)ip + hl;
-	/* a non-first fragment shows no port: only whole-protocol entries */
-	if (hl < sizeof(*ip) || (ip->frag_off & bpf_htons(0x1fff)) || !has_ports(ip->protocol) ||
-	    (void *)(l4 + 4) > end)
-		return pass_service(cfg, ip->protocol, 0, 0);
-	return pass_service(cfg, ip->protocol, 1, bpf_ntohs(*(__u16 *)(l4 + 2)));
+	if (hl < sizeof(*ip))
+		return 0;	/* malformed: the rules drop it */
+	v.l4 = (__u8 *)ip + hl;
+	v.proto = ip->protocol;
+	v.frag = ip->frag_off & bpf_htons(0x1fff) ? LATER_FRAGMENT
+	       : ip->frag_off & bpf_htons(0x2000) ? FIRST_FRAGMENT : NOT_FRAGMENT;
+	if (v.frag != NOT_FRAGMENT) {
+		__builtin_memset(&v.key, 0, sizeof(v.key));
+		__builtin_memcpy(v.key.saddr, &ip->saddr, 4);
+		__builtin_memcpy(v.key.daddr, &ip->daddr, 4);
+		v.key.id = ip->id;
+		v.key.proto = ip->protocol;
+		v.key.family = 4;
+	}
+	return service_is_host(cfg, &v, end);
 }
 
-/* Extension headers are not walked: a pass entry sees the protocol right
- * after the IPv6 header (what nearly all host traffic looks like). */
-static __always_inline int ip6_is_host(const struct rampart_xdp_cfg *cfg, struct ipv6hdr *ip6,
-				       void *end)
+static __always_inline int ipv6_ext(__u8 nh)
 {
-	__u8 *l4 = (__u8 *)(ip6 + 1);
+	return nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING || nh == IPPROTO_FRAGMENT ||
+	       nh == IPPROTO_DSTOPTS || nh == IPPROTO_AH;
+}
+
+/* What rampart_ip6_ext found, packed in the one number it returns. */
+#define EXT_NEXT(r) ((__u8)(r))				/* next header */
+#define EXT_END(r) ((__u32)((r) >> 8) & 0xffff)		/* where it ends */
+#define EXT_FRAG(r) ((__u8)((r) >> 24) & 3)		/* enum frag_kind */
+
+/* The IPv6 extension header nh at offset off of the frame: -1 when it
+ * leaves the frame's first buffer or is a type 0 routing header (a source
+ * route, RFC 5095). A global function, so the verifier checks it once,
+ * and its callers see a number it cannot predict: the ways through the
+ * walk's loop do not each have the rest checked again (inlined, the
+ * verifier went through over 20 times the instructions it did before the
+ * walk; so, 2 to 3 times). */
+__attribute__((noinline)) __s64 rampart_ip6_ext(struct xdp_md *ctx, __u32 off, __u32 nh)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u64 frag = NOT_FRAGMENT;
+	__u32 len;
+	__u8 *at;
+
+	if (off > RAMPART_XDP_MAX_L4_OFF)
+		return -1;
+	at = data + off;
+	if ((void *)(at + 8) > end || (nh == IPPROTO_ROUTING && at[2] == 0))
+		return -1;
+	len = ((__u32)at[1] + 1) * 8;
+	if (nh == IPPROTO_AH) {
+		len = ((__u32)at[1] + 2) * 4;
+	} else if (nh == IPPROTO_FRAGMENT) {
+		__u16 offflags = bpf_ntohs(*(__u16 *)(at + 2));
+
+		len = 8;
+		frag = offflags & 0xfff8 ? LATER_FRAGMENT : offflags & 1 ? FIRST_FRAGMENT
+									   : NOT_FRAGMENT;
+	}
+	return (__s64)(at[0] | (__u64)(off + len) << 8 | frag << 24);
+}
+
+/* Walks the extension headers to the upper-layer header as runtime/pkt.c
+ * does (up to 8, hop-by-hop options only first, one routing header, one
+ * fragment header). 0, or -1 for a chain the rules drop or one that
+ * leaves the frame's first buffer: such frames go to rampart. frag_off
+ * is where the fragment header is, when v->frag says there is one. */
+static __always_inline int ip6_walk(struct xdp_md *ctx, struct ipv6hdr *ip6, __u32 l3_off,
+				    struct l4_view *v, __u32 *frag_off)
+{
+	__u32 off = l3_off + sizeof(*ip6), nh = ip6->nexthdr, routing = 0;
+
+	v->frag = NOT_FRAGMENT;
+	*frag_off = 0;
+#pragma unroll
+	for (int i = 0; i < RAMPART_XDP_MAX_IPV6_EXT; i++) {
+		__s64 r;
+
+		if (!ipv6_ext(nh))
+			break;
+		if ((nh == IPPROTO_HOPOPTS && i > 0) || (nh == IPPROTO_ROUTING && routing++) ||
+		    (nh == IPPROTO_FRAGMENT && *frag_off))
+			return -1;
+		r = rampart_ip6_ext(ctx, off, nh);
+		if (r < 0)
+			return -1;
+		if (nh == IPPROTO_FRAGMENT) {
+			*frag_off = off;
+			v->frag = EXT_FRAG(r);
+		}
+		nh = EXT_NEXT(r);
+		off = EXT_END(r);
+		/* RFC 8200 4.5: a later fragment holds no header of the
+		 * upper layer, only its bytes (not to be read as one) */
+		if (v->frag == LATER_FRAGMENT)
+			break;
+	}
+	if (v->frag != LATER_FRAGMENT && ipv6_ext(nh))
+		return -1;	/* more than RAMPART_XDP_MAX_IPV6_EXT */
+	if (off > RAMPART_XDP_MAX_L4_OFF)
+		return -1;
+	v->proto = nh;
+	v->l4 = (__u8 *)(long)ctx->data + off;
+	return 0;
+}
+
+/* Neighbour discovery for the kernel (router mode, or ndp in host.pass).
+ * It has a hop limit of 255 (RFC 4861: a receiver discards any other), so
+ * it comes from this link: a routed packet that only looks like it goes
+ * to the rules. Router solicitations and advertisements and redirects are
+ * addressed to a multicast or link-local address; NS and NA may be
+ * unicast to any of ours. Extension headers may come before it (v walked
+ * them); a fragment never holds it (RFC 6980: receivers drop fragmented
+ * ND, Linux too). */
+static __always_inline int nd_is_host(const struct rampart_xdp_cfg *cfg, struct ipv6hdr *ip6,
+				      const struct l4_view *v, void *end)
+{
+	__u8 *l4 = v->l4, type;
+	__u8 a0 = ip6->daddr.in6_u.u6_addr8[0], a1 = ip6->daddr.in6_u.u6_addr8[1];
+	int local = a0 == 0xff || (a0 == 0xfe && (a1 & 0xc0) == 0x80);
+
+	if (v->proto != IPPROTO_ICMPV6 || v->frag != NOT_FRAGMENT || ip6->hop_limit != 255 ||
+	    (void *)(l4 + 1) > end)
+		return 0;
+	type = *l4;
+	/* RFC 4861 types 133-137: RS, RA, NS, NA, redirect */
+	if ((cfg->flags & RAMPART_XDP_PASS_NEIGH) &&
+	    (type == 135 || type == 136 || (type >= 133 && type <= 137 && local)))
+		return 1;
+	/* NS/NA: the target address follows type, code, csum, flags */
+	return (type == 135 || type == 136) && has_kind(cfg, RAMPART_XDP_PASS_NDP) &&
+	       (void *)(l4 + 8 + 16) <= end && host6(cfg, l4 + 8);
+}
+
+static __always_inline int ip6_is_host(struct xdp_md *ctx, const struct rampart_xdp_cfg *cfg,
+				       __u32 l3_off)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ipv6hdr *ip6 = data + l3_off;
+	struct l4_view v;
+	__u8 *frag_hdr;
+	__u32 frag_off;
 
 	if ((void *)(ip6 + 1) > end)
 		return 0;
 	if (host6(cfg, &ip6->daddr))
 		return 1;
-	/* Neighbour discovery has a hop limit of 255 (RFC 4861: a receiver
-	 * discards any other), so it comes from this link: a routed packet
-	 * that only looks like it goes to the rules. Router solicitations and
-	 * advertisements and redirects are addressed to a multicast or
-	 * link-local address; NS and NA may be unicast to any of ours. */
-	if (ip6->nexthdr == IPPROTO_ICMPV6 && ip6->hop_limit == 255 && (void *)(l4 + 1) <= end) {
-		__u8 type = *l4;
-		__u8 a0 = ip6->daddr.in6_u.u6_addr8[0], a1 = ip6->daddr.in6_u.u6_addr8[1];
-		int local = a0 == 0xff || (a0 == 0xfe && (a1 & 0xc0) == 0x80);
-
-		/* RFC 4861 types 133-137: RS, RA, NS, NA, redirect */
-		if ((cfg->flags & RAMPART_XDP_PASS_NEIGH) &&
-		    (type == 135 || type == 136 || (type >= 133 && type <= 137 && local)))
-			return 1;
-		/* NS/NA: the target address follows type, code, csum, flags */
-		if ((type == 135 || type == 136) && has_kind(cfg, RAMPART_XDP_PASS_NDP) &&
-		    (void *)(l4 + 8 + 16) <= end && host6(cfg, l4 + 8))
-			return 1;
+	if (ip6_walk(ctx, ip6, l3_off, &v, &frag_off))
+		return 0;
+	if (v.frag != NOT_FRAGMENT) {
+		frag_hdr = data + (frag_off & RAMPART_XDP_MAX_L4_OFF);
+		if ((void *)(frag_hdr + 8) > end)
+			return 0;
+		__builtin_memset(&v.key, 0, sizeof(v.key));
+		__builtin_memcpy(v.key.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(v.key.daddr, &ip6->daddr, 16);
+		__builtin_memcpy(&v.key.id, frag_hdr + 4, 4);
+		v.key.proto = frag_hdr[0];
+		v.key.family = 6;
 	}
-	if (!has_ports(ip6->nexthdr) || (void *)(l4 + 4) > end)
-		return pass_service(cfg, ip6->nexthdr, 0, 0);
-	return pass_service(cfg, ip6->nexthdr, 1, bpf_ntohs(*(__u16 *)(l4 + 2)));
+	return nd_is_host(cfg, ip6, &v, end) || service_is_host(cfg, &v, end);
 }
 
 /* Host traffic (ARCHITECTURE.md "Coexisting with the Linux stack"), behind
@@ -192,7 +379,7 @@ static __always_inline int is_host(struct xdp_md *ctx, const struct rampart_xdp_
 	if (proto == bpf_htons(ETH_P_IP))
 		return ip4_is_host(cfg, data + off, end);
 	if (proto == bpf_htons(ETH_P_IPV6))
-		return ip6_is_host(cfg, data + off, end);
+		return ip6_is_host(ctx, cfg, off);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
-/* Loads rampart_xdp.bpf.o with libxdp and writes its settings (flags,
- * host addresses, pass list). libxdp puts it behind its multi-program
- * dispatcher (when bpffs is there and the kernel lets it), which is what
- * lets other XDP programs keep running on the same interface. */
+/* Loads rampart_xdp.bpf.o with libxdp, its settings (flags, host
+ * addresses, pass list) in its maps before it is loaded. libxdp puts it
+ * behind its multi-program dispatcher (when bpffs is there and the kernel
+ * lets it), which is what lets other XDP programs keep running on the
+ * same interface. */
 #include "xdp_prog.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 #include <linux/if_link.h>	/* XDP_FLAGS_* */
 #include <linux/magic.h>
 #include <bpf/libbpf.h>
@@ -77,12 +79,11 @@ static int map_fd(struct xsk_prog *p, const char *name)
 	return bpf_object__find_map_fd_by_name(xdp_program__bpf_obj(p->prog), name);
 }
 
-/* The policy's host addresses into the program's hash maps; sets the
- * HOST4/HOST6 flags of the families that have any. */
-static int xsk_prog_set_hosts(struct xsk_prog *p, const struct xsk_prog_cfg *c,
+/* The policy's host addresses into the program's hash maps (fd4, fd6);
+ * sets the HOST4/HOST6 flags of the families that have any. */
+static int xsk_prog_set_hosts(int fd4, int fd6, const struct xsk_prog_cfg *c,
 			      struct rampart_xdp_cfg *v, char *err, size_t errlen)
 {
-	int fd4 = map_fd(p, RAMPART_XDP_HOST4_MAP), fd6 = map_fd(p, RAMPART_XDP_HOST6_MAP);
 	uint32_t n4 = 0, n6 = 0;
 	__u8 one = 1;
 
@@ -130,16 +131,11 @@ static int build_cfg(const struct xsk_prog_cfg *c, struct rampart_xdp_cfg *v, ch
 	return 0;
 }
 
-static struct bpf_map *cfg_map(struct xsk_prog *p)
-{
-	return bpf_object__find_map_by_name(xdp_program__bpf_obj(p->prog), RAMPART_XDP_CFG_MAP);
-}
-
-static int write_cfg(struct xsk_prog *p, const struct rampart_xdp_cfg *v, char *err, size_t errlen)
+static int write_cfg(int fd, const struct rampart_xdp_cfg *v, char *err, size_t errlen)
 {
 	__u32 key = 0;
 
-	if (bpf_map_update_elem(bpf_map__fd(cfg_map(p)), &key, v, BPF_ANY)) {
+	if (bpf_map_update_elem(fd, &key, v, BPF_ANY)) {
 		int e = -errno;
 
 		snprintf(err, errlen, "cannot configure the XDP program: %s", strerror(errno));
@@ -148,26 +144,92 @@ static int write_cfg(struct xsk_prog *p, const struct rampart_xdp_cfg *v, char *
 	return 0;
 }
 
-/* Before any socket is in the XSKMAP, so no frame is handed over under
- * the wrong settings: the host maps first, then the cfg value whose
- * version turns them on. */
-static int xsk_prog_configure(struct xsk_prog *p, const char *obj_path,
+/* The maps that hold the program's settings, in the order filled: the
+ * host maps first, then the cfg value whose version turns them on. */
+enum { SETTINGS_HOST4, SETTINGS_HOST6, SETTINGS_CFG, XSK_SETTINGS_MAPS };
+static const char *const settings_map_names[XSK_SETTINGS_MAPS] = {
+	[SETTINGS_HOST4] = RAMPART_XDP_HOST4_MAP,
+	[SETTINGS_HOST6] = RAMPART_XDP_HOST6_MAP,
+	[SETTINGS_CFG] = RAMPART_XDP_CFG_MAP,
+};
+
+/* c written into new maps made to the object's own definitions, which
+ * libbpf then loads the program with (bpf_map__reuse_fd), whichever way
+ * libxdp loads it (alone, or behind its dispatcher): attached before it
+ * was configured, the program passed every frame for a moment. */
+static int fill_settings_maps(struct bpf_object *obj, const char *obj_path,
 			      const struct xsk_prog_cfg *c, char *err, size_t errlen)
 {
-	struct bpf_map *map = cfg_map(p);
+	struct bpf_map *map[XSK_SETTINGS_MAPS];
+	int fd[XSK_SETTINGS_MAPS], e = 0;
 	struct rampart_xdp_cfg v;
-	int e;
+	int i, made = 0;
 
-	if (!map || bpf_map__value_size(map) != sizeof(v)) {
-		snprintf(err, errlen, "XDP object %s: map %s %s (this rampartd writes layout "
-			 "version %d): use the object built with it", obj_path, RAMPART_XDP_CFG_MAP,
-			 map ? "has another layout" : "is missing", RAMPART_XDP_CFG_VERSION);
+	for (i = 0; i < XSK_SETTINGS_MAPS; i++) {
+		map[i] = bpf_object__find_map_by_name(obj, settings_map_names[i]);
+		if (!map[i]) {
+			snprintf(err, errlen, "XDP object %s has no map %s (this rampartd writes "
+				 "layout version %d): use the object built with it", obj_path,
+				 settings_map_names[i], RAMPART_XDP_CFG_VERSION);
+			return -EPROTO;
+		}
+	}
+	if (bpf_map__value_size(map[SETTINGS_CFG]) != sizeof(v)) {
+		snprintf(err, errlen, "XDP object %s: map %s has another layout (this rampartd "
+			 "writes layout version %d): use the object built with it", obj_path,
+			 RAMPART_XDP_CFG_MAP, RAMPART_XDP_CFG_VERSION);
 		return -EPROTO;
 	}
 	e = build_cfg(c, &v, err, errlen);
+	for (; !e && made < XSK_SETTINGS_MAPS; made++) {
+		LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(map[made]));
+
+		fd[made] = bpf_map_create(bpf_map__type(map[made]), settings_map_names[made],
+					  bpf_map__key_size(map[made]),
+					  bpf_map__value_size(map[made]),
+					  bpf_map__max_entries(map[made]), &opts);
+		if (fd[made] < 0) {
+			e = -errno;
+			snprintf(err, errlen, "cannot create the XDP program's map %s: %s",
+				 settings_map_names[made], strerror(errno));
+		}
+	}
 	if (!e)
-		e = xsk_prog_set_hosts(p, c, &v, err, errlen);
-	return e ? e : write_cfg(p, &v, err, errlen);
+		e = xsk_prog_set_hosts(fd[SETTINGS_HOST4], fd[SETTINGS_HOST6], c, &v, err, errlen);
+	if (!e)
+		e = write_cfg(fd[SETTINGS_CFG], &v, err, errlen);
+	for (i = 0; !e && i < XSK_SETTINGS_MAPS; i++)
+		if (bpf_map__reuse_fd(map[i], fd[i])) {
+			e = -errno;
+			snprintf(err, errlen, "cannot give the XDP program its map %s: %s",
+				 settings_map_names[i], strerror(errno));
+		}
+	for (i = 0; i < made; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);	/* the object holds its own copies */
+	return e;
+}
+
+int xsk_prog_open(struct xsk_prog *p, const char *obj_path, const struct xsk_prog_cfg *cfg,
+		  char *err, size_t errlen)
+{
+	char why[128];
+	int e;
+
+	p->prog = xdp_program__open_file(obj_path, "xdp", NULL);
+	e = (int)libxdp_get_error(p->prog);
+	if (e) {
+		p->prog = NULL;
+		xsk_errstr(e, why, sizeof(why));
+		snprintf(err, errlen, "cannot open XDP object %s: %s", obj_path, why);
+		return e;
+	}
+	e = fill_settings_maps(xdp_program__bpf_obj(p->prog), obj_path, cfg, err, errlen);
+	if (e) {
+		xdp_program__close(p->prog);
+		p->prog = NULL;
+	}
+	return e;
 }
 
 static int host_listed(const struct xsk_prog_cfg *c, uint8_t family, const uint8_t *addr)
@@ -250,9 +312,10 @@ int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *c, char 
 	 * some new addresses already passing. */
 	if (!old_and_new_fit(p, c))
 		drop_stale_hosts(p, c);
-	e = xsk_prog_set_hosts(p, c, &v, err, errlen);
+	e = xsk_prog_set_hosts(map_fd(p, RAMPART_XDP_HOST4_MAP), map_fd(p, RAMPART_XDP_HOST6_MAP),
+			       c, &v, err, errlen);
 	if (!e)
-		e = write_cfg(p, &v, err, errlen);
+		e = write_cfg(map_fd(p, RAMPART_XDP_CFG_MAP), &v, err, errlen);
 	if (!e)
 		drop_stale_hosts(p, c);
 	return e;
@@ -313,14 +376,9 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 
 		if (frags && getenv("RAMPART_XSK_NO_SG"))
 			continue;
-		p->prog = xdp_program__open_file(obj_path, "xdp", NULL);
-		e = (int)libxdp_get_error(p->prog);
-		if (e) {
-			p->prog = NULL;
-			xsk_errstr(e, why, sizeof(why));
-			snprintf(err, errlen, "cannot open XDP object %s: %s", obj_path, why);
+		e = xsk_prog_open(p, obj_path, cfg, err, errlen);
+		if (e)
 			return e;
-		}
 		e = xdp_program__set_xdp_frags_support(p->prog, frags);
 		if (!e)
 			e = xdp_program__attach(p->prog, ifindex, modes[i / 2], 0);
@@ -356,10 +414,7 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 		xsk_prog_detach(p);
 		return e < 0 ? e : -ENOENT;
 	}
-	e = xsk_prog_configure(p, obj_path, cfg, err, errlen);
-	if (e)
-		xsk_prog_detach(p);
-	return e;
+	return 0;
 }
 
 void xsk_prog_detach(struct xsk_prog *p)

@@ -9,7 +9,7 @@
 
 struct xdp_program;
 
-/* What the program is told before any socket is in its XSKMAP: flags
+/* What the program is told before it is loaded: flags
  * (xdp_cfg.h: router-mode ARP/ND, fail closed) and the policy's host
  * section (addresses and pass list, as the artifact holds them). */
 struct xsk_prog_cfg {
@@ -37,9 +37,14 @@ const char *xsk_prog_default_path(void);
  * failed attempts we then fall back from, which is noise otherwise). */
 void xsk_prog_set_verbose(int verbose);
 
-/* Open obj_path, attach it to ifindex and write cfg into its maps (an
- * object whose rampart_cfg map has another layout is refused). Returns 0
- * or a negative errno with a message (naming the kernel's reason) in err. */
+/* Open obj_path (not loaded) with cfg already in the maps it will be
+ * loaded with, so the program follows cfg from its first frame on (an
+ * object whose rampart_cfg map has another layout is refused). 0 or a
+ * negative errno with err; p->prog is NULL on failure. */
+int xsk_prog_open(struct xsk_prog *p, const char *obj_path, const struct xsk_prog_cfg *cfg,
+		  char *err, size_t errlen);
+/* xsk_prog_open obj_path and attach it to ifindex. Returns 0 or a
+ * negative errno with a message (naming the kernel's reason) in err. */
 int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 		    const struct xsk_prog_cfg *cfg, char *err, size_t errlen);
 /* A reload's host section: cfg (the same flags as at attach) replaces

@@ -67,13 +67,20 @@ static int tcp4_to(uint8_t b, uint8_t d)
 	return run(f, sizeof(f));
 }
 
-static void update(const struct rfw_host_addr *a, uint32_t n, unsigned flags)
+static void update_pass(const struct rfw_host_addr *a, uint32_t n, unsigned flags,
+			const struct rfw_host_pass *pass, uint32_t npass)
 {
-	struct xsk_prog_cfg c = {.flags = flags, .host_addrs = a, .host_addr_count = n};
+	struct xsk_prog_cfg c = {.flags = flags, .host_addrs = a, .host_addr_count = n,
+				 .host_pass = pass, .host_pass_count = npass};
 	char err[256] = "";
 
 	if (xsk_prog_update_host(&prog, &c, err, sizeof(err)))
 		fail_msg("update: %s", err);
+}
+
+static void update(const struct rfw_host_addr *a, uint32_t n, unsigned flags)
+{
+	update_pass(a, n, flags, NULL, 0);
 }
 
 /* A reload from 200 host addresses to 200 others: both lists do not fit
@@ -139,11 +146,260 @@ static void test_neighbour_discovery(void **state)
 	assert_int_equal(icmp6(128, all_nodes, 255), XDP_DROP);	/* echo: rules */
 }
 
+enum { HOPOPTS = 0, TCP = 6, UDP = 17, ROUTING = 43, FRAGMENT = 44, ICMPV6 = 58, DSTOPTS = 60 };
+
+/* An IPv6 frame from fd00:0:1::7 to dst: the extension headers in ext
+ * (their chain starts with first_nh), then 40 bytes of upper layer that
+ * start with l4[0..3]. */
+static int ip6_frame(const uint8_t dst[16], uint8_t hop_limit, uint8_t first_nh,
+		     const uint8_t *ext, size_t ext_len, const uint8_t l4[4])
+{
+	uint8_t f[14 + 40 + 256 + 40] = {0};
+	size_t payload = ext_len + 40;
+
+	assert_true(ext_len <= 256);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[18] = (uint8_t)(payload >> 8);
+	f[19] = (uint8_t)payload;
+	f[20] = first_nh;
+	f[21] = hop_limit;
+	memcpy(f + 22, (uint8_t[]){0xfd, 0, 0, 1, [15] = 7}, 16);
+	memcpy(f + 38, dst, 16);
+	memcpy(f + 54, ext, ext_len);
+	memcpy(f + 54 + ext_len, l4, 4);
+	return run(f, 54 + payload);
+}
+
+/* An 8-byte options header (hop-by-hop or destination) followed by nh. */
+#define OPTS8(nh) (nh), 0, 1, 4, 0, 0, 0, 0	/* PadN of 4 */
+/* A fragment header followed by nh; offset in 8-byte units, more flag. */
+#define FRAG(nh, offset, more, id) (nh), 0, (uint8_t)((offset) >> 5), \
+	(uint8_t)(((offset) << 3) | (more)), 0, 0, 0, (id)
+
+/* Router mode's neighbour discovery behind extension headers (an MLD-
+ * style hop-by-hop header, destination options) still reaches the kernel,
+ * under the same rules as without them; a fragment is never read as it
+ * (RFC 6980: fragmented ND is dropped; a later fragment has no ICMPv6
+ * header, only bytes that may look like one). */
+static void test_neighbour_discovery_behind_extension_headers(void **state)
+{
+	static const uint8_t transit[16] = {0xfd, 0, 0, 0x99, [15] = 5};
+	static const uint8_t all_nodes[16] = {0xff, 2, [15] = 1};
+	static const uint8_t ns[4] = {135}, na[4] = {136}, ra[4] = {134}, rs[4] = {133};
+	static const uint8_t hbh[] = {OPTS8(ICMPV6)};
+	static const uint8_t dst_opts[] = {OPTS8(ICMPV6)};
+	static const uint8_t hbh_dst[] = {OPTS8(DSTOPTS), OPTS8(ICMPV6)};
+	static const uint8_t dst_hbh[] = {OPTS8(HOPOPTS), OPTS8(ICMPV6)};
+	static const uint8_t first_frag[] = {FRAG(ICMPV6, 0, 1, 9)};
+	static const uint8_t later_frag[] = {FRAG(ICMPV6, 1, 0, 9)};
+	static const uint8_t hbh_later_frag[] = {OPTS8(FRAGMENT), FRAG(ICMPV6, 2, 1, 9)};
+	static const uint8_t route0[] = {ICMPV6, 0, 0, 0, 0, 0, 0, 0};
+	static const uint8_t two_atomic_frags[] = {FRAG(FRAGMENT, 0, 0, 9), FRAG(ICMPV6, 0, 0, 9)};
+	uint8_t nine[9 * 8];
+	(void)state;
+
+	for (int i = 0; i < 9; i++)	/* nine destination options headers */
+		memcpy(nine + 8 * i, (uint8_t[]){OPTS8(i < 8 ? DSTOPTS : ICMPV6)}, 8);
+	update(NULL, 0, RAMPART_XDP_FAIL_CLOSED | RAMPART_XDP_PASS_NEIGH);
+	assert_int_equal(ip6_frame(transit, 255, HOPOPTS, hbh, sizeof(hbh), ns), XDP_PASS);
+	assert_int_equal(ip6_frame(all_nodes, 255, DSTOPTS, dst_opts, sizeof(dst_opts), na),
+			 XDP_PASS);
+	assert_int_equal(ip6_frame(all_nodes, 255, HOPOPTS, hbh_dst, sizeof(hbh_dst), ra),
+			 XDP_PASS);
+	assert_int_equal(ip6_frame(all_nodes, 255, HOPOPTS, hbh, sizeof(hbh), rs), XDP_PASS);
+	/* the rules of ND without extension headers hold behind them */
+	assert_int_equal(ip6_frame(transit, 64, HOPOPTS, hbh, sizeof(hbh), ns), XDP_DROP);
+	assert_int_equal(ip6_frame(transit, 255, HOPOPTS, hbh, sizeof(hbh), rs), XDP_DROP);
+	/* fragments: the first holds ND (dropped by its receiver), a later
+	 * one only bytes that read 135 */
+	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, first_frag, sizeof(first_frag), ns),
+			 XDP_DROP);
+	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, later_frag, sizeof(later_frag), ns),
+			 XDP_DROP);
+	assert_int_equal(ip6_frame(all_nodes, 255, HOPOPTS, hbh_later_frag,
+				   sizeof(hbh_later_frag), na), XDP_DROP);
+	/* chains runtime/pkt.c refuses go to the rules: hop-by-hop not
+	 * first, more than eight headers, a type 0 routing header, two
+	 * fragment headers */
+	assert_int_equal(ip6_frame(transit, 255, DSTOPTS, dst_hbh, sizeof(dst_hbh), ns), XDP_DROP);
+	assert_int_equal(ip6_frame(transit, 255, DSTOPTS, nine, sizeof(nine), ns), XDP_DROP);
+	assert_int_equal(ip6_frame(transit, 255, DSTOPTS, nine + 8, sizeof(nine) - 8, ns),
+			 XDP_PASS);	/* eight */
+	assert_int_equal(ip6_frame(all_nodes, 255, ROUTING, route0, sizeof(route0), na), XDP_DROP);
+	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, two_atomic_frags,
+				   sizeof(two_atomic_frags), ns), XDP_DROP);
+}
+
+/* ndp in host.pass (bridge mode): an NS for a host address behind a
+ * hop-by-hop header is the host's too. */
+static void test_ndp_pass_behind_extension_headers(void **state)
+{
+	static const struct rfw_host_addr host = {.family = 6, .addr = {0xfd, 0, 0, 9, [15] = 1}};
+	static const struct rfw_host_pass ndp = {.kind = RFW_HOST_PASS_NDP};
+	static const uint8_t solicited[16] = {0xff, 2, [11] = 1, 0xff, 0, 0, 1};
+	static const uint8_t hbh[] = {OPTS8(ICMPV6)};
+	uint8_t f[14 + 40 + 8 + 24] = {0};
+	(void)state;
+
+	update_pass(&host, 1, RAMPART_XDP_FAIL_CLOSED, &ndp, 1);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[19] = 8 + 24;
+	f[20] = HOPOPTS;
+	f[21] = 255;
+	memcpy(f + 38, solicited, 16);
+	memcpy(f + 54, hbh, 8);
+	f[62] = 135;
+	memcpy(f + 62 + 8, host.addr, 16);	/* the target */
+	assert_int_equal(run(f, sizeof(f)), XDP_PASS);
+	f[62 + 8 + 15] = 2;			/* another target */
+	assert_int_equal(run(f, sizeof(f)), XDP_DROP);
+}
+
+/* IPv4 UDP from 10.9.9.9 to 10.8.0.1, id id, fragment offset (8-byte
+ * units) and more-fragments flag; a first fragment carries dport. */
+static int udp4_fragment(uint16_t id, uint16_t offset, int more, uint16_t dport)
+{
+	uint8_t f[14 + 20 + 40] = {0};
+	uint16_t frag = (uint16_t)((more ? 0x2000 : 0) | offset);
+
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[17] = 20 + 40;
+	f[18] = (uint8_t)(id >> 8);
+	f[19] = (uint8_t)id;
+	f[20] = (uint8_t)(frag >> 8);
+	f[21] = (uint8_t)frag;
+	f[22] = 64;
+	f[23] = UDP;
+	memcpy(f + 26, (uint8_t[]){10, 9, 9, 9}, 4);
+	memcpy(f + 30, (uint8_t[]){10, 8, 0, 1}, 4);
+	if (!offset) {
+		f[34 + 1] = 99;
+		f[34 + 2] = (uint8_t)(dport >> 8);
+		f[34 + 3] = (uint8_t)dport;
+	}
+	return run(f, sizeof(f));
+}
+
+/* Every datagram the program remembers as first seen at boot, long
+ * past its 30 s. */
+static void age_remembered_datagrams(void)
+{
+	int fd = bpf_object__find_map_fd_by_name(obj, "rampart_host_frags");
+	uint8_t key[64], next[64];
+	uint64_t boot = 0;
+	void *prev = NULL;
+
+	assert_true(fd >= 0);
+	assert_true(bpf_map__key_size(bpf_object__find_map_by_name(obj, "rampart_host_frags")) <=
+		    sizeof(key));
+	for (; !bpf_map_get_next_key(fd, prev, next); prev = key) {
+		assert_int_equal(bpf_map_update_elem(fd, next, &boot, BPF_EXIST), 0);
+		memcpy(key, next, sizeof(key));
+	}
+}
+
+/* A fragmented datagram to a port host.pass lists goes to the kernel
+ * whole: its later fragments (no ports) follow the first, not to rampart,
+ * which would leave the kernel a datagram it can never reassemble. */
+static void test_fragments_follow_their_first_to_the_kernel(void **state)
+{
+	static const struct rfw_host_pass dns = {.kind = RFW_HOST_PASS_SERVICE, .proto = UDP,
+						 .port_lo = 53, .port_hi = 53};
+	static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
+	static const uint8_t to_53[4] = {0, 99, 0, 53}, to_54[4] = {0, 99, 0, 54};
+	static const uint8_t first_7[] = {FRAG(UDP, 0, 1, 7)}, later_7[] = {FRAG(UDP, 185, 0, 7)};
+	static const uint8_t first_8[] = {FRAG(UDP, 0, 1, 8)}, later_8[] = {FRAG(UDP, 185, 0, 8)};
+	static const uint8_t later_9[] = {FRAG(UDP, 185, 0, 9)};
+	(void)state;
+
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, &dns, 1);
+	assert_int_equal(udp4_fragment(0x1234, 0, 1, 53), XDP_PASS);
+	assert_int_equal(udp4_fragment(0x1234, 185, 1, 0), XDP_PASS);
+	assert_int_equal(udp4_fragment(0x1234, 370, 0, 0), XDP_PASS);
+	assert_int_equal(udp4_fragment(0x4321, 185, 0, 0), XDP_DROP);	/* whose first? */
+	assert_int_equal(udp4_fragment(0x5555, 0, 1, 54), XDP_DROP);	/* not a host port */
+	assert_int_equal(udp4_fragment(0x5555, 185, 0, 0), XDP_DROP);
+	assert_int_equal(udp4_fragment(0x6666, 0, 0, 53), XDP_PASS);	/* whole */
+	assert_int_equal(udp4_fragment(0x6666, 185, 0, 0), XDP_DROP);	/* not remembered */
+
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first_7, sizeof(first_7), to_53),
+			 XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later_7, sizeof(later_7), to_54),
+			 XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first_8, sizeof(first_8), to_54),
+			 XDP_DROP);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later_8, sizeof(later_8), to_53),
+			 XDP_DROP);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later_9, sizeof(later_9), to_53),
+			 XDP_DROP);
+
+	/* remembered as long as the kernel keeps fragments (30 s) */
+	age_remembered_datagrams();
+	assert_int_equal(udp4_fragment(0x1234, 185, 1, 0), XDP_DROP);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later_7, sizeof(later_7), to_54),
+			 XDP_DROP);
+}
+
+/* A pass entry sees the upper-layer protocol behind extension headers,
+ * as the rules do. */
+static void test_pass_entry_behind_extension_headers(void **state)
+{
+	static const struct rfw_host_pass ssh = {.kind = RFW_HOST_PASS_SERVICE, .proto = TCP,
+						 .port_lo = 22, .port_hi = 22};
+	static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
+	static const uint8_t to_22[4] = {0, 99, 0, 22}, to_23[4] = {0, 99, 0, 23};
+	static const uint8_t dst_opts[] = {OPTS8(TCP)};
+	(void)state;
+
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, &ssh, 1);
+	assert_int_equal(ip6_frame(server, 64, DSTOPTS, dst_opts, sizeof(dst_opts), to_22),
+			 XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, DSTOPTS, dst_opts, sizeof(dst_opts), to_23),
+			 XDP_DROP);
+}
+
+/* The program as the loader opens it is configured by the time it is
+ * loaded, before it can be attached: under --fail closed a transit frame
+ * is dropped from the first (unconfigured, it passed every frame to the
+ * kernel until the loader wrote its maps after attaching it). */
+static void test_configured_before_attach(void **state)
+{
+	static const struct rfw_host_addr host = {.family = 4, .addr = {10, 0, 0, 5}};
+	struct xsk_prog_cfg c = {.flags = RAMPART_XDP_FAIL_CLOSED, .host_addrs = &host,
+				 .host_addr_count = 1};
+	struct xsk_prog fresh = {0};
+	struct bpf_object *loaded;
+	int shared_fd = prog_fd;
+	char err[256] = "";
+	(void)state;
+
+	if (xsk_prog_open(&fresh, xsk_prog_default_path(), &c, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	loaded = xdp_program__bpf_obj(fresh.prog);
+	assert_int_equal(bpf_object__load(loaded), 0);
+	prog_fd = bpf_program__fd(bpf_object__find_program_by_name(loaded, "rampart_xdp"));
+	assert_true(prog_fd >= 0);
+	assert_int_equal(tcp4_to(0, 5), XDP_PASS);
+	assert_int_equal(tcp4_to(0, 6), XDP_DROP);
+	prog_fd = shared_fd;
+	xsk_prog_detach(&fresh);	/* not attached: only closes */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host_addresses_replaced),
 		cmocka_unit_test(test_neighbour_discovery),
+		cmocka_unit_test(test_neighbour_discovery_behind_extension_headers),
+		cmocka_unit_test(test_ndp_pass_behind_extension_headers),
+		cmocka_unit_test(test_fragments_follow_their_first_to_the_kernel),
+		cmocka_unit_test(test_pass_entry_behind_extension_headers),
+		cmocka_unit_test(test_configured_before_attach),
 	};
 	return cmocka_run_group_tests_name("xdp_prog", tests, setup, teardown);
 }
