@@ -1,9 +1,10 @@
 /* RTM_GETNEIGH dumps with libmnl. Entries the kernel has resolved
  * (reachable, stale, delay, probe, permanent, noarp) on one of our ports
- * become next hops; incomplete and failed ones are skipped. An entry that
- * disappears stays in the workers' tables until its MAC changes: the
- * pipeline's table has no delete, and a stale MAC is what the kernel
- * itself would use until it learns better. */
+ * become next hops; incomplete and failed ones are skipped, and after a
+ * complete dump the workers forget what it no longer had (mark and
+ * sweep: `seen` is the mark). A stale MAC stays in use while the kernel
+ * keeps the entry, as the kernel itself would use it until it learns
+ * better. */
 #include "netlink.h"
 
 #include "ifaddr.h"
@@ -30,13 +31,19 @@ int nl_neigh_open(struct nl_neigh_sync *s, const int *ifindex, uint32_t nports,
 	s->workers = workers;
 	s->nworkers = nworkers;
 	s->told = calloc(1, sizeof(*s->told));
+	s->seen = calloc(1, sizeof(*s->seen));
+	s->failed = calloc(1, sizeof(*s->failed));
+	s->present = calloc(1, sizeof(*s->present));
+	s->pinned = calloc(1, sizeof(*s->pinned));
 	s->buf = malloc(NL_BUF_SIZE);
-	if (!s->told || !s->buf) {
+	if (!s->told || !s->seen || !s->failed || !s->present || !s->pinned || !s->buf) {
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		nl_neigh_close(s);
 		return -1;
 	}
 	neigh_init(s->told);
+	neigh_init(s->pinned);
+	nl_neigh_dump_begin(s);
 	s->nl = mnl_socket_open(NETLINK_ROUTE);
 	if (!s->nl || mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		snprintf(err, errlen, "rtnetlink socket: %s", strerror(errno));
@@ -53,6 +60,10 @@ void nl_neigh_close(struct nl_neigh_sync *s)
 	if (s->nl)
 		mnl_socket_close(s->nl);
 	free(s->told);
+	free(s->seen);
+	free(s->failed);
+	free(s->present);
+	free(s->pinned);
 	free(s->buf);
 	memset(s, 0, sizeof(*s));
 }
@@ -91,6 +102,86 @@ static void post(struct nl_neigh_sync *s, uint32_t port, uint8_t family, const u
 	s->posted++;
 }
 
+int nl_neigh_pin(struct nl_neigh_sync *s, uint32_t port, uint8_t family, const uint8_t *addr,
+		 const uint8_t mac[6])
+{
+	return neigh_set(s->pinned, (uint8_t)port, family, addr, mac);
+}
+
+void nl_neigh_dump_begin(struct nl_neigh_sync *s)
+{
+	neigh_init(s->seen);
+	neigh_init(s->failed);
+	neigh_init(s->present);
+	s->seen_full = 0;
+}
+
+void nl_neigh_unresolved(struct nl_neigh_sync *s, uint32_t port, uint8_t family,
+			 const uint8_t *addr, int failed)
+{
+	static const uint8_t none[6];
+
+	if (neigh_set(s->present, (uint8_t)port, family, addr, none) ||
+	    (failed && neigh_set(s->failed, (uint8_t)port, family, addr, none)))
+		s->seen_full = 1;
+}
+
+void nl_neigh_seen(struct nl_neigh_sync *s, uint32_t port, uint8_t family, const uint8_t *addr,
+		   const uint8_t mac[6])
+{
+	if (neigh_lookup(s->pinned, (uint8_t)port, family, addr))
+		return;
+	if (neigh_set(s->seen, (uint8_t)port, family, addr, mac))
+		s->seen_full = 1;
+	post(s, port, family, addr, mac);
+}
+
+/* What the workers were told and the dump did not have resolved: FAILED
+ * is forgotten; gone from the kernel's table is asked for again (up to
+ * NL_SWEEP_ASKS a dump), kept if the kernel takes the request (the next
+ * dumps say how it went), forgotten if it refuses; unresolved for now
+ * (INCOMPLETE, being asked) waits. A slot is looked at again after a
+ * delete (the table's backward shift may move a later entry into it);
+ * one the rings had no room for stays, for the next dump. */
+void nl_neigh_sweep(struct nl_neigh_sync *s,
+		    int (*ask)(struct nl_neigh_sync *s, const struct pipe_nexthop *hop))
+{
+	uint32_t asks = NL_SWEEP_ASKS;
+
+	if (s->seen_full)
+		return;		/* the mark is incomplete: forget nothing */
+	for (uint32_t i = 0; i < NEIGH_SLOTS; i++) {
+		const struct neigh_entry *e = &s->told->slot[i];
+		int ok = 1;
+
+		if (!e->family || neigh_lookup(s->seen, e->port, e->family, e->addr))
+			continue;
+		if (!neigh_lookup(s->failed, e->port, e->family, e->addr)) {
+			struct pipe_nexthop hop = {.port = e->port, .family = e->family};
+
+			if (neigh_lookup(s->present, e->port, e->family, e->addr) || !asks)
+				continue;
+			asks--;
+			s->sweep_asks++;
+			memcpy(hop.addr, e->addr, sizeof(hop.addr));
+			if (!ask(s, &hop))
+				continue;
+			s->ask_errors++;
+		}
+		for (uint32_t k = 0; k < s->nworkers; k++)
+			if (worker_neigh_cmd(s->workers[k], WORKER_NEIGH_FORGET, e->port, e->family,
+					     e->addr, e->mac))
+				ok = 0;
+		if (!ok) {
+			s->ring_full++;
+			continue;
+		}
+		s->forgotten++;
+		(void)neigh_del(s->told, e->port, e->family, e->addr);
+		i--;	/* the slot again: a later entry may have moved into it */
+	}
+}
+
 static int neigh_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct nl_neigh_sync *s = data;
@@ -99,57 +190,27 @@ static int neigh_cb(const struct nlmsghdr *nlh, void *data)
 	uint8_t family, addr[16] = { 0 };
 	uint32_t port;
 
+	int resolved;
+
 	if (nlh->nlmsg_type != RTM_NEWNEIGH)
 		return MNL_CB_OK;
-	if (!(nd->ndm_state & (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE |
-			       NUD_PERMANENT | NUD_NOARP)))
-		return MNL_CB_OK;
+	resolved = !!(nd->ndm_state & (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE |
+				       NUD_PERMANENT | NUD_NOARP));
 	for (port = 0; port < s->nports && s->ifindex[port] != nd->ndm_ifindex; port++)
 		;
 	if (port == s->nports)
 		return MNL_CB_OK;
 	mnl_attr_parse(nlh, sizeof(*nd), attr_cb, &at);
-	if (!at.dst || !at.lladdr || mnl_attr_get_payload_len(at.lladdr) != 6)
-		return MNL_CB_OK;
 	family = nd->ndm_family == AF_INET ? 4 : nd->ndm_family == AF_INET6 ? 6 : 0;
-	if (!family || mnl_attr_get_payload_len(at.dst) != (family == 4 ? 4u : 16u))
+	if (!at.dst || !family || mnl_attr_get_payload_len(at.dst) != (family == 4 ? 4u : 16u))
 		return MNL_CB_OK;
 	memcpy(addr, mnl_attr_get_payload(at.dst), family == 4 ? 4 : 16);
-	post(s, port, family, addr, mnl_attr_get_payload(at.lladdr));
+	if (!resolved || !at.lladdr || mnl_attr_get_payload_len(at.lladdr) != 6) {
+		nl_neigh_unresolved(s, port, family, addr, !!(nd->ndm_state & NUD_FAILED));
+		return MNL_CB_OK;
+	}
+	nl_neigh_seen(s, port, family, addr, mnl_attr_get_payload(at.lladdr));
 	return MNL_CB_OK;
-}
-
-int nl_neigh_refresh(struct nl_neigh_sync *s, char *err, size_t errlen)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(s->buf);
-	struct ndmsg *nd;
-	uint64_t before = s->posted;
-	uint32_t seq = ++s->seq;
-	ssize_t n;
-	int r = MNL_CB_OK;
-
-	nlh->nlmsg_type = RTM_GETNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
-	nd->ndm_family = AF_UNSPEC;
-	if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0) {
-		snprintf(err, errlen, "RTM_GETNEIGH: %s", strerror(errno));
-		return -1;
-	}
-	while (r > MNL_CB_STOP) {
-		n = mnl_socket_recvfrom(s->nl, s->buf, NL_BUF_SIZE);
-		if (n <= 0) {
-			snprintf(err, errlen, "RTM_GETNEIGH reply: %s", n ? strerror(errno) : "closed");
-			return -1;
-		}
-		r = mnl_cb_run(s->buf, (size_t)n, seq, s->portid, neigh_cb, s);
-	}
-	if (r < 0) {
-		snprintf(err, errlen, "RTM_GETNEIGH: %s", strerror(errno));
-		return -1;
-	}
-	return (int)(s->posted - before);
 }
 
 /* RTM_NEWNEIGH with NTF_USE (and NLM_F_CREATE: the entry may not exist):
@@ -177,6 +238,41 @@ static int ask_one(struct nl_neigh_sync *s, const struct pipe_nexthop *h)
 	if (n <= 0)
 		return -1;
 	return mnl_cb_run(s->buf, (size_t)n, seq, s->portid, NULL, NULL) < 0 ? -1 : 0;
+}
+
+int nl_neigh_refresh(struct nl_neigh_sync *s, char *err, size_t errlen)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(s->buf);
+	struct ndmsg *nd;
+	uint64_t before = s->posted;
+	uint32_t seq = ++s->seq;
+	ssize_t n;
+	int r = MNL_CB_OK;
+
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
+	nd->ndm_family = AF_UNSPEC;
+	if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0) {
+		snprintf(err, errlen, "RTM_GETNEIGH: %s", strerror(errno));
+		return -1;
+	}
+	nl_neigh_dump_begin(s);
+	while (r > MNL_CB_STOP) {
+		n = mnl_socket_recvfrom(s->nl, s->buf, NL_BUF_SIZE);
+		if (n <= 0) {
+			snprintf(err, errlen, "RTM_GETNEIGH reply: %s", n ? strerror(errno) : "closed");
+			return -1;
+		}
+		r = mnl_cb_run(s->buf, (size_t)n, seq, s->portid, neigh_cb, s);
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "RTM_GETNEIGH: %s", strerror(errno));
+		return -1;
+	}
+	nl_neigh_sweep(s, ask_one);	/* only after a complete dump */
+	return (int)(s->posted - before);
 }
 
 static int asked_lately(struct nl_neigh_sync *s, const struct pipe_nexthop *h, uint64_t now_ms)

@@ -138,6 +138,24 @@ static void static_neighbours(const struct rampartd_opts *o, struct pipe_worker 
 	}
 }
 
+/* The --neighbor entries the workers start with, pinned against the
+ * kernel's (an ARP spoofer's entry for a pinned gateway is never
+ * posted). 0, or -1 with err. */
+static int pin_static_neighbours(const struct rampartd_opts *o, struct nl_neigh_sync *nl,
+				 char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < o->nneigh; i++) {
+		const struct opt_neigh *n = &o->neigh[i];
+
+		if (nl_neigh_pin(nl, (uint32_t)options_port(o, n->ifname), n->family, n->addr,
+				 n->mac)) {
+			snprintf(err, errlen, "--neighbor %s: too many", n->ifname);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static struct pipe_worker *make_pipe(const struct pipe_config *cfg, const struct rfw_view *view)
 {
 	struct pipe_worker *pipe = pipe_create(cfg, view);
@@ -983,6 +1001,7 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 		goto out;
 	if (o->mode == PIPE_ROUTER) {
 		if (nl_neigh_open(&nl, ifindex, o->nifs, wp, nq, err, sizeof(err)) ||
+		    pin_static_neighbours(o, &nl, err, sizeof(err)) ||
 		    nl_neigh_refresh(&nl, err, sizeof(err)) < 0) {
 			fprintf(stderr, "rampartd: neighbours: %s\n", err);
 			goto out;
@@ -1047,10 +1066,13 @@ out:
 	if (!rc && o->verbose) {
 		report_frames(o->nifs, nq);
 		if (nlp)
-			fprintf(stderr, "rampartd: neighbours: %llu updates posted, %llu waited for "
-					"ring room, %llu resolutions asked (%llu refused)\n",
-				(unsigned long long)nl.posted, (unsigned long long)nl.ring_full,
-				(unsigned long long)nl.asks, (unsigned long long)nl.ask_errors);
+			fprintf(stderr, "rampartd: neighbours: %llu updates posted, %llu forgotten, "
+					"%llu waited for ring room, %llu resolutions asked (%llu "
+					"again after the kernel dropped them; %llu refused)\n",
+				(unsigned long long)nl.posted, (unsigned long long)nl.forgotten,
+				(unsigned long long)nl.ring_full,
+				(unsigned long long)(nl.asks + nl.sweep_asks),
+				(unsigned long long)nl.sweep_asks, (unsigned long long)nl.ask_errors);
 	}
 	if (nlp)
 		nl_neigh_close(nlp);
