@@ -453,6 +453,14 @@ static inline int echo_request(const struct pkt_key *k)
 	return (k->proto == 1 && k->icmp_type == 8) || (k->proto == 58 && k->icmp_type == 128);
 }
 
+/* Destination unreachable, time exceeded, parameter problem; ICMPv6's
+ * packet too big too (RFC 792, RFC 4443 2.1). */
+static inline int icmp_error_message(const struct pkt_key *k)
+{
+	return (k->proto == 1 && (k->icmp_type == 3 || k->icmp_type == 11 || k->icmp_type == 12)) ||
+	       (k->proto == 58 && k->icmp_type >= 1 && k->icmp_type <= 4);
+}
+
 /* An ICMP or ICMPv6 echo request or reply. */
 static inline int echo_message(const struct pkt_key *k)
 {
@@ -522,6 +530,10 @@ static inline uint32_t home_through(const struct pipe_worker *w, const struct pi
 		t.sport = k.sport;
 		t.dport = k.dport;
 		t.proto = k.proto;
+		/* an ICMP error's quoted TCP/UDP/SCTP tuple has ports: a DNAT
+		 * entry with a port condition must see them (a forward's error
+		 * from outside went to the worker of the untranslated tuple) */
+		t.has_ports = k.proto == 6 || k.proto == 17 || k.proto == 132;
 		r = dnat_match_in(v, sets, entries, count, &t);
 		if (r) {
 			nat_dnat_key(&v->nat_rules[r], &t, &wire);
@@ -1726,6 +1738,10 @@ static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const st
 
 	if (!pol->nat_dnat_count)
 		return 0;
+	/* an error about a flow: a DNAT rule homed it by its quote, which
+	 * may be a masqueraded flow's on a port a forward also takes */
+	if (!m->key.has_ports && kind == CT_INVALID && !m->fragment && icmp_error_message(&m->key))
+		return 1;
 	if (!m->key.has_ports)
 		return pol->dnat_portless && !m->fragment &&
 		       (kind == CT_INVALID ||
@@ -1779,6 +1795,18 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 				break;
 			}
 		}
+		/* the kept rules tried: its own tuple's worker, once */
+		if (!d && next != SECOND_NO_MORE &&
+		    answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
+			uint32_t own = home_through(w, p, m, w->pol->view, &w->pol->acl.sets, NULL, 0,
+						    NULL);
+
+			if (own != self && own != home) {
+				to = own;
+				second = (uint8_t)(PIPE_SECOND_PROBE |
+						   SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);
+			}
+		}
 	} else if (w->redirect && (to = redirect_find(w, p, m)) != UINT32_MAX) {
 		second = (uint8_t)(PIPE_SECOND_PROBE | SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);	/* restored there */
 	} else if (d) {
@@ -1787,9 +1815,16 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 			if (to != self)
 				break;
 		}
-		if (!d)
+		if (d) {
+			second = (uint8_t)(PIPE_SECOND_PROBE | (g + 1) << PIPE_SECOND_GEN_SHIFT);
+		} else if (answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
+			/* every kept set homes it here too: its own tuple's
+			 * worker, as without kept rules (below) */
+			to = home_through(w, p, m, w->pol->view, &w->pol->acl.sets, NULL, 0, NULL);
+			second = (uint8_t)(PIPE_SECOND_PROBE | SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);
+		} else {
 			return 0;
-		second = (uint8_t)(PIPE_SECOND_PROBE | (g + 1) << PIPE_SECOND_GEN_SHIFT);
+		}
 	} else if (answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
 		/* its own tuple's worker: no DNAT entries (an ICMP packet's
 		 * identifier or quoted tuple, as packet_home takes them) */
