@@ -233,7 +233,8 @@ static void test_lang_sections(void **state)
 }
 
 static const char *const bad_fixtures[] = {
-	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces", "lang_mss", "lang_rpf",
+	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces", "lang_zones", "lang_mss",
+	"lang_rpf",
 	"inc_cycle/main", "inc_dup/main", "inc_err/main",
 };
 
