@@ -304,6 +304,7 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 static void out_free(struct out *o)
 {
 	free(o->x.strings.v);
+	free(o->x.set_pfx.v);
 	lpm_data_free(&o->x.ld);
 	free(o->acl.v);
 	free(o->nat_acl.v);
@@ -336,7 +337,8 @@ unsigned rulec_compile_opts(const char *path, FILE *diag, const struct rulec_opt
 		 * from the expanded entries (only when they compiled). */
 		if (d.errors == 0 &&
 		    lint_rules(&pol, o.acl.v, (uint32_t)o.acl.n, o.rules.v,
-			       (uint32_t)o.rules.n - 1, o.x.strings.v) < 0)
+			       (uint32_t)o.rules.n - 1, o.x.strings.v,
+			       &(struct lint_sets){o.x.set_pfx.v, o.x.set_pfx.n}) < 0)
 			diag_error(&d, 0, 0, "out of memory analysing the rules");
 	}
 	if (d.errors == 0) {
