@@ -164,10 +164,15 @@ struct lint_ctx {
 	struct policy *pol;
 	const struct rfw_rule *rules;
 	const char *strings;
+	/* NAT rules instead: nat[nat_of[r]] is the analysis's rule r */
+	const struct rfw_nat_rule *nat;
+	const uint32_t *nat_of;
 };
 
 static const char *rule_name(const struct lint_ctx *c, uint32_t r)
 {
+	if (c->nat)
+		return c->strings + c->nat[c->nat_of[r]].name_off;
 	return r ? c->strings + c->rules[r].name_off : "default";
 }
 
@@ -195,6 +200,16 @@ static void report(void *ctx, const struct analyze_finding *f)
 	char names[512];
 
 	name_list(c, f->others, f->other_count, names, sizeof(names));
+	if (c->nat) {
+		/* a NAT rule that cannot match at all was warned at expansion */
+		if (f->kind == ANALYZE_SHADOWED)
+			diag_warn_at_nat(c->pol, c->nat_of[f->rule],
+					 "NAT rule '%s' is never reached: every packet it matches is "
+					 "matched first by NAT rule%s %s; remove it or move it above %s",
+					 rule_name(c, f->rule), f->other_count > 1 ? "s" : "", names,
+					 f->other_count > 1 ? "them" : "it");
+		return;
+	}
 	switch (f->kind) {
 	case ANALYZE_SHADOWED:
 		diag_warn_at_rule(c->pol, f->rule,
@@ -225,7 +240,7 @@ int lint_rules(struct policy *pol, const struct rfw_acl_entry *acl, uint32_t cou
 	       const struct rfw_rule *rules, uint32_t rule_count, const char *strings,
 	       const struct lint_sets *sets)
 {
-	struct lint_ctx c = {pol, rules, strings};
+	struct lint_ctx c = {.pol = pol, .rules = rules, .strings = strings};
 	uint8_t *actions = malloc((size_t)rule_count + 1);
 	struct rfw_acl_entry *spelled = NULL;
 	uint32_t spelled_count = 0;
@@ -245,4 +260,58 @@ int lint_rules(struct policy *pol, const struct rfw_acl_entry *acl, uint32_t cou
 	free(spelled);
 	free(actions);
 	return given_up;
+}
+
+/* One NAT list (DNAT, or SNAT and masquerade: the runtime looks each up
+ * apart, first match within it) renumbered 1..n for the analysis. */
+static int lint_nat_list(struct lint_ctx *c, const struct rfw_acl_entry *acl, uint32_t nat_count,
+			 int dnat, const struct lint_sets *sets)
+{
+	VEC(struct rfw_acl_entry) list = {0};
+	uint32_t *nat_of = malloc(((size_t)nat_count + 1) * sizeof(*nat_of)), n = 0;
+	struct rfw_acl_entry *spelled = NULL;
+	uint32_t spelled_count = 0;
+	uint8_t *actions = NULL;
+	int given_up = -1;
+
+	if (!nat_of)
+		return -1;
+	for (uint32_t r = 1; r <= nat_count; r++) {
+		const struct rfw_nat_rule *nr = &c->nat[r];
+
+		if ((nr->kind == RFW_NAT_DNAT) != dnat)
+			continue;
+		nat_of[++n] = r;
+		for (uint32_t i = 0; i < nr->entry_count; i++) {
+			struct rfw_acl_entry e = acl[nr->first_entry + i];
+
+			e.rule = n;
+			VEC_PUSH(list, e);
+		}
+	}
+	/* every NAT rule translates its own way: none is redundant */
+	actions = malloc((size_t)n + 1);
+	if (actions && spell_out_sets(list.v, (uint32_t)list.n, sets, &spelled, &spelled_count) == 0) {
+		memset(actions, ANALYZE_UNIQUE, (size_t)n + 1);
+		c->nat_of = nat_of;
+		given_up = analyze_rules(spelled, spelled_count, n, actions, NULL, report, c);
+	}
+	free(spelled);
+	free(actions);
+	free(list.v);
+	free(nat_of);
+	return given_up;
+}
+
+int lint_nat(struct policy *pol, const struct rfw_acl_entry *acl,
+	     const struct rfw_nat_rule *nat, uint32_t nat_count, const char *strings,
+	     const struct lint_sets *sets)
+{
+	struct lint_ctx c = {.pol = pol, .strings = strings, .nat = nat};
+	int dnat_given_up = lint_nat_list(&c, acl, nat_count, 1, sets), snat_given_up;
+
+	if (dnat_given_up < 0)
+		return -1;
+	snat_given_up = lint_nat_list(&c, acl, nat_count, 0, sets);
+	return snat_given_up < 0 ? -1 : dnat_given_up + snat_given_up;
 }

@@ -1,4 +1,5 @@
-/* Rule warnings (shadowed, redundant, never matching) for rulec. */
+/* Rule warnings (shadowed, redundant, never matching) for rulec, and NAT
+ * rules shadowed by earlier ones. */
 #ifndef RULEC_LINT_H
 #define RULEC_LINT_H
 
@@ -20,5 +21,12 @@ struct lint_sets {
 int lint_rules(struct policy *pol, const struct rfw_acl_entry *acl, uint32_t count,
 	       const struct rfw_rule *rules, uint32_t rule_count, const char *strings,
 	       const struct lint_sets *sets);
+
+/* The same for NAT rules nat[1..nat_count] (entries in acl): a NAT rule
+ * whose every packet an earlier one of its list (DNAT; SNAT and
+ * masquerade) takes first. */
+int lint_nat(struct policy *pol, const struct rfw_acl_entry *acl,
+	     const struct rfw_nat_rule *nat, uint32_t nat_count, const char *strings,
+	     const struct lint_sets *sets);
 
 #endif

@@ -38,6 +38,19 @@ void diag_warn_at_rule(struct policy *pol, uint32_t rule, const char *fmt, ...)
 	va_end(ap);
 }
 
+void diag_warn_at_nat(struct policy *pol, uint32_t nat, const char *fmt, ...)
+{
+	va_list ap;
+	const struct nat_def *nd;
+
+	if (nat == 0 || nat > pol->nats.n)
+		return;
+	nd = &pol->nats.v[nat - 1];
+	va_start(ap, fmt);
+	warn_v(pol, pol->files.v[nd->file].diag_file, nd->node, fmt, ap);
+	va_end(ap);
+}
+
 int netval_negates_everything(const struct netval *v)
 {
 	int all4 = 0, all6 = 0;
