@@ -10,10 +10,11 @@
 static void warn_v(struct policy *pol, size_t file, const yaml_node_t *n, const char *fmt,
 		   va_list ap)
 {
-	char text[1024];
+	char text[1024], note[80];
 
 	vsnprintf(text, sizeof(text), fmt, ap);
-	diag_warn_in(pol->d, file, ytree_line(n), ytree_col(n), "%s", text);
+	ytree_note(n, note, sizeof(note));
+	diag_warn_in(pol->d, file, ytree_line(n), ytree_col(n), "%s%s", text, note);
 }
 
 void diag_warn_at(struct policy *pol, yaml_node_t *n, const char *fmt, ...)

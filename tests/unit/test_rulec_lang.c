@@ -271,7 +271,7 @@ static void test_lang_sections(void **state)
 
 static const char *const bad_fixtures[] = {
 	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces", "lang_zones", "lang_mss",
-	"lang_rpf",
+	"lang_rpf", "lang_alias",
 	"inc_cycle/main", "inc_dup/main", "inc_err/main",
 };
 
