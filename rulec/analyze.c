@@ -1,7 +1,11 @@
 /* Shadowed, redundant and never-matching rules, by set arithmetic on
  * boxes: each entry is a box in header space (Kazemian et al., "Header
  * Space Analysis", NSDI 2012), and "covered by other rules" is box
- * subtraction until nothing is left. Agrees with cls_entry_matches. */
+ * subtraction until nothing is left. Agrees with cls_entry_matches.
+ * Every condition but an address set is a dimension of the box, so
+ * complementary rules (state new, then the other states; syn, then !syn)
+ * cover a rule together; an address set only counts as the very same
+ * condition (lint.c spells small sets out as prefixes first). */
 #include "analyze.h"
 
 #include <errno.h>
@@ -13,15 +17,31 @@ typedef unsigned __int128 u128;
 /* The small dimensions of a box. D_PORTS is the packet's has_ports: an
  * entry with RFW_ACL_PORTS needs 1, one without takes both, so a
  * port-less rule is never covered by port rules. Port-less packets sit at
- * D_PORTS = 0 with full port ranges. */
-enum { D_FAM, D_PORTS, D_PROTO, D_SPORT, D_DPORT, NDIM };
+ * D_PORTS = 0 with full port ranges. The ICMP type and code are the
+ * key's fields whatever the protocol (cls_entry_extra_matches reads
+ * them so). */
+enum { D_FAM, D_PORTS, D_PROTO, D_SPORT, D_DPORT, D_ICMPT, D_ICMPC, NDIM };
+
+/* Dimensions that are sets of values rather than ranges, as bit masks:
+ * a packet has one conntrack state (runtime/pipeline.c gives every key
+ * one), and one input and one output interface: an interface bit, or
+ * none the policy names (PIPE_NO_PORT, bit IF_OTHER), which no interface
+ * condition takes, so naming every zone never covers a rule without one. */
+enum { S_STATE, S_IN, S_OUT, NSET };
+#define IF_OTHER 32
+#define ALL_STATES 0x0full
+#define ALL_IFACES ((1ull << (IF_OTHER + 1)) - 1)
 
 /* A box: src and dst as 128-bit big-endian ranges (an IPv4 prefix uses
- * the top 32 bits, as cls_prefix_match does), the rest as small ranges. Every
- * range is inclusive; lo > hi only in a box marked empty. */
+ * the top 32 bits, as cls_prefix_match does), the rest as small ranges,
+ * value sets, and the TCP flags as a cube: the bits in fcare have the
+ * values in fval, the others either. Every range is inclusive; lo > hi
+ * only in a box marked empty. */
 struct box {
 	u128 alo[2], ahi[2];
 	uint32_t lo[NDIM], hi[NDIM];
+	uint64_t set[NSET];
+	uint8_t fcare, fval;
 };
 
 /* A box cut to 28 bytes for the index's first test (a quarter of the
@@ -39,8 +59,10 @@ struct frame {
 	uint32_t next;
 };
 
-/* Conditions other than family, addresses, proto and ports. */
-#define EXTRA_FLAGS ((uint16_t)~(RFW_ACL_PROTO | RFW_ACL_PORTS))
+/* The conditions a box cannot hold: address sets (their prefixes are
+ * not here). */
+#define SET_FLAGS ((uint16_t)(RFW_ACL_SRC_SET | RFW_ACL_DST_SET | RFW_ACL_SRC_NOT | \
+			      RFW_ACL_DST_NOT))
 
 #define BUCKETS 257u		/* first address byte, 256 = shorter than /8 */
 #define PCLASSES 4u		/* protocol: a range, TCP, UDP, another one */
@@ -106,7 +128,7 @@ static void prefix_range(const uint8_t *a, unsigned len, u128 *lo, u128 *hi)
 
 static void full_box(struct box *b)
 {
-	static const uint32_t top[NDIM] = {1, 1, 255, 65535, 65535};
+	static const uint32_t top[NDIM] = {1, 1, 255, 65535, 65535, 255, 255};
 
 	for (int d = 0; d < 2; d++) {
 		b->alo[d] = 0;
@@ -116,6 +138,9 @@ static void full_box(struct box *b)
 		b->lo[d] = 0;
 		b->hi[d] = top[d];
 	}
+	b->set[S_STATE] = ALL_STATES;
+	b->set[S_IN] = b->set[S_OUT] = ALL_IFACES;
+	b->fcare = b->fval = 0;
 }
 
 static int port_proto_in(uint32_t lo, uint32_t hi)
@@ -143,7 +168,19 @@ static int entry_box(const struct rfw_acl_entry *e, struct box *b)
 		if (b->lo[D_PROTO] > 6 || b->hi[D_PROTO] < 6 || (e->tcp_value & ~e->tcp_mask))
 			return 0;
 		b->lo[D_PROTO] = b->hi[D_PROTO] = 6;
+		b->fcare = e->tcp_mask;
+		b->fval = e->tcp_value;
 	}
+	if (f & RFW_ACL_ICMP_TYPE)
+		b->lo[D_ICMPT] = b->hi[D_ICMPT] = e->icmp_type;
+	if (f & RFW_ACL_ICMP_CODE)
+		b->lo[D_ICMPC] = b->hi[D_ICMPC] = e->icmp_code;
+	if (f & RFW_ACL_STATE)
+		b->set[S_STATE] = e->state_mask & ALL_STATES;
+	if (f & RFW_ACL_IN_IF)
+		b->set[S_IN] = e->in_ifaces;
+	if (f & RFW_ACL_OUT_IF)
+		b->set[S_OUT] = e->out_ifaces;
 	if (f & RFW_ACL_PORTS) {
 		b->lo[D_PORTS] = 1;
 		b->lo[D_SPORT] = e->sport_lo;
@@ -155,9 +192,9 @@ static int entry_box(const struct rfw_acl_entry *e, struct box *b)
 		if (!port_proto_in(b->lo[D_PROTO], b->hi[D_PROTO]))
 			return 0;
 	}
-	if (((f & RFW_ACL_STATE) && !(e->state_mask & 0x0f)) ||
-	    ((f & RFW_ACL_IN_IF) && !e->in_ifaces) || ((f & RFW_ACL_OUT_IF) && !e->out_ifaces))
-		return 0;
+	for (int d = 0; d < NSET; d++)
+		if (!b->set[d])
+			return 0;
 	return 1;
 }
 
@@ -169,7 +206,10 @@ static int box_meets(const struct box *a, const struct box *b)
 	for (int d = 0; d < 2; d++)
 		if (a->alo[d] > b->ahi[d] || b->alo[d] > a->ahi[d])
 			return 0;
-	return 1;
+	for (int d = 0; d < NSET; d++)
+		if (!(a->set[d] & b->set[d]))
+			return 0;
+	return !((a->fval ^ b->fval) & a->fcare & b->fcare);
 }
 
 /* Does a contain b? */
@@ -181,58 +221,59 @@ static int box_holds(const struct box *a, const struct box *b)
 	for (int d = 0; d < 2; d++)
 		if (a->alo[d] > b->alo[d] || a->ahi[d] < b->ahi[d])
 			return 0;
-	return 1;
+	for (int d = 0; d < NSET; d++)
+		if (b->set[d] & ~a->set[d])
+			return 0;
+	return !(a->fcare & ~b->fcare) && !((a->fval ^ b->fval) & a->fcare);
 }
 
-/* Does every packet meeting l's extra conditions meet e's? Conditions we
- * cannot place in a box only count when l has the same or a narrower one,
- * so an earlier rule with an unknown condition covers nothing else. */
-static int extras_implied(const struct rfw_acl_entry *e, const struct rfw_acl_entry *l)
+/* The part of header space both boxes hold (they meet). */
+static void box_intersect(const struct box *a, const struct box *b, struct box *out)
 {
-	uint16_t f = e->flags & EXTRA_FLAGS, g = l->flags;
+	for (int x = 0; x < 2; x++) {
+		out->alo[x] = a->alo[x] > b->alo[x] ? a->alo[x] : b->alo[x];
+		out->ahi[x] = a->ahi[x] < b->ahi[x] ? a->ahi[x] : b->ahi[x];
+	}
+	for (int x = 0; x < NDIM; x++) {
+		out->lo[x] = a->lo[x] > b->lo[x] ? a->lo[x] : b->lo[x];
+		out->hi[x] = a->hi[x] < b->hi[x] ? a->hi[x] : b->hi[x];
+	}
+	for (int x = 0; x < NSET; x++)
+		out->set[x] = a->set[x] & b->set[x];
+	out->fcare = a->fcare | b->fcare;
+	out->fval = (uint8_t)((a->fval & a->fcare) | (b->fval & b->fcare));
+}
+
+/* Does every packet meeting l's address-set conditions meet e's? A set
+ * condition only counts when l has the very same one, so an earlier rule
+ * with a set covers nothing else. */
+static int sets_implied(const struct rfw_acl_entry *e, const struct rfw_acl_entry *l)
+{
+	uint16_t f = e->flags & SET_FLAGS, g = l->flags;
 
 	if (!f)
 		return 1;
-	if ((f & ~g) != 0)
-		return 0;
-	if ((f & RFW_ACL_ICMP_TYPE) && e->icmp_type != l->icmp_type)
-		return 0;
-	if ((f & RFW_ACL_ICMP_CODE) && e->icmp_code != l->icmp_code)
-		return 0;
-	if ((f & RFW_ACL_TCP_FLAGS) &&
-	    ((e->tcp_mask & ~l->tcp_mask) || (l->tcp_value & e->tcp_mask) != e->tcp_value))
-		return 0;
-	if ((f & RFW_ACL_STATE) && (l->state_mask & ~e->state_mask))
-		return 0;
-	if ((f & RFW_ACL_IN_IF) && (l->in_ifaces & ~e->in_ifaces))
-		return 0;
-	if ((f & RFW_ACL_OUT_IF) && (l->out_ifaces & ~e->out_ifaces))
-		return 0;
 	if ((f & RFW_ACL_SRC_SET) &&
-	    (memcmp(e->src, l->src, 4) || ((e->flags ^ g) & RFW_ACL_SRC_NOT)))
+	    (!(g & RFW_ACL_SRC_SET) || memcmp(e->src, l->src, 4) ||
+	     ((e->flags ^ g) & RFW_ACL_SRC_NOT)))
 		return 0;
 	if ((f & RFW_ACL_DST_SET) &&
-	    (memcmp(e->dst, l->dst, 4) || ((e->flags ^ g) & RFW_ACL_DST_NOT)))
+	    (!(g & RFW_ACL_DST_SET) || memcmp(e->dst, l->dst, 4) ||
+	     ((e->flags ^ g) & RFW_ACL_DST_NOT)))
 		return 0;
 	return 1;
 }
 
-/* Can no packet meet both entries' extra conditions? Only the plain
- * cases: a packet has one conntrack state, one input and one output
- * interface, one ICMP type and code, one set of TCP flags. */
-static int extras_disjoint(const struct rfw_acl_entry *a, const struct rfw_acl_entry *b)
+/* Can no packet meet both entries' set conditions: the same set, in it
+ * for one and not for the other? (The rest is box_meets'.) */
+static int sets_disjoint(const struct rfw_acl_entry *a, const struct rfw_acl_entry *b)
 {
-	uint16_t both = a->flags & b->flags & EXTRA_FLAGS;
+	uint16_t both = a->flags & b->flags;
 
-	if (!both)
-		return 0;
-	return ((both & RFW_ACL_STATE) && !(a->state_mask & b->state_mask)) ||
-	       ((both & RFW_ACL_IN_IF) && !(a->in_ifaces & b->in_ifaces)) ||
-	       ((both & RFW_ACL_OUT_IF) && !(a->out_ifaces & b->out_ifaces)) ||
-	       ((both & RFW_ACL_ICMP_TYPE) && a->icmp_type != b->icmp_type) ||
-	       ((both & RFW_ACL_ICMP_CODE) && a->icmp_code != b->icmp_code) ||
-	       ((both & RFW_ACL_TCP_FLAGS) &&
-		((a->tcp_value ^ b->tcp_value) & a->tcp_mask & b->tcp_mask));
+	return ((both & RFW_ACL_SRC_SET) && !memcmp(a->src, b->src, 4) &&
+		((a->flags ^ b->flags) & RFW_ACL_SRC_NOT)) ||
+	       ((both & RFW_ACL_DST_SET) && !memcmp(a->dst, b->dst, 4) &&
+		((a->flags ^ b->flags) & RFW_ACL_DST_NOT));
 }
 
 static int charge(struct an *a, uint64_t units)
@@ -332,6 +373,27 @@ static int push_difference(struct an *a, uint32_t *top, const struct box *p,
 				return -1;
 		}
 	}
+	for (int d = 0; d < NSET; d++) {
+		if (r.set[d] & ~c->set[d]) {
+			q = r;
+			q.set[d] &= ~c->set[d];
+			r.set[d] &= c->set[d];
+			if (push_frame(a, top, &q, next))
+				return -1;
+		}
+	}
+	/* a flag c fixes and r leaves open: the half with the other value */
+	for (uint8_t open = c->fcare & ~r.fcare; open; open &= (uint8_t)(open - 1)) {
+		uint8_t bit = open & (uint8_t)-open;
+
+		q = r;
+		q.fcare |= bit;
+		q.fval = (uint8_t)((q.fval & ~bit) | (~c->fval & bit));
+		r.fcare |= bit;
+		r.fval = (uint8_t)((r.fval & ~bit) | (c->fval & bit));
+		if (push_frame(a, top, &q, next))
+			return -1;
+	}
 	return 0;
 }
 
@@ -343,15 +405,35 @@ static uint64_t rnd64(uint64_t *s)	/* xorshift64*: reproducible */
 	return *s * 2685821657736338717ull;
 }
 
-static int box_has(const struct box *b, const u128 *pa, const uint32_t *pv)
+/* A point of header space: addresses, the ranges' values, one value
+ * of each set dimension, the TCP flags. */
+struct point {
+	u128 a[2];
+	uint32_t v[NDIM];
+	uint8_t s[NSET];
+	uint8_t flags;
+};
+
+static int box_has(const struct box *b, const struct point *p)
 {
 	for (int d = 0; d < NDIM; d++)
-		if (pv[d] < b->lo[d] || pv[d] > b->hi[d])
+		if (p->v[d] < b->lo[d] || p->v[d] > b->hi[d])
 			return 0;
 	for (int d = 0; d < 2; d++)
-		if (pa[d] < b->alo[d] || pa[d] > b->ahi[d])
+		if (p->a[d] < b->alo[d] || p->a[d] > b->ahi[d])
 			return 0;
-	return 1;
+	for (int d = 0; d < NSET; d++)
+		if (!(b->set[d] >> p->s[d] & 1))
+			return 0;
+	return !((p->flags ^ b->fval) & b->fcare);
+}
+
+/* The k-th (from 0) set bit of m, which has more than k. */
+static uint8_t nth_bit(uint64_t m, unsigned k)
+{
+	while (k--)
+		m &= m - 1;
+	return (uint8_t)__builtin_ctzll(m);
 }
 
 /* A few points of b (its two corners, then random ones) tried against
@@ -362,23 +444,32 @@ static int has_witness(struct an *a, const struct box *b, const uint32_t *cand, 
 	uint64_t seed = 0x9E3779B97F4A7C15ull;
 
 	for (int t = 0; t < WITNESSES; t++) {
-		u128 pa[2];
-		uint32_t pv[NDIM], j = 0;
+		struct point p;
+		uint32_t j = 0;
+		uint8_t any;
 
 		for (int d = 0; d < 2; d++) {
 			u128 span = b->ahi[d] - b->alo[d];
 			u128 r = (u128)rnd64(&seed) << 64 | rnd64(&seed);
 
-			pa[d] = t == 0 ? b->alo[d] : t == 1 ? b->ahi[d] :
-				b->alo[d] + (span == ~(u128)0 ? r : r % (span + 1));
+			p.a[d] = t == 0 ? b->alo[d] : t == 1 ? b->ahi[d] :
+				 b->alo[d] + (span == ~(u128)0 ? r : r % (span + 1));
 		}
 		for (int d = 0; d < NDIM; d++) {
 			uint64_t span = (uint64_t)b->hi[d] - b->lo[d] + 1;
 
-			pv[d] = t == 0 ? b->lo[d] : t == 1 ? b->hi[d] :
-				b->lo[d] + (uint32_t)(rnd64(&seed) % span);
+			p.v[d] = t == 0 ? b->lo[d] : t == 1 ? b->hi[d] :
+				 b->lo[d] + (uint32_t)(rnd64(&seed) % span);
 		}
-		while (j < n && !box_has(cbox(a, cand[j]), pa, pv))
+		for (int d = 0; d < NSET; d++) {
+			unsigned count = (unsigned)__builtin_popcountll(b->set[d]);
+
+			p.s[d] = nth_bit(b->set[d], t == 0 ? 0 : t == 1 ? count - 1 :
+					 (unsigned)(rnd64(&seed) % count));
+		}
+		any = t == 0 ? 0 : t == 1 ? 0xff : (uint8_t)rnd64(&seed);
+		p.flags = (uint8_t)((any & ~b->fcare) | (b->fval & b->fcare));
+		while (j < n && !box_has(cbox(a, cand[j]), &p))
 			j++;
 		charge(a, j / 4 + 1);
 		if (j == n)
@@ -402,7 +493,9 @@ static uint32_t box_size(const struct box *b)
 	}
 	for (int d = 0; d < NDIM; d++)
 		bits += span_bits(b->hi[d] - b->lo[d]);
-	return bits;
+	for (int d = 0; d < NSET; d++)
+		bits += span_bits((uint32_t)__builtin_popcountll(b->set[d]) - 1);
+	return bits + (uint32_t)__builtin_popcount((uint8_t)~b->fcare);
 }
 
 /* Largest boxes first: a few large ones cover most, and splitting by the
@@ -626,7 +719,7 @@ static uint32_t earlier(struct an *a, uint32_t l, uint32_t first, uint32_t *best
 	for (uint32_t j = 4; j < n; j++) {
 		uint32_t i = a->cand[j];
 
-		if (!extras_implied(&a->e[i], &a->e[l]))
+		if (!sets_implied(&a->e[i], &a->e[l]))
 			continue;
 		a->cand[m++] = i;
 		if (a->e[i].rule < *best && box_holds(&a->ebox[i], &a->ebox[l]))
@@ -703,15 +796,15 @@ static int redundant(struct an *a, uint32_t rule)
 			uint32_t i = later[j];
 
 			if (!same_verdict(a->actions[a->e[i].rule], act)) {
-				if (!extras_disjoint(&a->e[i], &a->e[l]))
+				if (!sets_disjoint(&a->e[i], &a->e[l]))
 					a->dcand[nd++] = i;
-			} else if (extras_implied(&a->e[i], &a->e[l])) {
+			} else if (sets_implied(&a->e[i], &a->e[l])) {
 				later[k++] = i;
 			}
 		}
 		for (uint32_t j = 0; j < nd; j++) {
 			const struct box *d, *b = &a->ebox[l];
-			struct box both = *b;
+			struct box both;
 			uint32_t lo = j;
 
 			/* the earliest left first; nearly always the first one ends it */
@@ -724,14 +817,7 @@ static int redundant(struct an *a, uint32_t rule)
 			a->dcand[lo] = a->dcand[j];
 			a->dcand[j] = (uint32_t)(d - a->ebox);
 
-			for (int x = 0; x < 2; x++) {
-				both.alo[x] = b->alo[x] > d->alo[x] ? b->alo[x] : d->alo[x];
-				both.ahi[x] = b->ahi[x] < d->ahi[x] ? b->ahi[x] : d->ahi[x];
-			}
-			for (int x = 0; x < NDIM; x++) {
-				both.lo[x] = b->lo[x] > d->lo[x] ? b->lo[x] : d->lo[x];
-				both.hi[x] = b->hi[x] < d->hi[x] ? b->hi[x] : d->hi[x];
-			}
+			box_intersect(b, d, &both);
 			rc = covered(a, &both, a->cand, ne, NO_RULE);
 			if (rc < 0)
 				return -1;

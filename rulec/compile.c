@@ -141,23 +141,6 @@ static int nat_checks(struct policy *pol, struct nat_def *nd)
 	return 0;
 }
 
-/* Same entries (rule numbers aside): the earlier NAT rule takes every
- * packet this one could. */
-static int same_match(const struct rfw_acl_entry *a, size_t na, const struct rfw_acl_entry *b,
-		      size_t nb)
-{
-	if (na != nb || na == 0)
-		return 0;
-	for (size_t i = 0; i < na; i++) {
-		struct rfw_acl_entry x = a[i], y = b[i];
-
-		x.rule = y.rule = 0;
-		if (memcmp(&x, &y, sizeof(x)) != 0)
-			return 0;
-	}
-	return 1;
-}
-
 static void compile_nat(struct policy *pol, struct out *o)
 {
 	struct rfw_nat_rule zero = {0};
@@ -176,10 +159,10 @@ static void compile_nat(struct policy *pol, struct out *o)
 			continue;
 		o->x.nat = 1;
 		if (fam == 0) {
-			unsigned errors = pol->d->errors;
+			unsigned errors = diag_real_errors(pol->d);
 
 			if (expand_rule(pol, &nd->match, (uint32_t)(i + 1), &o->x, &o->nat_acl) < 0) {
-				if (pol->d->errors != errors)
+				if (diag_real_errors(pol->d) != errors)
 					continue;
 				/* Only warned: it stays, with no entries. */
 				o->nat_acl.n = nr.first_entry;
@@ -192,17 +175,6 @@ static void compile_nat(struct policy *pol, struct out *o)
 		nr.entry_count = (uint32_t)(o->nat_acl.n - nr.first_entry);
 		memcpy(nr.addr_lo, nd->lo, 16);
 		memcpy(nr.addr_hi, nd->hi, 16);
-		for (size_t j = 1; fam == 0 && j < o->nat.n; j++) {
-			const struct rfw_nat_rule *e = &o->nat.v[j];
-
-			if (!same_match(o->nat_acl.v + e->first_entry, e->entry_count,
-					o->nat_acl.v + nr.first_entry, nr.entry_count))
-				continue;
-			diag_warn_at(pol, nd->node,
-				     "NAT rule '%s' can never match: NAT rule '%s' (number %zu) has the same match and comes first",
-				     nd->name, o->x.strings.v + e->name_off, j);
-			break;
-		}
 		VEC_PUSH(o->nat, nr);
 	}
 }
@@ -304,6 +276,7 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 static void out_free(struct out *o)
 {
 	free(o->x.strings.v);
+	free(o->x.set_pfx.v);
 	lpm_data_free(&o->x.ld);
 	free(o->acl.v);
 	free(o->nat_acl.v);
@@ -328,15 +301,21 @@ unsigned rulec_compile_opts(const char *path, FILE *diag, const struct rulec_opt
 	*len = 0;
 	policy_load(&pol, path, &d);
 	if (pol.files.n) {
+		struct lint_sets sets;
+
 		compile_rules(&pol, &o);
 		compile_nat(&pol, &o);
 		compile_objects(&pol, &o);
 		host_check_nat(&pol);
+		sets = (struct lint_sets){o.x.set_pfx.v, o.x.set_pfx.n};
 		/* Rules never reached, redundant or impossible: warnings
-		 * from the expanded entries (only when they compiled). */
-		if (d.errors == 0 &&
-		    lint_rules(&pol, o.acl.v, (uint32_t)o.acl.n, o.rules.v,
-			       (uint32_t)o.rules.n - 1, o.x.strings.v) < 0)
+		 * from the expanded entries (only when they compiled; other
+		 * warnings that --strict made errors do not stop them). */
+		if (diag_real_errors(&d) == 0 &&
+		    (lint_rules(&pol, o.acl.v, (uint32_t)o.acl.n, o.rules.v,
+				(uint32_t)o.rules.n - 1, o.x.strings.v, &sets) < 0 ||
+		     lint_nat(&pol, o.nat_acl.v, o.nat.v, (uint32_t)(o.nat.n ? o.nat.n - 1 : 0),
+			      o.x.strings.v, &sets) < 0))
 			diag_error(&d, 0, 0, "out of memory analysing the rules");
 	}
 	if (d.errors == 0) {

@@ -46,6 +46,7 @@ static void add_msg(struct diag *d, size_t file, unsigned line, unsigned col, in
 		d->warnings++;
 	else
 		d->errors++;
+	d->strict_warnings += warning && d->strict;
 	va_copy(ap2, ap);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	m.text = malloc((size_t)(n > 0 ? n : 0) + 1);

@@ -17,6 +17,7 @@ struct diag {
 	unsigned errors;
 	unsigned warnings;
 	int strict;		/* --strict: warnings are errors */
+	unsigned strict_warnings;	/* of errors, the warnings --strict made errors */
 	/* Every file read (the policy, its includes, file: lists), in the
 	 * order opened; cur is the one messages are positioned in. */
 	char **files;
@@ -24,6 +25,13 @@ struct diag {
 	struct diag_msg *msgs;	/* held until diag_flush */
 	size_t nmsgs, cap;
 };
+
+/* Errors that are not warnings made errors by --strict: what stops the
+ * later checks, which would otherwise meet half-compiled input. */
+static inline unsigned diag_real_errors(const struct diag *d)
+{
+	return d->errors - d->strict_warnings;
+}
 
 /* Register a file name (copied); returns its number. With no file
  * registered, messages name d->file. */

@@ -205,6 +205,7 @@ static int side_addrs(struct policy *pol, struct rule *r, struct side *s, int to
 				ytree_error(pol->d, s->net_node, "out of memory building an address set");
 				return -1;
 			}
+			VEC_PUSH(x->set_pfx, &nv->pfx);
 			if (def)
 				def->set = (uint32_t)idx + 1;
 		}

@@ -12,6 +12,9 @@ struct expand_ctx {
 	int nat;		/* expanding NAT matches: "can never match" warns */
 	VEC(char) strings;
 	struct lpm_data ld;
+	/* per address set (index = set number): its prefixes, owned by the
+	 * policy, for the analysis (lint.c) */
+	VEC(const pfx_list *) set_pfx;
 };
 
 /* Append r's entries (rule number num) to acl. 0, or -1 after reporting

@@ -271,6 +271,9 @@ void warn_unused(struct policy *pol);
  * analysers such as rule shadowing (analyze.c). */
 void diag_warn_at_rule(struct policy *pol, uint32_t rule, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same at NAT rule number `nat` (1-based). */
+void diag_warn_at_nat(struct policy *pol, uint32_t nat, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void diag_warn_at(struct policy *pol, yaml_node_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

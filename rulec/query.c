@@ -135,9 +135,12 @@ static int query_option(const struct rfw_view *v, const char *opt, const char *v
 	return -1;
 }
 
+/* What an ICMP query named after its destination. */
+enum { ICMP_TYPE_GIVEN = 1, ICMP_CODE_GIVEN = 2 };
+
 /* The port or ICMP type after an address. */
 static int endpoint_tail(const char *tail, int proto, int dst, struct pkt_key *k, int *given,
-			 char *err, size_t errlen)
+			 int *icmp_given, char *err, size_t errlen)
 {
 	unsigned long p;
 	int type, code;
@@ -153,6 +156,7 @@ static int endpoint_tail(const char *tail, int proto, int dst, struct pkt_key *k
 		}
 		k->icmp_type = (uint8_t)type;
 		k->icmp_code = (uint8_t)(code < 0 ? 0 : code);
+		*icmp_given = ICMP_TYPE_GIVEN | (code < 0 ? 0 : ICMP_CODE_GIVEN);
 		return 0;
 	}
 	if (val_parse_uint(tail, 65535, &p) < 0) {
@@ -160,6 +164,95 @@ static int endpoint_tail(const char *tail, int proto, int dst, struct pkt_key *k
 		return -1;
 	}
 	*(dst ? &k->dport : &k->sport) = (uint16_t)p;
+	return 0;
+}
+
+/* The ICMP types (codes) the rules name, and one they do not: every
+ * type outside the list meets the same rules as that one. Returns how
+ * many went to out (at most 257). */
+static unsigned icmp_values(const struct rfw_view *v, uint16_t flag, int code, uint16_t *out)
+{
+	uint8_t named[256] = {0};
+	unsigned n = 0;
+
+	for (uint64_t i = 0; i < v->acl_count; i++)
+		if (v->acl[i].flags & flag)
+			named[code ? v->acl[i].icmp_code : v->acl[i].icmp_type] = 1;
+	for (unsigned x = 0; x < 256; x++)
+		if (named[x])
+			out[n++] = (uint16_t)x;
+	for (unsigned x = 0; x < 256; x++)
+		if (!named[x]) {
+			out[n++] = (uint16_t)x;
+			break;
+		}
+	return n;
+}
+
+/* The address of a destination word as it is written before a type:
+ * "10.0.0.2", "[fd00::2]" (brackets added to a bare IPv6 address). */
+static void dst_address(const char *dst, char *out, size_t len)
+{
+	const char *colon = strchr(dst, ':');
+
+	if (dst[0] == '[')
+		snprintf(out, len, "%.*s", (int)strcspn(dst, "]") + 1, dst);
+	else if (!colon)
+		snprintf(out, len, "%s", dst);
+	else if (!strchr(colon + 1, ':'))
+		snprintf(out, len, "%.*s", (int)(colon - dst), dst);
+	else
+		snprintf(out, len, "[%s]", dst);
+}
+
+/* An ICMP query that left out the type (or the code): the answer when
+ * every type (code) it could be gets the same one. When they differ the
+ * query is refused, naming two that differ, rather than guessing type 0
+ * (echo-reply), which the user almost never means. */
+static int icmp_lookup_any(const struct rfw_view *v, const struct cls_table *t,
+			   struct pkt_key *k, int given, const char *dst, uint32_t *rule,
+			   char *err, size_t errlen)
+{
+	uint16_t types[257], codes[257];
+	unsigned nt = 1, nc = icmp_values(v, RFW_ACL_ICMP_CODE, 1, codes);
+	uint8_t first_type = 0, first_code = 0;
+	int have = 0;
+	char where[80];
+
+	types[0] = k->icmp_type;
+	if (!(given & ICMP_TYPE_GIVEN))
+		nt = icmp_values(v, RFW_ACL_ICMP_TYPE, 0, types);
+	dst_address(dst, where, sizeof(where));
+	for (unsigned a = 0; a < nt; a++)
+		for (unsigned b = 0; b < nc; b++) {
+			uint32_t r;
+
+			k->icmp_type = (uint8_t)types[a];
+			k->icmp_code = (uint8_t)codes[b];
+			r = cls_lookup(t, k);
+			if (!have) {
+				*rule = r;
+				first_type = k->icmp_type;
+				first_code = k->icmp_code;
+				have = 1;
+				continue;
+			}
+			if (r == *rule)
+				continue;
+			if (given & ICMP_TYPE_GIVEN)
+				snprintf(err, errlen, "the answer depends on the ICMP code: %u/%u meets "
+					 "rule %u '%s', %u/%u rule %u '%s'; give the code after the "
+					 "type (%s:%u/%u)", first_type, first_code, *rule,
+					 rfw_rule_name(v, *rule), k->icmp_type, k->icmp_code, r,
+					 rfw_rule_name(v, r), where, first_type, first_code);
+			else
+				snprintf(err, errlen, "the answer depends on the ICMP type: %u/%u meets "
+					 "rule %u '%s', %u/%u rule %u '%s'; give the type after the "
+					 "destination (%s:TYPE[/CODE], e.g. %s:echo-request)", first_type,
+					 first_code, *rule, rfw_rule_name(v, *rule), k->icmp_type,
+					 k->icmp_code, r, rfw_rule_name(v, r), where, where);
+			return -1;
+		}
 	return 0;
 }
 
@@ -171,8 +264,8 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 	struct pkt_key k;
 	struct cls_table t;
 	uint8_t sfam, dfam;
-	int proto, sp, dp, ntok = 0, nwords = 0, has_flags = 0;
-	uint32_t rule;
+	int proto, sp, dp, ntok = 0, nwords = 0, has_flags = 0, icmp_given = 0;
+	uint32_t rule = 0;
 
 	memset(&k, 0, sizeof(k));
 	/* No --in/--out: no interface, so rules naming one do not match;
@@ -216,8 +309,8 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 	/* As pkt_parse does: only TCP, UDP and SCTP have ports; an unnamed
 	 * port is 0. ICMP's type and code go where the destination port would. */
 	k.has_ports = (uint8_t)val_proto_has_ports(proto);
-	if (endpoint_tail(stail, proto, 0, &k, &sp, err, errlen) < 0 ||
-	    endpoint_tail(dtail, proto, 1, &k, &dp, err, errlen) < 0)
+	if (endpoint_tail(stail, proto, 0, &k, &sp, &icmp_given, err, errlen) < 0 ||
+	    endpoint_tail(dtail, proto, 1, &k, &dp, &icmp_given, err, errlen) < 0)
 		return -1;
 	if (!k.has_ports && (sp || (dp && proto != 1 && proto != 58))) {
 		snprintf(err, errlen, "protocol '%s' has no ports", words[0]);
@@ -229,7 +322,12 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 	}
 	/* The workers' table: the compiled trees when the artifact has them. */
 	cls_table_init(&t, v);
-	rule = cls_lookup(&t, &k);
+	if ((proto == 1 || proto == 58) && icmp_given != (ICMP_TYPE_GIVEN | ICMP_CODE_GIVEN)) {
+		if (icmp_lookup_any(v, &t, &k, icmp_given, words[2], &rule, err, errlen) < 0)
+			return -1;
+	} else {
+		rule = cls_lookup(&t, &k);
+	}
 	snprintf(ans, anslen, "%u %s %s", rule, rfw_rule_name(v, rule),
 		 rfw_action_name(v->rules[rule].action));
 	return 0;

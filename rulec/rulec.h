@@ -37,7 +37,10 @@ void rulec_dump(const struct rfw_view *v, FILE *out);
  * "NUM NAME ACTION" (no newline) in ans. OPTIONS: --in IFACE, --out IFACE,
  * --state new|established|related|invalid (default new), --tcp-flags
  * syn,ack,... (default none); for icmp/icmpv6 DST may end in :TYPE[/CODE]
- * (a name or number) instead of a port. 0, or -1 with the reason in err. */
+ * (a name or number) instead of a port. Without the type (or the code)
+ * the answer is the rule every type (code) meets; when they meet
+ * different rules the query is refused, naming two. 0, or -1 with the
+ * reason in err. */
 int rulec_query_line(const struct rfw_view *v, const char *line,
 		     char *ans, size_t anslen, char *err, size_t errlen);
 

@@ -10,10 +10,11 @@
 static void warn_v(struct policy *pol, size_t file, const yaml_node_t *n, const char *fmt,
 		   va_list ap)
 {
-	char text[1024];
+	char text[1024], note[80];
 
 	vsnprintf(text, sizeof(text), fmt, ap);
-	diag_warn_in(pol->d, file, ytree_line(n), ytree_col(n), "%s", text);
+	ytree_note(n, note, sizeof(note));
+	diag_warn_in(pol->d, file, ytree_line(n), ytree_col(n), "%s%s", text, note);
 }
 
 void diag_warn_at(struct policy *pol, yaml_node_t *n, const char *fmt, ...)
@@ -35,6 +36,19 @@ void diag_warn_at_rule(struct policy *pol, uint32_t rule, const char *fmt, ...)
 	r = &pol->rules.v[rule - 1];
 	va_start(ap, fmt);
 	warn_v(pol, pol->files.v[r->file].diag_file, r->node, fmt, ap);
+	va_end(ap);
+}
+
+void diag_warn_at_nat(struct policy *pol, uint32_t nat, const char *fmt, ...)
+{
+	va_list ap;
+	const struct nat_def *nd;
+
+	if (nat == 0 || nat > pol->nats.n)
+		return;
+	nd = &pol->nats.v[nat - 1];
+	va_start(ap, fmt);
+	warn_v(pol, pol->files.v[nd->file].diag_file, nd->node, fmt, ap);
 	va_end(ap);
 }
 

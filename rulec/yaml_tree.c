@@ -4,7 +4,9 @@
 #include "yaml_tree.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -155,6 +157,311 @@ static int check_nesting(FILE *f, struct diag *d)
 	return 0;
 }
 
+/* ---- aliases: each use its own copy, positioned where it is written ----
+ *
+ * libyaml's document makes an alias another reference to the anchored
+ * node, so every message about it (or about anything inside it) named the
+ * anchor's position, once per use. Here every alias becomes a copy of the
+ * anchored nodes, each positioned at the alias, remembering in end_mark
+ * where the copied text is (ytree_copied_from); the copies are bounded
+ * (a "billion laughs" file nests aliases of aliases). */
+#define YTREE_MAX_ALIAS_NODES (1u << 18)	/* nodes all the copies may add */
+#define COPY_MARK ((size_t)-1)			/* end_mark.index of a copy */
+
+/* Where an alias stands: child number `slot` of collection `parent` (a
+ * mapping's pair slot / 2, its key when slot is even), written at mark. */
+struct alias_use {
+	int parent;
+	size_t slot;
+	yaml_mark_t mark;
+};
+
+struct open_node {
+	int id;
+	size_t children;
+};
+
+static int *slot_ref(yaml_document_t *doc, const struct alias_use *u)
+{
+	yaml_node_t *p = yaml_document_get_node(doc, u->parent);
+
+	if (!p)
+		return NULL;
+	if (p->type == YAML_SEQUENCE_NODE) {
+		if (u->slot >= (size_t)(p->data.sequence.items.top - p->data.sequence.items.start))
+			return NULL;
+		return &p->data.sequence.items.start[u->slot];
+	}
+	if (p->type == YAML_MAPPING_NODE) {
+		yaml_node_pair_t *pair = p->data.mapping.pairs.start + u->slot / 2;
+
+		if (pair >= p->data.mapping.pairs.top)
+			return NULL;
+		return u->slot % 2 ? &pair->value : &pair->key;
+	}
+	return NULL;
+}
+
+/* The document's nodes in the order libyaml made them (their ids), read
+ * again as events: where each alias stands. -1 when out of memory or the
+ * events do not retrace the document. */
+static int find_aliases(FILE *f, struct alias_use **out, size_t *n)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	struct open_node *stack = NULL;
+	size_t depth = 0, cap = 0, ucap = 0;
+	int next_id = 1, rc = -1, done = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (fseek(f, 0, SEEK_SET) != 0 || !yaml_parser_initialize(&p))
+		return -1;
+	yaml_parser_set_input_file(&p, f);
+	while (!done) {
+		int opened = 0;
+
+		if (!yaml_parser_parse(&p, &ev))
+			goto out;
+		switch (ev.type) {
+		case YAML_ALIAS_EVENT:
+			if (depth) {
+				if (*n == ucap) {
+					size_t c = ucap ? ucap * 2 : 16;
+					struct alias_use *v = realloc(*out, c * sizeof(*v));
+
+					if (!v)
+						goto fail_event;
+					*out = v;
+					ucap = c;
+				}
+				(*out)[(*n)++] = (struct alias_use){stack[depth - 1].id,
+								    stack[depth - 1].children, ev.start_mark};
+			}
+			break;
+		case YAML_SCALAR_EVENT:
+			next_id++;
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (depth == cap) {
+				size_t c = cap ? cap * 2 : 16;
+				struct open_node *v = realloc(stack, c * sizeof(*v));
+
+				if (!v)
+					goto fail_event;
+				stack = v;
+				cap = c;
+			}
+			stack[depth++] = (struct open_node){next_id++, 0};
+			opened = 1;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			if (depth)
+				depth--;
+			break;
+		case YAML_DOCUMENT_END_EVENT:
+		case YAML_STREAM_END_EVENT:
+			done = 1;
+			break;
+		default:
+			break;
+		}
+		/* a node just read (not one just opened) is its parent's next child */
+		if (!opened && depth &&
+		    (ev.type == YAML_ALIAS_EVENT || ev.type == YAML_SCALAR_EVENT ||
+		     ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT))
+			stack[depth - 1].children++;
+		yaml_event_delete(&ev);
+	}
+	rc = 0;
+	goto out;
+fail_event:
+	yaml_event_delete(&ev);
+out:
+	free(stack);
+	yaml_parser_delete(&p);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+enum { COPY_NOMEM = 0, COPY_TOO_MANY = -1, COPY_CYCLE = -2 };
+
+/* The nodes being copied, outermost first: an alias inside the node it
+ * names makes the document a cycle. Deeper than the nesting check lets
+ * a file be (64 brackets, 1024 columns) can only be one. */
+struct copy_path {
+	int id[1100];
+	unsigned depth;
+};
+
+static int copy_children(yaml_document_t *doc, int id, const yaml_node_t *n, yaml_mark_t at,
+			 size_t *budget, struct copy_path *path);
+
+/* A copy of node id (and everything under it) positioned at `at`: its
+ * id, or COPY_NOMEM, COPY_TOO_MANY past the budget, COPY_CYCLE. */
+static int copy_tree(yaml_document_t *doc, int id, yaml_mark_t at, size_t *budget,
+		     struct copy_path *path)
+{
+	yaml_node_t *n = yaml_document_get_node(doc, id), *c;
+	yaml_mark_t from;
+	int copy;
+
+	if (!n)
+		return COPY_NOMEM;
+	if (*budget == 0)
+		return COPY_TOO_MANY;
+	for (unsigned i = 0; i < path->depth; i++)
+		if (path->id[i] == id)
+			return COPY_CYCLE;
+	if (path->depth == sizeof(path->id) / sizeof(path->id[0]))
+		return COPY_CYCLE;
+	--*budget;
+	from = n->start_mark;
+	path->id[path->depth++] = id;
+	copy = copy_children(doc, id, n, at, budget, path);
+	path->depth--;
+	if (copy <= 0)
+		return copy;
+	c = yaml_document_get_node(doc, copy);
+	c->start_mark = at;
+	c->end_mark = (yaml_mark_t){COPY_MARK, from.line, from.column};
+	if (from.index == COPY_MARK)	/* a copy of a copy: the text is the first's */
+		c->end_mark = yaml_document_get_node(doc, id)->end_mark;
+	return copy;
+}
+
+/* copy_tree's node itself and its children. */
+static int copy_children(yaml_document_t *doc, int id, const yaml_node_t *n, yaml_mark_t at,
+			 size_t *budget, struct copy_path *path)
+{
+	int copy = 0;
+
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		copy = yaml_document_add_scalar(doc, n->tag, n->data.scalar.value,
+						(int)n->data.scalar.length, n->data.scalar.style);
+		break;
+	case YAML_SEQUENCE_NODE: {
+		size_t items = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+
+		copy = yaml_document_add_sequence(doc, n->tag, n->data.sequence.style);
+		for (size_t i = 0; copy && i < items; i++) {
+			/* the array may move as nodes are added: look it up again */
+			int item = yaml_document_get_node(doc, id)->data.sequence.items.start[i];
+			int c2 = copy_tree(doc, item, at, budget, path);
+
+			if (c2 <= 0)
+				return c2;
+			if (!yaml_document_append_sequence_item(doc, copy, c2))
+				return 0;
+		}
+		break;
+	}
+	case YAML_MAPPING_NODE: {
+		size_t pairs = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+
+		copy = yaml_document_add_mapping(doc, n->tag, n->data.mapping.style);
+		for (size_t i = 0; copy && i < pairs; i++) {
+			yaml_node_pair_t pair = yaml_document_get_node(doc, id)->data.mapping.pairs.start[i];
+			int k = copy_tree(doc, pair.key, at, budget, path), v;
+
+			if (k <= 0)
+				return k;
+			v = copy_tree(doc, pair.value, at, budget, path);
+			if (v <= 0)
+				return v;
+			if (!yaml_document_append_mapping_pair(doc, copy, k, v))
+				return 0;
+		}
+		break;
+	}
+	default:
+		return COPY_NOMEM;
+	}
+	return copy;
+}
+
+/* Every alias of the loaded document replaced by its own copy, in the
+ * order written (an alias inside an anchored node is a copy by the time
+ * that node is copied). 0, or -1 after reporting why. */
+static int expand_aliases(struct ytree *t, FILE *f, struct diag *d)
+{
+	struct alias_use *uses;
+	size_t n, budget = YTREE_MAX_ALIAS_NODES;
+	struct copy_path *path = malloc(sizeof(*path));
+	int rc = 0;
+
+	if (!path || find_aliases(f, &uses, &n) < 0) {
+		free(path);
+		diag_error(d, 0, 0, "out of memory while reading YAML aliases");
+		return -1;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		int *ref = slot_ref(&t->doc, &uses[i]), copy;
+
+		if (!ref)
+			continue;	/* cannot happen: the events retrace the document */
+		path->depth = 0;
+		copy = copy_tree(&t->doc, *ref, uses[i].mark, &budget, path);
+		if (copy > 0) {
+			*slot_ref(&t->doc, &uses[i]) = copy;	/* the array may have moved */
+			continue;
+		}
+		rc = -1;
+		if (copy == COPY_TOO_MANY)
+			diag_error(d, (unsigned)uses[i].mark.line + 1, (unsigned)uses[i].mark.column + 1,
+				   "YAML aliases here and before stand for more than %u values: "
+				   "too many for a policy (aliases of aliases multiply)",
+				   YTREE_MAX_ALIAS_NODES);
+		else if (copy == COPY_CYCLE)
+			diag_error(d, (unsigned)uses[i].mark.line + 1, (unsigned)uses[i].mark.column + 1,
+				   "YAML alias inside the value it names: it would stand for itself "
+				   "without end");
+		else
+			diag_error(d, 0, 0, "out of memory while copying YAML aliases");
+	}
+	free(uses);
+	free(path);
+	return rc;
+}
+
+int ytree_copied_from(const yaml_node_t *n, unsigned *line, unsigned *col)
+{
+	if (n->end_mark.index != COPY_MARK)
+		return 0;
+	*line = (unsigned)n->end_mark.line + 1;
+	*col = (unsigned)n->end_mark.column + 1;
+	return 1;
+}
+
+void ytree_note(const yaml_node_t *n, char *buf, size_t len)
+{
+	unsigned line, col;
+
+	if (ytree_copied_from(n, &line, &col))
+		snprintf(buf, len, " (through an alias of line %u column %u)", line, col);
+	else if (len)
+		buf[0] = '\0';
+}
+
+void ytree_error(struct diag *d, const yaml_node_t *n, const char *fmt, ...)
+{
+	char text[1024], note[80];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	ytree_note(n, note, sizeof(note));
+	diag_error(d, ytree_line(n), ytree_col(n), "%s%s", text, note);
+}
+
 int ytree_load(struct ytree *t, const char *path, struct diag *d)
 {
 	yaml_parser_t p;
@@ -209,6 +516,8 @@ int ytree_load(struct ytree *t, const char *path, struct diag *d)
 			   "a policy is one YAML document; found a second one");
 	yaml_document_delete(&extra);
 	refuse_tags(t, d);
+	if (d->errors == before)
+		expand_aliases(t, f, d);
 out:
 	yaml_parser_delete(&p);
 	fclose(f);

@@ -27,8 +27,16 @@ static inline unsigned ytree_col(const yaml_node_t *n) { return (unsigned)n->sta
 /* The scalar's text, or NULL when n is not a scalar. */
 const char *ytree_str(const yaml_node_t *n);
 
-/* Report an error positioned at node n. */
-#define ytree_error(d, n, ...) diag_error((d), ytree_line(n), ytree_col(n), __VA_ARGS__)
+/* A node copied for an alias (ytree_load gives every alias its own copy,
+ * positioned at the alias): 1 with where the copied text is, else 0. */
+int ytree_copied_from(const yaml_node_t *n, unsigned *line, unsigned *col);
+/* " (through an alias of line L column C)" for such a node, else "". */
+void ytree_note(const yaml_node_t *n, char *buf, size_t len);
+
+/* Report an error positioned at node n (an alias: where the alias is,
+ * naming the text it stands for). */
+void ytree_error(struct diag *d, const yaml_node_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Check the keys of mapping map (described as `where` in messages): each
  * must be a scalar, appear once, and be in known[]; keys in later[] are

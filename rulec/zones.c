@@ -43,6 +43,7 @@ long zones_iface(struct policy *pol, yaml_node_t *at, const char *name)
 struct zone_ctx {
 	size_t zone;
 	uint32_t mask;
+	yaml_node_t *listed[RFW_MAX_INTERFACES];	/* where each was first listed */
 };
 
 static int zone_iface_entry(struct policy *pol, yaml_node_t *n, void *p)
@@ -63,6 +64,15 @@ static int zone_iface_entry(struct policy *pol, yaml_node_t *n, void *p)
 			    s, pol->zones.v[pol->ifaces.v[i].zone].name);
 		return -1;
 	}
+	/* Harmless to the masks, but a second listing is a slip (a typo of
+	 * another interface, or a list merged twice): say so. */
+	if (z->mask >> i & 1) {
+		ytree_error(pol->d, n, "interface '%s' is listed twice in zone '%s' (first at line %u column %u)",
+			    s, pol->zones.v[z->zone].name, ytree_line(z->listed[i]),
+			    ytree_col(z->listed[i]));
+		return -1;
+	}
+	z->listed[i] = n;
 	pol->ifaces.v[i].zone = (uint32_t)z->zone;
 	z->mask |= 1u << i;
 	return 0;
@@ -99,7 +109,7 @@ void zones_parse(struct policy *pol, yaml_node_t *section)
 			continue;
 		}
 		VEC_PUSH(pol->zones, z);
-		ctx = (struct zone_ctx){pol->zones.n - 1, 0};
+		ctx = (struct zone_ctx){.zone = pol->zones.n - 1};
 		policy_each(pol, ytree_node(pol->yt, p->value), zone_iface_entry, &ctx);
 		pol->zones.v[ctx.zone].ifaces = ctx.mask;
 	}

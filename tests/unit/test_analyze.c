@@ -272,6 +272,88 @@ static void test_state_conditions(void **s)
 	assert_string_equal(RUN(f, act2), "S2:1 S5:4");
 }
 
+static struct rfw_acl_entry flags(struct rfw_acl_entry e, uint8_t mask, uint8_t value)
+{
+	e.flags |= RFW_ACL_TCP_FLAGS;
+	e.tcp_mask = mask;
+	e.tcp_value = value;
+	return e;
+}
+
+static struct rfw_acl_entry in_if(struct rfw_acl_entry e, uint32_t mask)
+{
+	e.flags |= RFW_ACL_IN_IF;
+	e.in_ifaces = mask;
+	return e;
+}
+
+/* Earlier rules with complementary conditions cover a rule together: the
+ * states split in two; syn, !syn,!ack and ack. */
+static void test_complementary_conditions(void **s)
+{
+	(void)s;
+	struct rfw_acl_entry e[] = {
+		state(tcp(1), RFW_STATE_NEW),
+		state(tcp(2), RFW_STATE_ESTABLISHED | RFW_STATE_RELATED | RFW_STATE_INVALID),
+		dport(tcp(3), 22, 22),			/* under 1 + 2 */
+		flags(proto(v4(4), 17), 0, 0),		/* no packet: TCP flags on UDP */
+		flags(dport(tcp(5), 80, 80), 0x02, 0x02),	/* syn */
+		flags(dport(tcp(6), 80, 80), 0x12, 0x00),	/* !syn,!ack */
+		flags(dport(tcp(7), 80, 80), 0x10, 0x10),	/* ack: with 5 and 6, all */
+		dport(tcp(8), 80, 80),			/* under 5 + 6 + 7 (and 1 + 2) */
+	};
+	const uint8_t act[] = {ACCEPT, DROP, DROP, ACCEPT, DROP, DROP, DROP, DROP, DROP};
+
+	assert_string_equal(RUN(e, act), "S3:1,2 N4 S5:1,2 S6:1,2 S7:1,2 S8:1,2");
+
+	/* the same without 1 and 2: 5 + 6 + 7 take all of port 80 */
+	struct rfw_acl_entry f[] = {
+		flags(dport(tcp(1), 80, 80), 0x02, 0x02),
+		flags(dport(tcp(2), 80, 80), 0x12, 0x00),
+		flags(dport(tcp(3), 80, 80), 0x10, 0x10),
+		dport(tcp(4), 80, 80),
+		flags(dport(tcp(5), 443, 443), 0x02, 0x02),
+		flags(dport(tcp(6), 443, 443), 0x12, 0x00),
+		dport(tcp(7), 443, 443),		/* syn+ack... and ack are left */
+	};
+	const uint8_t act2[] = {ACCEPT, DROP, DROP, DROP, REJECT, DROP, DROP, REJECT};
+
+	assert_string_equal(RUN(f, act2), "S4:1,2,3");
+
+	/* ICMP type and code are dimensions too */
+	struct rfw_acl_entry g[] = {
+		proto(v4(1), 1),
+		proto(v4(2), 1),
+		proto(v4(3), 1),
+		proto(v4(4), 1),
+	};
+	const uint8_t act3[] = {ACCEPT, DROP, DROP, DROP, ACCEPT};
+
+	g[0].flags |= RFW_ACL_ICMP_TYPE;
+	g[0].icmp_type = 8;
+	g[1].flags |= RFW_ACL_ICMP_TYPE;	/* type 8 code 0 again: under 1 */
+	g[1].flags |= RFW_ACL_ICMP_CODE;
+	g[1].icmp_type = 8;
+	assert_string_equal(RUN(g, act3), "R1:3 S2:1 S4:3");
+}
+
+/* Interfaces: naming every interface of the policy does not cover a rule
+ * without one (a packet can come in on an interface the policy does not
+ * name, which no interface condition takes). */
+static void test_interfaces_leave_others(void **s)
+{
+	(void)s;
+	struct rfw_acl_entry e[] = {
+		in_if(tcp(1), 0x1),
+		in_if(tcp(2), 0x2),
+		dport(tcp(3), 22, 22),			/* not covered: other interfaces */
+		in_if(dport(tcp(4), 23, 23), 0x3),	/* covered */
+	};
+	const uint8_t act[] = {ACCEPT, DROP, DROP, DROP, ACCEPT};
+
+	assert_string_equal(RUN(e, act), "S4:1,2");
+}
+
 static void test_sets_and_interfaces(void **s)
 {
 	(void)s;
@@ -435,6 +517,51 @@ static uint32_t rnd(uint32_t n)
 static struct pkt_key pkts[MAX_PKTS];
 static uint32_t pkt_count;
 
+/* The random sets' modes: addresses, protocols and ports only; with
+ * conntrack states new and established (sound, not exact); with every
+ * condition a box holds (exact over their few values). */
+enum { PLAIN, WITH_STATE, WITH_EXTRAS };
+
+/* WITH_EXTRAS: 4 source and destination addresses, the source port 0,
+ * every state, interfaces 0, 1 and none, TCP flags over syn and ack,
+ * ICMP types 0, 8 and 3: a packet of each class the entries can tell. */
+static void make_extra_packets(void)
+{
+	static const uint8_t protos[] = {1, 6, 17, 50}, ifs[] = {0, 1, 0xff};
+	static const uint8_t flags[] = {0, 0x02, 0x10, 0x12}, types[] = {0, 8, 3};
+	static const uint16_t ports[] = {0, 1, 2, 3, 4, 4000};
+	struct pkt_key k;
+
+	pkt_count = 0;
+	memset(&k, 0, sizeof(k));
+	for (int st = 0; st < 4; st++)
+		for (int in = 0; in < 3; in++)
+			for (int fam = 0; fam < 2; fam++)
+				for (int sa = 0; sa < 4; sa++)
+					for (int da = 0; da < 4; da++)
+						for (int p = 0; p < 4; p++)
+							for (int hp = 0; hp < 2; hp++)
+								for (int dp = 0; dp < (hp ? 6 : 1); dp++)
+									for (int x = 0; x < 4; x++) {
+		if ((hp && protos[p] != 6 && protos[p] != 17) ||
+		    (x && protos[p] != 6 && (protos[p] != 1 || x > 2)))
+			continue;
+		k.ct_state = (uint8_t)(1u << st);
+		k.in_if = ifs[in];
+		k.out_if = 0xff;
+		k.family = fam ? 6 : 4;
+		k.src[0] = (uint8_t)(sa << 6);
+		k.dst[0] = (uint8_t)(da << 6);
+		k.proto = protos[p];
+		k.has_ports = (uint8_t)hp;
+		k.dport = hp ? ports[dp] : 0;
+		k.tcp_flags = protos[p] == 6 ? flags[x] : 0;
+		k.icmp_type = protos[p] == 1 ? types[x] : 0;
+		assert_true(pkt_count < MAX_PKTS);
+		pkts[pkt_count++] = k;
+	}
+}
+
 static void make_packets(int with_state)
 {
 	static const uint8_t protos[] = {1, 6, 17, 50};
@@ -506,6 +633,52 @@ static struct rfw_acl_entry rnd_entry(uint32_t rule, int with_state)
 	return e;
 }
 
+/* An entry over make_extra_packets' classes: any state set, interface
+ * set, TCP flag test over syn and ack, ICMP type. */
+static struct rfw_acl_entry rnd_extra_entry(uint32_t rule)
+{
+	static const uint8_t fams[] = {0, 4, 6, 4};
+	struct rfw_acl_entry e = any(rule, fams[rnd(4)]);
+
+	/* addresses and ports seldom, so that rules differ mostly in the
+	 * other conditions and complementary ones turn up */
+	if (rnd(4) == 0) {
+		e.src_len = (uint8_t)(1 + rnd(2));
+		e.src[0] = (uint8_t)(rnd(4) << 6 & (0xff00 >> e.src_len));
+	}
+	if (rnd(4) == 0) {
+		e.dst_len = (uint8_t)(1 + rnd(2));
+		e.dst[0] = (uint8_t)(rnd(4) << 6 & (0xff00 >> e.dst_len));
+	}
+	switch (rnd(4)) {
+	case 0: break;
+	case 1: e = proto(e, 1); break;
+	default: e = proto(e, 6); break;
+	}
+	if (rnd(4) == 0) {
+		e.flags |= RFW_ACL_PORTS;
+		rnd_range(&e.dport_lo, &e.dport_hi);
+	}
+	if (rnd(2))
+		e = state(e, (uint8_t)(1 + rnd(15)));
+	if (rnd(3) == 0) {
+		e.flags |= RFW_ACL_IN_IF;
+		e.in_ifaces = 1 + rnd(3);
+	}
+	if (e.proto == 6 && rnd(2)) {
+		static const uint8_t masks[] = {0x02, 0x10, 0x12};
+
+		e.flags |= RFW_ACL_TCP_FLAGS;
+		e.tcp_mask = masks[rnd(3)];
+		e.tcp_value = (uint8_t)(rnd(256) & e.tcp_mask);
+	}
+	if (e.proto == 1 && rnd(2)) {
+		e.flags |= RFW_ACL_ICMP_TYPE;
+		e.icmp_type = rnd(2) ? 8 : 0;
+	}
+	return e;
+}
+
 struct found {
 	int kind[MAX_RULES + 1];	/* -1 none */
 	uint32_t others[MAX_RULES + 1][MAX_RULES + 1];
@@ -540,7 +713,7 @@ struct tally {
 	uint32_t shadowed, never, redundant, removable;
 };
 
-static void cross_check(int with_state, struct tally *t)
+static void cross_check(int mode, struct tally *t)
 {
 	static uint32_t match[MAX_PKTS];
 	struct rfw_acl_entry e[MAX_ENTRIES];
@@ -551,7 +724,7 @@ static void cross_check(int with_state, struct tally *t)
 
 	for (uint32_t r = 1; r <= rules; r++)
 		for (uint32_t c = rnd(4) == 0 ? 0 : 1 + rnd(2); c; c--)
-			e[n++] = rnd_entry(r, with_state);
+			e[n++] = mode == WITH_EXTRAS ? rnd_extra_entry(r) : rnd_entry(r, mode);
 	for (uint32_t r = 0; r <= rules; r++)
 		act[r] = (uint8_t)(rnd(5) == 0 ? REJECT : rnd(2));
 	memset(&f, 0, sizeof(f));
@@ -606,8 +779,9 @@ static void cross_check(int with_state, struct tally *t)
 			t->redundant++;
 			break;
 		default:
-			/* exact without conditions: anything unreached was found */
-			if (!with_state) {
+			/* exact where the packets hold every class: anything
+			 * unreached was found */
+			if (mode != WITH_STATE) {
 				assert_true(matches);
 				assert_true(reached);
 			}
@@ -624,7 +798,7 @@ static void test_random_exact(void **s)
 	(void)s;
 	make_packets(0);
 	for (int i = 0; i < 1500; i++)
-		cross_check(0, &t);
+		cross_check(PLAIN, &t);
 	printf("# 1500 random sets: %u shadowed, %u never match, %u redundant "
 	       "(of %u reached rules removable)\n", t.shadowed, t.never, t.redundant, t.removable);
 	assert_true(t.shadowed > 100 && t.never > 50 && t.redundant > 100);
@@ -637,9 +811,26 @@ static void test_random_with_state_sound(void **s)
 	(void)s;
 	make_packets(1);
 	for (int i = 0; i < 500; i++)
-		cross_check(1, &t);
+		cross_check(WITH_STATE, &t);
 	printf("# 500 random sets with state: %u shadowed, %u never match, %u redundant\n",
 	       t.shadowed, t.never, t.redundant);
+	assert_true(t.shadowed > 10 && t.redundant > 10);
+}
+
+/* States, interfaces, TCP flags and ICMP types are box dimensions: the
+ * analysis is exact over them too, so rules shadowed only by the union
+ * of complementary earlier ones (state new, then the other states; syn,
+ * then !syn) are found. */
+static void test_random_with_extras_exact(void **s)
+{
+	struct tally t = {0};
+
+	(void)s;
+	make_extra_packets();
+	for (int i = 0; i < 400; i++)
+		cross_check(WITH_EXTRAS, &t);
+	printf("# 400 random sets with every condition: %u shadowed, %u never match, "
+	       "%u redundant\n", t.shadowed, t.never, t.redundant);
 	assert_true(t.shadowed > 10 && t.redundant > 10);
 }
 
@@ -735,6 +926,8 @@ int main(void)
 		cmocka_unit_test(test_families),
 		cmocka_unit_test(test_state_conditions),
 		cmocka_unit_test(test_sets_and_interfaces),
+		cmocka_unit_test(test_complementary_conditions),
+		cmocka_unit_test(test_interfaces_leave_others),
 		cmocka_unit_test(test_redundant_with_later),
 		cmocka_unit_test(test_redundant_with_default),
 		cmocka_unit_test(test_never_matches),
@@ -742,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_random_exact),
 		cmocka_unit_test(test_random_with_state_sound),
+		cmocka_unit_test(test_random_with_extras_exact),
 		cmocka_unit_test(test_classbench_acl1_10k),
 		cmocka_unit_test(test_classbench_fw1_10k),
 		cmocka_unit_test(test_classbench_ipc1_10k),

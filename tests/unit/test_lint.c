@@ -111,6 +111,31 @@ static void test_strict(void **state)
 	free(d);
 }
 
+/* --strict reports the rule analysis's findings beside other warnings
+ * made errors (an unused network); they used to stop the analysis. */
+static void test_strict_reports_all(void **state)
+{
+	static const char both[] =
+		"version: 1\n"
+		"networks:\n"
+		"  spare: [10.9.0.0/16]\n"
+		"rules:\n"
+		"  - {name: tcp, proto: tcp, action: accept}\n"
+		"  - {name: ssh, proto: tcp, to: {port: 22}, action: drop}\n";
+	unsigned errors, warnings = 0;
+	void *buf = (void *)1;
+	char *d = compile(both, 1, &errors, &warnings, &buf);
+	(void)state;
+
+	assert_int_equal(errors, 2);
+	assert_null(buf);
+	assert_string_equal(d,
+		"3:3: error: network 'spare' is never used; remove it or use it in a rule\n"
+		"6:5: error: rule 'ssh' is never reached: every packet it matches is matched first "
+		"by rule 'tcp'; remove it or move it above it\n");
+	free(d);
+}
+
 /* A rule with its own rate limit or log is not redundant with a later
  * rule of the same action (removing it would lift the limit, lose the
  * log), nor is a rule before a later one that has them. */
@@ -165,6 +190,114 @@ static void test_negation_of_everything(void **state)
 	free(buf);
 }
 
+/* Rules covered only by earlier rules together, each with the opposite
+ * condition of the other: a network and its negation (a negated network
+ * is an address set, spelled out as prefixes for the analysis), the
+ * conntrack states split in two, syn and !syn. And what is not covered:
+ * every zone (a packet may come in on an interface no zone names), a
+ * negation of another network. */
+static void test_complementary_rules(void **state)
+{
+	static const char complementary[] =
+		"version: 1\n"
+		"networks:\n"
+		"  ten: [10.0.0.0/8]\n"
+		"  nine: [9.0.0.0/8]\n"
+		"zones:\n"
+		"  inside: [eth1]\n"
+		"  outside: [eth0]\n"
+		"rules:\n"
+		"  - {name: ten-low, proto: tcp, from: {network: ten}, to: {port: 1-1023}, "
+		"action: drop}\n"							/* 9 */
+		"  - {name: not-ten-low, proto: tcp, from: {network: \"!ten\"}, to: {port: 1-1023}, "
+		"action: drop}\n"
+		"  - {name: ssh, proto: tcp, to: {port: 22}, action: accept}\n"		/* 11 */
+		"  - {name: udp-new, proto: udp, state: [new], action: accept}\n"
+		"  - {name: udp-rest, proto: udp, state: [established, related, invalid], "
+		"action: accept}\n"
+		"  - {name: dns, proto: udp, to: {port: 53}, action: drop}\n"		/* 14 */
+		"  - {name: syn, proto: tcp, tcp_flags: syn, action: accept}\n"
+		"  - {name: not-syn, proto: tcp, tcp_flags: \"!syn\", action: accept}\n"
+		"  - {name: web, proto: tcp, to: {port: 8080}, action: drop}\n"	/* 17 */
+		"  - {name: in, from: {zone: inside}, proto: sctp, action: drop}\n"
+		"  - {name: out, from: {zone: outside}, proto: sctp, action: drop}\n"
+		"  - {name: sctp, proto: sctp, action: accept}\n"			/* 20 */
+		"  - {name: from-nine, proto: gre, from: {network: nine}, action: accept}\n"
+		"  - {name: gre-not-ten, proto: gre, from: {network: \"!ten\"}, action: drop}\n"
+		"  - {name: gre, proto: gre, action: accept}\n"			/* 23 */
+		"defaults: {action: drop}\n";
+	unsigned errors, warnings = 0;
+	void *buf = NULL;
+	char *d = compile(complementary, 0, &errors, &warnings, &buf);
+	(void)state;
+
+	assert_int_equal(errors, 0);
+	assert_string_equal(d,
+		"11:5: warning: rule 'ssh' is never reached: every packet it matches is matched "
+		"first by rules 'ten-low' and 'not-ten-low'; remove it or move it above them\n"
+		"14:5: warning: rule 'dns' is never reached: every packet it matches is matched "
+		"first by rules 'udp-new' and 'udp-rest'; remove it or move it above them\n"
+		"17:5: warning: rule 'web' is never reached: every packet it matches is matched "
+		"first by rules 'syn' and 'not-syn'; remove it or move it above them\n");
+	assert_int_equal(warnings, 3);
+	free(d);
+	free(buf);
+}
+
+/* A NAT rule whose every packet an earlier NAT rule of its list takes
+ * (first match, DNAT and SNAT looked up apart) is warned about, as rules
+ * are; a DNAT and an SNAT with the same match both apply (the SNAT sees
+ * the translated packet): not warned. */
+static void test_nat_shadowed(void **state)
+{
+	static const char nat_policy[] =
+		"version: 1\n"
+		"networks:\n"
+		"  lan: [10.1.0.0/16]\n"
+		"  vip: [203.0.113.10]\n"
+		"zones:\n"
+		"  outside: [eth0]\n"
+		"rules:\n"
+		"  - {name: r, action: accept}\n"
+		"nat:\n"
+		"  - name: web\n"						/* 10 */
+		"    match: {to: {network: vip, service: tcp/80}}\n"
+		"    dnat: {to: 10.1.0.10}\n"
+		"  - name: web-from-outside\n"					/* 13 */
+		"    match: {from: {zone: outside}, to: {network: vip, service: tcp/80}}\n"
+		"    dnat: {to: 10.1.0.11}\n"
+		"  - name: dns-redirect\n"					/* 16 */
+		"    match: {from: {network: lan}, to: {network: 0.0.0.0/0, service: udp/53}}\n"
+		"    dnat: {to: 10.9.0.53}\n"
+		"  - name: dns-masq\n"						/* 19 */
+		"    match: {from: {network: lan}, to: {network: 0.0.0.0/0, service: udp/53}}\n"
+		"    snat: {to: [10.9.0.1]}\n"
+		"  - name: lan-low\n"						/* 22 */
+		"    match: {from: {network: 10.1.0.0/17}, to: {zone: outside}}\n"
+		"    snat: {to: masquerade}\n"
+		"  - name: lan-high\n"						/* 25 */
+		"    match: {from: {network: 10.1.128.0/17}, to: {zone: outside}}\n"
+		"    snat: {to: masquerade}\n"
+		"  - name: lan-tcp\n"						/* 28 */
+		"    match: {from: {network: lan}, proto: tcp, to: {zone: outside}}\n"
+		"    snat: {to: [198.51.100.1]}\n";
+	unsigned errors, warnings = 0;
+	void *buf = NULL;
+	char *d = compile(nat_policy, 0, &errors, &warnings, &buf);
+	(void)state;
+
+	assert_int_equal(errors, 0);
+	assert_string_equal(d,
+		"13:5: warning: NAT rule 'web-from-outside' is never reached: every packet it "
+		"matches is matched first by NAT rule 'web'; remove it or move it above it\n"
+		"28:5: warning: NAT rule 'lan-tcp' is never reached: every packet it matches is "
+		"matched first by NAT rules 'lan-low' and 'lan-high'; remove it or move it above "
+		"them\n");
+	assert_int_equal(warnings, 2);
+	free(d);
+	free(buf);
+}
+
 /* A host address that is also a NAT address (a DNAT destination, an SNAT
  * pool's) is warned about: the kernel would take that NAT's traffic. */
 static void test_host_address_is_nat(void **state)
@@ -204,9 +337,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_warnings),
 		cmocka_unit_test(test_strict),
+		cmocka_unit_test(test_strict_reports_all),
 		cmocka_unit_test(test_limit_and_log_not_redundant),
 		cmocka_unit_test(test_negation_of_everything),
 		cmocka_unit_test(test_host_address_is_nat),
+		cmocka_unit_test(test_complementary_rules),
+		cmocka_unit_test(test_nat_shadowed),
 	};
 	return cmocka_run_group_tests_name("lint", tests, NULL, NULL);
 }

@@ -141,8 +141,9 @@ static void test_name_bomb(void **state)
 	assert_string_equal(out, "1 r accept\n");
 }
 
-/* YAML aliases nest lists: refused where a list may not hold a list,
- * without expanding them. */
+/* YAML aliases of aliases: each use is a copy (so that messages name
+ * it), and the copies stop at 262,144 values, refused at the alias that
+ * passes them. */
 static void test_alias_bomb(void **state)
 {
 	char text[8192], *p = text;
@@ -154,8 +155,18 @@ static void test_alias_bomb(void **state)
 			     i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
 	sprintf(p, "rules:\n  - {name: r, from: {network: a29}, action: accept}\n");
 	put("alias.yaml", text);
-	expect_refused("alias.yaml", "a network entry must be an address, a prefix or a name, "
-				     "not a list");
+	expect_refused("alias.yaml", "alias.yaml:9:17: error: YAML aliases here and before stand "
+				     "for more than 262144 values: too many for a policy");
+}
+
+/* An alias inside the value it names (libyaml allows it): refused, not
+ * copied without end. */
+static void test_alias_cycle(void **state)
+{
+	(void)state;
+	put("alias_cycle.yaml", "version: 1\nnetworks:\n  a: &x [10.0.0.0/8, *x]\n");
+	expect_refused("alias_cycle.yaml", "alias_cycle.yaml:3:22: error: YAML alias inside the "
+					   "value it names");
 }
 
 /* An include cycle: refused, naming the files. */
@@ -251,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_encoding_error_position),
 		cmocka_unit_test(test_empty_state_and_flags),
 		cmocka_unit_test(test_alias_bomb),
+		cmocka_unit_test(test_alias_cycle),
 		cmocka_unit_test(test_include_cycle),
 		cmocka_unit_test(test_file_list_limit),
 	};

@@ -86,6 +86,43 @@ static void test_lang_queries(void **state)
 	free(buf);
 }
 
+static void expect_refused_query(const struct rfw_view *v, const char *q, const char *want)
+{
+	char ans[256] = "", err[512] = "";
+
+	if (rulec_query_line(v, q, ans, sizeof(ans), err, sizeof(err)) == 0)
+		fail_msg("query '%s' answered '%s', want refused with '%s'", q, ans, want);
+	if (strcmp(err, want) != 0)
+		fail_msg("query '%s': got '%s', want '%s'", q, err, want);
+}
+
+/* An ICMP query without a type (or a code) is answered only when every
+ * type (code) gets the same rule; before, it silently asked about type 0
+ * (echo-reply) code 0. */
+static void test_icmp_query_without_type(void **state)
+{
+	struct rfw_view v;
+	void *buf;
+
+	(void)state;
+	compile_view(LANG, &v, &buf);
+	expect_refused_query(&v, "icmp 8.8.8.8 9.9.9.9",
+			     "the answer depends on the ICMP type: 3/3 meets rule 12 'unreach', 3/4 "
+			     "rule 7 'frag-needed'; give the type after the destination "
+			     "(9.9.9.9:TYPE[/CODE], e.g. 9.9.9.9:echo-request)");
+	expect_refused_query(&v, "icmpv6 fd00::1 fd00::2",
+			     "the answer depends on the ICMP type: 3/3 meets rule 0 'default', 128/3 "
+			     "rule 6 'ping'; give the type after the destination ([fd00::2]:TYPE[/CODE], "
+			     "e.g. [fd00::2]:echo-request)");
+	expect_refused_query(&v, "icmp 8.8.8.8 9.9.9.9:destination-unreachable",
+			     "the answer depends on the ICMP code: 3/3 meets rule 12 'unreach', 3/4 "
+			     "rule 7 'frag-needed'; give the code after the type (9.9.9.9:3/3)");
+	/* the same answer for every code of the type (and good/objects.yaml's
+	 * queries without a type: the same for every type there) */
+	expect_answer(&v, "icmp 8.8.8.8 9.9.9.9:echo-request", "6 ping accept");
+	free(buf);
+}
+
 static void test_lang_sections(void **state)
 {
 	const struct rfw_policy *p;
@@ -233,7 +270,8 @@ static void test_lang_sections(void **state)
 }
 
 static const char *const bad_fixtures[] = {
-	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces", "lang_mss", "lang_rpf",
+	"lang_parse", "lang_expand", "lang_nat", "lang_routes", "lang_ifaces", "lang_zones", "lang_mss",
+	"lang_rpf", "lang_alias",
 	"inc_cycle/main", "inc_dup/main", "inc_err/main",
 };
 
@@ -490,6 +528,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lang_queries),
+		cmocka_unit_test(test_icmp_query_without_type),
 		cmocka_unit_test(test_lang_sections),
 		cmocka_unit_test(test_lang_errors),
 		cmocka_unit_test(test_lang_warnings),
