@@ -619,6 +619,20 @@ static inline void first_fragment_accepted(struct pipe_worker *w, const struct p
 		first_fragment_seen(w, h);
 }
 
+/* Where a non-first fragment of datagram h (datagram_hash) goes from
+ * here: where its first went, as this worker's entry says, while it has
+ * handoffs left; this worker otherwise. */
+static inline uint32_t fragment_follows(const struct pipe_worker *w, const struct pipe_pkt *p,
+					uint64_t h)
+{
+	const struct pipe_dgram *e = &w->dgrams[h & (PIPE_DGRAM_SLOTS - 1)];
+
+	return e->tag == h && (uint32_t)(w->now_ns / 1000000000u) < e->expire &&
+			       p->homed < PIPE_FRAG_HOPS_MAX
+		       ? e->worker
+		       : w->cfg.worker_id;
+}
+
 /* A fragment's worker. A non-first fragment has no ports, so fragments
  * go first to their datagram's worker (by addresses, protocol and IP
  * id); there the first fragment, which has them, says whose flow the
@@ -627,7 +641,11 @@ static inline void first_fragment_accepted(struct pipe_worker *w, const struct p
  * in order from one queue (one sender, one NIC hash), and a worker
  * takes another's frames in order, so the first fragment normally
  * reaches the datagram's worker first; when it does not, the others stay
- * there, orphans, as they would with one worker. */
+ * there, orphans, as they would with one worker. A worker that hands a
+ * first fragment on once more (second_chance: it found no flow there)
+ * says where in its own entry, and the others follow it on from there
+ * (at most PIPE_FRAG_HOPS_MAX handoffs in all); where the first stays,
+ * its entry, if any, says so. */
 static uint32_t fragment_home(struct pipe_worker *w, const struct pipe_pkt *p,
 			      const struct pkt_meta *m)
 {
@@ -642,17 +660,44 @@ static uint32_t fragment_home(struct pipe_worker *w, const struct pipe_pkt *p,
 	d = w->cfg.rss_home ? rss_home_addr_worker(w->cfg.rss_home, m->key.src, m->key.dst,
 						   m->key.family)
 			    : home_worker(h, w->cfg.worker_count);
-	if (d != self)
-		return p->homed ? self : d;
+	if (d != self && !p->homed)
+		return d;
 	e = &w->dgrams[h & (PIPE_DGRAM_SLOTS - 1)];
 	if (m->fragment == 1) {
-		first_fragment_seen(w, h);
-		e->tag = h;
-		e->worker = packet_home(w, p, m);
-		e->expire = now + PIPE_DGRAM_TIMEOUT;
-		return e->worker;
+		/* handed over at most once on its way here: it has not been
+		 * on from its datagram's worker yet (back there, it is >= 2) */
+		if (d == self && p->homed < 2) {
+			first_fragment_seen(w, h);
+			e->tag = h;
+			e->worker = packet_home(w, p, m);
+			e->expire = now + PIPE_DGRAM_TIMEOUT;
+			return e->worker;
+		}
+		if (e->tag == h)	/* it stays (unless second_chance hands it on) */
+			e->worker = self;
+		return self;
 	}
-	return e->tag == h && now < e->expire ? e->worker : self;
+	return fragment_follows(w, p, h);
+}
+
+/* A first fragment that second_chance hands to worker `to`: the others
+ * of its datagram, which come here after it, follow it there (and those
+ * parked here waiting for it are run again). */
+static __attribute__((cold, noinline)) void first_fragment_goes_on(struct pipe_worker *w,
+								    const struct pipe_pkt *p,
+								    const struct pkt_meta *m,
+								    uint32_t to)
+{
+	struct pipe_dgram *e;
+	uint64_t h;
+
+	if (!datagram_hash(w, m, p->data, p->len, &h))
+		return;
+	first_fragment_seen(w, h);
+	e = &w->dgrams[h & (PIPE_DGRAM_SLOTS - 1)];
+	e->tag = h;
+	e->worker = to;
+	e->expire = (uint32_t)(w->now_ns / 1000000000u) + PIPE_DGRAM_TIMEOUT;
 }
 
 /* With handoff: the worker p goes to (this one when it stays). */
@@ -660,7 +705,7 @@ static uint32_t frame_home(struct pipe_worker *w, const struct pipe_pkt *p,
 			   const struct pkt_meta *m)
 {
 	if (m->fragment)
-		return p->homed >= 2 ? w->cfg.worker_id : fragment_home(w, p, m);
+		return fragment_home(w, p, m);
 	return p->homed ? w->cfg.worker_id : packet_home(w, p, m);
 }
 
@@ -1513,6 +1558,18 @@ static uint32_t park_evict(struct pipe_worker *w)
 	return old;
 }
 
+/* With handoff: p, which found no flow here, to worker `to` (second:
+ * its enum pipe_second there). */
+static void hand_on(struct pipe_worker *w, struct pipe_pkt *p, uint32_t to, uint8_t second)
+{
+	p->verdict = PIPE_HANDOFF;
+	p->worker = (uint8_t)to;
+	p->second = second;
+	w->stats.handed_off++;
+	w->stats.port[p->in_port].rx_packets--;	/* the owner counts it */
+	w->stats.port[p->in_port].rx_bytes -= p->len;
+}
+
 /* A non-first fragment without its first: into a free parking slot, or
  * the oldest one's (or, run again from its own slot, back into it,
  * keeping its deadline); dropped as frag-orphan when every slot is lent
@@ -1730,7 +1787,8 @@ static uint32_t redirect_find(const struct pipe_worker *w, const struct pipe_pkt
  * reply (dnat_answer_dports: a port an SNAT rule gives out too, or one a
  * forward of more than one address takes; without ports, when a DNAT
  * rule takes such packets, any but an echo request, which only starts
- * a flow). */
+ * a flow). Of a datagram in fragments, the first (the others follow it:
+ * fragment_home). */
 static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const struct pkt_meta *m,
 					 uint8_t kind)
 {
@@ -1743,7 +1801,7 @@ static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const st
 	if (!m->key.has_ports && kind == CT_INVALID && !m->fragment && icmp_error_message(&m->key))
 		return 1;
 	if (!m->key.has_ports)
-		return pol->dnat_portless && !m->fragment &&
+		return pol->dnat_portless && m->fragment != 2 &&
 		       (kind == CT_INVALID ||
 			(kind == CT_NEW && !echo_request(&m->key)));
 	return kind == CT_INVALID ||
@@ -1762,9 +1820,10 @@ static inline int answer_maybe_elsewhere(const struct pipe_policy *pol, const st
  * A PROBE carries the number of the next kept rules to try (none after a
  * redirect or an own-tuple look); workers it would visit twice (its home,
  * the one it is on) are passed over, so it makes at most
- * PIPE_DNAT_KEPT_MAX + 1 hops after its home. Fragments do not: their
- * datagram's worker sends them after their first. Returns 1 when p was
- * handed. */
+ * PIPE_DNAT_KEPT_MAX + 1 hops after its home. So does a first fragment
+ * (the worker that hands it on says so, for the others of its datagram,
+ * which follow it: first_fragment_goes_on); not the others, which have
+ * no ports of their own. Returns 1 when p was handed. */
 #define SECOND_NO_MORE 0x0fu	/* a PROBE's next kept rules: none (> PIPE_DNAT_KEPT_MAX) */
 static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 {
@@ -1775,7 +1834,7 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 	uint32_t to, next = (uint32_t)second >> PIPE_SECOND_GEN_SHIFT, g = 0;
 
 	second &= PIPE_SECOND_KIND;
-	if (m->fragment || second == PIPE_SECOND_BACK)
+	if (m->fragment == 2 || second == PIPE_SECOND_BACK)
 		return 0;
 	if (second == PIPE_SECOND_PROBE) {
 		const uint32_t home = packet_home(w, p, m);
@@ -1835,13 +1894,10 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 	}
 	if (to == self)
 		return 0;
-	p->verdict = PIPE_HANDOFF;
-	p->worker = (uint8_t)to;
-	p->second = second;
-	w->stats.handed_off++;
+	if (m->fragment)
+		first_fragment_goes_on(w, p, m, to);
+	hand_on(w, p, to, second);
 	w->stats.second_chance += (second & PIPE_SECOND_KIND) == PIPE_SECOND_PROBE;
-	w->stats.port[p->in_port].rx_packets--;	/* the owner counts it */
-	w->stats.port[p->in_port].rx_bytes -= p->len;
 	return 1;
 }
 
@@ -1913,11 +1969,30 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 static inline __attribute__((always_inline)) uint32_t
 route_list(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t *list, uint32_t n, int known);
 
+/* With handoff: a non-first fragment whose first came before it in the
+ * burst and went on from here (second_chance) follows it. 1 when
+ * handed. */
+static __attribute__((cold, noinline)) int fragment_after_first(struct pipe_worker *w,
+								struct pipe_pkt *p,
+								const struct pkt_meta *m)
+{
+	uint32_t to;
+	uint64_t h;
+
+	if (!w->handoff || !datagram_hash(w, m, p->data, p->len, &h) ||
+	    (to = fragment_follows(w, p, h)) == w->cfg.worker_id)
+		return 0;
+	hand_on(w, p, to, PIPE_SECOND_NONE);
+	return 1;
+}
+
 /* The non-first fragments stage_flow found no first for while a first
  * fragment came earlier in the burst: looked up again once stage_ct has
  * accepted the new flows' first fragments. Those that follow a first
- * now join the known flows (routed here, as the others were); the rest
- * are orphans. Returns how many joined l_known after its first nknown. */
+ * now join the known flows (routed here, as the others were); those
+ * whose first went on from here follow it (fragment_after_first); the
+ * rest are orphans. Returns how many joined l_known after its first
+ * nknown. */
 static uint32_t frags_after_first(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t now,
 				  uint32_t nknown)
 {
@@ -1934,9 +2009,10 @@ static uint32_t frags_after_first(struct pipe_worker *w, struct pipe_pkt *pkts, 
 		uint32_t i = b->l_frag_wait[k];
 
 		b->res[i] = b->resl[k];
-		if (b->res[i].kind != CT_FRAG)
-			park_or_drop(w, &pkts[i], &b->meta[i]);
-		else if (b->res[i].flags & CT_RF_INVALID)
+		if (b->res[i].kind != CT_FRAG) {
+			if (!fragment_after_first(w, &pkts[i], &b->meta[i]))
+				park_or_drop(w, &pkts[i], &b->meta[i]);
+		} else if (b->res[i].flags & CT_RF_INVALID)
 			drop(w, &pkts[i], PIPE_DROP_CT_INVALID);
 		else if (flow_known(w, pkts, i))
 			b->l_frag_wait[found++] = i;

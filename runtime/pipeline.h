@@ -163,7 +163,9 @@ struct pipe_pkt {
 	/* in: how many times workers handed it over (backends set 0). A
 	 * frame handed over once is not handed on, except a fragment: first
 	 * to its datagram's worker, which knows from the first fragment
-	 * which worker owns the flow, then to that one. */
+	 * which worker owns the flow, then to that one (and after its first
+	 * where a second chance takes that), and a frame on a second chance
+	 * (pipe_second). */
 	uint8_t homed;
 	/* in, read only when homed: enum pipe_second (backends need not
 	 * clear it) */

@@ -195,16 +195,24 @@ struct pipe_counters {
 	struct pktlog_bucket *logb;	/* per rule: its log records' rate */
 };
 
-/* Handoff of fragments: the worker that owns a fragmented datagram's
- * flow, learnt from its first fragment, for its other fragments, which
- * carry no ports (pipeline.c fragment_home). Direct-mapped by the
- * datagram's hash, which doubles as the tag. */
 /* snat_reclaim: conntrack entries looked at for a port, at most, per
  * new flow that finds its pool full (about 7 KB of entries) */
 #define PIPE_NAT_RECLAIM_LOOK 64u
 
+/* Handoff of fragments: where a fragmented datagram's first fragment
+ * went from this worker, for its other fragments, which carry no ports
+ * and follow it (pipeline.c fragment_home): on the datagram's worker,
+ * the worker that owns its flow as the first fragment's ports say; on
+ * a worker that handed the first fragment on (a second chance), that
+ * worker. Direct-mapped by the datagram's hash, which doubles as the
+ * tag. */
 #define PIPE_DGRAM_SLOTS 4096u
 #define PIPE_DGRAM_TIMEOUT 30u	/* seconds: Linux's ipfrag_time */
+/* Handoffs a non-first fragment makes at most: to its datagram's
+ * worker, to the home of its first's flow, then the first's second
+ * chance (each kept DNAT rule set's worker, its own tuple's, back), so
+ * that a stale entry cannot send it round for ever. */
+#define PIPE_FRAG_HOPS_MAX (PIPE_DNAT_KEPT_MAX + 4u)
 struct pipe_dgram {
 	uint64_t tag;
 	uint32_t expire;	/* the burst clock's second */
