@@ -923,7 +923,12 @@ static inline int flow_live(const struct ct_flow *f, uint32_t now)
 }
 
 /* A SYN may reuse the ports of a closed connection (TIME_WAIT or reset),
- * as a TCP stack does (RFC 793 TIME-WAIT, RFC 6191). */
+ * as a TCP stack does (RFC 793 TIME-WAIT, RFC 6191), from either side: a
+ * SYN from the old responder is a new connection the other way (pf
+ * purges a state both of whose peers are at FIN_WAIT_2 or later on a SYN
+ * either way; Linux reopens from TIME_WAIT either way). The rules judge
+ * it as any new flow. Not from the reply side of a translated flow:
+ * reply_reopen_refused. */
 static inline int tcp_reusable(const struct ct_flow *f, const struct ct_key *k,
 			       enum key_kind kind)
 {
@@ -933,6 +938,20 @@ static inline int tcp_reusable(const struct ct_flow *f, const struct ct_key *k,
 		return 0;
 	s = ct_tcp_flow_state(f);
 	return s == CT_TCP_TIME_WAIT || s == CT_TCP_CLOSED;
+}
+
+/* A SYN from the reply side of a closed translated flow (tcp_reusable)
+ * opens nothing: its tuple is the translated one. Behind SNAT it is aimed
+ * at the pool's pair, not at a host: as a new flow it could only be
+ * judged towards the pool's address, and taking the entry over would
+ * give the pair back to the pool while the responder still aims at it;
+ * as the old flow's it would reach the translated host, and SNAT lets no
+ * connection in. So it is invalid, and the closed flow keeps its pair
+ * until tcp_closing ends it. A DNAT target opening one back to the
+ * client is refused the same way (one rule for every translated flow). */
+static inline int reply_reopen_refused(const struct ct_flow *f, unsigned dir)
+{
+	return dir == CT_DIR_REPLY && (f->flags & CT_F_NAT);
 }
 
 static void count_packet(struct ct_flow *f, unsigned dir, uint32_t len)
@@ -1110,10 +1129,16 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 	ohash = hint ? hint->orig_hash : ct_hash(t, &ok);
 	idx = hint && hint->absent ? CT_NONE : index_find(t, &ok, ohash, &dir);
 	if (idx != CT_NONE) {
-		if (flow_live(&t->flows[idx], now) && !tcp_reusable(&t->flows[idx], &ok, kind)) {
-			*flow = idx;
-			ct_update(t, idx, dir, p, now);
-			return CT_EXISTS;
+		if (flow_live(&t->flows[idx], now)) {
+			if (!tcp_reusable(&t->flows[idx], &ok, kind)) {
+				*flow = idx;
+				ct_update(t, idx, dir, p, now);
+				return CT_EXISTS;
+			}
+			if (reply_reopen_refused(&t->flows[idx], dir)) {
+				t->st.invalid++;
+				return CT_REFUSED_INVALID;
+			}
 		}
 		ct_remove(t, idx);
 	}
@@ -1428,13 +1453,19 @@ static inline void lookup_one(struct ct_table *t, const struct ct_pkt *p, const 
 	} else if (t->buckets[b].overflow) {
 		idx = index_walk(t, k, b, tag, 0, &dir);
 	}
-	if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now) &&
-	    !(dir == CT_DIR_ORIG && tcp_reusable(&t->flows[idx], k, kind))) {
-		r->kind = CT_FOUND;
-		r->flow = idx;
-		r->dir = (uint8_t)dir;
-		r->rule = t->flows[idx].rule;
-		r->state = RFW_STATE_ESTABLISHED;
+	if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now)) {
+		if (likely(!tcp_reusable(&t->flows[idx], k, kind))) {
+			r->kind = CT_FOUND;
+			r->flow = idx;
+			r->dir = (uint8_t)dir;
+			r->rule = t->flows[idx].rule;
+			r->state = RFW_STATE_ESTABLISHED;
+		} else if (reply_reopen_refused(&t->flows[idx], dir)) {
+			lookup_other(t, p, KEY_BAD, now, r);
+		} else {
+			r->kind = CT_NEW;	/* over a closed connection */
+			r->state = RFW_STATE_NEW;
+		}
 	} else if (kind == KEY_START) {
 		r->kind = CT_NEW;
 		r->state = RFW_STATE_NEW;

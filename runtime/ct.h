@@ -102,7 +102,9 @@ enum ct_result_flags {	/* set by ct_track_batch (ABSENT by ct_lookup_batch too) 
 /* Find the flow of each packet (hash buckets prefetched for the whole
  * batch first, then flow entries). Changes no flow; a flow past its
  * timeout is not found even when ct_expire has not reaped it yet. A TCP
- * SYN on a closed flow is CT_NEW (the port is being reused). Counts
+ * SYN on a closed flow (TIME_WAIT, reset) is CT_NEW from either side (the
+ * ports are being reused; from the old responder, the other way round),
+ * but CT_INVALID from the reply side of a translated flow. Counts
  * invalid packets and orphan fragments. */
 void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n,
 		     uint32_t now, struct ct_result *out);

@@ -1617,6 +1617,83 @@ static void test_stateful_bridge(void **state)
 	lab_close(&l);
 }
 
+/* After a connection closed, a SYN from its old responder on the same
+ * ports is a new connection the other way, judged by the rules: refused
+ * where no rule lets the responder's side open one, let through (and
+ * tracked as a new flow) where one does. Before, it counted as the old
+ * flow's and passed when its sequence number fell in the old window. */
+static void test_reopen_from_responder(void **state)
+{
+	static const char one_way[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: web, proto: tcp, from: {network: 10.1.0.0/16}, to: {port: 80},"
+		" action: accept}\n"
+		"defaults: {action: drop}\n";
+	static const char both_ways[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: web, proto: tcp, from: {network: 10.1.0.0/16}, to: {port: 80},"
+		" action: accept}\n"
+		"  - {name: back, proto: tcp, from: {network: 10.2.0.0/16}, action: accept}\n"
+		"defaults: {action: drop}\n";
+	const char *policies[2] = {one_way, both_ways};
+	(void)state;
+
+	for (int allowed = 0; allowed <= 1; allowed++) {
+		struct flow_spec c = v4spec(6, 5000, 80), sv = c;
+		struct lab l;
+		struct frame f;
+		struct pipe_pkt p;
+
+		memcpy(sv.src, c.dst, 4);
+		memcpy(sv.dst, c.src, 4);
+		sv.sport = 80;
+		sv.dport = 5000;
+		c.payload = sv.payload = 0;
+		lab_open(&l, policies[allowed], &bridge_cfg);
+		/* handshake, then both sides close */
+		const struct {
+			int from_server;
+			uint8_t flags;
+			uint32_t seq, ack;
+		} steps[] = {
+			{0, 0x02, 1000, 0}, {1, 0x12, 5000, 1001}, {0, 0x10, 1001, 5001},
+			{0, 0x11, 1001, 5001}, {1, 0x11, 5001, 1002}, {0, 0x10, 1002, 5002},
+		};
+		for (unsigned k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+			struct flow_spec *s = steps[k].from_server ? &sv : &c;
+
+			s->tcp_flags = steps[k].flags;
+			s->seq = steps[k].seq;
+			s->ack = steps[k].ack;
+			frame_build(&f, s);
+			assert_int_equal(run1(&l, &f, (uint8_t)steps[k].from_server).verdict,
+					 PIPE_FORWARD);
+		}
+		/* the server opens one back, its sequence in the old window */
+		sv.tcp_flags = 0x02;
+		sv.seq = 5002;
+		sv.ack = 0;
+		frame_build(&f, &sv);
+		p = run1(&l, &f, 1);
+		if (!allowed) {
+			assert_int_equal(p.verdict, PIPE_DROP);
+			assert_int_equal(p.drop, PIPE_DROP_POLICY);
+		} else {
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(pipe_rule_stats(l.w)[2].packets, 1);	/* back */
+			c.tcp_flags = 0x12;			/* its SYN+ACK follows it */
+			c.seq = 90000;
+			c.ack = 5003;
+			frame_build(&f, &c);
+			assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+			assert_int_equal(pipe_rule_stats(l.w)[2].packets, 2);
+		}
+		lab_close(&l);
+	}
+}
+
 /* Two SNAT rules to one address whose port ranges overlap get a pool
  * each: a pair is still held by one flow (the wide rule's flows skip the
  * narrow one's ports while they are held), and each port goes back to
@@ -1710,6 +1787,7 @@ int main(void)
 		cmocka_unit_test(test_reply_rate),
 		cmocka_unit_test(test_long_burst),
 		cmocka_unit_test(test_stateful_bridge),
+		cmocka_unit_test(test_reopen_from_responder),
 	};
 	return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
 }
