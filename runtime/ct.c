@@ -109,6 +109,13 @@ struct ct_table {
 	uint32_t frag_sets;
 	uint32_t frag_timeout;
 	/* cold */
+	/* ct_set_timeouts: the second of its last change, and the timeouts
+	 * they replaced, which the flows touched earlier in that second
+	 * expire by (touched_now); changed_again: more than one change in
+	 * that second */
+	uint32_t changed_second;
+	uint32_t prev_timeout[RFW_TIMEOUT_COUNT];
+	uint8_t changed, changed_again;
 	void (*on_remove)(void *ctx, const struct ct_table *t, uint32_t flow);
 	void *on_remove_ctx;
 	size_t alloc_bytes;
@@ -763,6 +770,32 @@ static void entry_free(struct ct_table *t, uint32_t idx)
 	t->free_count++;
 }
 
+/* Did a packet make or refresh the flow at `now`? The entry keeps no
+ * time of its own: its expiry is when it was touched plus its timeout
+ * under the timeouts of that time. In the second ct_set_timeouts changed
+ * them, a flow touched before the change has the old ones' expiry (more
+ * than one change in the second: every flow counts as touched in it).
+ * The one error left is on the safe side: a flow touched before a change
+ * that shortened its timeout by d seconds looks touched again d seconds
+ * later, and is kept for that second. */
+static int touched_now(const struct ct_table *t, const struct ct_flow *f, uint32_t now)
+{
+	struct ct_table before;
+
+	if (f->expire - timeout_of(t, f) == now)
+		return 1;
+	if (!t->changed || t->changed_second != now)
+		return 0;
+	if (t->changed_again)
+		return 1;
+	/* timeout_of on a copy of the table with the old timeouts (a full
+	 * table, in that one second only): timeout_of itself stays as the
+	 * per-packet paths compile it */
+	before = *t;
+	memcpy(before.timeout, t->prev_timeout, sizeof(before.timeout));
+	return f->expire - timeout_of(&before, f) == now;
+}
+
 /* May make room for a new flow when the table is full (early drop):
  * past its time, or not established: a TCP connection before its
  * handshake completed or after a reset or both FINs, a flow of another
@@ -782,7 +815,7 @@ static int flow_expendable(const struct ct_table *t, const struct ct_flow *f, ui
 		return 0;
 	if ((int32_t)(now - f->expire) >= 0)
 		return 1;
-	if (f->expire - timeout_of(t, f) == now)
+	if (touched_now(t, f, now))
 		return 0;
 	if (f->proto != IPP_TCP)
 		return !(f->flags & CT_F_REPLY_SEEN) ||
@@ -876,10 +909,24 @@ int ct_evict_scan(struct ct_table *t, uint32_t *cursor, uint32_t look, uint32_t 
 	return 0;
 }
 
-void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT])
+void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT],
+		     uint32_t now)
 {
+	uint32_t next[RFW_TIMEOUT_COUNT];
+
 	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
-		t->timeout[i] = timeout[i] ? timeout[i] : 1;
+		next[i] = timeout[i] ? timeout[i] : 1;
+	if (!memcmp(next, t->timeout, sizeof(next)))
+		return;
+	if (t->changed && t->changed_second == now) {
+		t->changed_again = 1;
+	} else {
+		memcpy(t->prev_timeout, t->timeout, sizeof(t->prev_timeout));
+		t->changed_second = now;
+		t->changed = 1;
+		t->changed_again = 0;
+	}
+	memcpy(t->timeout, next, sizeof(next));
 }
 
 void ct_flow_set_rule(struct ct_table *t, uint32_t flow, uint32_t rule)

@@ -263,8 +263,11 @@ int ct_evict_scan(struct ct_table *t, uint32_t *cursor, uint32_t look, uint32_t 
  * conntrack; the pipeline keeps a policy generation tag in it. ---- */
 
 /* New timeouts (seconds, 0 taken as 1) for packets from now on; flows
- * keep the expiry they have until their next packet. */
-void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT]);
+ * keep the expiry they have until their next packet. now: the second of
+ * the last packets accounted under the timeouts replaced (the caller's
+ * latest `now`); in it, early drop still knows the flows they touched. */
+void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT],
+		     uint32_t now);
 /* Overwrite a live flow's rule. */
 void ct_flow_set_rule(struct ct_table *t, uint32_t flow, uint32_t rule);
 /* Rewrite the rule of live flows and fragment entries, rule = fn(ctx,

@@ -1127,6 +1127,48 @@ static void test_full_table_early_drop(void **state)
 	ct_destroy(t);
 }
 
+/* A reload's new timeouts (ct_set_timeouts) between two bursts of one
+ * second: a flow made by the first burst was made this second all the
+ * same, and a full table must not evict it for a new flow of the
+ * second burst. Early drop told a flow made this second by its expiry
+ * minus its timeout, which after the change is not when it was made: the
+ * flow went. In a later second it may go, and with a timeout changed more
+ * than once in a second, none goes in that second. */
+static void test_early_drop_after_timeout_change(void **state)
+{
+	struct ct_config c = cfg(1);
+	uint32_t to[RFW_TIMEOUT_COUNT], flow, first;
+	struct ct_table *t;
+	struct ct_stats s;
+	struct pk x;
+
+	(void)state;
+	for (int change = 0; change < 3; change++) {
+		t = table(1);		/* two buckets: early drop looks at both */
+		flow_pkt(&x, 0, 0);
+		first = create(t, &x, 100);
+		memcpy(to, c.timeout, sizeof(to));
+		to[RFW_TIMEOUT_UDP] = change == 1 ? 10 : 60;	/* longer, shorter */
+		ct_set_timeouts(t, to, 100);
+		if (change == 2) {	/* twice in the second */
+			to[RFW_TIMEOUT_UDP] = 45;
+			ct_set_timeouts(t, to, 100);
+		}
+		flow_pkt(&x, 1, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 100, &flow), CT_REFUSED_FULL);
+		ct_get_stats(t, &s);
+		assert_int_equal(s.evicted, 0);
+		/* the next second it may go; the new flow's own second protects it */
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 101, &flow), CT_CREATED);
+		assert_int_equal(flow, first);	/* its entry, the only one */
+		flow_pkt(&x, 2, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 101, &flow), CT_REFUSED_FULL);
+		ct_get_stats(t, &s);
+		assert_int_equal(s.evicted, 1);
+		ct_destroy(t);
+	}
+}
+
 static void test_nat_reply_tuple(void **state)
 {
 	(void)state;
@@ -1564,6 +1606,7 @@ int main(void)
 		cmocka_unit_test(test_long_timeout_wraps_wheel),
 		cmocka_unit_test(test_full_table),
 		cmocka_unit_test(test_full_table_early_drop),
+		cmocka_unit_test(test_early_drop_after_timeout_change),
 		cmocka_unit_test(test_nat_reply_tuple),
 		cmocka_unit_test(test_foreach_and_other),
 		cmocka_unit_test(test_batch_lookup),
