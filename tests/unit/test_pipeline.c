@@ -1712,10 +1712,14 @@ static const char overlap_pools_policy[] =
 	"    match: {from: {network: 10.1.1.0/24}}\n"
 	"    snat: {to: [10.9.0.1], ports: 30000-30003}\n";
 
-static int snat_from(struct lab *l, uint8_t net, uint16_t sport, uint64_t now, uint16_t *port)
+/* A UDP packet from src:sport to 10.<dst_net>.0.9:7000; 1 if forwarded,
+ * its source port as it left in *port. */
+static int send_from(struct lab *l, const uint8_t src[4], uint16_t sport, uint8_t dst_net,
+		     uint64_t now, uint16_t *port)
 {
 	struct flow_spec s = {.family = 4, .proto = 17, .sport = sport, .dport = 7000,
-			      .src = {10, 1, net, 5}, .dst = {10, 2, 0, 9}, .payload = 10};
+			      .src = {src[0], src[1], src[2], src[3]}, .dst = {10, dst_net, 0, 9},
+			      .payload = 10};
 	struct frame f;
 	struct pipe_pkt p;
 
@@ -1724,6 +1728,11 @@ static int snat_from(struct lab *l, uint8_t net, uint16_t sport, uint64_t now, u
 	pipe_process(l->w, &p, 1, now);
 	*port = frame_get16(f.b + 14 + 20);
 	return p.verdict == PIPE_FORWARD;
+}
+
+static int snat_from(struct lab *l, uint8_t net, uint16_t sport, uint64_t now, uint16_t *port)
+{
+	return send_from(l, (const uint8_t[4]){10, 1, net, 5}, sport, 2, now, port);
 }
 
 static void test_snat_pools_that_overlap(void **state)
@@ -1766,6 +1775,68 @@ static void test_snat_pools_that_overlap(void **state)
 	lab_close(&l);
 }
 
+/* SNAT whose pool holds a source's own address: a flow from it may get
+ * its own address, or its own address and port (no translation to see),
+ * and still holds that pair; its end gives the pair back. Before, the end
+ * of any flow whose reply went back to its source's own address kept the
+ * pair (taken for a flow never translated): the pool ran dry for good.
+ * A flow that was not translated but whose source pair is one the pool
+ * holds for another flow gives back nothing. */
+static const char own_address_policy[] =
+	"version: 1\n"
+	"defaults: {action: drop, timeouts: {udp: 30, udp_stream: 30}}\n"
+	"rules:\n"
+	"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+	"nat:\n"
+	"  - name: hide\n"
+	"    match: {from: {network: 10.1.0.0/16}, to: {network: 10.2.0.0/16}}\n"
+	"    snat: {to: [10.1.0.5], ports: 30000-30000}\n";
+
+static void test_snat_to_own_address(void **state)
+{
+	const uint64_t sec = 1000000000ull;
+	const uint8_t self[4] = {10, 1, 0, 5}, other[4] = {10, 1, 0, 6};
+	const struct nat_pool *pool;
+	struct lab l;
+	uint64_t now = sec;
+	uint16_t port;
+	(void)state;
+
+	lab_open(&l, own_address_policy, &bridge_cfg);
+	pool = pipe_nat_pool(l.w, 0);
+	/* the pool's one pair, 10.1.0.5:30000: to its own source pair, then
+	 * to one of another port; each time back when the flow ends */
+	for (int round = 0; round < 4; round++) {
+		uint16_t sport = round & 1 ? 5000 : 30000;
+
+		assert_true(send_from(&l, self, sport, 2, now, &port));
+		assert_int_equal(port, 30000);
+		assert_int_equal(pool->stats.in_use, 1);
+		assert_false(send_from(&l, other, 4000, 2, now, &port));	/* none left */
+		now += 100 * sec;			/* the flow times out */
+		pipe_tick(l.w, now);
+		pipe_tick(l.w, now + sec);
+		now += 2 * sec;
+		assert_int_equal(pool->stats.in_use, 0);
+	}
+	/* Untranslated (to 10.3/16, no NAT), from the pair another flow's
+	 * translation holds: its end leaves that flow's pair held. */
+	assert_true(send_from(&l, self, 30000, 3, now, &port));
+	assert_int_equal(port, 30000);
+	assert_int_equal(pool->stats.in_use, 0);
+	assert_true(send_from(&l, other, 4000, 2, now + 5 * sec, &port));
+	assert_int_equal(port, 30000);
+	assert_int_equal(pool->stats.in_use, 1);
+	pipe_tick(l.w, now + 31 * sec);	/* the untranslated one ends */
+	pipe_tick(l.w, now + 31 * sec + 1);
+	assert_int_equal(pool->stats.in_use, 1);
+	pipe_tick(l.w, now + 40 * sec);
+	pipe_tick(l.w, now + 41 * sec);
+	assert_int_equal(pool->stats.in_use, 0);
+	assert_int_equal(pool->stats.bad_frees, 0);
+	lab_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1788,6 +1859,7 @@ int main(void)
 		cmocka_unit_test(test_long_burst),
 		cmocka_unit_test(test_stateful_bridge),
 		cmocka_unit_test(test_reopen_from_responder),
+		cmocka_unit_test(test_snat_to_own_address),
 	};
 	return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
 }
