@@ -109,6 +109,13 @@ struct ct_table {
 	uint32_t frag_sets;
 	uint32_t frag_timeout;
 	/* cold */
+	/* ct_set_timeouts: the second of its last change, and the timeouts
+	 * they replaced, which the flows touched earlier in that second
+	 * expire by (touched_now); changed_again: more than one change in
+	 * that second */
+	uint32_t changed_second;
+	uint32_t prev_timeout[RFW_TIMEOUT_COUNT];
+	uint8_t changed, changed_again;
 	void (*on_remove)(void *ctx, const struct ct_table *t, uint32_t flow);
 	void *on_remove_ctx;
 	size_t alloc_bytes;
@@ -763,6 +770,32 @@ static void entry_free(struct ct_table *t, uint32_t idx)
 	t->free_count++;
 }
 
+/* Did a packet make or refresh the flow at `now`? The entry keeps no
+ * time of its own: its expiry is when it was touched plus its timeout
+ * under the timeouts of that time. In the second ct_set_timeouts changed
+ * them, a flow touched before the change has the old ones' expiry (more
+ * than one change in the second: every flow counts as touched in it).
+ * The one error left is on the safe side: a flow touched before a change
+ * that shortened its timeout by d seconds looks touched again d seconds
+ * later, and is kept for that second. */
+static int touched_now(const struct ct_table *t, const struct ct_flow *f, uint32_t now)
+{
+	struct ct_table before;
+
+	if (f->expire - timeout_of(t, f) == now)
+		return 1;
+	if (!t->changed || t->changed_second != now)
+		return 0;
+	if (t->changed_again)
+		return 1;
+	/* timeout_of on a copy of the table with the old timeouts (a full
+	 * table, in that one second only): timeout_of itself stays as the
+	 * per-packet paths compile it */
+	before = *t;
+	memcpy(before.timeout, t->prev_timeout, sizeof(before.timeout));
+	return f->expire - timeout_of(&before, f) == now;
+}
+
 /* May make room for a new flow when the table is full (early drop):
  * past its time, or not established: a TCP connection before its
  * handshake completed or after a reset or both FINs, a flow of another
@@ -782,7 +815,7 @@ static int flow_expendable(const struct ct_table *t, const struct ct_flow *f, ui
 		return 0;
 	if ((int32_t)(now - f->expire) >= 0)
 		return 1;
-	if (f->expire - timeout_of(t, f) == now)
+	if (touched_now(t, f, now))
 		return 0;
 	if (f->proto != IPP_TCP)
 		return !(f->flags & CT_F_REPLY_SEEN) ||
@@ -876,10 +909,24 @@ int ct_evict_scan(struct ct_table *t, uint32_t *cursor, uint32_t look, uint32_t 
 	return 0;
 }
 
-void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT])
+void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT],
+		     uint32_t now)
 {
+	uint32_t next[RFW_TIMEOUT_COUNT];
+
 	for (unsigned i = 0; i < RFW_TIMEOUT_COUNT; i++)
-		t->timeout[i] = timeout[i] ? timeout[i] : 1;
+		next[i] = timeout[i] ? timeout[i] : 1;
+	if (!memcmp(next, t->timeout, sizeof(next)))
+		return;
+	if (t->changed && t->changed_second == now) {
+		t->changed_again = 1;
+	} else {
+		memcpy(t->prev_timeout, t->timeout, sizeof(t->prev_timeout));
+		t->changed_second = now;
+		t->changed = 1;
+		t->changed_again = 0;
+	}
+	memcpy(t->timeout, next, sizeof(next));
 }
 
 void ct_flow_set_rule(struct ct_table *t, uint32_t flow, uint32_t rule)
@@ -923,7 +970,12 @@ static inline int flow_live(const struct ct_flow *f, uint32_t now)
 }
 
 /* A SYN may reuse the ports of a closed connection (TIME_WAIT or reset),
- * as a TCP stack does (RFC 793 TIME-WAIT, RFC 6191). */
+ * as a TCP stack does (RFC 793 TIME-WAIT, RFC 6191), from either side: a
+ * SYN from the old responder is a new connection the other way (pf
+ * purges a state both of whose peers are at FIN_WAIT_2 or later on a SYN
+ * either way; Linux reopens from TIME_WAIT either way). The rules judge
+ * it as any new flow. Not from the reply side of a translated flow:
+ * reply_reopen_refused. */
 static inline int tcp_reusable(const struct ct_flow *f, const struct ct_key *k,
 			       enum key_kind kind)
 {
@@ -933,6 +985,20 @@ static inline int tcp_reusable(const struct ct_flow *f, const struct ct_key *k,
 		return 0;
 	s = ct_tcp_flow_state(f);
 	return s == CT_TCP_TIME_WAIT || s == CT_TCP_CLOSED;
+}
+
+/* A SYN from the reply side of a closed translated flow (tcp_reusable)
+ * opens nothing: its tuple is the translated one. Behind SNAT it is aimed
+ * at the pool's pair, not at a host: as a new flow it could only be
+ * judged towards the pool's address, and taking the entry over would
+ * give the pair back to the pool while the responder still aims at it;
+ * as the old flow's it would reach the translated host, and SNAT lets no
+ * connection in. So it is invalid, and the closed flow keeps its pair
+ * until tcp_closing ends it. A DNAT target opening one back to the
+ * client is refused the same way (one rule for every translated flow). */
+static inline int reply_reopen_refused(const struct ct_flow *f, unsigned dir)
+{
+	return dir == CT_DIR_REPLY && (f->flags & CT_F_NAT);
 }
 
 static void count_packet(struct ct_flow *f, unsigned dir, uint32_t len)
@@ -1110,10 +1176,16 @@ int ct_create_flow_hinted(struct ct_table *t, const struct ct_pkt *p,
 	ohash = hint ? hint->orig_hash : ct_hash(t, &ok);
 	idx = hint && hint->absent ? CT_NONE : index_find(t, &ok, ohash, &dir);
 	if (idx != CT_NONE) {
-		if (flow_live(&t->flows[idx], now) && !tcp_reusable(&t->flows[idx], &ok, kind)) {
-			*flow = idx;
-			ct_update(t, idx, dir, p, now);
-			return CT_EXISTS;
+		if (flow_live(&t->flows[idx], now)) {
+			if (!tcp_reusable(&t->flows[idx], &ok, kind)) {
+				*flow = idx;
+				ct_update(t, idx, dir, p, now);
+				return CT_EXISTS;
+			}
+			if (reply_reopen_refused(&t->flows[idx], dir)) {
+				t->st.invalid++;
+				return CT_REFUSED_INVALID;
+			}
 		}
 		ct_remove(t, idx);
 	}
@@ -1428,13 +1500,19 @@ static inline void lookup_one(struct ct_table *t, const struct ct_pkt *p, const 
 	} else if (t->buckets[b].overflow) {
 		idx = index_walk(t, k, b, tag, 0, &dir);
 	}
-	if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now) &&
-	    !(dir == CT_DIR_ORIG && tcp_reusable(&t->flows[idx], k, kind))) {
-		r->kind = CT_FOUND;
-		r->flow = idx;
-		r->dir = (uint8_t)dir;
-		r->rule = t->flows[idx].rule;
-		r->state = RFW_STATE_ESTABLISHED;
+	if (likely(idx != CT_NONE) && flow_live(&t->flows[idx], now)) {
+		if (likely(!tcp_reusable(&t->flows[idx], k, kind))) {
+			r->kind = CT_FOUND;
+			r->flow = idx;
+			r->dir = (uint8_t)dir;
+			r->rule = t->flows[idx].rule;
+			r->state = RFW_STATE_ESTABLISHED;
+		} else if (reply_reopen_refused(&t->flows[idx], dir)) {
+			lookup_other(t, p, KEY_BAD, now, r);
+		} else {
+			r->kind = CT_NEW;	/* over a closed connection */
+			r->state = RFW_STATE_NEW;
+		}
 	} else if (kind == KEY_START) {
 		r->kind = CT_NEW;
 		r->state = RFW_STATE_NEW;

@@ -102,7 +102,9 @@ enum ct_result_flags {	/* set by ct_track_batch (ABSENT by ct_lookup_batch too) 
 /* Find the flow of each packet (hash buckets prefetched for the whole
  * batch first, then flow entries). Changes no flow; a flow past its
  * timeout is not found even when ct_expire has not reaped it yet. A TCP
- * SYN on a closed flow is CT_NEW (the port is being reused). Counts
+ * SYN on a closed flow (TIME_WAIT, reset) is CT_NEW from either side (the
+ * ports are being reused; from the old responder, the other way round),
+ * but CT_INVALID from the reply side of a translated flow. Counts
  * invalid packets and orphan fragments. */
 void ct_lookup_batch(struct ct_table *t, const struct ct_pkt *pkts, uint32_t n,
 		     uint32_t now, struct ct_result *out);
@@ -261,8 +263,11 @@ int ct_evict_scan(struct ct_table *t, uint32_t *cursor, uint32_t look, uint32_t 
  * conntrack; the pipeline keeps a policy generation tag in it. ---- */
 
 /* New timeouts (seconds, 0 taken as 1) for packets from now on; flows
- * keep the expiry they have until their next packet. */
-void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT]);
+ * keep the expiry they have until their next packet. now: the second of
+ * the last packets accounted under the timeouts replaced (the caller's
+ * latest `now`); in it, early drop still knows the flows they touched. */
+void ct_set_timeouts(struct ct_table *t, const uint32_t timeout[RFW_TIMEOUT_COUNT],
+		     uint32_t now);
 /* Overwrite a live flow's rule. */
 void ct_flow_set_rule(struct ct_table *t, uint32_t flow, uint32_t rule);
 /* Rewrite the rule of live flows and fragment entries, rule = fn(ctx,

@@ -710,7 +710,8 @@ struct pipe_policy *pipe_adopt(struct pipe_worker *w, struct pipe_policy *p)
 	if (old && old->have_rl && p->have_rl)
 		rl_table_carry(&p->rl, &old->rl, p->limit_fwd);
 	if (w->ct)
-		ct_set_timeouts(w->ct, p->view->policy->timeout);
+		ct_set_timeouts(w->ct, p->view->policy->timeout,
+				(uint32_t)(w->now_ns / 1000000000u));	/* the last burst's */
 	for (uint32_t k = 0; k < w->nports; k++)	/* replies, local, from now on */
 		pipe_port_addrs_put(&w->cfg.port[k], &p->addrs[k]);
 	w->pol = p;

@@ -468,9 +468,13 @@ static void homes(const struct pipe_worker *w, const struct ct_saved_flow *f, ui
 			   f->family);
 }
 
+/* The flow's source pair was translated: its reply goes back to another
+ * pair (DNAT alone leaves that side; a flow SNAT gave its own address
+ * and port cannot be told from one never translated, and is not taken). */
 static int snat_flow(const struct ct_saved_flow *f)
 {
-	return memcmp(f->reply_dst, f->orig_src, f->family == 4 ? 4 : 16) != 0;
+	return memcmp(f->reply_dst, f->orig_src, f->family == 4 ? 4 : 16) != 0 ||
+	       f->reply_dport != f->orig_sport;
 }
 
 /* The worker a saved flow goes to with n workers of another count (or
@@ -544,8 +548,12 @@ static int restore_one(struct pipe_worker *w, const struct state_record *r, cons
 			     now, &flow);
 	switch (st) {
 	case CT_RESTORED:
-		if (snat_flow(&f) && claim_nat(w, &f))
-			c->nat_unclaimed++;
+		if (snat_flow(&f)) {
+			if (claim_nat(w, &f))
+				c->nat_unclaimed++;
+			else if (!memcmp(f.reply_dst, f.orig_src, f.family == 4 ? 4 : 16))
+				pipe_snat_own_address(w, flow);	/* its own address, not port */
+		}
 		if (resync)
 			ct_flow_resync(w->ct, flow);
 		c->restored++;

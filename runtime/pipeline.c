@@ -51,6 +51,27 @@ static inline int addr_differs(const uint8_t *a, const uint8_t *b, uint8_t famil
 /* ---- NAT pools: one per SNAT rule, one per (masquerade rule, port
  * with an address of the rule's family), all made at create. ---- */
 
+void pipe_snat_own_address(struct pipe_worker *w, uint32_t flow)
+{
+	w->own_address_mark[flow >> 6] |= 1ull << (flow & 63);
+}
+
+static inline int snat_own_address(const struct pipe_worker *w, uint32_t flow)
+{
+	return (int)(w->own_address_mark[flow >> 6] >> (flow & 63) & 1);
+}
+
+/* Does the flow (fi) hold a pool's pair as its source translation? Its
+ * reply goes to another address than its source (only SNAT changes that
+ * side: DNAT alone leaves it), or SNAT gave it its source's own address
+ * (own: own_address_mark's bit; its tuples cannot tell it from a flow
+ * never translated, whose source pair may be one the pool holds for
+ * another flow). */
+static int snat_holds_pair(const struct ct_flow_info *fi, int own)
+{
+	return own || memcmp(fi->reply.dst, fi->orig.src, 16) != 0;
+}
+
 /* On flow removal, give its SNAT port back: the pair is the reply's
  * destination, and the pool is the one holding it (pools may share
  * pairs, nat.h: one holds it). */
@@ -58,6 +79,7 @@ static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
 {
 	struct pipe_worker *w = ctx;
 	struct ct_flow_info fi;
+	int own = snat_own_address(w, flow);
 
 	if (w->kept_mark && (w->kept_mark[flow >> 6] >> (flow & 63) & 1)) {
 		w->kept_mark[flow >> 6] &= ~(1ull << (flow & 63));	/* one less for the kept rules */
@@ -68,8 +90,8 @@ static void release_nat(void *ctx, const struct ct_table *t, uint32_t flow)
 		__atomic_store_n(&w->restored_flows, w->restored_flows - 1, __ATOMIC_RELAXED);
 	}
 
-	if (ct_flow_get(t, flow, &fi) < 0 ||
-	    !memcmp(fi.reply.dst, fi.orig.src, 16))
+	w->own_address_mark[flow >> 6] &= ~(1ull << (flow & 63));	/* not the entry's next flow */
+	if (ct_flow_get(t, flow, &fi) < 0 || !snat_holds_pair(&fi, own))
 		return;			/* no SNAT on this flow */
 	for (uint32_t i = 0; i < w->npools; i++) {
 		struct nat_pool *p = &w->pools[i]->pool;
@@ -208,6 +230,9 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 	if (w->handoff && w->ct &&
 	    !(w->kept_mark = calloc((ct_max_flows(w->ct) + 63) / 64, sizeof(uint64_t))))
 		goto fail;
+	if (w->ct &&
+	    !(w->own_address_mark = calloc((ct_max_flows(w->ct) + 63) / 64, sizeof(uint64_t))))
+		goto fail;
 	p = pipe_policy_build(w, view, NULL, PIPE_FLOWS_KEEP, NULL, NULL, 0);
 	if (!p)
 		goto fail;
@@ -251,6 +276,7 @@ void pipe_destroy(struct pipe_worker *w)
 		ct_destroy(w->ct);	/* calls release_nat: pools still here */
 	free(w->kept_mark);
 	free(w->restored_mark);
+	free(w->own_address_mark);
 	for (uint32_t i = 0; i < w->npools; i++) {
 		nat_pool_free(&w->pools[i]->pool);
 		free(w->pools[i]);
@@ -2281,16 +2307,43 @@ static inline void filter_add(uint64_t *f, uint64_t h)
 	f[b / 64] |= 1ull << (b % 64);
 }
 
+/* The first 4 bytes of two addresses (an IPv4 address whole) are equal:
+ * one compare where a full one would branch on the family. */
+static inline int addr_head_equal(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t x, y;
+
+	memcpy(&x, a, 4);
+	memcpy(&y, b, 4);
+	return x == y;
+}
+
+/* A new SNAT flow whose pair has its source's own address (its pool has
+ * it): its tuples will not show that it holds the pair, so it is marked
+ * (release_nat). */
+static __attribute__((cold, noinline)) void snat_own_address_check(struct pipe_worker *w,
+								  const struct pipe_burst *b,
+								  uint32_t i, uint32_t flow)
+{
+	if (!addr_differs(b->reply[i].dst, b->akey[i].src, b->akey[i].family))
+		pipe_snat_own_address(w, flow);
+}
+
+struct reclaim_pick {
+	const struct pipe_worker *w;
+	const struct nat_pool *pool;
+};
+
 /* ct_evict_scan's pick for snat_reclaim: a flow holding a pair of the
  * pool (its reply's destination, as release_nat finds it). */
 static int holds_pool_pair(void *ctx, const struct ct_table *t, uint32_t flow)
 {
-	const struct nat_pool *pool = ctx;
+	const struct reclaim_pick *pick = ctx;
 	struct ct_flow_info fi;
 
-	return ct_flow_get(t, flow, &fi) == 0 && fi.orig.family == pool->family &&
-	       memcmp(fi.reply.dst, fi.orig.src, 16) &&
-	       nat_pair_slot(pool, fi.reply.dst, fi.reply.dport) != NAT_SLOT_NONE;
+	return ct_flow_get(t, flow, &fi) == 0 && fi.orig.family == pick->pool->family &&
+	       snat_holds_pair(&fi, snat_own_address(pick->w, flow)) &&
+	       nat_pair_slot(pick->pool, fi.reply.dst, fi.reply.dport) != NAT_SLOT_NONE;
 }
 
 /* A pool whose share of ports is all taken gets one back from a flow
@@ -2302,9 +2355,11 @@ static int holds_pool_pair(void *ctx, const struct ct_table *t, uint32_t flow)
 static int snat_reclaim(struct pipe_worker *w, struct nat_pool *pool, const struct pkt_key *k,
 			uint32_t now)
 {
+	struct reclaim_pick pick = {w, pool};
+
 	if (!nat_pool_full(pool) || k->family != pool->family ||
 	    !ct_evict_scan(w->ct, &w->reclaim_cursor, PIPE_NAT_RECLAIM_LOOK, now, holds_pool_pair,
-			   pool))
+			   &pick))
 		return 0;
 	pool->stats.failures--;		/* the first try's: it gets a port after all */
 	pool->stats.reclaimed++;
@@ -2389,6 +2444,9 @@ static uint32_t stage_ct(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t 
 			filter_add(made, hint->orig_hash);
 			filter_add(made, hint->reply_hash);
 		}
+		if (slot != NAT_SLOT_NONE && st == CT_CREATED &&
+		    __builtin_expect(addr_head_equal(b->reply[i].dst, b->akey[i].src), 0))
+			snat_own_address_check(w, b, i, flow);
 		if (st == CT_REFUSED_FULL || st == CT_REFUSED_INVALID) {
 			if (pool && slot != NAT_SLOT_NONE)
 				nat_release(pool, slot);

@@ -312,6 +312,12 @@ struct pipe_worker {
 	uint32_t kept_flows;
 	uint32_t kept_cursor;
 	uint8_t kept_marking;
+	/* The flows whose SNAT pair has their own source address (with
+	 * another port, or their own: no translation to see), a bit each by
+	 * entry: their tuples do not tell that they hold a pool's pair, so
+	 * release_nat gives it back by this (pipe_snat_own_address). NULL
+	 * without conntrack. */
+	uint64_t *own_address_mark;
 	struct pktcap_ring *cap;	/* pipe_set_capture; NULL: none */
 	/* packet log (pipe_set_log); NULL: off */
 	struct pktlog_ring *log;
@@ -381,5 +387,8 @@ int pipe_dnat_homes(const struct pipe_worker *w, const uint8_t *src, const uint8
  * another worker's redirects point at; the redirects are needed until
  * it and the others like it end. -1: no memory. */
 int pipe_redirect_target(struct pipe_worker *w, uint32_t flow);
+/* flow (live on w) holds a pool's pair that is its own source address:
+ * release_nat gives it back when the flow ends. */
+void pipe_snat_own_address(struct pipe_worker *w, uint32_t flow);
 
 #endif

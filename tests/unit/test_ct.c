@@ -247,6 +247,15 @@ static uint64_t invalid_count(struct ct_table *t)
 	return s.invalid;
 }
 
+/* ct_track_batch's answer for one packet (as the pipeline asks). */
+static uint8_t ct_track_batch_one_kind(struct ct_table *t, const struct pk *x, uint32_t now)
+{
+	struct ct_result r;
+
+	ct_track_batch(t, &x->p, 1, now, &r);
+	return r.kind;
+}
+
 /* A handshake A:1234 -> B:80; client ISN 1000, server ISN 5000. */
 #define CISN 1000u
 #define SISN 5000u
@@ -317,6 +326,120 @@ static void test_tcp_lifecycle(void **state)
 		/* The new flow is reaped at its tcp_syn timeout, not earlier. */
 		assert_int_equal(ct_expire(t, 106 + 29, 1000), 0);
 		assert_int_equal(ct_expire(t, 106 + 30, 1000), 1);
+		ct_destroy(t);
+	}
+}
+
+/* Close a handshake()'s connection, client first, to TIME_WAIT. */
+static void close_both(struct ct_table *t, int fam, const uint8_t *a, const uint8_t *b,
+		       uint32_t flow, uint32_t now)
+{
+	struct pk x;
+
+	tcp(&x, fam, a, b, 1234, 80, FIN | ACK, CISN + 1, SISN + 1, 65535, -1, 0);
+	ok(t, &x, now, flow, CT_DIR_ORIG);
+	tcp(&x, fam, b, a, 80, 1234, FIN | ACK, SISN + 1, CISN + 2, 65535, -1, 0);
+	ok(t, &x, now, flow, CT_DIR_REPLY);
+	tcp(&x, fam, a, b, 1234, 80, ACK, CISN + 2, SISN + 2, 65535, -1, 0);
+	ok(t, &x, now, flow, CT_DIR_ORIG);
+	assert_string_equal(tstate(t, flow), "TIME_WAIT");
+}
+
+/* A SYN from the old responder on a closed connection's ports is a new
+ * connection the other way (pf, Linux from TIME_WAIT): NEW, for the rules
+ * to judge, and its create takes the entry over. Before, it was the old
+ * flow's: an in-window one passed whatever the rules said, one outside
+ * was invalid. Over a translated flow it stays invalid (ct.c). */
+static void test_tcp_reopen_from_responder(void **state)
+{
+	(void)state;
+	for (int fam = 4; fam <= 6; fam += 2) {
+		for (int reset = 0; reset <= 1; reset++) {
+			struct ct_table *t = table(64);
+			const uint8_t *a = fam == 4 ? A4 : A6, *b = fam == 4 ? B4 : B6;
+			uint32_t old = handshake(t, fam, a, b, -1, -1, 65535, 100), flow;
+			struct ct_flow_info i;
+			struct ct_result r;
+			struct ct_stats s;
+			struct pk x;
+
+			if (reset) {
+				tcp(&x, fam, a, b, 1234, 80, RST, CISN + 1, 0, 0, -1, 0);
+				ok(t, &x, 101, old, CT_DIR_ORIG);
+				assert_string_equal(tstate(t, old), "CLOSED");
+			} else {
+				close_both(t, fam, a, b, old, 101);
+			}
+			/* in the old window: still not the old flow's */
+			tcp(&x, fam, b, a, 80, 1234, SYN, SISN + 2, 0, 65535, -1, 0);
+			r = look(t, &x, 102);
+			assert_int_equal(r.kind, CT_NEW);
+			assert_int_equal(r.state, RFW_STATE_NEW);
+			assert_int_equal(r.flags & CT_RF_ABSENT, 0);
+			assert_int_equal(ct_track_batch_one_kind(t, &x, 102), CT_NEW);
+			assert_int_equal(ct_create_flow(t, &x.p, NULL, 9, 102, &flow), CT_CREATED);
+			assert_int_equal(ct_flow_get(t, flow, &i), 0);
+			assert_memory_equal(i.orig.src, b, fam == 4 ? 4 : 16);
+			assert_int_equal(i.orig.sport, 80);
+			assert_int_equal(i.rule, 9);
+			assert_string_equal(tstate(t, flow), "SYN_SENT");
+			ct_get_stats(t, &s);
+			assert_int_equal(s.in_use, 1);	/* the old one went */
+			assert_int_equal(s.removed, 1);
+			/* the handshake the other way round */
+			tcp(&x, fam, a, b, 1234, 80, SYN | ACK, 77000, SISN + 3, 65535, -1, 0);
+			ok(t, &x, 102, flow, CT_DIR_REPLY);
+			tcp(&x, fam, b, a, 80, 1234, ACK, SISN + 3, 77001, 65535, -1, 0);
+			ok(t, &x, 102, flow, CT_DIR_ORIG);
+			assert_string_equal(tstate(t, flow), "ESTABLISHED");
+			ct_destroy(t);
+		}
+	}
+}
+
+/* The reply side of a closed SNAT flow: its tuple is the pool's pair, so
+ * a SYN there is invalid (no new flow towards the pool, no way in to the
+ * translated host), and the flow keeps its entry and pair. */
+static void test_tcp_reopen_over_nat(void **state)
+{
+	(void)state;
+	for (int fam = 4; fam <= 6; fam += 2) {
+		struct ct_table *t = table(64);
+		const uint8_t *a = fam == 4 ? A4 : A6, *b = fam == 4 ? B4 : B6;
+		const uint8_t *n = fam == 4 ? N4 : N6;
+		struct pkt_key reply;
+		struct ct_stats s;
+		struct pk x;
+		uint32_t flow, again;
+		uint64_t inv;
+
+		tcp(&x, fam, a, b, 1234, 80, SYN, CISN, 0, 65535, -1, 0);
+		memset(&reply, 0, sizeof(reply));
+		memcpy(reply.src, b, 16);
+		memcpy(reply.dst, n, 16);
+		reply.family = (uint8_t)fam;
+		reply.proto = TCP;
+		reply.sport = 80;
+		reply.dport = 40000;
+		assert_int_equal(ct_create_flow(t, &x.p, &reply, 2, 100, &flow), CT_CREATED);
+		tcp(&x, fam, b, n, 80, 40000, SYN | ACK, SISN, CISN + 1, 65535, -1, 0);
+		ok(t, &x, 100, flow, CT_DIR_REPLY);
+		tcp(&x, fam, b, n, 80, 40000, RST | ACK, SISN + 1, CISN + 1, 0, -1, 0);
+		ok(t, &x, 101, flow, CT_DIR_REPLY);
+		assert_string_equal(tstate(t, flow), "CLOSED");
+
+		inv = invalid_count(t);
+		tcp(&x, fam, b, n, 80, 40000, SYN, SISN + 1, 0, 65535, -1, 0);
+		assert_int_equal(look(t, &x, 102).kind, CT_INVALID);
+		assert_int_equal(ct_track_batch_one_kind(t, &x, 102), CT_INVALID);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 9, 102, &again), CT_REFUSED_INVALID);
+		assert_int_equal(invalid_count(t), inv + 3);
+		ct_get_stats(t, &s);
+		assert_int_equal(s.in_use, 1);
+		assert_string_equal(tstate(t, flow), "CLOSED");
+		/* the translated host may still reuse its own ports */
+		tcp(&x, fam, a, b, 1234, 80, SYN, 90000, 0, 65535, -1, 0);
+		assert_int_equal(look(t, &x, 102).kind, CT_NEW);
 		ct_destroy(t);
 	}
 }
@@ -1004,6 +1127,48 @@ static void test_full_table_early_drop(void **state)
 	ct_destroy(t);
 }
 
+/* A reload's new timeouts (ct_set_timeouts) between two bursts of one
+ * second: a flow made by the first burst was made this second all the
+ * same, and a full table must not evict it for a new flow of the
+ * second burst. Early drop told a flow made this second by its expiry
+ * minus its timeout, which after the change is not when it was made: the
+ * flow went. In a later second it may go, and with a timeout changed more
+ * than once in a second, none goes in that second. */
+static void test_early_drop_after_timeout_change(void **state)
+{
+	struct ct_config c = cfg(1);
+	uint32_t to[RFW_TIMEOUT_COUNT], flow, first;
+	struct ct_table *t;
+	struct ct_stats s;
+	struct pk x;
+
+	(void)state;
+	for (int change = 0; change < 3; change++) {
+		t = table(1);		/* two buckets: early drop looks at both */
+		flow_pkt(&x, 0, 0);
+		first = create(t, &x, 100);
+		memcpy(to, c.timeout, sizeof(to));
+		to[RFW_TIMEOUT_UDP] = change == 1 ? 10 : 60;	/* longer, shorter */
+		ct_set_timeouts(t, to, 100);
+		if (change == 2) {	/* twice in the second */
+			to[RFW_TIMEOUT_UDP] = 45;
+			ct_set_timeouts(t, to, 100);
+		}
+		flow_pkt(&x, 1, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 100, &flow), CT_REFUSED_FULL);
+		ct_get_stats(t, &s);
+		assert_int_equal(s.evicted, 0);
+		/* the next second it may go; the new flow's own second protects it */
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 101, &flow), CT_CREATED);
+		assert_int_equal(flow, first);	/* its entry, the only one */
+		flow_pkt(&x, 2, 0);
+		assert_int_equal(ct_create_flow(t, &x.p, NULL, 1, 101, &flow), CT_REFUSED_FULL);
+		ct_get_stats(t, &s);
+		assert_int_equal(s.evicted, 1);
+		ct_destroy(t);
+	}
+}
+
 static void test_nat_reply_tuple(void **state)
 {
 	(void)state;
@@ -1424,6 +1589,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp_lifecycle),
+		cmocka_unit_test(test_tcp_reopen_from_responder),
+		cmocka_unit_test(test_tcp_reopen_over_nat),
 		cmocka_unit_test(test_tcp_stray_segments),
 		cmocka_unit_test(test_tcp_fast_open),
 		cmocka_unit_test(test_tcp_out_of_window),
@@ -1439,6 +1606,7 @@ int main(void)
 		cmocka_unit_test(test_long_timeout_wraps_wheel),
 		cmocka_unit_test(test_full_table),
 		cmocka_unit_test(test_full_table_early_drop),
+		cmocka_unit_test(test_early_drop_after_timeout_change),
 		cmocka_unit_test(test_nat_reply_tuple),
 		cmocka_unit_test(test_foreach_and_other),
 		cmocka_unit_test(test_batch_lookup),

@@ -277,6 +277,61 @@ static void test_connection_survives(void **state)
 	unlink(path);
 }
 
+/* SNAT to a pool that has the client's own address: its connection
+ * leaves from 10.100.0.5 still, on a pool port. Restored, the flow takes
+ * its pair in the pool again and gives it back when it ends. Before, a
+ * flow whose reply went back to its source's own address counted as
+ * never translated: its pair was left free for another flow to take. */
+static const char own_address_policy[] =
+	"version: 1\n"
+	"zones: {inside: [lan0], outside: [wan0]}\n"
+	"rules:\n"
+	"  - {name: lan-out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
+	"defaults: {action: drop, timeouts: {tcp_established: 100}}\n"
+	"nat:\n"
+	"  - name: own\n"
+	"    match: {from: {network: 10.100.0.0/16}, to: {zone: outside}}\n"
+	"    snat: {to: [10.100.0.5], ports: 20000-20002}\n"
+	"routes:\n"
+	"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+	"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+
+static void test_snat_own_address_restored(void **state)
+{
+	struct lab a, b;
+	struct pipe_state_counts c;
+	char err[256], *path = router_lab_temp_path();
+	struct frame f;
+	uint16_t pub;
+	(void)state;
+
+	lab_open(&a, own_address_policy, 7);
+	assert_int_equal(tcp(&a, client_ip, 40000, remote_ip, 443, 0x02, 1000, 0, 0, 10 * SEC, &f)
+				 .verdict, PIPE_FORWARD);
+	assert_memory_equal(f.b + 14 + 12, client_ip, 4);
+	pub = frame_get16(f.b + 14 + 20);
+	assert_true(pub >= 20000 && pub <= 20002);
+	assert_int_equal(tcp(&a, remote_ip, 443, client_ip, pub, 0x12, 5000, 1001, 0, 10 * SEC, &f)
+				 .verdict, PIPE_FORWARD);
+	assert_int_equal(tcp(&a, client_ip, 40000, remote_ip, 443, 0x10, 1001, 5001, 0, 10 * SEC, &f)
+				 .verdict, PIPE_FORWARD);
+	assert_int_equal(pairs_in_use(&a), 1);
+	save(&a, path, 11 * SEC, WALL, 1);
+	lab_close(&a);
+
+	lab_open(&b, own_address_policy, 99);
+	assert_int_equal(restore(&b, path, 3 * SEC, WALL + SEC, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.restored, 1);
+	assert_int_equal(c.nat_unclaimed, 0);
+	assert_int_equal(pairs_in_use(&b), 1);
+	pipe_tick(b.w[0], 200 * SEC);		/* it times out */
+	pipe_tick(b.w[0], 201 * SEC);
+	assert_int_equal(pairs_in_use(&b), 0);
+	assert_int_equal(pipe_nat_pool(b.w[0], 0)->stats.bad_frees, 0);
+	lab_close(&b);
+	unlink(path);
+}
+
 /* Into path: the masqueraded connection (its public port in *pub) and a
  * DNS flow from outside accepted by dns-in (its packet in *dns). */
 static void save_two_flows(const char *path, uint16_t *pub, struct flow_spec *dns)
@@ -1102,6 +1157,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connection_survives),
+		cmocka_unit_test(test_snat_own_address_restored),
 		cmocka_unit_test(test_rules_by_name),
 		cmocka_unit_test(test_recheck),
 		cmocka_unit_test(test_time_down_counts),

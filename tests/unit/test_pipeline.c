@@ -1617,6 +1617,83 @@ static void test_stateful_bridge(void **state)
 	lab_close(&l);
 }
 
+/* After a connection closed, a SYN from its old responder on the same
+ * ports is a new connection the other way, judged by the rules: refused
+ * where no rule lets the responder's side open one, let through (and
+ * tracked as a new flow) where one does. Before, it counted as the old
+ * flow's and passed when its sequence number fell in the old window. */
+static void test_reopen_from_responder(void **state)
+{
+	static const char one_way[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: web, proto: tcp, from: {network: 10.1.0.0/16}, to: {port: 80},"
+		" action: accept}\n"
+		"defaults: {action: drop}\n";
+	static const char both_ways[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: web, proto: tcp, from: {network: 10.1.0.0/16}, to: {port: 80},"
+		" action: accept}\n"
+		"  - {name: back, proto: tcp, from: {network: 10.2.0.0/16}, action: accept}\n"
+		"defaults: {action: drop}\n";
+	const char *policies[2] = {one_way, both_ways};
+	(void)state;
+
+	for (int allowed = 0; allowed <= 1; allowed++) {
+		struct flow_spec c = v4spec(6, 5000, 80), sv = c;
+		struct lab l;
+		struct frame f;
+		struct pipe_pkt p;
+
+		memcpy(sv.src, c.dst, 4);
+		memcpy(sv.dst, c.src, 4);
+		sv.sport = 80;
+		sv.dport = 5000;
+		c.payload = sv.payload = 0;
+		lab_open(&l, policies[allowed], &bridge_cfg);
+		/* handshake, then both sides close */
+		const struct {
+			int from_server;
+			uint8_t flags;
+			uint32_t seq, ack;
+		} steps[] = {
+			{0, 0x02, 1000, 0}, {1, 0x12, 5000, 1001}, {0, 0x10, 1001, 5001},
+			{0, 0x11, 1001, 5001}, {1, 0x11, 5001, 1002}, {0, 0x10, 1002, 5002},
+		};
+		for (unsigned k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+			struct flow_spec *s = steps[k].from_server ? &sv : &c;
+
+			s->tcp_flags = steps[k].flags;
+			s->seq = steps[k].seq;
+			s->ack = steps[k].ack;
+			frame_build(&f, s);
+			assert_int_equal(run1(&l, &f, (uint8_t)steps[k].from_server).verdict,
+					 PIPE_FORWARD);
+		}
+		/* the server opens one back, its sequence in the old window */
+		sv.tcp_flags = 0x02;
+		sv.seq = 5002;
+		sv.ack = 0;
+		frame_build(&f, &sv);
+		p = run1(&l, &f, 1);
+		if (!allowed) {
+			assert_int_equal(p.verdict, PIPE_DROP);
+			assert_int_equal(p.drop, PIPE_DROP_POLICY);
+		} else {
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(pipe_rule_stats(l.w)[2].packets, 1);	/* back */
+			c.tcp_flags = 0x12;			/* its SYN+ACK follows it */
+			c.seq = 90000;
+			c.ack = 5003;
+			frame_build(&f, &c);
+			assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+			assert_int_equal(pipe_rule_stats(l.w)[2].packets, 2);
+		}
+		lab_close(&l);
+	}
+}
+
 /* Two SNAT rules to one address whose port ranges overlap get a pool
  * each: a pair is still held by one flow (the wide rule's flows skip the
  * narrow one's ports while they are held), and each port goes back to
@@ -1635,10 +1712,14 @@ static const char overlap_pools_policy[] =
 	"    match: {from: {network: 10.1.1.0/24}}\n"
 	"    snat: {to: [10.9.0.1], ports: 30000-30003}\n";
 
-static int snat_from(struct lab *l, uint8_t net, uint16_t sport, uint64_t now, uint16_t *port)
+/* A UDP packet from src:sport to 10.<dst_net>.0.9:7000; 1 if forwarded,
+ * its source port as it left in *port. */
+static int send_from(struct lab *l, const uint8_t src[4], uint16_t sport, uint8_t dst_net,
+		     uint64_t now, uint16_t *port)
 {
 	struct flow_spec s = {.family = 4, .proto = 17, .sport = sport, .dport = 7000,
-			      .src = {10, 1, net, 5}, .dst = {10, 2, 0, 9}, .payload = 10};
+			      .src = {src[0], src[1], src[2], src[3]}, .dst = {10, dst_net, 0, 9},
+			      .payload = 10};
 	struct frame f;
 	struct pipe_pkt p;
 
@@ -1647,6 +1728,11 @@ static int snat_from(struct lab *l, uint8_t net, uint16_t sport, uint64_t now, u
 	pipe_process(l->w, &p, 1, now);
 	*port = frame_get16(f.b + 14 + 20);
 	return p.verdict == PIPE_FORWARD;
+}
+
+static int snat_from(struct lab *l, uint8_t net, uint16_t sport, uint64_t now, uint16_t *port)
+{
+	return send_from(l, (const uint8_t[4]){10, 1, net, 5}, sport, 2, now, port);
 }
 
 static void test_snat_pools_that_overlap(void **state)
@@ -1689,6 +1775,68 @@ static void test_snat_pools_that_overlap(void **state)
 	lab_close(&l);
 }
 
+/* SNAT whose pool holds a source's own address: a flow from it may get
+ * its own address, or its own address and port (no translation to see),
+ * and still holds that pair; its end gives the pair back. Before, the end
+ * of any flow whose reply went back to its source's own address kept the
+ * pair (taken for a flow never translated): the pool ran dry for good.
+ * A flow that was not translated but whose source pair is one the pool
+ * holds for another flow gives back nothing. */
+static const char own_address_policy[] =
+	"version: 1\n"
+	"defaults: {action: drop, timeouts: {udp: 30, udp_stream: 30}}\n"
+	"rules:\n"
+	"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+	"nat:\n"
+	"  - name: hide\n"
+	"    match: {from: {network: 10.1.0.0/16}, to: {network: 10.2.0.0/16}}\n"
+	"    snat: {to: [10.1.0.5], ports: 30000-30000}\n";
+
+static void test_snat_to_own_address(void **state)
+{
+	const uint64_t sec = 1000000000ull;
+	const uint8_t self[4] = {10, 1, 0, 5}, other[4] = {10, 1, 0, 6};
+	const struct nat_pool *pool;
+	struct lab l;
+	uint64_t now = sec;
+	uint16_t port;
+	(void)state;
+
+	lab_open(&l, own_address_policy, &bridge_cfg);
+	pool = pipe_nat_pool(l.w, 0);
+	/* the pool's one pair, 10.1.0.5:30000: to its own source pair, then
+	 * to one of another port; each time back when the flow ends */
+	for (int round = 0; round < 4; round++) {
+		uint16_t sport = round & 1 ? 5000 : 30000;
+
+		assert_true(send_from(&l, self, sport, 2, now, &port));
+		assert_int_equal(port, 30000);
+		assert_int_equal(pool->stats.in_use, 1);
+		assert_false(send_from(&l, other, 4000, 2, now, &port));	/* none left */
+		now += 100 * sec;			/* the flow times out */
+		pipe_tick(l.w, now);
+		pipe_tick(l.w, now + sec);
+		now += 2 * sec;
+		assert_int_equal(pool->stats.in_use, 0);
+	}
+	/* Untranslated (to 10.3/16, no NAT), from the pair another flow's
+	 * translation holds: its end leaves that flow's pair held. */
+	assert_true(send_from(&l, self, 30000, 3, now, &port));
+	assert_int_equal(port, 30000);
+	assert_int_equal(pool->stats.in_use, 0);
+	assert_true(send_from(&l, other, 4000, 2, now + 5 * sec, &port));
+	assert_int_equal(port, 30000);
+	assert_int_equal(pool->stats.in_use, 1);
+	pipe_tick(l.w, now + 31 * sec);	/* the untranslated one ends */
+	pipe_tick(l.w, now + 31 * sec + 1);
+	assert_int_equal(pool->stats.in_use, 1);
+	pipe_tick(l.w, now + 40 * sec);
+	pipe_tick(l.w, now + 41 * sec);
+	assert_int_equal(pool->stats.in_use, 0);
+	assert_int_equal(pool->stats.bad_frees, 0);
+	lab_close(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1710,6 +1858,8 @@ int main(void)
 		cmocka_unit_test(test_reply_rate),
 		cmocka_unit_test(test_long_burst),
 		cmocka_unit_test(test_stateful_bridge),
+		cmocka_unit_test(test_reopen_from_responder),
+		cmocka_unit_test(test_snat_to_own_address),
 	};
 	return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
 }

@@ -471,6 +471,46 @@ static void test_nat_binding_survives(void **state)
 	free(b.buf);
 }
 
+/* A reload that changes the timeouts between two bursts of one second,
+ * with the flow table full: the flow the first burst made is still one
+ * made this second, which early drop leaves alone; the second burst's
+ * new flow is refused, not made over it (it was, before: its expiry
+ * minus the new timeout looked like an older flow's). */
+static void test_timeouts_changed_table_full(void **state)
+{
+	static const char short_udp[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+		"defaults: {action: drop, timeouts: {udp: 30}}\n";
+	static const char long_udp[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: out, proto: udp, from: {network: 10.1.0.0/16}, action: accept}\n"
+		"defaults: {action: drop, timeouts: {udp: 60}}\n";
+	struct pipe_config cfg = bridge_cfg;
+	struct compiled a, b;
+	struct pipe_worker *w;
+	struct flow_spec first = udp(5000, 53), next = udp(5001, 53), answer = reverse(&first);
+	(void)state;
+
+	cfg.max_flows = 1;
+	cfg.no_flow_cache = 1;
+	compile(&a, short_udp);
+	compile(&b, long_udp);
+	w = pipe_create(&cfg, &a.view);
+	assert_non_null(w);
+	assert_int_equal(send1(w, &first, 0, 100 * SEC, NULL).verdict, PIPE_FORWARD);
+	pipe_policy_free(swap_to(w, &b.view, PIPE_FLOWS_KEEP));
+	assert_int_equal(send1(w, &next, 0, 100 * SEC + 1000, NULL).drop, PIPE_DROP_CT_FULL);
+	assert_int_equal(send1(w, &answer, 1, 100 * SEC + 2000, NULL).verdict, PIPE_FORWARD);
+	/* a second later the first flow (answered once) may go */
+	assert_int_equal(send1(w, &next, 0, 101 * SEC, NULL).verdict, PIPE_FORWARD);
+	pipe_destroy(w);
+	free(a.buf);
+	free(b.buf);
+}
+
 /* A reload that widens an SNAT rule's ports makes a second pool over
  * the same pairs while the first one's flows live on: the new pool
  * hands out none of the pairs they hold, and each pair goes back to the
@@ -687,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_limit_state_carried),
 		cmocka_unit_test(test_nat_binding_survives),
 		cmocka_unit_test(test_nat_range_widened),
+		cmocka_unit_test(test_timeouts_changed_table_full),
 		cmocka_unit_test(test_masquerade_follows_address),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_many_generations),
