@@ -67,12 +67,12 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
 		return;
 	e = find(c, port, l->family, l->addr);
 	if (!e) {
-		if (l->merge || !(e = add(c, port, l->family, l->addr, l->mac)))
+		if (l->how != NP_LEARN || !(e = add(c, port, l->family, l->addr, l->mac)))
 			return;
 		c->st.learnt++;
 	} else if (e->state == NC_PERMANENT) {
 		return;
-	} else if (memcmp(e->mac, l->mac, 6)) {
+	} else if (l->how != NP_CONFIRM && memcmp(e->mac, l->mac, 6)) {
 		memcpy(e->mac, l->mac, 6);
 		e->dirty = 1;
 		c->st.moved++;

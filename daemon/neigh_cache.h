@@ -76,7 +76,8 @@ void nc_init(struct neigh_cache *c, const struct nc_config *cfg);
 int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
 		 const uint8_t mac[6]);
 /* What a frame received on port taught (np_receive): a new entry, a
- * moved one, a confirmation; a merge (l->merge) only for one known. */
+ * moved one, a confirmation; a merge or a confirmation without a MAC
+ * (l->how) only for one known. */
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms);
 /* At most max things to do now, in order: POSTs of entries learnt or
  * moved (to every worker), PROBEs (to one worker), FORGETs (to every

@@ -13,10 +13,11 @@
 static const struct nc_config cfg = {.reachable_ms = 30000, .probe_ms = 1000, .probes = 3};
 static const uint8_t mac_a[6] = {2, 0xcc, 0, 0, 0, 0xa};
 static const uint8_t mac_b[6] = {2, 0xcc, 0, 0, 0, 0xb};
+static const uint8_t zero_mac[6];
 
-static struct np_learned told(uint8_t family, uint8_t last, const uint8_t *mac, uint8_t merge)
+static struct np_learned told(uint8_t family, uint8_t last, const uint8_t *mac, uint8_t how)
 {
-	struct np_learned l = {.family = family, .merge = merge};
+	struct np_learned l = {.family = family, .how = how};
 
 	if (family == 4)
 		memcpy(l.addr, (uint8_t[]){10, 60, 2, last}, 4);
@@ -99,6 +100,35 @@ static void test_probe_answered(void **state)
 	assert_int_equal(c.st.moved, 1);
 	expect_none(&c, 61200);				/* no more probes */
 	expect_one(&c, 90300, NC_PROBE, &moved, mac_b);
+}
+
+/* A probe's answer without the MAC (np_receive's NP_CONFIRM: Linux's
+ * answer to a unicast NS) keeps the entry, at its MAC, past reachable +
+ * the probes' time, and is asked again only reachable_ms later; it never
+ * makes an entry. */
+static void test_probe_confirmed_without_mac(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned l = told(6, 2, mac_a, NP_LEARN), yes = told(6, 2, zero_mac, NP_CONFIRM);
+	struct np_learned stranger = told(6, 9, zero_mac, NP_CONFIRM);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	nc_learn(&c, 1, &l, 0);
+	expect_one(&c, 0, NC_POST, &l, mac_a);
+	for (uint64_t at = 30000; at < 300000; at += 30200) {
+		expect_one(&c, at, NC_PROBE, &l, mac_a);
+		nc_learn(&c, 1, &yes, at + 200);
+		expect_one(&c, at + 200, NC_POST, &l, mac_a);	/* a refresh, same MAC */
+		expect_none(&c, at + 30199);
+	}
+	assert_int_equal(c.n, 1);
+	assert_memory_equal(c.e[0].mac, mac_a, 6);
+	assert_int_equal(c.st.forgotten, 0);
+	assert_int_equal(c.st.moved, 0);
+	nc_learn(&c, 1, &stranger, 300000);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.st.learnt, 1);
 }
 
 /* Merges: news of a known neighbour move it (a gratuitous ARP after a
@@ -207,6 +237,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ages_out),
 		cmocka_unit_test(test_probe_answered),
+		cmocka_unit_test(test_probe_confirmed_without_mac),
 		cmocka_unit_test(test_merges_and_permanent),
 		cmocka_unit_test(test_full_and_retry),
 	};
