@@ -46,11 +46,18 @@ struct nc_stats {
 	uint64_t full;		/* new entries refused: NC_MAX reached */
 };
 
+/* power of two: the index is at most half full */
+#define NC_INDEX_SLOTS (2 * NC_MAX)
+
 struct neigh_cache {
 	struct nc_config cfg;
 	struct nc_stats st;
 	uint32_t n;
 	struct nc_entry e[NC_MAX];	/* dense: small, scanned each tick */
+	/* each entry's place in e[] plus one (0: a free slot), from the
+	 * hash of its key on (linear probing): a frame's news costs the
+	 * same however many entries there are, also in an ARP flood */
+	uint16_t index[NC_INDEX_SLOTS];
 };
 
 /* What the caller must do (nc_tick). */

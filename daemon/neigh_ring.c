@@ -1,0 +1,74 @@
+/* The DPDK router's ARP/ND between the queues and the main thread: see
+ * neigh_ring.h. */
+#include "neigh_ring.h"
+
+#include "worker.h"
+
+int nr_push(struct nr_ring *r, uint8_t port, const struct np_learned *l)
+{
+	unsigned head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	unsigned tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+
+	if (head - tail >= NR_SLOTS)
+		return 0;
+	r->item[head & (NR_SLOTS - 1)] = (struct nr_item){.n = *l, .port = port};
+	atomic_store_explicit(&r->head, head + 1, memory_order_release);
+	return 1;
+}
+
+uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache *c,
+		  uint64_t now_ms)
+{
+	uint32_t taken = 0;
+
+	for (uint32_t q = 0; q < nq; q++) {
+		struct nr_ring *r = rings[q];
+		unsigned tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		/* read once: what a worker pushes meanwhile waits for the
+		 * next tick (a ring holds NR_SLOTS at the most) */
+		unsigned head = atomic_load_explicit(&r->head, memory_order_acquire);
+
+		for (; tail != head; tail++, taken++) {
+			const struct nr_item *it = &r->item[tail & (NR_SLOTS - 1)];
+
+			nc_learn(c, it->port, &it->n, now_ms);
+		}
+		atomic_store_explicit(&r->tail, tail, memory_order_release);
+	}
+	return taken;
+}
+
+#define NR_BATCH 64
+
+void nr_tick(struct nr_main *m, uint64_t now_ms)
+{
+	struct nc_action act[NR_BATCH];
+	uint32_t n;
+
+	nr_drain(m->rings, m->nq, m->cache, now_ms);
+	/* bounded: a worker whose ring stays full gets its retries at
+	 * most this often a tick */
+	for (uint32_t round = 0;
+	     round <= NC_MAX / NR_BATCH && (n = nc_tick(m->cache, now_ms, act, NR_BATCH)); round++) {
+		for (uint32_t i = 0; i < n; i++) {
+			const struct nc_action *t = &act[i];
+			int lost = 0;
+
+			if (t->op == NC_PROBE) {
+				(void)worker_neigh_cmd(&m->workers[m->next_prober++ % m->nq],
+						       WORKER_NEIGH_PROBE, t->port, t->family, t->addr,
+						       t->mac);
+				continue;
+			}
+			for (uint32_t k = 0; k < m->nq; k++)
+				lost |= worker_neigh_cmd(&m->workers[k],
+							 t->op == NC_POST ? WORKER_NEIGH_SET
+									  : WORKER_NEIGH_FORGET,
+							 t->port, t->family, t->addr, t->mac);
+			if (lost)
+				nc_retry(m->cache, t, now_ms);
+		}
+		if (n < NR_BATCH)
+			break;
+	}
+}
