@@ -192,6 +192,16 @@ void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms)
 			e->dirty = 1;
 		return;
 	}
+	if (t->op == NC_PROBE) {
+		/* not sent: it does not count against the neighbour, and is
+		 * asked again on the next tick (not this one: now_ms) */
+		if (e && e->state == NC_PROBING && e->probes) {
+			e->probes--;
+			c->st.probes--;
+			e->next_ms = now_ms + 1;
+		}
+		return;
+	}
 	if (t->op != NC_FORGET || e)
 		return;		/* (learnt again meanwhile: posted with it) */
 	/* back, to be forgotten again at once */

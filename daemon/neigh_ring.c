@@ -40,6 +40,18 @@ uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache 
 
 #define NR_BATCH 64
 
+/* A probe to the next worker whose ring takes it; when none does, it is
+ * given back to the cache, so that only probes sent count against the
+ * neighbour. */
+static void post_probe(struct nr_main *m, const struct nc_action *t, uint64_t now_ms)
+{
+	for (uint32_t k = 0; k < m->nq; k++)
+		if (!worker_neigh_cmd(&m->workers[m->next_prober++ % m->nq], WORKER_NEIGH_PROBE,
+				      t->port, t->family, t->addr, t->mac))
+			return;
+	nc_retry(m->cache, t, now_ms);
+}
+
 void nr_tick(struct nr_main *m, uint64_t now_ms)
 {
 	struct nc_action act[NR_BATCH];
@@ -55,9 +67,7 @@ void nr_tick(struct nr_main *m, uint64_t now_ms)
 			int lost = 0;
 
 			if (t->op == NC_PROBE) {
-				(void)worker_neigh_cmd(&m->workers[m->next_prober++ % m->nq],
-						       WORKER_NEIGH_PROBE, t->port, t->family, t->addr,
-						       t->mac);
+				post_probe(m, t, now_ms);
 				continue;
 			}
 			for (uint32_t k = 0; k < m->nq; k++)

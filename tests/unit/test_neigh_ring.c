@@ -110,33 +110,101 @@ static void test_drain_bounded_under_a_flood(void **state)
 	assert_true(most > 0);
 }
 
+/* Two queues: their rings, their workers, the main thread's cache. */
+struct two_queues {
+	struct neigh_cache c;
+	struct nr_ring r[2];
+	struct worker w[2];
+	struct nr_ring *rings[2];
+	struct nr_main m;
+};
+
+static struct two_queues *two_queues(const struct nc_config *cfg)
+{
+	static struct two_queues q;
+
+	memset(&q, 0, sizeof(q));
+	nc_init(&q.c, cfg);
+	q.rings[0] = &q.r[0];
+	q.rings[1] = &q.r[1];
+	q.m = (struct nr_main){.cache = &q.c, .rings = q.rings, .workers = q.w, .nq = 2};
+	return &q;
+}
+
 /* A tick: what was learnt posted to every worker; a worker whose ring
  * is full gets it on a later tick. */
 static void test_tick_posts_everywhere(void **state)
 {
-	static struct neigh_cache c;
-	static struct nr_ring r[2];
-	static struct worker w[2];
-	struct nr_ring *const rings[2] = {&r[0], &r[1]};
-	struct nr_main m = {.cache = &c, .rings = rings, .workers = w, .nq = 2};
+	struct two_queues *q = two_queues(NULL);
+	struct nr_ring *r = q->r;
+	struct worker *w = q->w;
+	struct nr_main *m = &q->m;
 	struct worker_neigh_cmd cmd[8];
 	struct np_learned l = host(7, NP_LEARN);
 	(void)state;
 
-	nc_init(&c, NULL);
 	assert_int_equal(nr_push(&r[1], 1, &l), 1);
 	for (uint32_t i = 0; i < WORKER_NEIGH_RING; i++)	/* w[1]'s ring full */
 		assert_int_equal(worker_neigh_cmd(&w[1], WORKER_NEIGH_SET, 0, 4, l.addr, mac_a), 0);
-	nr_tick(&m, 0);
+	nr_tick(m, 0);
 	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);
 	assert_int_equal(cmd[0].op, WORKER_NEIGH_SET);
 	assert_int_equal(cmd[0].port, 1);
 	assert_memory_equal(cmd[0].addr, l.addr, 4);
 	atomic_store(&w[1].neigh_tail, atomic_load(&w[1].neigh_head));	/* w[1] caught up */
-	nr_tick(&m, 100);
+	nr_tick(m, 100);
 	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
 	assert_int_equal(cmd[0].op, WORKER_NEIGH_SET);
 	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);	/* told again: a refresh */
+}
+
+static void fill_ring(struct worker *w)
+{
+	static const uint8_t addr[4] = {10, 60, 9, 9};
+
+	while (!worker_neigh_cmd(w, WORKER_NEIGH_SET, 0, 4, addr, mac_a))
+		;
+}
+
+/* A probe no worker's ring takes is not sent, so it does not count
+ * against the neighbour: however long the rings stay full, the entry is
+ * not forgotten; once one takes it, the probe goes out. */
+static void test_probe_lost_not_counted(void **state)
+{
+	struct two_queues *q =
+		two_queues(&(struct nc_config){.reachable_ms = 1000, .probe_ms = 100, .probes = 3});
+	struct nr_ring *r = q->r;
+	struct worker *w = q->w;
+	struct nr_main *m = &q->m;
+	struct neigh_cache *c = &q->c;
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(8, NP_LEARN);
+	(void)state;
+
+	assert_int_equal(nr_push(&r[0], 1, &l), 1);
+	nr_tick(m, 0);
+	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	fill_ring(&w[0]);
+	fill_ring(&w[1]);
+	for (uint64_t now = 1000; now <= 3000; now += 100)
+		nr_tick(m, now);
+	assert_int_equal(c->n, 1);
+	assert_int_equal(c->st.probes, 0);
+	assert_int_equal(c->st.forgotten, 0);
+	assert_int_equal(c->e[0].probes, 0);
+	atomic_store(&w[1].neigh_tail, atomic_load(&w[1].neigh_head));	/* w[1] caught up */
+	nr_tick(m, 3100);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	assert_int_equal(cmd[0].op, WORKER_NEIGH_PROBE);
+	assert_memory_equal(cmd[0].addr, l.addr, 4);
+	assert_memory_equal(cmd[0].mac, mac_a, 6);
+	assert_int_equal(c->st.probes, 1);
+	nr_tick(m, 3150);				/* the next one a probe_ms later */
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 0);
+	nr_tick(m, 3200);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	assert_int_equal(c->st.probes, 2);
 }
 
 int main(void)
@@ -145,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_drain_bounded_under_a_flood),
 		cmocka_unit_test(test_tick_posts_everywhere),
+		cmocka_unit_test(test_probe_lost_not_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
