@@ -111,6 +111,42 @@ int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint
 	return 0;
 }
 
+static struct nc_asked *asked_slot(struct neigh_cache *c, uint8_t port, uint8_t family,
+				   const uint8_t *addr)
+{
+	return &c->asked[neigh_key_hash(port, family, addr) & (NC_ASKED_SLOTS - 1)];
+}
+
+void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
+	      uint64_t now_ms)
+{
+	struct nc_asked *a;
+
+	if (family != 4 && family != 6)
+		return;
+	a = asked_slot(c, port, family, addr);
+	memset(a, 0, sizeof(*a));
+	memcpy(a->addr, addr, family == 4 ? 4 : 16);
+	a->port = port;
+	a->family = family;
+	a->at_ms = now_ms;
+}
+
+/* An answer about l's address, which no entry has: was it asked for
+ * lately? Then the ask is used up. */
+static int answers_ask(struct neigh_cache *c, uint8_t port, const struct np_learned *l,
+		       uint64_t now_ms)
+{
+	struct nc_asked *a = asked_slot(c, port, l->family, l->addr);
+
+	if (a->family != l->family || a->port != port ||
+	    memcmp(a->addr, l->addr, l->family == 4 ? 4 : 16) ||
+	    now_ms - a->at_ms > (uint64_t)c->cfg.probes * c->cfg.probe_ms)
+		return 0;
+	a->family = 0;
+	return 1;
+}
+
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms)
 {
 	struct nc_entry *e;
@@ -119,7 +155,12 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
 		return;
 	e = find(c, port, l->family, l->addr);
 	if (!e) {
-		if (l->how != NP_LEARN || !(e = add(c, port, l->family, l->addr, l->mac)))
+		if (l->how == NP_ANSWER && !answers_ask(c, port, l, now_ms)) {
+			c->st.unasked++;
+			return;
+		}
+		if ((l->how != NP_LEARN && l->how != NP_ANSWER) ||
+		    !(e = add(c, port, l->family, l->addr, l->mac)))
 			return;
 		c->st.learnt++;
 	} else if (e->state == NC_PERMANENT) {

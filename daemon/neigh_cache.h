@@ -40,6 +40,8 @@ struct nc_entry {
 
 struct nc_stats {
 	uint64_t learnt;	/* new entries */
+	uint64_t unasked;	/* answers about addresses not asked for
+				 * lately, known to none: nothing learnt */
 	uint64_t moved;		/* an entry's MAC changed */
 	uint64_t probes;	/* probes asked of a worker */
 	uint64_t forgotten;	/* entries no probe brought back */
@@ -48,6 +50,18 @@ struct nc_stats {
 
 /* power of two: the index is at most half full */
 #define NC_INDEX_SLOTS (2 * NC_MAX)
+/* power of two: the addresses asked for lately, by hash (a later ask
+ * takes the slot) */
+#define NC_ASKED_SLOTS 1024
+
+/* An address a worker solicited (nc_asked), whose answer may make an
+ * entry within probes x probe_ms (3 s: RFC 4861's MAX_MULTICAST_SOLICIT
+ * retransmissions). */
+struct nc_asked {
+	uint64_t at_ms;
+	uint8_t addr[16];
+	uint8_t port, family;	/* family 0: free */
+};
 
 struct neigh_cache {
 	struct nc_config cfg;
@@ -58,6 +72,7 @@ struct neigh_cache {
 	 * hash of its key on (linear probing): a frame's news costs the
 	 * same however many entries there are, also in an ARP flood */
 	uint16_t index[NC_INDEX_SLOTS];
+	struct nc_asked asked[NC_ASKED_SLOTS];
 };
 
 /* What the caller must do (nc_tick). */
@@ -82,9 +97,14 @@ void nc_init(struct neigh_cache *c, const struct nc_config *cfg);
  * -1 when full. */
 int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
 		 const uint8_t mac[6]);
+/* A worker solicited addr out of port (family 4: ARP, 6: NS) at now_ms:
+ * an answer may make its entry for a while. */
+void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
+	      uint64_t now_ms);
 /* What a frame received on port taught (np_receive): a new entry, a
  * moved one, a confirmation; a merge or a confirmation without a MAC
- * (l->how) only for one known. */
+ * (l->how) only for one known; an answer only for one known or asked
+ * for (nc_asked) lately. */
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms);
 /* At most max things to do now, in order: POSTs of entries learnt or
  * moved (to every worker), PROBEs (to one worker), FORGETs (to every

@@ -88,13 +88,14 @@ static uint32_t arp_receive(const struct np_port *port, const uint8_t *f, uint32
 	if (op != ARP_REQUEST && op != ARP_REPLY)
 		return 0;
 	for_us = own4(port, tpa);
-	/* A request for our address or the answer to ours teaches its
-	 * sender; any other ARP only updates a sender already known (RFC
-	 * 826's merge: a host that moved, a gratuitous ARP). A multicast
-	 * sender, a probe (no sender address) or one claiming our own
-	 * address teaches nothing. */
+	/* A request for our address teaches its sender, an answer to us
+	 * does when we asked (NP_ANSWER); any other ARP only updates a
+	 * sender already known (RFC 826's merge: a host that moved, a
+	 * gratuitous ARP). A multicast sender, a probe (no sender address)
+	 * or one claiming our own address teaches nothing. */
 	if (!(sha[0] & 1) && memcmp(spa, zero16, 4) && !own4(port, spa))
-		learn(learned, 4, spa, sha, for_us ? NP_LEARN : NP_MERGE);
+		learn(learned, 4, spa, sha,
+		      !for_us ? NP_MERGE : op == ARP_REQUEST ? NP_LEARN : NP_ANSWER);
 	if (!for_us || op != ARP_REQUEST || (sha[0] & 1))
 		return 0;
 	/* from the address asked for (a secondary one too); copied first,
@@ -212,7 +213,7 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 			if (answer)
 				learn(learned, 6, target, zero16, NP_CONFIRM);
 		} else if (!(mac[0] & 1) && (answer || (flags & NA_OVERRIDE))) {
-			learn(learned, 6, target, mac, answer ? NP_LEARN : NP_MERGE);
+			learn(learned, 6, target, mac, answer ? NP_ANSWER : NP_MERGE);
 		}
 		return 0;
 	}

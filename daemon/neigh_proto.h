@@ -29,8 +29,8 @@ struct np_port {
 
 /* How far what a frame says reaches (np_learned.how). */
 enum np_how {
-	NP_LEARN,	/* an answer to us or a request for our address:
-			 * learnt anyway */
+	NP_LEARN,	/* a request for our address: learnt anyway (its
+			 * sender is about to talk to us) */
 	NP_MERGE,	/* only news of a neighbour already known (RFC 826's
 			 * merge: ARP about another host; an unsolicited NA
 			 * with override, an NS for another target) */
@@ -39,6 +39,10 @@ enum np_how {
 			 * our probe; RFC 4861 7.2.4): the entry already
 			 * known is still there, at the MAC it has (7.2.5);
 			 * mac is all zero */
+	NP_ANSWER,	/* an answer to us (ARP reply, solicited NA with the
+			 * option): learnt when we asked for that address
+			 * lately (nc_asked), else news of one known only, so
+			 * that no host plants an entry nobody asked about */
 };
 
 /* A neighbour a frame told us about. */

@@ -2,18 +2,33 @@
  * neigh_ring.h. */
 #include "neigh_ring.h"
 
+#include <string.h>
+
 #include "worker.h"
 
-int nr_push(struct nr_ring *r, uint8_t port, const struct np_learned *l)
+static int push(struct nr_ring *r, const struct nr_item *it)
 {
 	unsigned head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	unsigned tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 
 	if (head - tail >= NR_SLOTS)
 		return 0;
-	r->item[head & (NR_SLOTS - 1)] = (struct nr_item){.n = *l, .port = port};
+	r->item[head & (NR_SLOTS - 1)] = *it;
 	atomic_store_explicit(&r->head, head + 1, memory_order_release);
 	return 1;
+}
+
+int nr_push(struct nr_ring *r, uint8_t port, const struct np_learned *l)
+{
+	return push(r, &(struct nr_item){.n = *l, .port = port});
+}
+
+int nr_push_asked(struct nr_ring *r, uint8_t port, uint8_t family, const uint8_t *addr)
+{
+	struct nr_item it = {.n = {.family = family}, .port = port, .asked = 1};
+
+	memcpy(it.n.addr, addr, family == 4 ? 4 : 16);
+	return push(r, &it);
 }
 
 uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache *c,
@@ -21,20 +36,32 @@ uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache 
 {
 	uint32_t taken = 0;
 
-	for (uint32_t q = 0; q < nq; q++) {
-		struct nr_ring *r = rings[q];
-		unsigned tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-		/* read once: what a worker pushes meanwhile waits for the
-		 * next tick (a ring holds NR_SLOTS at the most) */
-		unsigned head = atomic_load_explicit(&r->head, memory_order_acquire);
+	/* Every head read once, before any item is looked at: what a
+	 * worker pushes meanwhile waits for the next tick (a ring holds
+	 * NR_SLOTS at the most), and an answer seen here has its ask, made
+	 * before the solicitation went out, seen here too. */
+	for (uint32_t q = 0; q < nq; q++)
+		rings[q]->drain_to = atomic_load_explicit(&rings[q]->head, memory_order_acquire);
+	for (int asks = 1; asks >= 0; asks--) {
+		for (uint32_t q = 0; q < nq; q++) {
+			struct nr_ring *r = rings[q];
 
-		for (; tail != head; tail++, taken++) {
-			const struct nr_item *it = &r->item[tail & (NR_SLOTS - 1)];
+			for (unsigned t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+			     t != r->drain_to; t++) {
+				const struct nr_item *it = &r->item[t & (NR_SLOTS - 1)];
 
-			nc_learn(c, it->port, &it->n, now_ms);
+				if (it->asked != asks)
+					continue;
+				if (asks)
+					nc_asked(c, it->port, it->n.family, it->n.addr, now_ms);
+				else
+					nc_learn(c, it->port, &it->n, now_ms);
+				taken++;
+			}
 		}
-		atomic_store_explicit(&r->tail, tail, memory_order_release);
 	}
+	for (uint32_t q = 0; q < nq; q++)
+		atomic_store_explicit(&rings[q]->tail, rings[q]->drain_to, memory_order_release);
 	return taken;
 }
 

@@ -18,6 +18,8 @@
 struct nr_item {
 	struct np_learned n;
 	uint8_t port;
+	uint8_t asked;		/* 1: not news but a solicitation the queue
+				 * sent for n.addr (nc_asked) */
 };
 
 /* One queue's: the worker writes an item then head (release); the main
@@ -25,6 +27,7 @@ struct nr_item {
 struct nr_ring {
 	_Alignas(64) atomic_uint head;
 	_Alignas(64) atomic_uint tail;
+	unsigned drain_to;	/* main thread: the head a drain read */
 	struct nr_item item[NR_SLOTS];
 };
 
@@ -40,9 +43,16 @@ struct nr_main {
 /* Worker: what a frame received on port taught. 1, or 0 when the ring
  * is full (dropped: a later exchange teaches it again). */
 int nr_push(struct nr_ring *r, uint8_t port, const struct np_learned *l);
+/* Worker: it is about to solicit addr out of port (before the frame
+ * goes out, so that the ask is in its ring before any answer is in
+ * another's). 1, or 0 when the ring is full (the answer then teaches
+ * nothing; a later solicitation asks again). */
+int nr_push_asked(struct nr_ring *r, uint8_t port, uint8_t family, const uint8_t *addr);
 /* Main thread: the items the rings hold as it starts into the cache, at
  * most NR_SLOTS a ring: bounded however fast the queues push (an ARP or
- * ND flood cannot keep the main thread here). The items taken. */
+ * ND flood cannot keep the main thread here). Every ring's asks before
+ * any ring's news: an answer may come in on another queue than the one
+ * that asked. The items taken. */
 uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache *c,
 		  uint64_t now_ms);
 /* Main thread, every tick: nr_drain, then the cache's actions (nc_tick)

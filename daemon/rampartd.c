@@ -1224,10 +1224,11 @@ out:
 		dp_daemon_final(&dports, o, &bd);
 	if (!rc && o->verbose && bd.own_neigh)
 		fprintf(stderr, "rampartd: DPDK: neighbours: %llu learnt, %llu moved, %llu probed, "
-				"%llu forgotten, %llu refused (cache full)\n",
+				"%llu forgotten, %llu refused (cache full), %llu answers not asked for\n",
 			(unsigned long long)dp_neigh.st.learnt, (unsigned long long)dp_neigh.st.moved,
 			(unsigned long long)dp_neigh.st.probes,
-			(unsigned long long)dp_neigh.st.forgotten, (unsigned long long)dp_neigh.st.full);
+			(unsigned long long)dp_neigh.st.forgotten, (unsigned long long)dp_neigh.st.full,
+			(unsigned long long)dp_neigh.st.unasked);
 	if (!rc)
 		flowstate_save(o, pipes, nq);
 	dp_close(&dports);

@@ -218,6 +218,9 @@ static void dpdk_solicit(struct backend *b, uint32_t queue, const struct pipe_ne
 	if (a->at_ns && now_ns - a->at_ns < DP_SOLICIT_GAP_NS && a->port == hop->port &&
 	    a->family == hop->family && !memcmp(a->addr, hop->addr, len))
 		return;
+	/* the main thread learns from an answer only what was asked for,
+	 * told before the question goes out */
+	(void)nr_push_asked(&qs->learnt, hop->port, hop->family, hop->addr);
 	if (!neigh_send(x, queue, hop, NULL))
 		return;
 	qs->neigh_asked++;

@@ -132,6 +132,43 @@ static void test_probe_confirmed_without_mac(void **state)
 	assert_int_equal(c.st.learnt, 1);
 }
 
+/* An answer to us (ARP reply, solicited NA) makes an entry only for an
+ * address a worker asked for lately on that port (nc_asked, within
+ * probes x probe_ms); a request for our address makes one anyway;
+ * an answer about an entry known moves it as before. */
+static void test_answers_only_to_asks(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned a = told(4, 2, mac_a, NP_ANSWER), b = told(6, 3, mac_a, NP_ANSWER);
+	struct np_learned d = told(4, 4, mac_a, NP_ANSWER), req = told(4, 5, mac_a, NP_LEARN);
+	struct np_learned moved = told(4, 2, mac_b, NP_ANSWER);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	nc_learn(&c, 1, &a, 0);				/* nobody asked */
+	expect_none(&c, 0);
+	assert_int_equal(c.n, 0);
+	assert_int_equal(c.st.unasked, 1);
+	nc_asked(&c, 1, 4, a.addr, 1000);
+	nc_learn(&c, 1, &a, 1500);
+	expect_one(&c, 1500, NC_POST, &a, mac_a);
+	nc_learn(&c, 1, &moved, 1600);			/* known: moved */
+	expect_one(&c, 1600, NC_POST, &moved, mac_b);
+	nc_asked(&c, 1, 6, b.addr, 2000);
+	nc_learn(&c, 1, &b, 5001);			/* too late */
+	nc_asked(&c, 2, 4, d.addr, 2000);
+	nc_learn(&c, 1, &d, 2100);			/* asked on another port */
+	expect_none(&c, 5001);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.st.unasked, 3);
+	nc_asked(&c, 1, 6, b.addr, 6000);
+	nc_learn(&c, 1, &b, 9000);			/* within 3 s */
+	expect_one(&c, 9000, NC_POST, &b, mac_a);
+	nc_learn(&c, 1, &req, 9000);			/* a request for us */
+	expect_one(&c, 9000, NC_POST, &req, mac_a);
+	assert_int_equal(c.st.learnt, 3);
+}
+
 /* Merges: news of a known neighbour move it (a gratuitous ARP after a
  * failover); of an unknown one, nothing. Permanent entries do not move
  * and are never probed. */
@@ -343,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_ages_out),
 		cmocka_unit_test(test_probe_answered),
 		cmocka_unit_test(test_probe_confirmed_without_mac),
+		cmocka_unit_test(test_answers_only_to_asks),
 		cmocka_unit_test(test_merges_and_permanent),
 		cmocka_unit_test(test_full_and_retry),
 		cmocka_unit_test(test_index_after_forgets),

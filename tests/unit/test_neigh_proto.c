@@ -50,6 +50,12 @@ static void assert_learnt_host(const struct np_learned *l, uint8_t family, const
 	assert_told_host(l, family, addr, NP_LEARN);
 }
 
+/* An answer to us: learnt if we asked (NP_ANSWER). */
+static void assert_answer_of_host(const struct np_learned *l, uint8_t family, const uint8_t *addr)
+{
+	assert_told_host(l, family, addr, NP_ANSWER);
+}
+
 /* An IPv6 frame's ICMPv6 checksum made right again after an edit. */
 static void nd_resum(uint8_t *f)
 {
@@ -117,7 +123,7 @@ static void test_arp_reply_learnt(void **state)
 	memcpy(r + 32, port.mac, 6);
 	memcpy(r + 38, port.v4, 4);
 	assert_int_equal(np_receive(&port, r, len, &l, f), 0);	/* nothing to answer */
-	assert_learnt_host(&l, 4, host4);
+	assert_answer_of_host(&l, 4, host4);
 }
 
 /* Requests for another host: no answer, news of the sender only (RFC
@@ -212,7 +218,7 @@ static void test_na_learnt(void **state)
 	assert_int_equal(l.family, 6);			/* the host learnt us */
 	assert_memory_equal(l.addr, port.v6, 16);
 	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
-	assert_learnt_host(&l, 6, host6);
+	assert_answer_of_host(&l, 6, host6);
 }
 
 /* ND that RFC 4861 says to drop: a hop limit below 255 (not on-link), a
@@ -288,7 +294,7 @@ static void test_merges(void **state)
 	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
 	assert_int_equal(r[58], 0xe0);
 	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
-	assert_learnt_host(&l, 6, host6);
+	assert_answer_of_host(&l, 6, host6);
 	memcpy(g, r, NP_FRAME_MAX);
 	g[58] = 0x20;					/* unsolicited, override */
 	nd_resum(g);
@@ -332,7 +338,7 @@ static void test_probe(void **state)
 	assert_memory_equal(f + 38, host4, 4);
 	assert_int_equal(np_receive(&h, f, len, &l, r), 60);	/* the host answers */
 	assert_int_equal(np_receive(&port, r, 60, &l, f), 0);
-	assert_learnt_host(&l, 4, host4);
+	assert_answer_of_host(&l, 4, host4);
 
 	len = np_probe(&port, 6, host6, host_mac, f);
 	assert_int_equal(len, NP_FRAME_MAX);
@@ -344,7 +350,7 @@ static void test_probe(void **state)
 	assert_memory_equal(f + 62, host6, 16);
 	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
 	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
-	assert_learnt_host(&l, 6, host6);
+	assert_answer_of_host(&l, 6, host6);
 	{
 		struct np_port none = port;
 

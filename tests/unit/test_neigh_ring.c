@@ -158,6 +158,30 @@ static void test_tick_posts_everywhere(void **state)
 	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);	/* told again: a refresh */
 }
 
+/* A worker's solicitation reaches the cache before any answer in the
+ * same drain, whichever queue the answer came in on: learnt and posted.
+ * An answer nobody asked for teaches nothing. */
+static void test_answer_on_another_queue(void **state)
+{
+	struct two_queues *q = two_queues(NULL);
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(9, NP_ANSWER), stray = host(10, NP_ANSWER);
+	(void)state;
+
+	assert_int_equal(nr_push_asked(&q->r[1], 1, 4, l.addr), 1);
+	assert_int_equal(nr_push(&q->r[0], 1, &l), 1);
+	assert_int_equal(nr_push(&q->r[0], 1, &stray), 1);
+	nr_tick(&q->m, 0);
+	assert_int_equal(q->c.n, 1);
+	assert_int_equal(q->c.st.unasked, 1);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(worker_cmds(&q->w[k], cmd, 8), 1);
+		assert_int_equal(cmd[0].op, WORKER_NEIGH_SET);
+		assert_memory_equal(cmd[0].addr, l.addr, 4);
+	}
+	assert_int_equal(nr_drain(q->rings, 2, &q->c, 0), 0);
+}
+
 static void fill_ring(struct worker *w)
 {
 	static const uint8_t addr[4] = {10, 60, 9, 9};
@@ -214,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_drain_bounded_under_a_flood),
 		cmocka_unit_test(test_tick_posts_everywhere),
 		cmocka_unit_test(test_probe_lost_not_counted),
+		cmocka_unit_test(test_answer_on_another_queue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
