@@ -13,18 +13,42 @@ void nc_init(struct neigh_cache *c, const struct nc_config *cfg)
 		c->cfg.probes = 255;	/* (nc_entry.probes) */
 }
 
+_Static_assert(NC_MAX < 65535 && !(NC_INDEX_SLOTS & (NC_INDEX_SLOTS - 1)),
+	       "index: a uint16_t place, a power of two of slots");
+
+static uint32_t home_slot(uint8_t port, uint8_t family, const uint8_t *addr)
+{
+	return neigh_key_hash(port, family, addr) & (NC_INDEX_SLOTS - 1);
+}
+
+static uint32_t next_slot(uint32_t i)
+{
+	return (i + 1) & (NC_INDEX_SLOTS - 1);
+}
+
+/* The index slot holding the entry of this key, or the free slot that
+ * ends its probe chain. */
+static uint32_t slot_of(const struct neigh_cache *c, uint8_t port, uint8_t family,
+			const uint8_t *addr)
+{
+	unsigned len = family == 4 ? 4 : 16;
+	uint32_t i = home_slot(port, family, addr);
+
+	for (; c->index[i]; i = next_slot(i)) {
+		const struct nc_entry *e = &c->e[c->index[i] - 1];
+
+		if (e->port == port && e->family == family && !memcmp(e->addr, addr, len))
+			break;
+	}
+	return i;
+}
+
 static struct nc_entry *find(struct neigh_cache *c, uint8_t port, uint8_t family,
 			     const uint8_t *addr)
 {
-	unsigned len = family == 4 ? 4 : 16;
+	uint32_t at = c->index[slot_of(c, port, family, addr)];
 
-	for (uint32_t i = 0; i < c->n; i++) {
-		struct nc_entry *e = &c->e[i];
-
-		if (e->port == port && e->family == family && !memcmp(e->addr, addr, len))
-			return e;
-	}
-	return NULL;
+	return at ? &c->e[at - 1] : NULL;
 }
 
 static struct nc_entry *add(struct neigh_cache *c, uint8_t port, uint8_t family,
@@ -36,6 +60,7 @@ static struct nc_entry *add(struct neigh_cache *c, uint8_t port, uint8_t family,
 		c->st.full++;
 		return NULL;
 	}
+	c->index[slot_of(c, port, family, addr)] = (uint16_t)(c->n + 1);
 	e = &c->e[c->n++];
 	memset(e, 0, sizeof(*e));
 	memcpy(e->addr, addr, family == 4 ? 4 : 16);
@@ -44,6 +69,33 @@ static struct nc_entry *add(struct neigh_cache *c, uint8_t port, uint8_t family,
 	e->family = family;
 	e->dirty = 1;
 	return e;
+}
+
+/* e out of the cache; the last entry takes its place in e[]. Its index
+ * slot is refilled by shifting the rest of its probe chain back (as
+ * runtime/neigh.c's neigh_del: no tombstones, chains stay short). */
+static void drop(struct neigh_cache *c, struct nc_entry *e)
+{
+	uint32_t at = (uint32_t)(e - c->e), last = c->n - 1;
+	uint32_t hole = slot_of(c, e->port, e->family, e->addr);
+
+	for (uint32_t i = next_slot(hole); c->index[i]; i = next_slot(i)) {
+		const struct nc_entry *x = &c->e[c->index[i] - 1];
+		uint32_t from_home = (i - home_slot(x->port, x->family, x->addr)) & (NC_INDEX_SLOTS - 1);
+
+		if (from_home >= ((i - hole) & (NC_INDEX_SLOTS - 1))) {
+			c->index[hole] = c->index[i];
+			hole = i;
+		}
+	}
+	c->index[hole] = 0;
+	if (at != last) {
+		const struct nc_entry *x = &c->e[last];
+
+		c->index[slot_of(c, x->port, x->family, x->addr)] = (uint16_t)(at + 1);
+		c->e[at] = c->e[last];
+	}
+	c->n = last;
 }
 
 int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
@@ -59,6 +111,42 @@ int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint
 	return 0;
 }
 
+static struct nc_asked *asked_slot(struct neigh_cache *c, uint8_t port, uint8_t family,
+				   const uint8_t *addr)
+{
+	return &c->asked[neigh_key_hash(port, family, addr) & (NC_ASKED_SLOTS - 1)];
+}
+
+void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
+	      uint64_t now_ms)
+{
+	struct nc_asked *a;
+
+	if (family != 4 && family != 6)
+		return;
+	a = asked_slot(c, port, family, addr);
+	memset(a, 0, sizeof(*a));
+	memcpy(a->addr, addr, family == 4 ? 4 : 16);
+	a->port = port;
+	a->family = family;
+	a->at_ms = now_ms;
+}
+
+/* An answer about l's address, which no entry has: was it asked for
+ * lately? Then the ask is used up. */
+static int answers_ask(struct neigh_cache *c, uint8_t port, const struct np_learned *l,
+		       uint64_t now_ms)
+{
+	struct nc_asked *a = asked_slot(c, port, l->family, l->addr);
+
+	if (a->family != l->family || a->port != port ||
+	    memcmp(a->addr, l->addr, l->family == 4 ? 4 : 16) ||
+	    now_ms - a->at_ms > (uint64_t)c->cfg.probes * c->cfg.probe_ms)
+		return 0;
+	a->family = 0;
+	return 1;
+}
+
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms)
 {
 	struct nc_entry *e;
@@ -67,12 +155,17 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
 		return;
 	e = find(c, port, l->family, l->addr);
 	if (!e) {
-		if (l->merge || !(e = add(c, port, l->family, l->addr, l->mac)))
+		if (l->how == NP_ANSWER && !answers_ask(c, port, l, now_ms)) {
+			c->st.unasked++;
+			return;
+		}
+		if ((l->how != NP_LEARN && l->how != NP_ANSWER) ||
+		    !(e = add(c, port, l->family, l->addr, l->mac)))
 			return;
 		c->st.learnt++;
 	} else if (e->state == NC_PERMANENT) {
 		return;
-	} else if (memcmp(e->mac, l->mac, 6)) {
+	} else if (l->how != NP_CONFIRM && memcmp(e->mac, l->mac, 6)) {
 		memcpy(e->mac, l->mac, 6);
 		e->dirty = 1;
 		c->st.moved++;
@@ -126,7 +219,7 @@ uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, 
 		}
 		action_of(&out[n++], NC_FORGET, e);
 		c->st.forgotten++;
-		*e = c->e[--c->n];	/* the last one here, looked at next */
+		drop(c, e);		/* the last one here, looked at next */
 	}
 	return n;
 }
@@ -138,6 +231,16 @@ void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms)
 	if (t->op == NC_POST) {
 		if (e)
 			e->dirty = 1;
+		return;
+	}
+	if (t->op == NC_PROBE) {
+		/* not sent: it does not count against the neighbour, and is
+		 * asked again on the next tick (not this one: now_ms) */
+		if (e && e->state == NC_PROBING && e->probes) {
+			e->probes--;
+			c->st.probes--;
+			e->next_ms = now_ms + 1;
+		}
 		return;
 	}
 	if (t->op != NC_FORGET || e)

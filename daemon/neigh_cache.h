@@ -40,10 +40,27 @@ struct nc_entry {
 
 struct nc_stats {
 	uint64_t learnt;	/* new entries */
+	uint64_t unasked;	/* answers about addresses not asked for
+				 * lately, known to none: nothing learnt */
 	uint64_t moved;		/* an entry's MAC changed */
 	uint64_t probes;	/* probes asked of a worker */
 	uint64_t forgotten;	/* entries no probe brought back */
 	uint64_t full;		/* new entries refused: NC_MAX reached */
+};
+
+/* power of two: the index is at most half full */
+#define NC_INDEX_SLOTS (2 * NC_MAX)
+/* power of two: the addresses asked for lately, by hash (a later ask
+ * takes the slot) */
+#define NC_ASKED_SLOTS 1024
+
+/* An address a worker solicited (nc_asked), whose answer may make an
+ * entry within probes x probe_ms (3 s: RFC 4861's MAX_MULTICAST_SOLICIT
+ * retransmissions). */
+struct nc_asked {
+	uint64_t at_ms;
+	uint8_t addr[16];
+	uint8_t port, family;	/* family 0: free */
 };
 
 struct neigh_cache {
@@ -51,6 +68,11 @@ struct neigh_cache {
 	struct nc_stats st;
 	uint32_t n;
 	struct nc_entry e[NC_MAX];	/* dense: small, scanned each tick */
+	/* each entry's place in e[] plus one (0: a free slot), from the
+	 * hash of its key on (linear probing): a frame's news costs the
+	 * same however many entries there are, also in an ARP flood */
+	uint16_t index[NC_INDEX_SLOTS];
+	struct nc_asked asked[NC_ASKED_SLOTS];
 };
 
 /* What the caller must do (nc_tick). */
@@ -75,15 +97,21 @@ void nc_init(struct neigh_cache *c, const struct nc_config *cfg);
  * -1 when full. */
 int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
 		 const uint8_t mac[6]);
+/* A worker solicited addr out of port (family 4: ARP, 6: NS) at now_ms:
+ * an answer may make its entry for a while. */
+void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
+	      uint64_t now_ms);
 /* What a frame received on port taught (np_receive): a new entry, a
- * moved one, a confirmation; a merge (l->merge) only for one known. */
+ * moved one, a confirmation; a merge or a confirmation without a MAC
+ * (l->how) only for one known; an answer only for one known or asked
+ * for (nc_asked) lately. */
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms);
 /* At most max things to do now, in order: POSTs of entries learnt or
  * moved (to every worker), PROBEs (to one worker), FORGETs (to every
  * worker; the entry is gone). What does not fit waits for the next tick. */
 uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, uint32_t max);
-/* A POST or FORGET some worker's ring could not take: done again on the
- * next tick. */
+/* A POST or FORGET some worker's ring could not take, a PROBE no
+ * worker's could: done again on the next tick (the PROBE not counted). */
 void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms);
 void nc_summarize(const struct neigh_cache *c, struct nc_summary *out);
 

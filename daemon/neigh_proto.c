@@ -32,10 +32,10 @@ static uint16_t get16(const uint8_t *p)
 }
 
 static void learn(struct np_learned *l, uint8_t family, const uint8_t *addr, const uint8_t *mac,
-		  int merge)
+		  enum np_how how)
 {
 	l->family = family;
-	l->merge = (uint8_t)merge;
+	l->how = (uint8_t)how;
 	memset(l->addr, 0, sizeof(l->addr));
 	memcpy(l->addr, addr, family == 4 ? 4 : 16);
 	memcpy(l->mac, mac, 6);
@@ -88,13 +88,14 @@ static uint32_t arp_receive(const struct np_port *port, const uint8_t *f, uint32
 	if (op != ARP_REQUEST && op != ARP_REPLY)
 		return 0;
 	for_us = own4(port, tpa);
-	/* A request for our address or the answer to ours teaches its
-	 * sender; any other ARP only updates a sender already known (RFC
-	 * 826's merge: a host that moved, a gratuitous ARP). A multicast
-	 * sender, a probe (no sender address) or one claiming our own
-	 * address teaches nothing. */
+	/* A request for our address teaches its sender, an answer to us
+	 * does when we asked (NP_ANSWER); any other ARP only updates a
+	 * sender already known (RFC 826's merge: a host that moved, a
+	 * gratuitous ARP). A multicast sender, a probe (no sender address)
+	 * or one claiming our own address teaches nothing. */
 	if (!(sha[0] & 1) && memcmp(spa, zero16, 4) && !own4(port, spa))
-		learn(learned, 4, spa, sha, !for_us);
+		learn(learned, 4, spa, sha,
+		      !for_us ? NP_MERGE : op == ARP_REQUEST ? NP_LEARN : NP_ANSWER);
 	if (!for_us || op != ARP_REQUEST || (sha[0] & 1))
 		return 0;
 	/* from the address asked for (a secondary one too); copied first,
@@ -201,18 +202,26 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 		/* RFC 4861 7.2.5: a solicited advertisement to our address is
 		 * the answer to ours; one with override (unsolicited, or
 		 * another host's answer a promiscuous port saw) updates a
-		 * known entry; any other changes none */
+		 * known entry; any other changes none. An answer without the
+		 * target's link-layer option (7.2.4 lets a host leave it out
+		 * of its answer to a unicast NS: Linux does, to our probes)
+		 * confirms the entry as it is. */
 		mac = nd_option(f, plen, OPT_TARGET_LL, &bad);
-		if (mac && !bad && !(mac[0] & 1) && (answer || (flags & NA_OVERRIDE)) &&
-		    !own6(port, target))
-			learn(learned, 6, target, mac, !answer);
+		if (bad || own6(port, target))
+			return 0;
+		if (!mac) {
+			if (answer)
+				learn(learned, 6, target, zero16, NP_CONFIRM);
+		} else if (!(mac[0] & 1) && (answer || (flags & NA_OVERRIDE))) {
+			learn(learned, 6, target, mac, answer ? NP_ANSWER : NP_MERGE);
+		}
 		return 0;
 	}
 	mac = nd_option(f, plen, OPT_SOURCE_LL, &bad);
 	if (bad || (mac && !memcmp(src, zero16, 16)))
 		return 0;	/* RFC 4861 7.1.1: no option from the unspecified address */
 	if (mac && !(mac[0] & 1) && !own6(port, src))
-		learn(learned, 6, src, mac, !own6(port, target));
+		learn(learned, 6, src, mac, own6(port, target) ? NP_LEARN : NP_MERGE);
 	/* answered when for our address, from a unicast Ethernet source
 	 * (a multicast one: nowhere to answer) */
 	if (!own6(port, target) || (f[6] & 1))

@@ -27,14 +27,28 @@ struct np_port {
 	uint8_t more6[NP_MORE_ADDRS][16];
 };
 
+/* How far what a frame says reaches (np_learned.how). */
+enum np_how {
+	NP_LEARN,	/* a request for our address: learnt anyway (its
+			 * sender is about to talk to us) */
+	NP_MERGE,	/* only news of a neighbour already known (RFC 826's
+			 * merge: ARP about another host; an unsolicited NA
+			 * with override, an NS for another target) */
+	NP_CONFIRM,	/* a solicited NA to us without the target's
+			 * link-layer option (Linux's answer to a unicast NS,
+			 * our probe; RFC 4861 7.2.4): the entry already
+			 * known is still there, at the MAC it has (7.2.5);
+			 * mac is all zero */
+	NP_ANSWER,	/* an answer to us (ARP reply, solicited NA with the
+			 * option): learnt when we asked for that address
+			 * lately (nc_asked), else news of one known only, so
+			 * that no host plants an entry nobody asked about */
+};
+
 /* A neighbour a frame told us about. */
 struct np_learned {
 	uint8_t family;		/* 0: none, 4 or 6 */
-	uint8_t merge;		/* 1: only news of a neighbour already known
-				 * (RFC 826's merge: ARP about another host;
-				 * an unsolicited NA with override, an NS for
-				 * another target); 0: an answer to us or a
-				 * request for our address, learnt anyway */
+	uint8_t how;		/* enum np_how */
 	uint8_t addr[16];	/* IPv4 in the first 4 bytes */
 	uint8_t mac[6];
 };

@@ -24,6 +24,7 @@
 #include "logger.h"
 #include "nd_check.h"
 #include "neigh_cache.h"
+#include "neigh_ring.h"
 #include "netlink.h"
 #include "options.h"
 #include "pipe_state.h"
@@ -1107,9 +1108,9 @@ static int rss_read_dpdk(const struct rampartd_opts *o, uint32_t port, struct rs
 static struct backend_dpdk bd;
 
 /* Router mode, every NEIGH_TICK_MS: what the queues' ARP/ND learnt
- * (backend_dpdk.h) goes into the main thread's cache, which says what
- * every worker's table must change and when a neighbour must be probed
- * (daemon/neigh_cache.h); probes go to the workers in turn, each sends
+ * goes into the main thread's cache, which says what every worker's
+ * table must change and when a neighbour must be probed (nr_tick,
+ * daemon/neigh_ring.h); probes go to the workers in turn, each sends
  * from its own queue. */
 static struct neigh_cache dp_neigh;
 /* its summary for the control thread (rampartctl status), as of the
@@ -1126,39 +1127,15 @@ static void dp_neighbours(struct nc_summary *out)
 
 static void dp_neigh_tick(void)
 {
-	static uint32_t next_prober;
-	struct dp_learned l[64];
-	struct nc_action act[64];
-	uint64_t now = monotonic_ms();
-	uint32_t n, nq = dports.nqueues;
+	static struct nr_ring *rings[DP_MAX_QUEUES];
+	static struct nr_main m = {.cache = &dp_neigh, .rings = rings, .workers = workers};
 
-	for (uint32_t q = 0; q < nq; q++)
-		while ((n = backend_dpdk_learnt(&bd, q, l, 64)) != 0)
-			for (uint32_t i = 0; i < n; i++)
-				nc_learn(&dp_neigh, l[i].port, &l[i].n, now);
-	/* bounded: a worker whose ring stays full gets its retries at
-	 * most this often a tick */
-	for (uint32_t round = 0; round <= NC_MAX / 64 && (n = nc_tick(&dp_neigh, now, act, 64));
-	     round++) {
-		for (uint32_t i = 0; i < n; i++) {
-			const struct nc_action *t = &act[i];
-			int lost = 0;
-
-			if (t->op == NC_PROBE) {
-				(void)worker_neigh_cmd(&workers[next_prober++ % nq], WORKER_NEIGH_PROBE,
-						       t->port, t->family, t->addr, t->mac);
-				continue;
-			}
-			for (uint32_t k = 0; k < nq; k++)
-				lost |= worker_neigh_cmd(&workers[k], t->op == NC_POST ? WORKER_NEIGH_SET
-										 : WORKER_NEIGH_FORGET,
-							 t->port, t->family, t->addr, t->mac);
-			if (lost)
-				nc_retry(&dp_neigh, t, now);
-		}
-		if (n < 64)
-			break;
+	if (!m.nq) {
+		m.nq = dports.nqueues;
+		for (uint32_t q = 0; q < m.nq; q++)
+			rings[q] = &bd.q[q].learnt;
 	}
+	nr_tick(&m, monotonic_ms());
 	pthread_mutex_lock(&dp_neigh_lock);
 	nc_summarize(&dp_neigh, &dp_neigh_summary);
 	pthread_mutex_unlock(&dp_neigh_lock);
@@ -1247,10 +1224,11 @@ out:
 		dp_daemon_final(&dports, o, &bd);
 	if (!rc && o->verbose && bd.own_neigh)
 		fprintf(stderr, "rampartd: DPDK: neighbours: %llu learnt, %llu moved, %llu probed, "
-				"%llu forgotten, %llu refused (cache full)\n",
+				"%llu forgotten, %llu refused (cache full), %llu answers not asked for\n",
 			(unsigned long long)dp_neigh.st.learnt, (unsigned long long)dp_neigh.st.moved,
 			(unsigned long long)dp_neigh.st.probes,
-			(unsigned long long)dp_neigh.st.forgotten, (unsigned long long)dp_neigh.st.full);
+			(unsigned long long)dp_neigh.st.forgotten, (unsigned long long)dp_neigh.st.full,
+			(unsigned long long)dp_neigh.st.unasked);
 	if (!rc)
 		flowstate_save(o, pipes, nq);
 	dp_close(&dports);

@@ -26,14 +26,8 @@ static void neigh_in(struct backend_dpdk *x, struct dp_queue_state *qs, uint32_t
 				reply);
 
 	if (l.family) {
-		unsigned head = atomic_load_explicit(&qs->learn_head, memory_order_relaxed);
-		unsigned tail = atomic_load_explicit(&qs->learn_tail, memory_order_acquire);
-
 		qs->neigh_learnt++;
-		if (head - tail < DP_LEARN_RING) {	/* full: a later exchange teaches it */
-			qs->learn[head & (DP_LEARN_RING - 1)] = (struct dp_learned){l, (uint8_t)port};
-			atomic_store_explicit(&qs->learn_head, head + 1, memory_order_release);
-		}
+		(void)nr_push(&qs->learnt, (uint8_t)port, &l);	/* full: dropped */
 	}
 	if (!n || rte_pktmbuf_tailroom(m) + m->data_len < n) {
 		rte_pktmbuf_free(m);
@@ -224,6 +218,9 @@ static void dpdk_solicit(struct backend *b, uint32_t queue, const struct pipe_ne
 	if (a->at_ns && now_ns - a->at_ns < DP_SOLICIT_GAP_NS && a->port == hop->port &&
 	    a->family == hop->family && !memcmp(a->addr, hop->addr, len))
 		return;
+	/* the main thread learns from an answer only what was asked for,
+	 * told before the question goes out */
+	(void)nr_push_asked(&qs->learnt, hop->port, hop->family, hop->addr);
 	if (!neigh_send(x, queue, hop, NULL))
 		return;
 	qs->neigh_asked++;
@@ -323,18 +320,4 @@ void backend_dpdk_own_neighbours(struct backend_dpdk *b, const struct pipe_confi
 		memcpy(p->more6, cfg->port[i].more6, sizeof(p->more6));
 	}
 	b->own_neigh = 1;
-}
-
-uint32_t backend_dpdk_learnt(struct backend_dpdk *b, uint32_t queue, struct dp_learned *out,
-			     uint32_t max)
-{
-	struct dp_queue_state *qs = &b->q[queue];
-	unsigned tail = atomic_load_explicit(&qs->learn_tail, memory_order_relaxed);
-	unsigned head = atomic_load_explicit(&qs->learn_head, memory_order_acquire);
-	uint32_t n = 0;
-
-	for (; tail != head && n < max; tail++)
-		out[n++] = qs->learn[tail & (DP_LEARN_RING - 1)];
-	atomic_store_explicit(&qs->learn_tail, tail, memory_order_release);
-	return n;
 }

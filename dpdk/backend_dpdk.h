@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "dp_port.h"
 #include "neigh_proto.h"
+#include "neigh_ring.h"
 
 /* Polls that may find nothing before an idle worker starts to sleep, and
  * how long it then sleeps: DPDK queues have no interrupt here (af_xdp,
@@ -18,17 +19,11 @@
 #define DP_IDLE_SLEEP_US 50
 
 /* Router mode without a kernel (neigh_proto.h): neighbours a queue's
- * frames taught, for the main thread to give every worker; and the next
- * hops a queue asked for lately, so that a flood to one asks once a
- * DP_SOLICIT_GAP_NS. */
-#define DP_LEARN_RING 256		/* power of two */
+ * frames taught go to the main thread (neigh_ring.h), which gives every
+ * worker; the next hops a queue asked for lately are kept, so that a
+ * flood to one asks once a DP_SOLICIT_GAP_NS. */
 #define DP_ASKED_SLOTS 64		/* power of two */
 #define DP_SOLICIT_GAP_NS 1000000000ull
-
-struct dp_learned {
-	struct np_learned n;
-	uint8_t port;
-};
 
 struct dp_asked {
 	uint64_t at_ns;			/* 0: free */
@@ -44,11 +39,7 @@ struct dp_queue_state {
 	 * ones too, when the ring was full), solicitations and probes sent */
 	uint64_t neigh_answered, neigh_learnt, neigh_asked, neigh_probed;
 	struct dp_asked asked[DP_ASKED_SLOTS];
-	/* the worker writes entries then head (release); the main thread
-	 * reads up to head, then moves tail */
-	_Alignas(64) atomic_uint learn_head;
-	_Alignas(64) atomic_uint learn_tail;
-	struct dp_learned learn[DP_LEARN_RING];
+	struct nr_ring learnt;		/* to the main thread (nr_tick) */
 } __attribute__((aligned(64)));
 
 struct backend_dpdk {
@@ -65,9 +56,5 @@ void backend_dpdk_init(struct backend_dpdk *b, const struct dp_ports *ports);
 /* Router mode: the ports' MACs and addresses (cfg's) for ARP and ND,
  * before the workers start. */
 void backend_dpdk_own_neighbours(struct backend_dpdk *b, const struct pipe_config *cfg);
-/* Main thread: the neighbours queue `queue` learnt since the last call,
- * up to max. */
-uint32_t backend_dpdk_learnt(struct backend_dpdk *b, uint32_t queue, struct dp_learned *out,
-			     uint32_t max);
 
 #endif

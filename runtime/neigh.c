@@ -5,14 +5,19 @@
 
 #include <string.h>
 
-static uint32_t neigh_hash(uint8_t port, uint8_t family, const uint8_t *addr)
+uint32_t neigh_key_hash(uint8_t port, uint8_t family, const uint8_t *addr)
 {
 	uint32_t h = 2166136261u ^ port ^ (uint32_t)family << 8;
 	unsigned n = family == 6 ? 16 : 4;
 
 	for (unsigned i = 0; i < n; i++)
 		h = (h ^ addr[i]) * 16777619u;	/* FNV-1a */
-	return h & (NEIGH_SLOTS - 1);
+	return h;
+}
+
+static uint32_t neigh_hash(uint8_t port, uint8_t family, const uint8_t *addr)
+{
+	return neigh_key_hash(port, family, addr) & (NEIGH_SLOTS - 1);
 }
 
 static int same(const struct neigh_entry *e, uint8_t port, uint8_t family, const uint8_t *addr)

@@ -29,6 +29,9 @@ int neigh_set(struct neigh_table *t, uint8_t port, uint8_t family, const uint8_t
 	      const uint8_t mac[6]);
 /* Remove (port, family, addr): 0, or -1 when it is not there. */
 int neigh_del(struct neigh_table *t, uint8_t port, uint8_t family, const uint8_t *addr);
+/* The hash of a key (before it is cut to a slot): rampartd's own
+ * neighbour cache (daemon/neigh_cache.c) indexes its entries with it. */
+uint32_t neigh_key_hash(uint8_t port, uint8_t family, const uint8_t *addr);
 /* The MAC for (port, family, addr), or NULL. */
 const uint8_t *neigh_lookup(const struct neigh_table *t, uint8_t port, uint8_t family,
 			    const uint8_t *addr);

@@ -369,8 +369,14 @@ int pipe_neigh_set(struct pipe_worker *w, uint32_t port, uint8_t family, const u
 	now = neigh_lookup(&w->neigh, (uint8_t)port, family, addr);
 	if (now && !memcmp(now, mac, 6))
 		return 0;	/* a refresh: the flow cache stays */
-	w->fc_epoch++;		/* the cached next hops may be this one */
-	return neigh_set(&w->neigh, (uint8_t)port, family, addr, mac);
+	if (neigh_set(&w->neigh, (uint8_t)port, family, addr, mac))
+		return -1;
+	/* A moved MAC: cached next hops may carry the old one. A new entry
+	 * stales nothing: only forwarded packets are cached, with the MAC
+	 * they went to, so none is cached towards a hop never known. */
+	if (now)
+		w->fc_epoch++;
+	return 0;
 }
 
 int pipe_neigh_forget(struct pipe_worker *w, uint32_t port, uint8_t family, const uint8_t *addr)

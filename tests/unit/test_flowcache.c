@@ -402,6 +402,42 @@ static void pair_burst(struct worker_pair *wp, const struct frame *in, const uin
 	}
 }
 
+/* A TCP connection from client c (source and destination set) through
+ * masquerade to the server: its handshake, then data until the flow is
+ * cached; c is left ready for its next data segment. The cache's hits
+ * so far (at least one). */
+static uint64_t connect_cached(struct worker_pair *wp, struct flow_spec *c, uint64_t now)
+{
+	struct flow_spec sv = {.family = 4, .proto = 6, .sport = c->dport};
+	struct frame in[1], out[1];
+	struct pipe_pkt res[1];
+	uint8_t lan = 0, wan = 1;
+	uint64_t hits;
+
+	memcpy(sv.src, c->dst, 4);
+	c->tcp_flags = 0x02, c->seq = 1000;
+	frame_build(&in[0], c);
+	pair_burst(wp, in, &lan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	memcpy(sv.dst, out[0].b + 14 + 12, 4);	/* the masquerade's address and port */
+	sv.dport = frame_get16(out[0].b + 14 + 20);
+	sv.tcp_flags = 0x12, sv.seq = 5000, sv.ack = 1001;
+	frame_build(&in[0], &sv);
+	pair_burst(wp, in, &wan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	c->tcp_flags = 0x10, c->seq = 1001, c->ack = 5001;
+	for (int i = 0; i < 3; i++) {	/* the handshake's ACK, then data: cached */
+		frame_build(&in[0], c);
+		pair_burst(wp, in, &lan, 1, now, res, out);
+		assert_int_equal(res[0].verdict, PIPE_FORWARD);
+		c->seq += c->payload;
+		c->tcp_flags = 0x18, c->payload = 10;
+	}
+	hits = pipe_stats(wp->w[0])->flow_cache_hits;
+	assert_true(hits >= 1);
+	return hits;
+}
+
 /* A SYN that reuses the ports of a reset connection, and a segment of
  * the old connection right behind it in the same burst (its sequence
  * number inside the old window). The full path looks the whole burst up
@@ -414,10 +450,9 @@ static void test_syn_then_old_segment(void **state)
 {
 	struct worker_pair wp;
 	struct flow_spec c = {.family = 4, .proto = 6, .sport = 40000, .dport = 443};
-	struct flow_spec sv = {.family = 4, .proto = 6, .sport = 443};
 	struct frame in[2], out[2];
 	struct pipe_pkt res[2];
-	uint8_t lan[2] = {0, 0}, wan = 1;
+	uint8_t lan[2] = {0, 0};
 	uint64_t now = 10 * SEC;
 	uint64_t hits;
 
@@ -425,27 +460,7 @@ static void test_syn_then_old_segment(void **state)
 	pair_open(&wp);
 	client_addr(4, 0, c.src);
 	memcpy(c.dst, (uint8_t[]){10, 200, 7, 9}, 4);
-	memcpy(sv.src, c.dst, 4);
-	c.tcp_flags = 0x02, c.seq = 1000;
-	frame_build(&in[0], &c);
-	pair_burst(&wp, in, lan, 1, now, res, out);
-	assert_int_equal(res[0].verdict, PIPE_FORWARD);
-	memcpy(sv.dst, out[0].b + 14 + 12, 4);	/* the masquerade's address and port */
-	sv.dport = frame_get16(out[0].b + 14 + 20);
-	sv.tcp_flags = 0x12, sv.seq = 5000, sv.ack = 1001;
-	frame_build(&in[0], &sv);
-	pair_burst(&wp, in, &wan, 1, now, res, out);
-	assert_int_equal(res[0].verdict, PIPE_FORWARD);
-	c.tcp_flags = 0x10, c.seq = 1001, c.ack = 5001;
-	for (int i = 0; i < 3; i++) {	/* the handshake's ACK, then data: cached */
-		frame_build(&in[0], &c);
-		pair_burst(&wp, in, lan, 1, now, res, out);
-		assert_int_equal(res[0].verdict, PIPE_FORWARD);
-		c.seq += c.payload;
-		c.tcp_flags = 0x18, c.payload = 10;
-	}
-	hits = pipe_stats(wp.w[0])->flow_cache_hits;
-	assert_true(hits >= 1);
+	hits = connect_cached(&wp, &c, now);
 	c.tcp_flags = 0x04, c.payload = 0;	/* reset */
 	frame_build(&in[0], &c);
 	pair_burst(&wp, in, lan, 1, now, res, out);
@@ -463,6 +478,54 @@ static void test_syn_then_old_segment(void **state)
 	assert_int_equal(res[1].verdict, PIPE_FORWARD);
 	/* the reset was a hit, the segment behind the SYN was not */
 	assert_int_equal(pipe_stats(wp.w[0])->flow_cache_hits, hits + 1);
+	pair_close(&wp);
+}
+
+/* A neighbour never known before leaves the cached flows cached (none
+ * can be cached towards it); a known one's MAC moving ends them, and the
+ * next packet goes to the new MAC; a neighbour forgotten ends them too. */
+static void test_new_neighbour_keeps_cache(void **state)
+{
+	struct worker_pair wp;
+	struct flow_spec c = {.family = 4, .proto = 6, .sport = 40001, .dport = 443};
+	const uint8_t stranger[4] = {10, 0, 1, 77};
+	struct frame in[1], out[1];
+	struct pipe_pkt res[1];
+	uint8_t lan = 0;
+	uint64_t now = 10 * SEC, hits;
+
+	(void)state;
+	pair_open(&wp);
+	client_addr(4, 1, c.src);
+	memcpy(c.dst, (uint8_t[]){10, 200, 7, 10}, 4);
+	hits = connect_cached(&wp, &c, now);
+
+	pair_neigh(&wp, 1, 4, stranger, 0x77);	/* new: the flow stays cached */
+	frame_build(&in[0], &c);
+	pair_burst(&wp, in, &lan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_stats(wp.w[0])->flow_cache_hits, hits + 1);
+	c.seq += c.payload;
+
+	pair_neigh(&wp, 1, 4, gw4_wan, 0x42);	/* the gateway moved */
+	frame_build(&in[0], &c);
+	pair_burst(&wp, in, &lan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_stats(wp.w[0])->flow_cache_hits, hits + 1);
+	assert_int_equal(out[0].b[5], 0x42);
+	c.seq += c.payload;
+	frame_build(&in[0], &c);		/* cached again, at the new MAC */
+	pair_burst(&wp, in, &lan, 1, now, res, out);
+	assert_int_equal(pipe_stats(wp.w[0])->flow_cache_hits, hits + 2);
+	assert_int_equal(out[0].b[5], 0x42);
+	c.seq += c.payload;
+
+	for (int k = 0; k < 2; k++)		/* forgotten: a miss */
+		assert_int_equal(pipe_neigh_forget(wp.w[k], 1, 4, stranger), 0);
+	frame_build(&in[0], &c);
+	pair_burst(&wp, in, &lan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_stats(wp.w[0])->flow_cache_hits, hits + 2);
 	pair_close(&wp);
 }
 
@@ -506,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_sizing),
 		cmocka_unit_test(test_same_as_without),
 		cmocka_unit_test(test_syn_then_old_segment),
+		cmocka_unit_test(test_new_neighbour_keeps_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

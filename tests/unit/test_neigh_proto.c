@@ -34,20 +34,26 @@ static int nd_csum_ok(const uint8_t *f, uint32_t len)
 	       csum_l4(6, f + 22, f + 38, 58, f + 54, plen) == get16(f + 56);
 }
 
-/* l says the host (at addr of family) is at host_mac: learnt (merge 0)
- * or news for an entry already known only (merge 1). */
+/* l says the host (at addr of family) is at host_mac: learnt (NP_LEARN)
+ * or news for an entry already known only (NP_MERGE). */
 static void assert_told_host(const struct np_learned *l, uint8_t family, const uint8_t *addr,
-			     uint8_t merge)
+			     uint8_t how)
 {
 	assert_int_equal(l->family, family);
-	assert_int_equal(l->merge, merge);
+	assert_int_equal(l->how, how);
 	assert_memory_equal(l->addr, addr, family == 4 ? 4 : 16);
 	assert_memory_equal(l->mac, host_mac, 6);
 }
 
 static void assert_learnt_host(const struct np_learned *l, uint8_t family, const uint8_t *addr)
 {
-	assert_told_host(l, family, addr, 0);
+	assert_told_host(l, family, addr, NP_LEARN);
+}
+
+/* An answer to us: learnt if we asked (NP_ANSWER). */
+static void assert_answer_of_host(const struct np_learned *l, uint8_t family, const uint8_t *addr)
+{
+	assert_told_host(l, family, addr, NP_ANSWER);
 }
 
 /* An IPv6 frame's ICMPv6 checksum made right again after an edit. */
@@ -117,7 +123,7 @@ static void test_arp_reply_learnt(void **state)
 	memcpy(r + 32, port.mac, 6);
 	memcpy(r + 38, port.v4, 4);
 	assert_int_equal(np_receive(&port, r, len, &l, f), 0);	/* nothing to answer */
-	assert_learnt_host(&l, 4, host4);
+	assert_answer_of_host(&l, 4, host4);
 }
 
 /* Requests for another host: no answer, news of the sender only (RFC
@@ -131,7 +137,7 @@ static void test_arp_not_ours(void **state)
 	(void)state;
 
 	assert_int_equal(np_receive(&port, f, len, &l, r), 0);
-	assert_told_host(&l, 4, host4, 1);
+	assert_told_host(&l, 4, host4, NP_MERGE);
 	memcpy(g, f, len);
 	memcpy(g + 28, port.v4, 4);			/* claims our address */
 	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
@@ -212,7 +218,7 @@ static void test_na_learnt(void **state)
 	assert_int_equal(l.family, 6);			/* the host learnt us */
 	assert_memory_equal(l.addr, port.v6, 16);
 	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
-	assert_learnt_host(&l, 6, host6);
+	assert_answer_of_host(&l, 6, host6);
 }
 
 /* ND that RFC 4861 says to drop: a hop limit below 255 (not on-link), a
@@ -251,7 +257,7 @@ static void test_nd_refused(void **state)
 		len = host_asks(6, other, f);
 	}
 	assert_int_equal(np_receive(&port, f, len, &l, r), 0);	/* not answered, */
-	assert_told_host(&l, 6, host6, 1);		/* news of the asker only */
+	assert_told_host(&l, 6, host6, NP_MERGE);		/* news of the asker only */
 	{
 		const uint8_t ip4[60] = {[12] = 0x08, [13] = 0x00};
 
@@ -273,12 +279,12 @@ static void test_merges(void **state)
 
 	len = host_asks(4, host4, f);			/* gratuitous: its own */
 	assert_int_equal(np_receive(&port, f, len, &l, r), 0);
-	assert_told_host(&l, 4, host4, 1);
+	assert_told_host(&l, 4, host4, NP_MERGE);
 	memcpy(g, f, len);				/* a reply to another host */
 	g[21] = 2;
 	memcpy(g + 38, (uint8_t[]){10, 60, 1, 3}, 4);
 	assert_int_equal(np_receive(&port, g, len, &l, r), 0);
-	assert_told_host(&l, 4, host4, 1);
+	assert_told_host(&l, 4, host4, NP_MERGE);
 
 	/* the host's solicited answer to us, then edited */
 	memcpy(h.mac, host_mac, 6);
@@ -288,12 +294,12 @@ static void test_merges(void **state)
 	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
 	assert_int_equal(r[58], 0xe0);
 	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
-	assert_learnt_host(&l, 6, host6);
+	assert_answer_of_host(&l, 6, host6);
 	memcpy(g, r, NP_FRAME_MAX);
 	g[58] = 0x20;					/* unsolicited, override */
 	nd_resum(g);
 	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
-	assert_told_host(&l, 6, host6, 1);
+	assert_told_host(&l, 6, host6, NP_MERGE);
 	g[58] = 0x00;					/* unsolicited, no override */
 	nd_resum(g);
 	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
@@ -302,7 +308,7 @@ static void test_merges(void **state)
 	g[53] = 9;
 	nd_resum(g);
 	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
-	assert_told_host(&l, 6, host6, 1);
+	assert_told_host(&l, 6, host6, NP_MERGE);
 	g[58] = 0x40;					/* ... without override */
 	nd_resum(g);
 	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
@@ -332,7 +338,7 @@ static void test_probe(void **state)
 	assert_memory_equal(f + 38, host4, 4);
 	assert_int_equal(np_receive(&h, f, len, &l, r), 60);	/* the host answers */
 	assert_int_equal(np_receive(&port, r, 60, &l, f), 0);
-	assert_learnt_host(&l, 4, host4);
+	assert_answer_of_host(&l, 4, host4);
 
 	len = np_probe(&port, 6, host6, host_mac, f);
 	assert_int_equal(len, NP_FRAME_MAX);
@@ -344,7 +350,7 @@ static void test_probe(void **state)
 	assert_memory_equal(f + 62, host6, 16);
 	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
 	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);
-	assert_learnt_host(&l, 6, host6);
+	assert_answer_of_host(&l, 6, host6);
 	{
 		struct np_port none = port;
 
@@ -352,6 +358,51 @@ static void test_probe(void **state)
 		assert_int_equal(np_probe(&none, 4, host4, host_mac, f), 0);
 		assert_int_equal(np_probe(&none, 6, host6, host_mac, f), 0);
 	}
+}
+
+/* The answer Linux gives to a unicast NS (our probe): solicited, no
+ * override, no target link-layer option (RFC 4861 7.2.4). It confirms
+ * the neighbour already known, MAC unknown from the frame (7.2.5); with
+ * override too; unsolicited, it tells nothing; a bad option still
+ * drops it. */
+static void test_na_without_option(void **state)
+{
+	uint8_t f[NP_FRAME_MAX], r[NP_FRAME_MAX], g[NP_FRAME_MAX];
+	struct np_learned l;
+	struct np_port h = {.has_v6 = 1};
+	uint32_t len = np_probe(&port, 6, host6, host_mac, f);
+	(void)state;
+
+	memcpy(h.mac, host_mac, 6);
+	memcpy(h.v6, host6, 16);
+	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
+	memcpy(g, r, NP_FRAME_MAX);
+	g[19] = 24;					/* no option */
+	g[58] = 0x40;					/* solicited only */
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, 78, &l, f), 0);
+	assert_int_equal(l.family, 6);
+	assert_int_equal(l.how, NP_CONFIRM);
+	assert_memory_equal(l.addr, host6, 16);
+	g[58] = 0x60;					/* solicited, override */
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, 78, &l, f), 0);
+	assert_int_equal(l.how, NP_CONFIRM);
+	g[58] = 0x20;					/* unsolicited */
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, 78, &l, f), 0);
+	assert_int_equal(l.family, 0);
+	g[58] = 0x40;					/* to another address */
+	g[53] = 9;
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, 78, &l, f), 0);
+	assert_int_equal(l.family, 0);
+	memcpy(g, r, NP_FRAME_MAX);			/* an option of length 0 */
+	g[58] = 0x40;
+	g[79] = 0;
+	nd_resum(g);
+	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
+	assert_int_equal(l.family, 0);
 }
 
 /* A port with secondary addresses (--port-addr's later ones): each
@@ -381,7 +432,7 @@ static void test_secondary_addresses(void **state)
 	assert_memory_equal(r + 38, host4, 4);
 	assert_learnt_host(&l, 4, host4);
 	assert_int_equal(np_receive(&port, f, len, &l, r), 0);	/* not the first's port's */
-	assert_told_host(&l, 4, host4, 1);
+	assert_told_host(&l, 4, host4, NP_MERGE);
 	memcpy(g, f, len);				/* a frame claiming it */
 	memcpy(g + 28, sec4, 4);
 	memcpy(g + 38, (uint8_t[]){10, 60, 1, 3}, 4);
@@ -427,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_nd_refused),
 		cmocka_unit_test(test_merges),
 		cmocka_unit_test(test_probe),
+		cmocka_unit_test(test_na_without_option),
 		cmocka_unit_test(test_secondary_addresses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,245 @@
+/* daemon/neigh_ring.c: the DPDK router's ARP/ND news from the queues to
+ * the main thread's cache, and its orders back to the workers: bounded
+ * per tick however fast a queue pushes, and every worker told. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "neigh_ring.h"
+#include "worker.h"
+
+static const uint8_t mac_a[6] = {2, 0xcc, 0, 0, 0, 0xa};
+
+static struct np_learned host(uint32_t i, uint8_t how)
+{
+	struct np_learned l = {.family = 4, .how = how, .addr = {10, 60, (uint8_t)(i >> 8), (uint8_t)i}};
+
+	memcpy(l.mac, mac_a, 6);
+	return l;
+}
+
+/* The commands a worker's ring holds, taken as the worker would. */
+static uint32_t worker_cmds(struct worker *w, struct worker_neigh_cmd *out, uint32_t max)
+{
+	unsigned tail = atomic_load(&w->neigh_tail), head = atomic_load(&w->neigh_head);
+	uint32_t n = 0;
+
+	for (; tail != head && n < max; tail++)
+		out[n++] = w->neigh[tail & (WORKER_NEIGH_RING - 1)];
+	atomic_store(&w->neigh_tail, tail);
+	return n;
+}
+
+/* What two queues pushed reaches the cache, a full ring refuses more,
+ * and a drain empties it. */
+static void test_drain(void **state)
+{
+	static struct neigh_cache c;
+	static struct nr_ring r[2];
+	struct nr_ring *const rings[2] = {&r[0], &r[1]};
+	(void)state;
+
+	nc_init(&c, NULL);
+	for (uint32_t i = 0; i < NR_SLOTS; i++) {
+		struct np_learned l = host(i, NP_LEARN);
+
+		assert_int_equal(nr_push(&r[0], 1, &l), 1);
+	}
+	{
+		struct np_learned l = host(NR_SLOTS, NP_LEARN);
+
+		assert_int_equal(nr_push(&r[0], 1, &l), 0);	/* full */
+		assert_int_equal(nr_push(&r[1], 2, &l), 1);
+	}
+	assert_int_equal(nr_drain(rings, 2, &c, 0), NR_SLOTS + 1);
+	assert_int_equal(c.n, NR_SLOTS + 1);
+	assert_int_equal(c.e[NR_SLOTS].port, 2);
+	assert_int_equal(nr_drain(rings, 2, &c, 0), 0);
+}
+
+struct flood {
+	struct nr_ring ring;
+	atomic_int stop;
+	atomic_uint pushed;
+};
+
+static void *flood_ring(void *arg)
+{
+	struct flood *f = arg;
+
+	for (uint32_t i = 0; !atomic_load(&f->stop); i++) {
+		struct np_learned l = host(i, NP_MERGE);
+
+		if (nr_push(&f->ring, 1, &l))
+			atomic_fetch_add(&f->pushed, 1);
+	}
+	return NULL;
+}
+
+/* A queue pushing as fast as it can while the main thread drains: one
+ * drain takes at most a ring's worth, then returns (it read the ring's
+ * head once); the next takes the rest. */
+static void test_drain_bounded_under_a_flood(void **state)
+{
+	static struct neigh_cache c;
+	static struct flood f;
+	struct nr_ring *const rings[1] = {&f.ring};
+	pthread_t t;
+	uint32_t most = 0;
+	(void)state;
+
+	nc_init(&c, NULL);
+	assert_int_equal(pthread_create(&t, NULL, flood_ring, &f), 0);
+	for (int k = 0; k < 200; k++) {
+		unsigned before = atomic_load(&f.pushed);
+		uint32_t n;
+
+		while (atomic_load(&f.pushed) < before + NR_SLOTS / 2)
+			;	/* the queue is pushing */
+		n = nr_drain(rings, 1, &c, 0);
+		if (n > most)
+			most = n;
+	}
+	atomic_store(&f.stop, 1);
+	pthread_join(t, NULL);
+	assert_true(most <= NR_SLOTS);
+	assert_true(most > 0);
+}
+
+/* Two queues: their rings, their workers, the main thread's cache. */
+struct two_queues {
+	struct neigh_cache c;
+	struct nr_ring r[2];
+	struct worker w[2];
+	struct nr_ring *rings[2];
+	struct nr_main m;
+};
+
+static struct two_queues *two_queues(const struct nc_config *cfg)
+{
+	static struct two_queues q;
+
+	memset(&q, 0, sizeof(q));
+	nc_init(&q.c, cfg);
+	q.rings[0] = &q.r[0];
+	q.rings[1] = &q.r[1];
+	q.m = (struct nr_main){.cache = &q.c, .rings = q.rings, .workers = q.w, .nq = 2};
+	return &q;
+}
+
+/* A tick: what was learnt posted to every worker; a worker whose ring
+ * is full gets it on a later tick. */
+static void test_tick_posts_everywhere(void **state)
+{
+	struct two_queues *q = two_queues(NULL);
+	struct nr_ring *r = q->r;
+	struct worker *w = q->w;
+	struct nr_main *m = &q->m;
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(7, NP_LEARN);
+	(void)state;
+
+	assert_int_equal(nr_push(&r[1], 1, &l), 1);
+	for (uint32_t i = 0; i < WORKER_NEIGH_RING; i++)	/* w[1]'s ring full */
+		assert_int_equal(worker_neigh_cmd(&w[1], WORKER_NEIGH_SET, 0, 4, l.addr, mac_a), 0);
+	nr_tick(m, 0);
+	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);
+	assert_int_equal(cmd[0].op, WORKER_NEIGH_SET);
+	assert_int_equal(cmd[0].port, 1);
+	assert_memory_equal(cmd[0].addr, l.addr, 4);
+	atomic_store(&w[1].neigh_tail, atomic_load(&w[1].neigh_head));	/* w[1] caught up */
+	nr_tick(m, 100);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	assert_int_equal(cmd[0].op, WORKER_NEIGH_SET);
+	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);	/* told again: a refresh */
+}
+
+/* A worker's solicitation reaches the cache before any answer in the
+ * same drain, whichever queue the answer came in on: learnt and posted.
+ * An answer nobody asked for teaches nothing. */
+static void test_answer_on_another_queue(void **state)
+{
+	struct two_queues *q = two_queues(NULL);
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(9, NP_ANSWER), stray = host(10, NP_ANSWER);
+	(void)state;
+
+	assert_int_equal(nr_push_asked(&q->r[1], 1, 4, l.addr), 1);
+	assert_int_equal(nr_push(&q->r[0], 1, &l), 1);
+	assert_int_equal(nr_push(&q->r[0], 1, &stray), 1);
+	nr_tick(&q->m, 0);
+	assert_int_equal(q->c.n, 1);
+	assert_int_equal(q->c.st.unasked, 1);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(worker_cmds(&q->w[k], cmd, 8), 1);
+		assert_int_equal(cmd[0].op, WORKER_NEIGH_SET);
+		assert_memory_equal(cmd[0].addr, l.addr, 4);
+	}
+	assert_int_equal(nr_drain(q->rings, 2, &q->c, 0), 0);
+}
+
+static void fill_ring(struct worker *w)
+{
+	static const uint8_t addr[4] = {10, 60, 9, 9};
+
+	while (!worker_neigh_cmd(w, WORKER_NEIGH_SET, 0, 4, addr, mac_a))
+		;
+}
+
+/* A probe no worker's ring takes is not sent, so it does not count
+ * against the neighbour: however long the rings stay full, the entry is
+ * not forgotten; once one takes it, the probe goes out. */
+static void test_probe_lost_not_counted(void **state)
+{
+	struct two_queues *q =
+		two_queues(&(struct nc_config){.reachable_ms = 1000, .probe_ms = 100, .probes = 3});
+	struct nr_ring *r = q->r;
+	struct worker *w = q->w;
+	struct nr_main *m = &q->m;
+	struct neigh_cache *c = &q->c;
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(8, NP_LEARN);
+	(void)state;
+
+	assert_int_equal(nr_push(&r[0], 1, &l), 1);
+	nr_tick(m, 0);
+	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	fill_ring(&w[0]);
+	fill_ring(&w[1]);
+	for (uint64_t now = 1000; now <= 3000; now += 100)
+		nr_tick(m, now);
+	assert_int_equal(c->n, 1);
+	assert_int_equal(c->st.probes, 0);
+	assert_int_equal(c->st.forgotten, 0);
+	assert_int_equal(c->e[0].probes, 0);
+	atomic_store(&w[1].neigh_tail, atomic_load(&w[1].neigh_head));	/* w[1] caught up */
+	nr_tick(m, 3100);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	assert_int_equal(cmd[0].op, WORKER_NEIGH_PROBE);
+	assert_memory_equal(cmd[0].addr, l.addr, 4);
+	assert_memory_equal(cmd[0].mac, mac_a, 6);
+	assert_int_equal(c->st.probes, 1);
+	nr_tick(m, 3150);				/* the next one a probe_ms later */
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 0);
+	nr_tick(m, 3200);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	assert_int_equal(c->st.probes, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_drain),
+		cmocka_unit_test(test_drain_bounded_under_a_flood),
+		cmocka_unit_test(test_tick_posts_everywhere),
+		cmocka_unit_test(test_probe_lost_not_counted),
+		cmocka_unit_test(test_answer_on_another_queue),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
