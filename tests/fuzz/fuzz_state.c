@@ -124,9 +124,13 @@ static void put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);
 }
 
+/* A flow whose source pair was translated (its reply goes back to
+ * another address or port: pipe_state.c's snat_flow), so the restore
+ * claims its pair in a pool; one SNAT gave its own address and port
+ * cannot be told from a flow never translated and is not counted. */
 static int count_translated(const struct ct_flow_info *fi, void *arg)
 {
-	if (memcmp(fi->reply.dst, fi->orig.src, 16))
+	if (memcmp(fi->reply.dst, fi->orig.src, 16) || fi->reply.dport != fi->orig.sport)
 		(*(uint64_t *)arg)++;
 	return 0;
 }
