@@ -66,8 +66,9 @@ struct rampart_frag_key {
 #define RAMPART_XDP_MAX_L4_OFF 0x3fff
 
 /* Datagrams whose first fragment a port entry of host.pass handed to the
- * kernel, and when (ns): their later fragments go there too. Least
- * recently used ones give way when full. */
+ * kernel, and when (ns): their later fragments go there too, until a
+ * first fragment of the same key goes to rampart (the id came round: a
+ * new datagram). Least recently used ones give way when full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, RAMPART_XDP_MAX_FRAG_DATAGRAMS);
@@ -172,8 +173,16 @@ static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
 	}
 	if (!has_ports(v->proto) || (void *)(v->l4 + 4) > end)
 		return pass_service(cfg, v->proto, 0, 0);
-	if (!pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2))))
+	if (!pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2)))) {
+		/* A first fragment for rampart under the key of one the kernel
+		 * took: a new datagram with an id used again (IPv4's 16 bits
+		 * wrap within the 30 s). Its later fragments are rampart's
+		 * now; else they would reach the kernel unjudged, and rampart
+		 * hold a first that never completes. */
+		if (v->frag == FIRST_FRAGMENT)
+			bpf_map_delete_elem(&rampart_host_frags, &v->key);
 		return 0;
+	}
 	if (v->frag == FIRST_FRAGMENT) {
 		now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&rampart_host_frags, &v->key, &now, BPF_ANY);

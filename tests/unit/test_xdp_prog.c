@@ -285,6 +285,11 @@ static int udp4_fragment(uint16_t id, uint16_t offset, int more, uint16_t dport)
 	return run(f, sizeof(f));
 }
 
+/* udp/53 in host.pass, and an IPv6 destination it is not the host's */
+static const struct rfw_host_pass dns = {.kind = RFW_HOST_PASS_SERVICE, .proto = UDP,
+					 .port_lo = 53, .port_hi = 53};
+static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
+
 /* Every datagram the program remembers as first seen at boot, long
  * past its 30 s. */
 static void age_remembered_datagrams(void)
@@ -308,9 +313,6 @@ static void age_remembered_datagrams(void)
  * which would leave the kernel a datagram it can never reassemble. */
 static void test_fragments_follow_their_first_to_the_kernel(void **state)
 {
-	static const struct rfw_host_pass dns = {.kind = RFW_HOST_PASS_SERVICE, .proto = UDP,
-						 .port_lo = 53, .port_hi = 53};
-	static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
 	static const uint8_t to_53[4] = {0, 99, 0, 53}, to_54[4] = {0, 99, 0, 54};
 	static const uint8_t first_7[] = {FRAG(UDP, 0, 1, 7)}, later_7[] = {FRAG(UDP, 185, 0, 7)};
 	static const uint8_t first_8[] = {FRAG(UDP, 0, 1, 8)}, later_8[] = {FRAG(UDP, 185, 0, 8)};
@@ -345,13 +347,38 @@ static void test_fragments_follow_their_first_to_the_kernel(void **state)
 			 XDP_DROP);
 }
 
+/* An IP id comes round again (IPv4's 16 bits wrap in seconds at a
+ * few thousand datagrams a second from one source to one destination):
+ * a datagram whose first fragment went to rampart keeps its later
+ * fragments with rampart, though a datagram of the same addresses,
+ * protocol and id went to the kernel before it. The kernel reassembles
+ * the later fragments with the first it holds, so they go where the
+ * last first fragment of their key went. */
+static void test_id_reused_by_a_datagram_for_rampart(void **state)
+{
+	static const uint8_t to_53[4] = {0, 99, 0, 53}, to_80[4] = {0, 99, 0, 80};
+	static const uint8_t first[] = {FRAG(UDP, 0, 1, 0x21)}, later[] = {FRAG(UDP, 185, 0, 0x21)};
+	(void)state;
+
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, &dns, 1);
+	assert_int_equal(udp4_fragment(0x2121, 0, 1, 53), XDP_PASS);	/* the host's */
+	assert_int_equal(udp4_fragment(0x2121, 185, 0, 0), XDP_PASS);
+	assert_int_equal(udp4_fragment(0x2121, 0, 1, 80), XDP_DROP);	/* transit, same id */
+	assert_int_equal(udp4_fragment(0x2121, 185, 0, 0), XDP_DROP);	/* its, to rampart */
+	assert_int_equal(udp4_fragment(0x2121, 0, 1, 53), XDP_PASS);	/* the host's again */
+	assert_int_equal(udp4_fragment(0x2121, 185, 0, 0), XDP_PASS);
+
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), to_53), XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), to_80), XDP_DROP);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later, sizeof(later), to_53), XDP_DROP);
+}
+
 /* A pass entry sees the upper-layer protocol behind extension headers,
  * as the rules do. */
 static void test_pass_entry_behind_extension_headers(void **state)
 {
 	static const struct rfw_host_pass ssh = {.kind = RFW_HOST_PASS_SERVICE, .proto = TCP,
 						 .port_lo = 22, .port_hi = 22};
-	static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
 	static const uint8_t to_22[4] = {0, 99, 0, 22}, to_23[4] = {0, 99, 0, 23};
 	static const uint8_t dst_opts[] = {OPTS8(TCP)};
 	(void)state;
@@ -398,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_neighbour_discovery_behind_extension_headers),
 		cmocka_unit_test(test_ndp_pass_behind_extension_headers),
 		cmocka_unit_test(test_fragments_follow_their_first_to_the_kernel),
+		cmocka_unit_test(test_id_reused_by_a_datagram_for_rampart),
 		cmocka_unit_test(test_pass_entry_behind_extension_headers),
 		cmocka_unit_test(test_configured_before_attach),
 	};
