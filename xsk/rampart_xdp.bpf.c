@@ -65,8 +65,8 @@ struct rampart_frag_key {
  * bounds the verifier's offsets). */
 #define RAMPART_XDP_MAX_L4_OFF 0x3fff
 
-/* Datagrams whose first fragment a port entry of host.pass handed to the
- * kernel, and when (ns): their later fragments go there too, until a
+/* Datagrams whose first fragment a service entry of host.pass handed to
+ * the kernel, and when (ns): their later fragments go there too, until a
  * first fragment of the same key goes to rampart (the id came round: a
  * new datagram). Least recently used ones give way when full. */
 struct {
@@ -153,15 +153,19 @@ struct l4_view {
 };
 
 /* A service entry of host.pass for this frame. Only a datagram's first
- * fragment shows its ports: when a port entry passes it, its datagram is
+ * fragment shows its ports: when an entry passes it, its datagram is
  * remembered and the later fragments follow it to the kernel, which
  * reassembles them (before, they went to rampart, which drops what is
  * addressed to the host, and the kernel never had the whole datagram).
+ * A port-less entry's first is remembered too: an IPv6 later fragment
+ * names the first header after its fragment header (destination
+ * options may come before the upper layer), not always the protocol.
  * Fragments that come before their first go to rampart. */
 static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
 					   struct l4_view *v, void *end)
 {
 	__u64 now, *first_seen;
+	int pass;
 
 	if (!has_kind(cfg, RAMPART_XDP_PASS_SERVICE))
 		return 0;
@@ -171,23 +175,24 @@ static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
 		first_seen = bpf_map_lookup_elem(&rampart_host_frags, &v->key);
 		return first_seen && bpf_ktime_get_ns() - *first_seen < RAMPART_XDP_FRAG_TIMEOUT_NS;
 	}
-	if (!has_ports(v->proto) || (void *)(v->l4 + 4) > end)
-		return pass_service(cfg, v->proto, 0, 0);
-	if (!pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2)))) {
+	if (has_ports(v->proto) && (void *)(v->l4 + 4) <= end)
+		pass = pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2)));
+	else
+		pass = pass_service(cfg, v->proto, 0, 0);
+	if (v->frag != FIRST_FRAGMENT)
+		return pass;
+	if (pass) {
+		now = bpf_ktime_get_ns();
+		bpf_map_update_elem(&rampart_host_frags, &v->key, &now, BPF_ANY);
+	} else {
 		/* A first fragment for rampart under the key of one the kernel
 		 * took: a new datagram with an id used again (IPv4's 16 bits
 		 * wrap within the 30 s). Its later fragments are rampart's
 		 * now; else they would reach the kernel unjudged, and rampart
 		 * hold a first that never completes. */
-		if (v->frag == FIRST_FRAGMENT)
-			bpf_map_delete_elem(&rampart_host_frags, &v->key);
-		return 0;
+		bpf_map_delete_elem(&rampart_host_frags, &v->key);
 	}
-	if (v->frag == FIRST_FRAGMENT) {
-		now = bpf_ktime_get_ns();
-		bpf_map_update_elem(&rampart_host_frags, &v->key, &now, BPF_ANY);
-	}
-	return 1;
+	return pass;
 }
 
 static __always_inline int ip4_is_host(const struct rampart_xdp_cfg *cfg, struct iphdr *ip,

@@ -373,6 +373,26 @@ static void test_id_reused_by_a_datagram_for_rampart(void **state)
 	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later, sizeof(later), to_53), XDP_DROP);
 }
 
+/* A port-less entry (icmpv6) passes a fragmented datagram whole also
+ * when destination options come after the fragment header (RFC 8200
+ * 4.1 lets them): the later fragments' fragment header names those, not
+ * ICMPv6, so they follow their first as a port entry's do. */
+static void test_portless_fragments_behind_destination_options(void **state)
+{
+	static const struct rfw_host_pass icmp6 = {.kind = RFW_HOST_PASS_SERVICE,
+						   .proto = ICMPV6, .port_hi = 65535};
+	static const uint8_t echo[4] = {128};
+	static const uint8_t first[] = {FRAG(DSTOPTS, 0, 1, 0x31), OPTS8(ICMPV6)};
+	static const uint8_t later[] = {FRAG(DSTOPTS, 185, 0, 0x31)};
+	static const uint8_t other[] = {FRAG(DSTOPTS, 185, 0, 0x32)};
+	(void)state;
+
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, &icmp6, 1);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), echo), XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later, sizeof(later), echo), XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, other, sizeof(other), echo), XDP_DROP);
+}
+
 /* A pass entry sees the upper-layer protocol behind extension headers,
  * as the rules do. */
 static void test_pass_entry_behind_extension_headers(void **state)
@@ -426,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_ndp_pass_behind_extension_headers),
 		cmocka_unit_test(test_fragments_follow_their_first_to_the_kernel),
 		cmocka_unit_test(test_id_reused_by_a_datagram_for_rampart),
+		cmocka_unit_test(test_portless_fragments_behind_destination_options),
 		cmocka_unit_test(test_pass_entry_behind_extension_headers),
 		cmocka_unit_test(test_configured_before_attach),
 	};
