@@ -270,7 +270,7 @@ __attribute__((noinline)) __s64 rampart_ip6_ext(struct xdp_md *ctx, __u32 off, _
  * does (up to 8, hop-by-hop options only first, one routing header, one
  * fragment header). 0, or -1 for a chain the rules drop or one that
  * leaves the frame's first buffer: such frames go to rampart. frag_off
- * is where the fragment header is, when v->frag says there is one. */
+ * is where the fragment header is (an atomic fragment's too), 0 without. */
 static __always_inline int ip6_walk(struct xdp_md *ctx, struct ipv6hdr *ip6, __u32 l3_off,
 				    struct l4_view *v, __u32 *frag_off)
 {
@@ -316,16 +316,17 @@ static __always_inline int ip6_walk(struct xdp_md *ctx, struct ipv6hdr *ip6, __u
  * to the rules. Router solicitations and advertisements and redirects are
  * addressed to a multicast or link-local address; NS and NA may be
  * unicast to any of ours. Extension headers may come before it (v walked
- * them); a fragment never holds it (RFC 6980: receivers drop fragmented
- * ND, Linux too). */
+ * them); a packet with a fragment header never holds it, an atomic
+ * fragment (offset 0, no more) neither (RFC 6980 5: receivers ignore ND
+ * under a fragment header, Linux too). */
 static __always_inline int nd_is_host(const struct rampart_xdp_cfg *cfg, struct ipv6hdr *ip6,
-				      const struct l4_view *v, void *end)
+				      const struct l4_view *v, int frag_hdr, void *end)
 {
 	__u8 *l4 = v->l4, type;
 	__u8 a0 = ip6->daddr.in6_u.u6_addr8[0], a1 = ip6->daddr.in6_u.u6_addr8[1];
 	int local = a0 == 0xff || (a0 == 0xfe && (a1 & 0xc0) == 0x80);
 
-	if (v->proto != IPPROTO_ICMPV6 || v->frag != NOT_FRAGMENT || ip6->hop_limit != 255 ||
+	if (v->proto != IPPROTO_ICMPV6 || frag_hdr || ip6->hop_limit != 255 ||
 	    (void *)(l4 + 1) > end)
 		return 0;
 	type = *l4;
@@ -364,7 +365,7 @@ static __always_inline int ip6_is_host(struct xdp_md *ctx, const struct rampart_
 		v.key.proto = frag_hdr[0];
 		v.key.family = 6;
 	}
-	return nd_is_host(cfg, ip6, &v, end) || service_is_host(cfg, &v, end);
+	return nd_is_host(cfg, ip6, &v, frag_off != 0, end) || service_is_host(cfg, &v, end);
 }
 
 /* Host traffic (ARCHITECTURE.md "Coexisting with the Linux stack"), behind

@@ -194,6 +194,7 @@ static void test_neighbour_discovery_behind_extension_headers(void **state)
 	static const uint8_t dst_hbh[] = {OPTS8(HOPOPTS), OPTS8(ICMPV6)};
 	static const uint8_t first_frag[] = {FRAG(ICMPV6, 0, 1, 9)};
 	static const uint8_t later_frag[] = {FRAG(ICMPV6, 1, 0, 9)};
+	static const uint8_t atomic_frag[] = {FRAG(ICMPV6, 0, 0, 9)};
 	static const uint8_t hbh_later_frag[] = {OPTS8(FRAGMENT), FRAG(ICMPV6, 2, 1, 9)};
 	static const uint8_t route0[] = {ICMPV6, 0, 0, 0, 0, 0, 0, 0};
 	static const uint8_t two_atomic_frags[] = {FRAG(FRAGMENT, 0, 0, 9), FRAG(ICMPV6, 0, 0, 9)};
@@ -213,8 +214,12 @@ static void test_neighbour_discovery_behind_extension_headers(void **state)
 	assert_int_equal(ip6_frame(transit, 64, HOPOPTS, hbh, sizeof(hbh), ns), XDP_DROP);
 	assert_int_equal(ip6_frame(transit, 255, HOPOPTS, hbh, sizeof(hbh), rs), XDP_DROP);
 	/* fragments: the first holds ND (dropped by its receiver), a later
-	 * one only bytes that read 135 */
+	 * one only bytes that read 135; an atomic fragment (offset 0, no
+	 * more) has the fragment header RFC 6980 5 ignores ND under, as
+	 * Linux does (suppress_frag_ndisc) */
 	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, first_frag, sizeof(first_frag), ns),
+			 XDP_DROP);
+	assert_int_equal(ip6_frame(all_nodes, 255, FRAGMENT, atomic_frag, sizeof(atomic_frag), na),
 			 XDP_DROP);
 	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, later_frag, sizeof(later_frag), ns),
 			 XDP_DROP);
