@@ -361,6 +361,13 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 	memset(p, 0, sizeof(*p));
 	p->xskmap_fd = -1;
 	xsk_want_bpffs();
+	/* Opened and configured before a dead rampartd's program is taken
+	 * off: an object or a policy ours cannot take (too many host
+	 * entries) leaves that program on, so --fail closed still holds,
+	 * instead of an interface without a program until someone fixes it. */
+	e = xsk_prog_open(p, obj_path, cfg, err, errlen);
+	if (e)
+		return e;
 	p->replaced_stale = xsk_prog_remove_stale(ifindex);
 
 	/* Frags-aware (BPF_F_XDP_HAS_FRAGS): the program reads only the
@@ -370,15 +377,17 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 	 * first, each with the flag and then without (a driver, or a kernel
 	 * before 5.18, may refuse it: native without frags beats skb mode
 	 * with them), then skb mode the same. The flag is fixed once the
-	 * program is loaded: each try opens it anew. */
+	 * program is loaded: each try after the first opens it anew. */
 	for (size_t i = 0; i < 2 * sizeof(modes) / sizeof(modes[0]); i++) {
 		int frags = !(i & 1);
 
 		if (frags && getenv("RAMPART_XSK_NO_SG"))
 			continue;
-		e = xsk_prog_open(p, obj_path, cfg, err, errlen);
-		if (e)
-			return e;
+		if (!p->prog) {		/* the try before closed it */
+			e = xsk_prog_open(p, obj_path, cfg, err, errlen);
+			if (e)
+				return e;
+		}
 		e = xdp_program__set_xdp_frags_support(p->prog, frags);
 		if (!e)
 			e = xdp_program__attach(p->prog, ifindex, modes[i / 2], 0);
