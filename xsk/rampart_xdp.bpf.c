@@ -189,8 +189,10 @@ static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
 		 * took: a new datagram with an id used again (IPv4's 16 bits
 		 * wrap within the 30 s). Its later fragments are rampart's
 		 * now; else they would reach the kernel unjudged, and rampart
-		 * hold a first that never completes. */
-		bpf_map_delete_elem(&rampart_host_frags, &v->key);
+		 * hold a first that never completes. Looked up first: a delete
+		 * takes the bucket's lock, and most keys are in no bucket. */
+		if (bpf_map_lookup_elem(&rampart_host_frags, &v->key))
+			bpf_map_delete_elem(&rampart_host_frags, &v->key);
 	}
 	return pass;
 }
