@@ -24,13 +24,23 @@ struct {
 } rampart_xsks SEC(".maps");
 
 /* Written by the loader before the program is loaded (xsk_prog_open),
- * so it is never attached unconfigured; a reload rewrites it. */
+ * so it is never attached unconfigured. Two slots, the one in force
+ * named by rampart_cfg_slot: a reload writes the other one and then
+ * switches (the kernel copies a value in place, not at once: a frame
+ * read while a slot was rewritten saw part of each pass list). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RAMPART_XDP_CFG_SLOTS);
+	__type(key, __u32);
+	__type(value, struct rampart_xdp_cfg);
+} rampart_cfg SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct rampart_xdp_cfg);
-} rampart_cfg SEC(".maps");
+	__type(value, __u32);
+} rampart_cfg_slot SEC(".maps");
 
 /* The policy's host addresses (network order); value unused. */
 struct {
@@ -403,9 +413,12 @@ static __always_inline int is_host(struct xdp_md *ctx, const struct rampart_xdp_
 SEC("xdp")
 int rampart_xdp(struct xdp_md *ctx)
 {
-	__u32 key = 0;
-	struct rampart_xdp_cfg *cfg = bpf_map_lookup_elem(&rampart_cfg, &key);
+	__u32 key = 0, *slot = bpf_map_lookup_elem(&rampart_cfg_slot, &key);
+	struct rampart_xdp_cfg *cfg;
 	__u64 fail = XDP_PASS;
+
+	key = slot ? *slot & (RAMPART_XDP_CFG_SLOTS - 1) : 0;
+	cfg = bpf_map_lookup_elem(&rampart_cfg, &key);
 
 	if (cfg && cfg->version == RAMPART_XDP_CFG_VERSION) {
 		if (is_host(ctx, cfg))

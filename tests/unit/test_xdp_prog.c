@@ -3,11 +3,15 @@
  * loader's own xsk_prog_update_host: what goes to the kernel (XDP_PASS)
  * and what to rampart (with --fail closed and no socket: XDP_DROP).
  * Needs root (CI runs as root), as loading any BPF program does. */
+#define _GNU_SOURCE	/* pthread_setaffinity_np */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -415,6 +419,64 @@ static void test_pass_entry_behind_extension_headers(void **state)
 			 XDP_DROP);
 }
 
+/* Two pass lists that both pass udp/53, at either end of the list. */
+static struct rfw_host_pass dns_first[RAMPART_XDP_MAX_PASS], dns_last[RAMPART_XDP_MAX_PASS];
+static atomic_int flipping;
+
+/* The reader and the writer on CPUs of their own, so that they overlap */
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *flip_pass_lists(void *arg)
+{
+	struct xsk_prog_cfg c = {.flags = RAMPART_XDP_FAIL_CLOSED,
+				 .host_pass_count = RAMPART_XDP_MAX_PASS};
+	char err[256];
+	(void)arg;
+
+	pin_to_cpu(1);
+	while (atomic_load(&flipping)) {
+		c.host_pass = dns_last;
+		(void)xsk_prog_update_host(&prog, &c, err, sizeof(err));
+		c.host_pass = dns_first;
+		(void)xsk_prog_update_host(&prog, &c, err, sizeof(err));
+	}
+	return NULL;
+}
+
+/* A reload rewrites the settings while frames go through the program:
+ * each frame sees the old ones or the new, never part of each (the pass
+ * list read while it was being copied over dropped udp/53, which both
+ * pass: the first entry of one list, the last of the other). */
+static void test_settings_never_half_written(void **state)
+{
+	pthread_t t;
+	uint32_t wrong = 0;
+	(void)state;
+
+	for (int i = 0; i < RAMPART_XDP_MAX_PASS; i++)
+		dns_first[i] = dns_last[i] = (struct rfw_host_pass){
+			.kind = RFW_HOST_PASS_SERVICE, .proto = TCP, .port_lo = 1, .port_hi = 1};
+	dns_first[0] = dns_last[RAMPART_XDP_MAX_PASS - 1] = dns;
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, dns_first, RAMPART_XDP_MAX_PASS);
+	atomic_store(&flipping, 1);
+	assert_int_equal(pthread_create(&t, NULL, flip_pass_lists, NULL), 0);
+	pin_to_cpu(0);
+	/* 3 s: before the two slots, some 4 frames a second here were wrong */
+	for (time_t end = time(NULL) + 3; time(NULL) < end;)
+		for (int i = 0; i < 1000; i++)
+			wrong += udp4_fragment(0x3131, 0, 0, 53) != XDP_PASS;	/* not a fragment */
+	atomic_store(&flipping, 0);
+	pthread_join(t, NULL);
+	assert_int_equal(wrong, 0);
+}
+
 /* The program as the loader opens it is configured by the time it is
  * loaded, before it can be attached: under --fail closed a transit frame
  * is dropped from the first (unconfigured, it passed every frame to the
@@ -453,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_id_reused_by_a_datagram_for_rampart),
 		cmocka_unit_test(test_portless_fragments_behind_destination_options),
 		cmocka_unit_test(test_pass_entry_behind_extension_headers),
+		cmocka_unit_test(test_settings_never_half_written),
 		cmocka_unit_test(test_configured_before_attach),
 	};
 	return cmocka_run_group_tests_name("xdp_prog", tests, setup, teardown);
