@@ -255,16 +255,19 @@ static uint32_t xsk_tx_burst(struct backend *b, uint32_t queue, uint32_t port,
 {
 	const struct backend_xsk_worker *w = &xsk_of(b)->w[queue];
 	struct xsk_queue *out = w->q[port];
-	uint32_t sent, slots = 0, tidx = 0, copies = 0, at = 0, can = n;
+	uint32_t sent, slots = 0, tidx = 0, copies = 0, at = 0;
 	int unsendable = 0;
 
 	sent = tx_prefix(w, out, pkts, handle, n, &slots, &unsendable);
-	if (__builtin_expect(unsendable, 0)) {
-		can = tx_unsendable_last(w, out, pkts, handle, n);
-		sent = tx_prefix(w, out, pkts, handle, can, &slots, &unsendable);
-	}
-	if (sent < can) {
+	if (sent < n) {
 		xsk_queue_reap(out);		/* completions free TX slots and frames */
+		sent = tx_prefix(w, out, pkts, handle, n, &slots, &unsendable);
+	}
+	/* After the reap: the look before it may have stopped short of an
+	 * unsendable frame (no free frames yet) that the second one meets */
+	if (__builtin_expect(unsendable, 0)) {
+		uint32_t can = tx_unsendable_last(w, out, pkts, handle, n);
+
 		sent = tx_prefix(w, out, pkts, handle, can, &slots, &unsendable);
 	}
 	if (slots && xsk_ring_prod__reserve(&out->tx, slots, &tidx) != slots)

@@ -1088,7 +1088,10 @@ out:
 			xsk_port_leave(&xports[opened - 1]);
 	}
 	while (opened--)
-		xsk_port_close(&xports[opened]);
+		if (rc)		/* a start that failed: the ports as they were */
+			xsk_port_undo(&xports[opened]);
+		else
+			xsk_port_close(&xports[opened]);
 	for (uint32_t k = 0; k < nq; k++)
 		xsk_pool_destroy(&umems[k]);	/* after every socket on it */
 	backend_xsk_fini(&bx);

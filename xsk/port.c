@@ -48,7 +48,7 @@ int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
 	for (uint32_t i = 0; !e && i < nqueues; i++)
 		e = xsk_queue_join(&p->queues[i], ifname, p->prog.xskmap_fd, err, errlen);
 	if (e)
-		xsk_port_close(p);
+		xsk_port_undo(p);
 	return e;
 }
 
@@ -69,6 +69,17 @@ void xsk_port_leave(struct xsk_port *p)
 {
 	close_queues(p);
 	xsk_prog_leave(&p->prog);
+}
+
+void xsk_port_undo(struct xsk_port *p)
+{
+	/* Closed, the port would have no program at all (the old one is
+	 * off): under --fail closed its transit traffic would reach the
+	 * kernel until a start succeeded. */
+	if (p->prog.replaced_stale)
+		xsk_port_leave(p);
+	else
+		xsk_port_close(p);
 }
 
 uint32_t xsk_port_rx_queues(const char *ifname)

@@ -23,8 +23,9 @@ struct xsk_port {
 /* Attach obj_path to ifname configured with cfg and open nqueues sockets
  * (queues 0..n-1), socket q bound to the UMEM shared[q] where the kernel
  * allows it (shared NULL: each socket a UMEM of its own; queue.h).
- * On failure everything done so far is undone; returns negative errno
- * with the reason (the kernel's, where it gave one) in err. */
+ * On failure what was done is undone as xsk_port_undo does; returns
+ * negative errno with the reason (the kernel's, where it gave one) in
+ * err. */
 int xsk_port_open(struct xsk_port *p, const char *ifname, const char *obj_path,
 		  const struct xsk_prog_cfg *cfg, uint32_t nqueues, struct xsk_umem_pool *shared,
 		  char *err, size_t errlen);
@@ -35,6 +36,11 @@ void xsk_port_close(struct xsk_port *p);
  * rampartd does: the program's --fail action covers the port until the
  * next rampartd replaces it (a restart that keeps its flows). */
 void xsk_port_leave(struct xsk_port *p);
+/* Take down a port of a start that failed, leaving the interface as it
+ * was found: a port whose program replaced one a dead rampartd left
+ * keeps ours on (configured, no sockets: the --fail action, as the old
+ * one had it), another is closed. */
+void xsk_port_undo(struct xsk_port *p);
 
 /* The RX queues the kernel has for ifname (sysfs queues/rx-N, which
  * follows `ethtool -L`), or 0 when it cannot tell. */

@@ -24,13 +24,23 @@ struct {
 } rampart_xsks SEC(".maps");
 
 /* Written by the loader before the program is loaded (xsk_prog_open),
- * so it is never attached unconfigured; a reload rewrites it. */
+ * so it is never attached unconfigured. Two slots, the one in force
+ * named by rampart_cfg_slot: a reload writes the other one and then
+ * switches (the kernel copies a value in place, not at once: a frame
+ * read while a slot was rewritten saw part of each pass list). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RAMPART_XDP_CFG_SLOTS);
+	__type(key, __u32);
+	__type(value, struct rampart_xdp_cfg);
+} rampart_cfg SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct rampart_xdp_cfg);
-} rampart_cfg SEC(".maps");
+	__type(value, __u32);
+} rampart_cfg_slot SEC(".maps");
 
 /* The policy's host addresses (network order); value unused. */
 struct {
@@ -65,9 +75,10 @@ struct rampart_frag_key {
  * bounds the verifier's offsets). */
 #define RAMPART_XDP_MAX_L4_OFF 0x3fff
 
-/* Datagrams whose first fragment a port entry of host.pass handed to the
- * kernel, and when (ns): their later fragments go there too. Least
- * recently used ones give way when full. */
+/* Datagrams whose first fragment a service entry of host.pass handed to
+ * the kernel, and when (ns): their later fragments go there too, until a
+ * first fragment of the same key goes to rampart (the id came round: a
+ * new datagram). Least recently used ones give way when full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, RAMPART_XDP_MAX_FRAG_DATAGRAMS);
@@ -152,15 +163,19 @@ struct l4_view {
 };
 
 /* A service entry of host.pass for this frame. Only a datagram's first
- * fragment shows its ports: when a port entry passes it, its datagram is
+ * fragment shows its ports: when an entry passes it, its datagram is
  * remembered and the later fragments follow it to the kernel, which
  * reassembles them (before, they went to rampart, which drops what is
  * addressed to the host, and the kernel never had the whole datagram).
+ * A port-less entry's first is remembered too: an IPv6 later fragment
+ * names the first header after its fragment header (destination
+ * options may come before the upper layer), not always the protocol.
  * Fragments that come before their first go to rampart. */
 static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
 					   struct l4_view *v, void *end)
 {
 	__u64 now, *first_seen;
+	int pass;
 
 	if (!has_kind(cfg, RAMPART_XDP_PASS_SERVICE))
 		return 0;
@@ -170,15 +185,26 @@ static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
 		first_seen = bpf_map_lookup_elem(&rampart_host_frags, &v->key);
 		return first_seen && bpf_ktime_get_ns() - *first_seen < RAMPART_XDP_FRAG_TIMEOUT_NS;
 	}
-	if (!has_ports(v->proto) || (void *)(v->l4 + 4) > end)
-		return pass_service(cfg, v->proto, 0, 0);
-	if (!pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2))))
-		return 0;
-	if (v->frag == FIRST_FRAGMENT) {
+	if (has_ports(v->proto) && (void *)(v->l4 + 4) <= end)
+		pass = pass_service(cfg, v->proto, 1, bpf_ntohs(*(__u16 *)(v->l4 + 2)));
+	else
+		pass = pass_service(cfg, v->proto, 0, 0);
+	if (v->frag != FIRST_FRAGMENT)
+		return pass;
+	if (pass) {
 		now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&rampart_host_frags, &v->key, &now, BPF_ANY);
+	} else {
+		/* A first fragment for rampart under the key of one the kernel
+		 * took: a new datagram with an id used again (IPv4's 16 bits
+		 * wrap within the 30 s). Its later fragments are rampart's
+		 * now; else they would reach the kernel unjudged, and rampart
+		 * hold a first that never completes. Looked up first: a delete
+		 * takes the bucket's lock, and most keys are in no bucket. */
+		if (bpf_map_lookup_elem(&rampart_host_frags, &v->key))
+			bpf_map_delete_elem(&rampart_host_frags, &v->key);
 	}
-	return 1;
+	return pass;
 }
 
 static __always_inline int ip4_is_host(const struct rampart_xdp_cfg *cfg, struct iphdr *ip,
@@ -256,7 +282,7 @@ __attribute__((noinline)) __s64 rampart_ip6_ext(struct xdp_md *ctx, __u32 off, _
  * does (up to 8, hop-by-hop options only first, one routing header, one
  * fragment header). 0, or -1 for a chain the rules drop or one that
  * leaves the frame's first buffer: such frames go to rampart. frag_off
- * is where the fragment header is, when v->frag says there is one. */
+ * is where the fragment header is (an atomic fragment's too), 0 without. */
 static __always_inline int ip6_walk(struct xdp_md *ctx, struct ipv6hdr *ip6, __u32 l3_off,
 				    struct l4_view *v, __u32 *frag_off)
 {
@@ -302,16 +328,17 @@ static __always_inline int ip6_walk(struct xdp_md *ctx, struct ipv6hdr *ip6, __u
  * to the rules. Router solicitations and advertisements and redirects are
  * addressed to a multicast or link-local address; NS and NA may be
  * unicast to any of ours. Extension headers may come before it (v walked
- * them); a fragment never holds it (RFC 6980: receivers drop fragmented
- * ND, Linux too). */
+ * them); a packet with a fragment header never holds it, an atomic
+ * fragment (offset 0, no more) neither (RFC 6980 5: receivers ignore ND
+ * under a fragment header, Linux too). */
 static __always_inline int nd_is_host(const struct rampart_xdp_cfg *cfg, struct ipv6hdr *ip6,
-				      const struct l4_view *v, void *end)
+				      const struct l4_view *v, int frag_hdr, void *end)
 {
 	__u8 *l4 = v->l4, type;
 	__u8 a0 = ip6->daddr.in6_u.u6_addr8[0], a1 = ip6->daddr.in6_u.u6_addr8[1];
 	int local = a0 == 0xff || (a0 == 0xfe && (a1 & 0xc0) == 0x80);
 
-	if (v->proto != IPPROTO_ICMPV6 || v->frag != NOT_FRAGMENT || ip6->hop_limit != 255 ||
+	if (v->proto != IPPROTO_ICMPV6 || frag_hdr || ip6->hop_limit != 255 ||
 	    (void *)(l4 + 1) > end)
 		return 0;
 	type = *l4;
@@ -350,7 +377,7 @@ static __always_inline int ip6_is_host(struct xdp_md *ctx, const struct rampart_
 		v.key.proto = frag_hdr[0];
 		v.key.family = 6;
 	}
-	return nd_is_host(cfg, ip6, &v, end) || service_is_host(cfg, &v, end);
+	return nd_is_host(cfg, ip6, &v, frag_off != 0, end) || service_is_host(cfg, &v, end);
 }
 
 /* Host traffic (ARCHITECTURE.md "Coexisting with the Linux stack"), behind
@@ -386,9 +413,12 @@ static __always_inline int is_host(struct xdp_md *ctx, const struct rampart_xdp_
 SEC("xdp")
 int rampart_xdp(struct xdp_md *ctx)
 {
-	__u32 key = 0;
-	struct rampart_xdp_cfg *cfg = bpf_map_lookup_elem(&rampart_cfg, &key);
+	__u32 key = 0, *slot = bpf_map_lookup_elem(&rampart_cfg_slot, &key);
+	struct rampart_xdp_cfg *cfg;
 	__u64 fail = XDP_PASS;
+
+	key = slot ? *slot & (RAMPART_XDP_CFG_SLOTS - 1) : 0;
+	cfg = bpf_map_lookup_elem(&rampart_cfg, &key);
 
 	if (cfg && cfg->version == RAMPART_XDP_CFG_VERSION) {
 		if (is_host(ctx, cfg))

@@ -1,12 +1,16 @@
 /* What user space tells rampart's XDP program, shared by the BPF C and its
- * loader: the layout of the rampart_cfg map's one value (versioned, as it
- * crosses the kernel/user boundary) and the host-address maps. */
+ * loader: the layout of the rampart_cfg map's value (versioned, as it
+ * crosses the kernel/user boundary; two slots) and the host-address maps. */
 #ifndef RAMPART_XSK_XDP_CFG_H
 #define RAMPART_XSK_XDP_CFG_H
 
 #include <linux/types.h>
 
 #define RAMPART_XDP_CFG_MAP "rampart_cfg"
+#define RAMPART_XDP_CFG_SLOT_MAP "rampart_cfg_slot"
+/* rampart_cfg's slots: the one rampart_cfg_slot names is in force, the
+ * other is where the next settings are written (a power of two). */
+#define RAMPART_XDP_CFG_SLOTS 2
 #define RAMPART_XDP_HOST4_MAP "rampart_host4"
 #define RAMPART_XDP_HOST6_MAP "rampart_host6"
 

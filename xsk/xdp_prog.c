@@ -131,11 +131,10 @@ static int build_cfg(const struct xsk_prog_cfg *c, struct rampart_xdp_cfg *v, ch
 	return 0;
 }
 
-static int write_cfg(int fd, const struct rampart_xdp_cfg *v, char *err, size_t errlen)
+static int write_cfg(int fd, __u32 slot, const struct rampart_xdp_cfg *v, char *err,
+		     size_t errlen)
 {
-	__u32 key = 0;
-
-	if (bpf_map_update_elem(fd, &key, v, BPF_ANY)) {
+	if (bpf_map_update_elem(fd, &slot, v, BPF_ANY)) {
 		int e = -errno;
 
 		snprintf(err, errlen, "cannot configure the XDP program: %s", strerror(errno));
@@ -144,13 +143,41 @@ static int write_cfg(int fd, const struct rampart_xdp_cfg *v, char *err, size_t 
 	return 0;
 }
 
+/* A reload's settings: v into the slot of rampart_cfg not in force, then
+ * that slot in force. The kernel copies a value into its slot in place,
+ * so a frame that read the slot while it was written saw part of the
+ * old pass list and part of the new (a udp/53 that both pass dropped). */
+static int switch_cfg(struct xsk_prog *p, const struct rampart_xdp_cfg *v, char *err,
+		      size_t errlen)
+{
+	int fd = map_fd(p, RAMPART_XDP_CFG_SLOT_MAP), e;
+	__u32 key = 0, slot;
+
+	if (bpf_map_lookup_elem(fd, &key, &slot)) {
+		e = -errno;
+		snprintf(err, errlen, "cannot read the XDP program's settings slot: %s",
+			 strerror(errno));
+		return e;
+	}
+	slot = (slot + 1) & (RAMPART_XDP_CFG_SLOTS - 1);
+	e = write_cfg(map_fd(p, RAMPART_XDP_CFG_MAP), slot, v, err, errlen);
+	if (!e && bpf_map_update_elem(fd, &key, &slot, BPF_ANY)) {
+		e = -errno;
+		snprintf(err, errlen, "cannot switch the XDP program's settings: %s",
+			 strerror(errno));
+	}
+	return e;
+}
+
 /* The maps that hold the program's settings, in the order filled: the
- * host maps first, then the cfg value whose version turns them on. */
-enum { SETTINGS_HOST4, SETTINGS_HOST6, SETTINGS_CFG, XSK_SETTINGS_MAPS };
+ * host maps first, then the cfg value whose version turns them on (slot
+ * 0: the slot map is made zeroed). */
+enum { SETTINGS_HOST4, SETTINGS_HOST6, SETTINGS_CFG, SETTINGS_SLOT, XSK_SETTINGS_MAPS };
 static const char *const settings_map_names[XSK_SETTINGS_MAPS] = {
 	[SETTINGS_HOST4] = RAMPART_XDP_HOST4_MAP,
 	[SETTINGS_HOST6] = RAMPART_XDP_HOST6_MAP,
 	[SETTINGS_CFG] = RAMPART_XDP_CFG_MAP,
+	[SETTINGS_SLOT] = RAMPART_XDP_CFG_SLOT_MAP,
 };
 
 /* c written into new maps made to the object's own definitions, which
@@ -174,7 +201,8 @@ static int fill_settings_maps(struct bpf_object *obj, const char *obj_path,
 			return -EPROTO;
 		}
 	}
-	if (bpf_map__value_size(map[SETTINGS_CFG]) != sizeof(v)) {
+	if (bpf_map__value_size(map[SETTINGS_CFG]) != sizeof(v) ||
+	    bpf_map__max_entries(map[SETTINGS_CFG]) != RAMPART_XDP_CFG_SLOTS) {
 		snprintf(err, errlen, "XDP object %s: map %s has another layout (this rampartd "
 			 "writes layout version %d): use the object built with it", obj_path,
 			 RAMPART_XDP_CFG_MAP, RAMPART_XDP_CFG_VERSION);
@@ -197,7 +225,7 @@ static int fill_settings_maps(struct bpf_object *obj, const char *obj_path,
 	if (!e)
 		e = xsk_prog_set_hosts(fd[SETTINGS_HOST4], fd[SETTINGS_HOST6], c, &v, err, errlen);
 	if (!e)
-		e = write_cfg(fd[SETTINGS_CFG], &v, err, errlen);
+		e = write_cfg(fd[SETTINGS_CFG], 0, &v, err, errlen);
 	for (i = 0; !e && i < XSK_SETTINGS_MAPS; i++)
 		if (bpf_map__reuse_fd(map[i], fd[i])) {
 			e = -errno;
@@ -315,7 +343,7 @@ int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *c, char 
 	e = xsk_prog_set_hosts(map_fd(p, RAMPART_XDP_HOST4_MAP), map_fd(p, RAMPART_XDP_HOST6_MAP),
 			       c, &v, err, errlen);
 	if (!e)
-		e = write_cfg(map_fd(p, RAMPART_XDP_CFG_MAP), &v, err, errlen);
+		e = switch_cfg(p, &v, err, errlen);
 	if (!e)
 		drop_stale_hosts(p, c);
 	return e;
@@ -361,6 +389,13 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 	memset(p, 0, sizeof(*p));
 	p->xskmap_fd = -1;
 	xsk_want_bpffs();
+	/* Opened and configured before a dead rampartd's program is taken
+	 * off: an object or a policy ours cannot take (too many host
+	 * entries) leaves that program on, so --fail closed still holds,
+	 * instead of an interface without a program until someone fixes it. */
+	e = xsk_prog_open(p, obj_path, cfg, err, errlen);
+	if (e)
+		return e;
 	p->replaced_stale = xsk_prog_remove_stale(ifindex);
 
 	/* Frags-aware (BPF_F_XDP_HAS_FRAGS): the program reads only the
@@ -370,15 +405,17 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 	 * first, each with the flag and then without (a driver, or a kernel
 	 * before 5.18, may refuse it: native without frags beats skb mode
 	 * with them), then skb mode the same. The flag is fixed once the
-	 * program is loaded: each try opens it anew. */
+	 * program is loaded: each try after the first opens it anew. */
 	for (size_t i = 0; i < 2 * sizeof(modes) / sizeof(modes[0]); i++) {
 		int frags = !(i & 1);
 
 		if (frags && getenv("RAMPART_XSK_NO_SG"))
 			continue;
-		e = xsk_prog_open(p, obj_path, cfg, err, errlen);
-		if (e)
-			return e;
+		if (!p->prog) {		/* the try before closed it */
+			e = xsk_prog_open(p, obj_path, cfg, err, errlen);
+			if (e)
+				return e;
+		}
 		e = xdp_program__set_xdp_frags_support(p->prog, frags);
 		if (!e)
 			e = xdp_program__attach(p->prog, ifindex, modes[i / 2], 0);

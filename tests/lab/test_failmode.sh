@@ -69,6 +69,30 @@ http() {	# PORT: the server's page comes back within 3 s
 	lab_in cli curl -s --max-time 3 "http://10.40.2.2:$1/index.txt" 2>/dev/null | grep -q hello
 }
 
+# both router ports have an XDP program
+xdp_on_both() { test "$(ip -n "$(lab_nsname fw)" link show | grep -c ' xdp')" -eq 2; }
+
+# transit_one_way PORT: a datagram from cli reaches the server's PORT
+# (one way: a program on the port back cannot stop it; a port a call
+# of its own, as a listener waits 4 s)
+transit_one_way() {
+	local log="$LAB_TMP/udp$1.log"
+	: >"$log"
+	lab_bg srv "$log" "$LAB_PY" -c "import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('10.40.2.2', $1))
+s.settimeout(4)
+print(s.recvfrom(64)[0].decode(), flush=True)"
+	sleep 0.5
+	for _ in 1 2 3; do
+		lab_in cli "$LAB_PY" -c "import socket
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'through', ('10.40.2.2', $1))"
+		sleep 0.2
+	done
+	sleep 1
+	grep -q through "$log"
+}
+
 lab_init rfm
 trap failmode_cleanup EXIT
 lab_rampart_bins || { not_ok "rampartd built"; lab_summary; exit 1; }
@@ -134,6 +158,34 @@ check_not "fail closed: transit HTTP 8080 dropped" http 8080
 check "host session survives kill -9 (--fail closed)" session_alive
 check "fail closed: the firewall itself still answers ping" \
 	quiet lab_in cli ping -q -n -c 2 -i 0.2 -W 1 10.40.1.1
+
+# ---- a rampartd that cannot start leaves the program a dead one left ----
+# (17 pass entries: one more than the XDP program takes; refused when
+# the program is opened, which is before the old one comes off)
+sed 's|pass: \[arp, ndp, tcp/22\]|pass: [arp, ndp, tcp/22, tcp/1, tcp/2, tcp/3, tcp/4, tcp/5, tcp/6, tcp/7, tcp/8, tcp/9, tcp/10, tcp/11, tcp/12, tcp/13, tcp/14]|' \
+	"$LAB_TMP/fw.yaml" >"$LAB_TMP/big.yaml"
+lab_compile "$LAB_TMP/big.yaml" "$LAB_TMP/big.rfw" || not_ok "the 17-entry policy compiles"
+timeout 30 ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/big.rfw" \
+	--interface "$FW_IF_C" --interface "$FW_IF_S" --mode router --fail closed --foreground \
+	--control "$LAB_TMP/big.sock" >/dev/null 2>"$LAB_TMP/big.err" </dev/null
+check_eq "rampartd with a host section the program cannot take exits (2)" "$?" 2
+check "it says why" grep -q 'host.pass has 17 entries' "$LAB_TMP/big.err"
+check "the programs the dead rampartd left stay on both ports" \
+	xdp_on_both
+check_not "fail closed still: a transit datagram does not reach the server" transit_one_way 5999
+
+# ---- nor one whose start fails after a port replaced its program ----
+# (the first port is up, with the old program replaced, when the second,
+# an interface that does not exist, fails)
+timeout 30 ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/fw.rfw" \
+	--interface "$FW_IF_C" --interface "$(lab_ifname nosuch)" --mode router --fail closed \
+	--foreground --control "$LAB_TMP/nosuch.sock" >/dev/null 2>"$LAB_TMP/nosuch.err" </dev/null
+check_eq "rampartd with an interface that does not exist exits (2)" "$?" 2
+check "it names it" grep -q "$(lab_ifname nosuch)" "$LAB_TMP/nosuch.err"
+check "a program stays on both ports (the first: its own, for the one it replaced)" \
+	xdp_on_both
+check_not "fail closed still after it: a transit datagram does not reach the server" \
+	transit_one_way 5998
 n=$(lab_session_count)
 check "host session exchanged lines all along ($n)" test "$n" -gt 20
 

@@ -3,11 +3,15 @@
  * loader's own xsk_prog_update_host: what goes to the kernel (XDP_PASS)
  * and what to rampart (with --fail closed and no socket: XDP_DROP).
  * Needs root (CI runs as root), as loading any BPF program does. */
+#define _GNU_SOURCE	/* pthread_setaffinity_np */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -194,6 +198,7 @@ static void test_neighbour_discovery_behind_extension_headers(void **state)
 	static const uint8_t dst_hbh[] = {OPTS8(HOPOPTS), OPTS8(ICMPV6)};
 	static const uint8_t first_frag[] = {FRAG(ICMPV6, 0, 1, 9)};
 	static const uint8_t later_frag[] = {FRAG(ICMPV6, 1, 0, 9)};
+	static const uint8_t atomic_frag[] = {FRAG(ICMPV6, 0, 0, 9)};
 	static const uint8_t hbh_later_frag[] = {OPTS8(FRAGMENT), FRAG(ICMPV6, 2, 1, 9)};
 	static const uint8_t route0[] = {ICMPV6, 0, 0, 0, 0, 0, 0, 0};
 	static const uint8_t two_atomic_frags[] = {FRAG(FRAGMENT, 0, 0, 9), FRAG(ICMPV6, 0, 0, 9)};
@@ -213,8 +218,12 @@ static void test_neighbour_discovery_behind_extension_headers(void **state)
 	assert_int_equal(ip6_frame(transit, 64, HOPOPTS, hbh, sizeof(hbh), ns), XDP_DROP);
 	assert_int_equal(ip6_frame(transit, 255, HOPOPTS, hbh, sizeof(hbh), rs), XDP_DROP);
 	/* fragments: the first holds ND (dropped by its receiver), a later
-	 * one only bytes that read 135 */
+	 * one only bytes that read 135; an atomic fragment (offset 0, no
+	 * more) has the fragment header RFC 6980 5 ignores ND under, as
+	 * Linux does (suppress_frag_ndisc) */
 	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, first_frag, sizeof(first_frag), ns),
+			 XDP_DROP);
+	assert_int_equal(ip6_frame(all_nodes, 255, FRAGMENT, atomic_frag, sizeof(atomic_frag), na),
 			 XDP_DROP);
 	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, later_frag, sizeof(later_frag), ns),
 			 XDP_DROP);
@@ -285,6 +294,11 @@ static int udp4_fragment(uint16_t id, uint16_t offset, int more, uint16_t dport)
 	return run(f, sizeof(f));
 }
 
+/* udp/53 in host.pass, and an IPv6 destination it is not the host's */
+static const struct rfw_host_pass dns = {.kind = RFW_HOST_PASS_SERVICE, .proto = UDP,
+					 .port_lo = 53, .port_hi = 53};
+static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
+
 /* Every datagram the program remembers as first seen at boot, long
  * past its 30 s. */
 static void age_remembered_datagrams(void)
@@ -308,9 +322,6 @@ static void age_remembered_datagrams(void)
  * which would leave the kernel a datagram it can never reassemble. */
 static void test_fragments_follow_their_first_to_the_kernel(void **state)
 {
-	static const struct rfw_host_pass dns = {.kind = RFW_HOST_PASS_SERVICE, .proto = UDP,
-						 .port_lo = 53, .port_hi = 53};
-	static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
 	static const uint8_t to_53[4] = {0, 99, 0, 53}, to_54[4] = {0, 99, 0, 54};
 	static const uint8_t first_7[] = {FRAG(UDP, 0, 1, 7)}, later_7[] = {FRAG(UDP, 185, 0, 7)};
 	static const uint8_t first_8[] = {FRAG(UDP, 0, 1, 8)}, later_8[] = {FRAG(UDP, 185, 0, 8)};
@@ -345,13 +356,58 @@ static void test_fragments_follow_their_first_to_the_kernel(void **state)
 			 XDP_DROP);
 }
 
+/* An IP id comes round again (IPv4's 16 bits wrap in seconds at a
+ * few thousand datagrams a second from one source to one destination):
+ * a datagram whose first fragment went to rampart keeps its later
+ * fragments with rampart, though a datagram of the same addresses,
+ * protocol and id went to the kernel before it. The kernel reassembles
+ * the later fragments with the first it holds, so they go where the
+ * last first fragment of their key went. */
+static void test_id_reused_by_a_datagram_for_rampart(void **state)
+{
+	static const uint8_t to_53[4] = {0, 99, 0, 53}, to_80[4] = {0, 99, 0, 80};
+	static const uint8_t first[] = {FRAG(UDP, 0, 1, 0x21)}, later[] = {FRAG(UDP, 185, 0, 0x21)};
+	(void)state;
+
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, &dns, 1);
+	assert_int_equal(udp4_fragment(0x2121, 0, 1, 53), XDP_PASS);	/* the host's */
+	assert_int_equal(udp4_fragment(0x2121, 185, 0, 0), XDP_PASS);
+	assert_int_equal(udp4_fragment(0x2121, 0, 1, 80), XDP_DROP);	/* transit, same id */
+	assert_int_equal(udp4_fragment(0x2121, 185, 0, 0), XDP_DROP);	/* its, to rampart */
+	assert_int_equal(udp4_fragment(0x2121, 0, 1, 53), XDP_PASS);	/* the host's again */
+	assert_int_equal(udp4_fragment(0x2121, 185, 0, 0), XDP_PASS);
+
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), to_53), XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), to_80), XDP_DROP);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later, sizeof(later), to_53), XDP_DROP);
+}
+
+/* A port-less entry (icmpv6) passes a fragmented datagram whole also
+ * when destination options come after the fragment header (RFC 8200
+ * 4.1 lets them): the later fragments' fragment header names those, not
+ * ICMPv6, so they follow their first as a port entry's do. */
+static void test_portless_fragments_behind_destination_options(void **state)
+{
+	static const struct rfw_host_pass icmp6 = {.kind = RFW_HOST_PASS_SERVICE,
+						   .proto = ICMPV6, .port_hi = 65535};
+	static const uint8_t echo[4] = {128};
+	static const uint8_t first[] = {FRAG(DSTOPTS, 0, 1, 0x31), OPTS8(ICMPV6)};
+	static const uint8_t later[] = {FRAG(DSTOPTS, 185, 0, 0x31)};
+	static const uint8_t other[] = {FRAG(DSTOPTS, 185, 0, 0x32)};
+	(void)state;
+
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, &icmp6, 1);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), echo), XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later, sizeof(later), echo), XDP_PASS);
+	assert_int_equal(ip6_frame(server, 64, FRAGMENT, other, sizeof(other), echo), XDP_DROP);
+}
+
 /* A pass entry sees the upper-layer protocol behind extension headers,
  * as the rules do. */
 static void test_pass_entry_behind_extension_headers(void **state)
 {
 	static const struct rfw_host_pass ssh = {.kind = RFW_HOST_PASS_SERVICE, .proto = TCP,
 						 .port_lo = 22, .port_hi = 22};
-	static const uint8_t server[16] = {0xfd, 0, 0, 8, [15] = 1};
 	static const uint8_t to_22[4] = {0, 99, 0, 22}, to_23[4] = {0, 99, 0, 23};
 	static const uint8_t dst_opts[] = {OPTS8(TCP)};
 	(void)state;
@@ -361,6 +417,64 @@ static void test_pass_entry_behind_extension_headers(void **state)
 			 XDP_PASS);
 	assert_int_equal(ip6_frame(server, 64, DSTOPTS, dst_opts, sizeof(dst_opts), to_23),
 			 XDP_DROP);
+}
+
+/* Two pass lists that both pass udp/53, at either end of the list. */
+static struct rfw_host_pass dns_first[RAMPART_XDP_MAX_PASS], dns_last[RAMPART_XDP_MAX_PASS];
+static atomic_int flipping;
+
+/* The reader and the writer on CPUs of their own, so that they overlap */
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *flip_pass_lists(void *arg)
+{
+	struct xsk_prog_cfg c = {.flags = RAMPART_XDP_FAIL_CLOSED,
+				 .host_pass_count = RAMPART_XDP_MAX_PASS};
+	char err[256];
+	(void)arg;
+
+	pin_to_cpu(1);
+	while (atomic_load(&flipping)) {
+		c.host_pass = dns_last;
+		(void)xsk_prog_update_host(&prog, &c, err, sizeof(err));
+		c.host_pass = dns_first;
+		(void)xsk_prog_update_host(&prog, &c, err, sizeof(err));
+	}
+	return NULL;
+}
+
+/* A reload rewrites the settings while frames go through the program:
+ * each frame sees the old ones or the new, never part of each (the pass
+ * list read while it was being copied over dropped udp/53, which both
+ * pass: the first entry of one list, the last of the other). */
+static void test_settings_never_half_written(void **state)
+{
+	pthread_t t;
+	uint32_t wrong = 0;
+	(void)state;
+
+	for (int i = 0; i < RAMPART_XDP_MAX_PASS; i++)
+		dns_first[i] = dns_last[i] = (struct rfw_host_pass){
+			.kind = RFW_HOST_PASS_SERVICE, .proto = TCP, .port_lo = 1, .port_hi = 1};
+	dns_first[0] = dns_last[RAMPART_XDP_MAX_PASS - 1] = dns;
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, dns_first, RAMPART_XDP_MAX_PASS);
+	atomic_store(&flipping, 1);
+	assert_int_equal(pthread_create(&t, NULL, flip_pass_lists, NULL), 0);
+	pin_to_cpu(0);
+	/* 3 s: before the two slots, some 4 frames a second here were wrong */
+	for (time_t end = time(NULL) + 3; time(NULL) < end;)
+		for (int i = 0; i < 1000; i++)
+			wrong += udp4_fragment(0x3131, 0, 0, 53) != XDP_PASS;	/* not a fragment */
+	atomic_store(&flipping, 0);
+	pthread_join(t, NULL);
+	assert_int_equal(wrong, 0);
 }
 
 /* The program as the loader opens it is configured by the time it is
@@ -398,7 +512,10 @@ int main(void)
 		cmocka_unit_test(test_neighbour_discovery_behind_extension_headers),
 		cmocka_unit_test(test_ndp_pass_behind_extension_headers),
 		cmocka_unit_test(test_fragments_follow_their_first_to_the_kernel),
+		cmocka_unit_test(test_id_reused_by_a_datagram_for_rampart),
+		cmocka_unit_test(test_portless_fragments_behind_destination_options),
 		cmocka_unit_test(test_pass_entry_behind_extension_headers),
+		cmocka_unit_test(test_settings_never_half_written),
 		cmocka_unit_test(test_configured_before_attach),
 	};
 	return cmocka_run_group_tests_name("xdp_prog", tests, setup, teardown);

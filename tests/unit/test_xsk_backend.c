@@ -200,12 +200,19 @@ static void assert_sent_chain(int p, uint32_t first, uint32_t len, uint8_t seed)
 	}
 }
 
-static void complete_all(int p)
+/* The kernel sent all port p's TX ring holds: its frames wait in the
+ * completion ring, not yet reaped. */
+static void kernel_sent_all(int p)
 {
 	while (tx[p].consumer != tx[p].producer) {
 		comp[p].addr[comp[p].producer++ % RING] = tx[p].desc[tx[p].consumer % RING].addr;
 		tx[p].consumer++;
 	}
+}
+
+static void complete_all(int p)
+{
+	kernel_sent_all(p);
 	xsk_queue_reap(&port[p].queues[0]);
 }
 
@@ -331,6 +338,43 @@ static void test_unsendable_does_not_stop_the_rest(void **state)
 	assert_int_equal(pool.nfree, pool.nframes);
 }
 
+/* The same when the UMEM has no free frame for the copies until the
+ * completions are reaped: the second look, after the reap, meets the
+ * unsendable frame and still moves it behind the frames after it. */
+static void test_unsendable_after_a_reap(void **state)
+{
+	static uint8_t big[5000], small[100];
+	struct pipe_pkt made = {.data = big, .len = sizeof(big), .room = sizeof(big)};
+	struct pipe_pkt a = {.data = small, .len = sizeof(small), .room = sizeof(small)};
+	struct pipe_pkt b = a, *out[3];
+	uint64_t held[256], out_handle[3];
+	uint32_t nheld = 0, copied = 0;
+	(void)state;
+
+	while (pool.nfree > 2)	/* the rest elsewhere (fill rings, other ports) */
+		held[nheld++] = xsk_pool_get(&pool);
+	out[0] = &a;
+	out[1] = &b;
+	out_handle[0] = out_handle[1] = BACKEND_HANDLE_FOREIGN;
+	assert_int_equal(bx.be.ops->tx_burst(&bx.be, 0, 1, out, out_handle, 2, &copied), 2);
+	kernel_sent_all(1);	/* both frames wait in the completion ring */
+	assert_int_equal(pool.nfree, 0);
+	out[0] = &a;
+	out[1] = &made;
+	out[2] = &b;
+	out_handle[2] = BACKEND_HANDLE_FOREIGN;
+	assert_int_equal(bx.be.ops->tx_burst(&bx.be, 0, 1, out, out_handle, 3, &copied), 2);
+	assert_int_equal(copied, 2);
+	assert_ptr_equal(out[0], &a);
+	assert_ptr_equal(out[1], &b);
+	assert_ptr_equal(out[2], &made);	/* not sent, after */
+	assert_int_equal(tx[1].producer, 4);
+	complete_all(1);
+	while (nheld)
+		xsk_pool_put(&pool, held[--nheld]);
+	assert_int_equal(pool.nfree, pool.nframes);
+}
+
 static void test_frame_max(void **state)
 {
 	(void)state;
@@ -349,6 +393,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_multi_buffer, setup_no_sg, teardown),
 		cmocka_unit_test_setup_teardown(test_unsendable_does_not_stop_the_rest, setup_no_sg,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_unsendable_after_a_reap, setup_no_sg, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
