@@ -17,6 +17,11 @@
 #define SPELL_MAX_PIECES 256	/* prefixes of a set, or of what it leaves out */
 #define SPELL_MAX_ENTRY 4096	/* entries one entry becomes */
 #define SPELL_MAX_ADDED 200000	/* entries added in all */
+/* prefix tests spent finding what negated sets leave out, in all: each
+ * step reads the whole set, so a long set whose prefixes lie side by
+ * side (65,536 /24s making up a /8: few pieces outside, half a million
+ * steps inside) would cost steps x prefixes; about 50 ms */
+#define SPELL_MAX_TESTS (1u << 24)
 
 /* One set, or its complement, as prefixes: state 0 not tried yet, 1
  * spelled (v, n), -1 too long. */
@@ -34,13 +39,16 @@ static int pfx_holds(const struct prefix *outer, const struct prefix *inner)
 }
 
 /* The prefixes of p's space no prefix of l holds, appended to s; -1 when
- * that takes more than SPELL_MAX_PIECES. Splits p while a prefix of l
- * lies strictly inside it. */
-static int complement(const pfx_list *l, struct prefix p, struct spelled *s)
+ * that takes more than SPELL_MAX_PIECES, or more prefix tests than *tests
+ * has left. Splits p while a prefix of l lies strictly inside it. */
+static int complement(const pfx_list *l, struct prefix p, struct spelled *s, size_t *tests)
 {
 	int inside = 0;
 	struct prefix half = p;
 
+	if (l->n > *tests)
+		return -1;
+	*tests -= l->n;
 	for (size_t i = 0; i < l->n; i++) {
 		if (pfx_holds(&l->v[i], &p))
 			return 0;
@@ -53,15 +61,16 @@ static int complement(const pfx_list *l, struct prefix p, struct spelled *s)
 		return 0;
 	}
 	half.len++;
-	if (complement(l, half, s) < 0)
+	if (complement(l, half, s, tests) < 0)
 		return -1;
 	half.addr[p.len / 8] |= (uint8_t)(0x80u >> (p.len % 8));
-	return complement(l, half, s);
+	return complement(l, half, s, tests);
 }
 
-/* Set idx (negated: the addresses outside it) as prefixes, cached in c. */
+/* Set idx (negated: the addresses outside it) as prefixes, cached in c;
+ * a negation's tests come out of *tests. */
 static const struct spelled *spell_set(struct spelled *c, const struct lint_sets *sets,
-				       uint32_t idx, int negated)
+				       uint32_t idx, int negated, size_t *tests)
 {
 	struct spelled *s;
 	const pfx_list *l;
@@ -84,7 +93,7 @@ static const struct spelled *spell_set(struct spelled *c, const struct lint_sets
 		} else {
 			struct prefix all4 = {.family = 4}, all6 = {.family = 6};
 
-			if (complement(l, all4, s) == 0 && complement(l, all6, s) == 0)
+			if (complement(l, all4, s, tests) == 0 && complement(l, all6, s, tests) == 0)
 				s->state = 1;
 		}
 	}
@@ -119,7 +128,7 @@ static int spell_out_sets(const struct rfw_acl_entry *acl, uint32_t count,
 {
 	struct spelled *cache = calloc(2 * sets->count + 1, sizeof(*cache));
 	VEC(struct rfw_acl_entry) v = {0};
-	size_t added = 0;
+	size_t added = 0, tests = SPELL_MAX_TESTS;
 
 	if (!cache)
 		return -1;
@@ -129,9 +138,9 @@ static int spell_out_sets(const struct rfw_acl_entry *acl, uint32_t count,
 		size_t ns = 1, nd = 1;
 
 		if (e->flags & RFW_ACL_SRC_SET)
-			sp = spell_set(cache, sets, le32_at(e->src), e->flags & RFW_ACL_SRC_NOT);
+			sp = spell_set(cache, sets, le32_at(e->src), e->flags & RFW_ACL_SRC_NOT, &tests);
 		if (e->flags & RFW_ACL_DST_SET)
-			dp = spell_set(cache, sets, le32_at(e->dst), e->flags & RFW_ACL_DST_NOT);
+			dp = spell_set(cache, sets, le32_at(e->dst), e->flags & RFW_ACL_DST_NOT, &tests);
 		ns = sp ? sp->n : 1;
 		nd = dp ? dp->n : 1;
 		if ((!sp && !dp) || ns * nd > SPELL_MAX_ENTRY || added + ns * nd > SPELL_MAX_ADDED) {
