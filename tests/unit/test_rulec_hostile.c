@@ -141,6 +141,16 @@ static void test_name_bomb(void **state)
 	assert_string_equal(out, "1 r accept\n");
 }
 
+/* Networks a1..a(levels - 1) after a0, each eight aliases of the one
+ * before: 8^k copies of a0 at level k. Returns the end of the text. */
+static char *alias_levels(char *p, int levels)
+{
+	for (int i = 1; i < levels; i++)
+		p += sprintf(p, "  a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i,
+			     i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+	return p;
+}
+
 /* YAML aliases of aliases: each use is a copy (so that messages name
  * it), and the copies stop at 262,144 values, refused at the alias that
  * passes them. */
@@ -150,13 +160,33 @@ static void test_alias_bomb(void **state)
 	(void)state;
 
 	p += sprintf(p, "version: 1\nnetworks:\n  a0: &a0 [10.0.0.0/8, 10.1.0.0/16]\n");
-	for (int i = 1; i < 30; i++)
-		p += sprintf(p, "  a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i,
-			     i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+	p = alias_levels(p, 30);
 	sprintf(p, "rules:\n  - {name: r, from: {network: a29}, action: accept}\n");
 	put("alias.yaml", text);
 	expect_refused("alias.yaml", "alias.yaml:9:17: error: YAML aliases here and before stand "
 				     "for more than 262144 values: too many for a policy");
+}
+
+/* Aliases of aliases of one long value: 37,448 copies are well under
+ * the values' limit, but of a 60,000-byte text they are 2.2 GB (before,
+ * the copies ran out of memory). Copied text is bounded too (64 MiB),
+ * refused at the alias that passes it. */
+static void test_alias_bomb_long_value(void **state)
+{
+	static char text[65536];
+	char *p = text;
+	(void)state;
+
+	p += sprintf(p, "version: 1\nnetworks:\n  a0: &a0 \"");
+	memset(p, 'x', 60000);
+	p += 60000;
+	p += sprintf(p, "\"\n");
+	p = alias_levels(p, 6);
+	sprintf(p, "rules:\n  - {name: r, from: {network: a5}, action: accept}\n");
+	put("alias_long.yaml", text);
+	expect_refused("alias_long.yaml", "alias_long.yaml:7:17: error: YAML aliases here and "
+					  "before stand for more than 64 MiB of text: too much "
+					  "for a policy");
 }
 
 /* An alias inside the value it names (libyaml allows it): refused, not
@@ -288,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_encoding_error_position),
 		cmocka_unit_test(test_empty_state_and_flags),
 		cmocka_unit_test(test_alias_bomb),
+		cmocka_unit_test(test_alias_bomb_long_value),
 		cmocka_unit_test(test_alias_cycle),
 		cmocka_unit_test(test_include_cycle),
 		cmocka_unit_test(test_file_list_limit),
