@@ -16,14 +16,29 @@
  * condition covers (analyze.c). */
 #define SPELL_MAX_PIECES 256	/* prefixes of a set, or of what it leaves out */
 #define SPELL_MAX_ENTRY 4096	/* entries one entry becomes */
-#define SPELL_MAX_ADDED 200000	/* entries added in all */
+/* Entries added in all: at most as many as the policy has (4,096 at
+ * least), and 200,000. Each added entry is one more the analysis tests
+ * every later one against: a 2,000-rule policy whose rules all name a
+ * set of 200 prefixes became 200,000 entries, 70 times the time, and
+ * the analysis ran out of its work bound before its last rules. */
+#define SPELL_MIN_ADDED 4096
+#define SPELL_MAX_ADDED 200000
+/* prefix tests spent finding what negated sets leave out, in all: each
+ * step reads the whole set, so a long set whose prefixes lie side by
+ * side (65,536 /24s making up a /8: few pieces outside, half a million
+ * steps inside) would cost steps x prefixes; about 50 ms */
+#define SPELL_MAX_TESTS (1u << 24)
 
 /* One set, or its complement, as prefixes: state 0 not tried yet, 1
- * spelled (v, n), -1 too long. */
+ * spelled (v, n), -1 too long. Spelled in every entry that names it or
+ * in none (off): an entry that keeps the set condition is only covered
+ * by entries with the very same one, not by the set's prefixes. */
 struct spelled {
 	int state;
 	struct prefix *v;
 	size_t n;
+	int off, decided;
+	size_t cost;		/* entries it makes, an upper bound */
 };
 
 /* Does outer hold every address of inner? */
@@ -34,13 +49,16 @@ static int pfx_holds(const struct prefix *outer, const struct prefix *inner)
 }
 
 /* The prefixes of p's space no prefix of l holds, appended to s; -1 when
- * that takes more than SPELL_MAX_PIECES. Splits p while a prefix of l
- * lies strictly inside it. */
-static int complement(const pfx_list *l, struct prefix p, struct spelled *s)
+ * that takes more than SPELL_MAX_PIECES, or more prefix tests than *tests
+ * has left. Splits p while a prefix of l lies strictly inside it. */
+static int complement(const pfx_list *l, struct prefix p, struct spelled *s, size_t *tests)
 {
 	int inside = 0;
 	struct prefix half = p;
 
+	if (l->n > *tests)
+		return -1;
+	*tests -= l->n;
 	for (size_t i = 0; i < l->n; i++) {
 		if (pfx_holds(&l->v[i], &p))
 			return 0;
@@ -53,15 +71,16 @@ static int complement(const pfx_list *l, struct prefix p, struct spelled *s)
 		return 0;
 	}
 	half.len++;
-	if (complement(l, half, s) < 0)
+	if (complement(l, half, s, tests) < 0)
 		return -1;
 	half.addr[p.len / 8] |= (uint8_t)(0x80u >> (p.len % 8));
-	return complement(l, half, s);
+	return complement(l, half, s, tests);
 }
 
-/* Set idx (negated: the addresses outside it) as prefixes, cached in c. */
-static const struct spelled *spell_set(struct spelled *c, const struct lint_sets *sets,
-				       uint32_t idx, int negated)
+/* Set idx (negated: the addresses outside it) as prefixes, cached in c;
+ * a negation's tests come out of *tests. */
+static struct spelled *spell_set(struct spelled *c, const struct lint_sets *sets,
+				 uint32_t idx, int negated, size_t *tests)
 {
 	struct spelled *s;
 	const pfx_list *l;
@@ -84,7 +103,7 @@ static const struct spelled *spell_set(struct spelled *c, const struct lint_sets
 		} else {
 			struct prefix all4 = {.family = 4}, all6 = {.family = 6};
 
-			if (complement(l, all4, s) == 0 && complement(l, all6, s) == 0)
+			if (complement(l, all4, s, tests) == 0 && complement(l, all6, s, tests) == 0)
 				s->state = 1;
 		}
 	}
@@ -109,6 +128,60 @@ static int put_piece(struct rfw_acl_entry *x, int dst, const struct prefix *p)
 	return 1;
 }
 
+/* The spelled set of e's source (dst: destination), unless it is off. */
+static struct spelled *side_set(struct spelled *c, const struct lint_sets *sets,
+				const struct rfw_acl_entry *e, int dst, size_t *tests)
+{
+	uint16_t set = dst ? RFW_ACL_DST_SET : RFW_ACL_SRC_SET;
+	uint16_t not = dst ? RFW_ACL_DST_NOT : RFW_ACL_SRC_NOT;
+	struct spelled *s;
+
+	if (!(e->flags & set))
+		return NULL;
+	s = spell_set(c, sets, le32_at(dst ? e->dst : e->src), e->flags & not, tests);
+	return s && !s->off ? s : NULL;
+}
+
+/* Which sets are spelled out: none that would make one entry more than
+ * SPELL_MAX_ENTRY, then in order of first use while what they make in
+ * all fits in max_added. */
+static void choose_sets(const struct rfw_acl_entry *acl, uint32_t count,
+			const struct lint_sets *sets, struct spelled *cache, size_t max_added,
+			size_t *tests)
+{
+	size_t added = 0;
+
+	for (uint32_t i = 0; i < count; i++) {
+		struct spelled *sp = side_set(cache, sets, &acl[i], 0, tests);
+		struct spelled *dp = side_set(cache, sets, &acl[i], 1, tests);
+
+		if (sp && dp && sp->n * dp->n > SPELL_MAX_ENTRY)
+			sp->off = dp->off = 1;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		struct spelled *sp = side_set(cache, sets, &acl[i], 0, tests);
+		struct spelled *dp = side_set(cache, sets, &acl[i], 1, tests);
+		size_t made = (sp ? sp->n : 1) * (dp ? dp->n : 1);
+
+		if (sp)
+			sp->cost += made;
+		if (dp && dp != sp)
+			dp->cost += made;
+	}
+	for (uint32_t i = 0; i < count; i++)
+		for (int dst = 0; dst < 2; dst++) {
+			struct spelled *s = side_set(cache, sets, &acl[i], dst, tests);
+
+			if (!s || s->decided)
+				continue;
+			s->decided = 1;
+			if (added + s->cost <= max_added)
+				added += s->cost;
+			else
+				s->off = 1;
+		}
+}
+
 /* The entries with their small address sets spelled out as prefixes
  * (a set's entry becomes one entry per prefix; "not in the set", one per
  * prefix of the rest), same rules, same order: what the analysis sees.
@@ -119,26 +192,23 @@ static int spell_out_sets(const struct rfw_acl_entry *acl, uint32_t count,
 {
 	struct spelled *cache = calloc(2 * sets->count + 1, sizeof(*cache));
 	VEC(struct rfw_acl_entry) v = {0};
-	size_t added = 0;
+	size_t tests = SPELL_MAX_TESTS;
+	size_t max_added = count < SPELL_MIN_ADDED ? SPELL_MIN_ADDED
+			 : count > SPELL_MAX_ADDED ? SPELL_MAX_ADDED : count;
 
 	if (!cache)
 		return -1;
+	choose_sets(acl, count, sets, cache, max_added, &tests);
 	for (uint32_t i = 0; i < count; i++) {
 		const struct rfw_acl_entry *e = &acl[i];
-		const struct spelled *sp = NULL, *dp = NULL;
-		size_t ns = 1, nd = 1;
+		const struct spelled *sp = side_set(cache, sets, e, 0, &tests);
+		const struct spelled *dp = side_set(cache, sets, e, 1, &tests);
+		size_t ns = sp ? sp->n : 1, nd = dp ? dp->n : 1;
 
-		if (e->flags & RFW_ACL_SRC_SET)
-			sp = spell_set(cache, sets, le32_at(e->src), e->flags & RFW_ACL_SRC_NOT);
-		if (e->flags & RFW_ACL_DST_SET)
-			dp = spell_set(cache, sets, le32_at(e->dst), e->flags & RFW_ACL_DST_NOT);
-		ns = sp ? sp->n : 1;
-		nd = dp ? dp->n : 1;
-		if ((!sp && !dp) || ns * nd > SPELL_MAX_ENTRY || added + ns * nd > SPELL_MAX_ADDED) {
+		if (!sp && !dp) {
 			VEC_PUSH(v, *e);
 			continue;
 		}
-		added += ns * nd;
 		for (size_t a = 0; a < ns; a++)
 			for (size_t b = 0; b < nd; b++) {
 				struct rfw_acl_entry x = *e;

@@ -166,6 +166,9 @@ static int check_nesting(FILE *f, struct diag *d)
  * where the copied text is (ytree_copied_from); the copies are bounded
  * (a "billion laughs" file nests aliases of aliases). */
 #define YTREE_MAX_ALIAS_NODES (1u << 18)	/* nodes all the copies may add */
+/* and the text of their scalars: a long value copied that often would
+ * otherwise be gigabytes (as much as the file itself may be) */
+#define YTREE_MAX_ALIAS_BYTES (64u << 20)
 #define COPY_MARK ((size_t)-1)			/* end_mark.index of a copy */
 
 /* Where an alias stands: child number `slot` of collection `parent` (a
@@ -290,7 +293,12 @@ out:
 	return rc;
 }
 
-enum { COPY_NOMEM = 0, COPY_TOO_MANY = -1, COPY_CYCLE = -2 };
+enum { COPY_NOMEM = 0, COPY_TOO_MANY = -1, COPY_CYCLE = -2, COPY_TOO_LONG = -3 };
+
+/* What the copies may still add. */
+struct copy_budget {
+	size_t nodes, bytes;
+};
 
 /* The nodes being copied, outermost first: an alias inside the node it
  * names makes the document a cycle. Deeper than the nesting check lets
@@ -301,11 +309,12 @@ struct copy_path {
 };
 
 static int copy_children(yaml_document_t *doc, int id, const yaml_node_t *n, yaml_mark_t at,
-			 size_t *budget, struct copy_path *path);
+			 struct copy_budget *budget, struct copy_path *path);
 
 /* A copy of node id (and everything under it) positioned at `at`: its
- * id, or COPY_NOMEM, COPY_TOO_MANY past the budget, COPY_CYCLE. */
-static int copy_tree(yaml_document_t *doc, int id, yaml_mark_t at, size_t *budget,
+ * id, or COPY_NOMEM, COPY_TOO_MANY / COPY_TOO_LONG past the budget's
+ * nodes / bytes, COPY_CYCLE. */
+static int copy_tree(yaml_document_t *doc, int id, yaml_mark_t at, struct copy_budget *budget,
 		     struct copy_path *path)
 {
 	yaml_node_t *n = yaml_document_get_node(doc, id), *c;
@@ -314,14 +323,14 @@ static int copy_tree(yaml_document_t *doc, int id, yaml_mark_t at, size_t *budge
 
 	if (!n)
 		return COPY_NOMEM;
-	if (*budget == 0)
+	if (budget->nodes == 0)
 		return COPY_TOO_MANY;
 	for (unsigned i = 0; i < path->depth; i++)
 		if (path->id[i] == id)
 			return COPY_CYCLE;
 	if (path->depth == sizeof(path->id) / sizeof(path->id[0]))
 		return COPY_CYCLE;
-	--*budget;
+	budget->nodes--;
 	from = n->start_mark;
 	path->id[path->depth++] = id;
 	copy = copy_children(doc, id, n, at, budget, path);
@@ -338,12 +347,15 @@ static int copy_tree(yaml_document_t *doc, int id, yaml_mark_t at, size_t *budge
 
 /* copy_tree's node itself and its children. */
 static int copy_children(yaml_document_t *doc, int id, const yaml_node_t *n, yaml_mark_t at,
-			 size_t *budget, struct copy_path *path)
+			 struct copy_budget *budget, struct copy_path *path)
 {
 	int copy = 0;
 
 	switch (n->type) {
 	case YAML_SCALAR_NODE:
+		if (n->data.scalar.length > budget->bytes)
+			return COPY_TOO_LONG;
+		budget->bytes -= n->data.scalar.length;
 		copy = yaml_document_add_scalar(doc, n->tag, n->data.scalar.value,
 						(int)n->data.scalar.length, n->data.scalar.style);
 		break;
@@ -393,7 +405,8 @@ static int copy_children(yaml_document_t *doc, int id, const yaml_node_t *n, yam
 static int expand_aliases(struct ytree *t, FILE *f, struct diag *d)
 {
 	struct alias_use *uses;
-	size_t n, budget = YTREE_MAX_ALIAS_NODES;
+	struct copy_budget budget = {YTREE_MAX_ALIAS_NODES, YTREE_MAX_ALIAS_BYTES};
+	size_t n;
 	struct copy_path *path = malloc(sizeof(*path));
 	int rc = 0;
 
@@ -419,6 +432,11 @@ static int expand_aliases(struct ytree *t, FILE *f, struct diag *d)
 				   "YAML aliases here and before stand for more than %u values: "
 				   "too many for a policy (aliases of aliases multiply)",
 				   YTREE_MAX_ALIAS_NODES);
+		else if (copy == COPY_TOO_LONG)
+			diag_error(d, (unsigned)uses[i].mark.line + 1, (unsigned)uses[i].mark.column + 1,
+				   "YAML aliases here and before stand for more than %u MiB of text: "
+				   "too much for a policy (aliases of aliases multiply)",
+				   YTREE_MAX_ALIAS_BYTES >> 20);
 		else if (copy == COPY_CYCLE)
 			diag_error(d, (unsigned)uses[i].mark.line + 1, (unsigned)uses[i].mark.column + 1,
 				   "YAML alias inside the value it names: it would stand for itself "
