@@ -253,6 +253,9 @@ void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms)
 	e->state = NC_PROBING;
 	e->probes = (uint8_t)c->cfg.probes;
 	e->next_ms = now_ms;
+	/* the same forget again, not another neighbour forgotten: counted
+	 * when it is done (a ring full for n ticks counted it n + 1 times) */
+	c->st.forgotten--;
 }
 
 void nc_summarize(const struct neigh_cache *c, struct nc_summary *out)

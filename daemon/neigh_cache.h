@@ -111,7 +111,8 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
  * worker; the entry is gone). What does not fit waits for the next tick. */
 uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, uint32_t max);
 /* A POST or FORGET some worker's ring could not take, a PROBE no
- * worker's could: done again on the next tick (the PROBE not counted). */
+ * worker's could: done again on the next tick (the PROBE not counted,
+ * the FORGET counted once). */
 void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms);
 void nc_summarize(const struct neigh_cache *c, struct nc_summary *out);
 

@@ -232,6 +232,39 @@ static void test_probe_lost_not_counted(void **state)
 	assert_int_equal(c->st.probes, 2);
 }
 
+/* A forget a worker's full ring refused is sent again on the next ticks
+ * until every worker has it, but the neighbour was forgotten once: so
+ * it counts once, however many ticks the ring stays full. */
+static void test_forget_retried_counted_once(void **state)
+{
+	struct two_queues *q =
+		two_queues(&(struct nc_config){.reachable_ms = 1000, .probe_ms = 100, .probes = 1});
+	struct worker *w = q->w;
+	struct neigh_cache *c = &q->c;
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(11, NP_LEARN);
+	(void)state;
+
+	assert_int_equal(nr_push(&q->r[0], 1, &l), 1);
+	nr_tick(&q->m, 0);
+	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	nr_tick(&q->m, 1000);				/* its one probe */
+	assert_int_equal(worker_cmds(&w[0], cmd, 8) + worker_cmds(&w[1], cmd, 8), 1);
+	fill_ring(&w[1]);
+	for (uint64_t now = 1100; now <= 1500; now += 100)
+		nr_tick(&q->m, now);			/* w[1] cannot take the forget */
+	atomic_store(&w[1].neigh_tail, atomic_load(&w[1].neigh_head));	/* w[1] caught up */
+	nr_tick(&q->m, 1600);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	assert_int_equal(cmd[0].op, WORKER_NEIGH_FORGET);
+	assert_memory_equal(cmd[0].addr, l.addr, 4);
+	nr_tick(&q->m, 1700);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 0);
+	assert_int_equal(c->n, 0);
+	assert_int_equal(c->st.forgotten, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_tick_posts_everywhere),
 		cmocka_unit_test(test_probe_lost_not_counted),
 		cmocka_unit_test(test_answer_on_another_queue),
+		cmocka_unit_test(test_forget_retried_counted_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
