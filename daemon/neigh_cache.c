@@ -6,6 +6,7 @@
 void nc_init(struct neigh_cache *c, const struct nc_config *cfg)
 {
 	memset(c, 0, sizeof(*c));
+	c->seed = neigh_seed(c);
 	c->cfg = cfg ? *cfg : (struct nc_config){30000, 1000, 3};
 	if (!c->cfg.probes)
 		c->cfg.probes = 1;
@@ -16,9 +17,10 @@ void nc_init(struct neigh_cache *c, const struct nc_config *cfg)
 _Static_assert(NC_MAX < 65535 && !(NC_INDEX_SLOTS & (NC_INDEX_SLOTS - 1)),
 	       "index: a uint16_t place, a power of two of slots");
 
-static uint32_t home_slot(uint8_t port, uint8_t family, const uint8_t *addr)
+static uint32_t home_slot(const struct neigh_cache *c, uint8_t port, uint8_t family,
+			  const uint8_t *addr)
 {
-	return neigh_key_hash(port, family, addr) & (NC_INDEX_SLOTS - 1);
+	return neigh_key_hash(c->seed, port, family, addr) & (NC_INDEX_SLOTS - 1);
 }
 
 static uint32_t next_slot(uint32_t i)
@@ -32,7 +34,7 @@ static uint32_t slot_of(const struct neigh_cache *c, uint8_t port, uint8_t famil
 			const uint8_t *addr)
 {
 	unsigned len = family == 4 ? 4 : 16;
-	uint32_t i = home_slot(port, family, addr);
+	uint32_t i = home_slot(c, port, family, addr);
 
 	for (; c->index[i]; i = next_slot(i)) {
 		const struct nc_entry *e = &c->e[c->index[i] - 1];
@@ -81,7 +83,7 @@ static void drop(struct neigh_cache *c, struct nc_entry *e)
 
 	for (uint32_t i = next_slot(hole); c->index[i]; i = next_slot(i)) {
 		const struct nc_entry *x = &c->e[c->index[i] - 1];
-		uint32_t from_home = (i - home_slot(x->port, x->family, x->addr)) & (NC_INDEX_SLOTS - 1);
+		uint32_t from_home = (i - home_slot(c, x->port, x->family, x->addr)) & (NC_INDEX_SLOTS - 1);
 
 		if (from_home >= ((i - hole) & (NC_INDEX_SLOTS - 1))) {
 			c->index[hole] = c->index[i];
@@ -114,7 +116,7 @@ int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint
 static struct nc_asked *asked_slot(struct neigh_cache *c, uint8_t port, uint8_t family,
 				   const uint8_t *addr)
 {
-	return &c->asked[neigh_key_hash(port, family, addr) & (NC_ASKED_SLOTS - 1)];
+	return &c->asked[neigh_key_hash(c->seed, port, family, addr) & (NC_ASKED_SLOTS - 1)];
 }
 
 void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,

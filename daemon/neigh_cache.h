@@ -7,8 +7,8 @@
  * so a neighbour that went away or changed its MAC silently costs a few
  * seconds, not every packet to it from then on (RFC 4861 7.3's
  * REACHABLE, PROBE; RFC 1122 2.3.2.1 for ARP). Static entries
- * (--neighbor) are permanent. No I/O and no clock of its own: unit-tested
- * with made-up times. */
+ * (--neighbor) are permanent. No I/O and no clock of its own (but for
+ * the hash key nc_init draws): unit-tested with made-up times. */
 #ifndef RAMPART_DAEMON_NEIGH_CACHE_H
 #define RAMPART_DAEMON_NEIGH_CACHE_H
 
@@ -70,7 +70,10 @@ struct neigh_cache {
 	struct nc_entry e[NC_MAX];	/* dense: small, scanned each tick */
 	/* each entry's place in e[] plus one (0: a free slot), from the
 	 * hash of its key on (linear probing): a frame's news costs the
-	 * same however many entries there are, also in an ARP flood */
+	 * same however many entries there are, also in an ARP flood; keyed
+	 * (seed, random), so that the flood cannot aim its made-up senders
+	 * at one slot and make each look-up a walk over them all */
+	uint32_t seed;
 	uint16_t index[NC_INDEX_SLOTS];
 	struct nc_asked asked[NC_ASKED_SLOTS];
 };
