@@ -152,20 +152,26 @@ static int answers_ask(struct neigh_cache *c, uint8_t port, const struct np_lear
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms)
 {
 	struct nc_entry *e;
+	int answer;
 
 	if (l->family != 4 && l->family != 6)
 		return;
 	e = find(c, port, l->family, l->addr);
+	answer = l->how == NP_ANSWER || l->how == NP_ANSWER_KEEP;
 	if (!e) {
-		if (l->how == NP_ANSWER && !answers_ask(c, port, l, now_ms)) {
+		if (answer && !answers_ask(c, port, l, now_ms)) {
 			c->st.unasked++;
 			return;
 		}
-		if ((l->how != NP_LEARN && l->how != NP_ANSWER) ||
-		    !(e = add(c, port, l->family, l->addr, l->mac)))
+		if ((l->how != NP_LEARN && !answer) || !(e = add(c, port, l->family, l->addr, l->mac)))
 			return;
 		c->st.learnt++;
 	} else if (e->state == NC_PERMANENT) {
+		return;
+	} else if (l->how == NP_ANSWER_KEEP && memcmp(e->mac, l->mac, 6)) {
+		/* RFC 4861 7.2.5: without override, an answer for another
+		 * MAC (a proxy's) neither moves nor confirms the entry, so
+		 * that the owner's answer wins whatever the order */
 		return;
 	} else if (l->how != NP_CONFIRM && memcmp(e->mac, l->mac, 6)) {
 		memcpy(e->mac, l->mac, 6);

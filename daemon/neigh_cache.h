@@ -107,7 +107,7 @@ void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t
 /* What a frame received on port taught (np_receive): a new entry, a
  * moved one, a confirmation; a merge or a confirmation without a MAC
  * (l->how) only for one known; an answer only for one known or asked
- * for (nc_asked) lately. */
+ * for (nc_asked) lately, and one without override never moves one. */
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms);
 /* At most max things to do now, in order: POSTs of entries learnt or
  * moved (to every worker), PROBEs (to one worker), FORGETs (to every
