@@ -38,16 +38,23 @@ uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache 
 
 	/* Every head read once, before any item is looked at: what a
 	 * worker pushes meanwhile waits for the next tick (a ring holds
-	 * NR_SLOTS at the most), and an answer seen here has its ask, made
-	 * before the solicitation went out, seen here too. */
+	 * NR_SLOTS at the most). Then every head again, for the asks: an
+	 * answer seen here was pushed before its ring's head was read, so
+	 * its ask (pushed before the solicitation went out) before this
+	 * second read of the asking ring's head, wherever the two rings
+	 * are in the order (read once, the asking ring's head could be read
+	 * before the ask and the answering ring's after the answer). An ask
+	 * past drain_to is taken again on the next tick: harmless. */
 	for (uint32_t q = 0; q < nq; q++)
 		rings[q]->drain_to = atomic_load_explicit(&rings[q]->head, memory_order_acquire);
+	for (uint32_t q = 0; q < nq; q++)
+		rings[q]->asks_to = atomic_load_explicit(&rings[q]->head, memory_order_acquire);
 	for (int asks = 1; asks >= 0; asks--) {
 		for (uint32_t q = 0; q < nq; q++) {
 			struct nr_ring *r = rings[q];
+			unsigned tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
-			for (unsigned t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-			     t != r->drain_to; t++) {
+			for (unsigned t = tail; t != (asks ? r->asks_to : r->drain_to); t++) {
 				const struct nr_item *it = &r->item[t & (NR_SLOTS - 1)];
 
 				if (it->asked != asks)
@@ -56,7 +63,8 @@ uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache 
 					nc_asked(c, it->port, it->n.family, it->n.addr, now_ms);
 				else
 					nc_learn(c, it->port, &it->n, now_ms);
-				taken++;
+				if (t - tail < r->drain_to - tail)
+					taken++;	/* (one past it: on the next tick) */
 			}
 		}
 	}

@@ -3,10 +3,13 @@
  * per tick however fast a queue pushes, and every worker told. */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 
 #include "neigh_ring.h"
@@ -265,6 +268,60 @@ static void test_forget_retried_counted_once(void **state)
 	assert_int_equal(c->st.forgotten, 1);
 }
 
+/* The interleaving test_ask_between_head_reads needs: queue 1's ring
+ * sits alone on pages it cannot read, so the drain's first look at it
+ * (its head) faults; the handler lets it be read and does what the
+ * queues would do at that moment. */
+static struct {
+	struct nr_ring *asking, *answering;
+	size_t len;
+	struct np_learned answer;
+} between;
+
+static void queues_meanwhile(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	if ((char *)si->si_addr < (char *)between.answering ||
+	    (char *)si->si_addr >= (char *)between.answering + between.len)
+		abort();
+	mprotect(between.answering, between.len, PROT_READ | PROT_WRITE);
+	/* queue 0 solicits (its ask first), the answer comes in on queue 1 */
+	(void)nr_push_asked(between.asking, 1, 4, between.answer.addr);
+	(void)nr_push(between.answering, 1, &between.answer);
+}
+
+/* A drain reads the rings' heads one after the other. Queue 0 may ask,
+ * and its answer come in on queue 1, after the drain read queue 0's head
+ * and before it read queue 1's: the answer must still find its ask (the
+ * asks are read up to a head taken after every ring's news head). */
+static void test_ask_between_head_reads(void **state)
+{
+	static struct neigh_cache c;
+	static struct nr_ring r0;
+	struct sigaction sa = {.sa_sigaction = queues_meanwhile, .sa_flags = SA_SIGINFO}, old;
+	struct nr_ring *rings[2] = {&r0, NULL};
+	(void)state;
+
+	between.len = (sizeof(struct nr_ring) + 4095) & ~(size_t)4095;
+	between.answering = mmap(NULL, between.len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(between.answering != MAP_FAILED);
+	between.asking = &r0;
+	between.answer = host(12, NP_ANSWER);
+	rings[1] = between.answering;
+	nc_init(&c, NULL);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+	mprotect(between.answering, between.len, PROT_NONE);
+	nr_drain(rings, 2, &c, 0);
+	sigaction(SIGSEGV, &old, NULL);
+	assert_int_equal(c.st.unasked, 0);
+	assert_int_equal(c.n, 1);
+	assert_memory_equal(c.e[0].addr, between.answer.addr, 4);
+	munmap(between.answering, between.len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_probe_lost_not_counted),
 		cmocka_unit_test(test_answer_on_another_queue),
 		cmocka_unit_test(test_forget_retried_counted_once),
+		cmocka_unit_test(test_ask_between_head_reads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
