@@ -204,7 +204,7 @@ uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, 
 	while (i < c->n && n < max) {
 		struct nc_entry *e = &c->e[i];
 
-		if (e->dirty) {
+		if (e->dirty && now_ms >= e->post_ms) {
 			action_of(&out[n++], NC_POST, e);
 			e->dirty = 0;
 			continue;	/* the same entry again: it may be due */
@@ -237,8 +237,14 @@ void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms)
 	struct nc_entry *e = find(c, t->port, t->family, t->addr);
 
 	if (t->op == NC_POST) {
-		if (e)
+		if (e) {
 			e->dirty = 1;
+			/* not in this tick: nr_tick asks nc_tick again at
+			 * now_ms, which would give the same POSTs over and over
+			 * (a worker's ring full: the other workers' filled with
+			 * them) and never the entries after them */
+			e->post_ms = now_ms + 1;
+		}
 		return;
 	}
 	if (t->op == NC_PROBE) {
@@ -260,7 +266,7 @@ void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms)
 	e->dirty = 0;
 	e->state = NC_PROBING;
 	e->probes = (uint8_t)c->cfg.probes;
-	e->next_ms = now_ms;
+	e->next_ms = now_ms + 1;	/* the next tick (as a POST's) */
 	/* the same forget again, not another neighbour forgotten: counted
 	 * when it is done (a ring full for n ticks counted it n + 1 times) */
 	c->st.forgotten--;

@@ -36,6 +36,8 @@ struct nc_entry {
 	uint8_t probes;		/* sent since the last confirmation */
 	uint8_t dirty;		/* the workers must be told its MAC */
 	uint64_t confirmed_ms, next_ms;
+	uint64_t post_ms;	/* dirty: told from then on (a retry: the
+				 * next tick, not again in this one) */
 };
 
 struct nc_stats {
@@ -114,8 +116,10 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
  * worker; the entry is gone). What does not fit waits for the next tick. */
 uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, uint32_t max);
 /* A POST or FORGET some worker's ring could not take, a PROBE no
- * worker's could: done again on the next tick (the PROBE not counted,
- * the FORGET counted once). */
+ * worker's could: done again on the next tick, not in this one (nc_tick
+ * again at now_ms goes on to the other entries, so that one worker's
+ * full ring does not keep the others from hearing of them), the PROBE
+ * not counted, the FORGET counted once. */
 void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms);
 void nc_summarize(const struct neigh_cache *c, struct nc_summary *out);
 

@@ -93,8 +93,8 @@ void nr_tick(struct nr_main *m, uint64_t now_ms)
 	uint32_t n;
 
 	nr_drain(m->rings, m->nq, m->cache, now_ms);
-	/* bounded: a worker whose ring stays full gets its retries at
-	 * most this often a tick */
+	/* bounded: at most so many rounds a tick (what a full ring
+	 * refused waits for the next tick: nc_retry) */
 	for (uint32_t round = 0;
 	     round <= NC_MAX / NR_BATCH && (n = nc_tick(m->cache, now_ms, act, NR_BATCH)); round++) {
 		for (uint32_t i = 0; i < n; i++) {

@@ -252,7 +252,8 @@ static void test_full_and_retry(void **state)
 	}
 	assert_int_equal(total, NC_MAX);
 	nc_retry(&c, &t[0], 0);				/* ... that POST was lost */
-	assert_int_equal(nc_tick(&c, 0, t + 1, 8), 1);
+	assert_int_equal(nc_tick(&c, 0, t + 1, 8), 0);	/* not again in this tick */
+	assert_int_equal(nc_tick(&c, 1, t + 1, 8), 1);	/* but in the next */
 	assert_int_equal(t[1].op, NC_POST);
 	assert_memory_equal(t[1].addr, t[0].addr, 16);
 

@@ -322,6 +322,40 @@ static void test_ask_between_head_reads(void **state)
 	munmap(between.answering, between.len);
 }
 
+/* One worker whose ring stays full (a worker busy elsewhere) holds up
+ * none of the others: in the tick, the healthy one is told every entry
+ * once (before, it was told the first 64 over and over, 1,024 commands
+ * that filled its ring, and never the rest); the stuck one gets them all
+ * on the tick after it caught up. */
+static void test_stuck_worker_holds_up_none(void **state)
+{
+	struct two_queues *q = two_queues(NULL);
+	struct worker *w = q->w;
+	static struct worker_neigh_cmd cmd[WORKER_NEIGH_RING];
+	uint8_t seen[100] = {0};
+	(void)state;
+
+	for (uint32_t i = 0; i < 100; i++) {
+		struct np_learned l = host(i, NP_LEARN);
+
+		assert_int_equal(nr_push(&q->r[0], 1, &l), 1);
+	}
+	fill_ring(&w[1]);
+	nr_tick(&q->m, 0);
+	assert_int_equal(worker_cmds(&w[0], cmd, WORKER_NEIGH_RING), 100);
+	for (uint32_t i = 0; i < 100; i++) {
+		assert_int_equal(cmd[i].op, WORKER_NEIGH_SET);
+		seen[cmd[i].addr[3]]++;
+	}
+	for (uint32_t i = 0; i < 100; i++)
+		assert_int_equal(seen[i], 1);
+	atomic_store(&w[1].neigh_tail, atomic_load(&w[1].neigh_head));	/* w[1] caught up */
+	nr_tick(&q->m, 100);
+	assert_int_equal(worker_cmds(&w[1], cmd, WORKER_NEIGH_RING), 100);
+	nr_tick(&q->m, 200);
+	assert_int_equal(worker_cmds(&w[1], cmd, WORKER_NEIGH_RING), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_answer_on_another_queue),
 		cmocka_unit_test(test_forget_retried_counted_once),
 		cmocka_unit_test(test_ask_between_head_reads),
+		cmocka_unit_test(test_stuck_worker_holds_up_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
