@@ -6,12 +6,13 @@
 
 #include "worker.h"
 
-static int push(struct nr_ring *r, const struct nr_item *it)
+/* it into r if r holds fewer than `most` items. */
+static int push(struct nr_ring *r, const struct nr_item *it, unsigned most)
 {
 	unsigned head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	unsigned tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 
-	if (head - tail >= NR_SLOTS)
+	if (head - tail >= most)
 		return 0;
 	r->item[head & (NR_SLOTS - 1)] = *it;
 	atomic_store_explicit(&r->head, head + 1, memory_order_release);
@@ -20,7 +21,7 @@ static int push(struct nr_ring *r, const struct nr_item *it)
 
 int nr_push(struct nr_ring *r, uint8_t port, const struct np_learned *l)
 {
-	return push(r, &(struct nr_item){.n = *l, .port = port});
+	return push(r, &(struct nr_item){.n = *l, .port = port}, NR_SLOTS);
 }
 
 int nr_push_asked(struct nr_ring *r, uint8_t port, uint8_t family, const uint8_t *addr)
@@ -28,7 +29,11 @@ int nr_push_asked(struct nr_ring *r, uint8_t port, uint8_t family, const uint8_t
 	struct nr_item it = {.n = {.family = family}, .port = port, .asked = 1};
 
 	memcpy(it.n.addr, addr, family == 4 ? 4 : 16);
-	return push(r, &it);
+	/* Asks take at most half the ring: a sender can make a worker ask
+	 * as fast as it sends packets to unused addresses of a connected
+	 * subnet, and a ring full of those asks would refuse the answers
+	 * to the known neighbours' probes, which would all be forgotten. */
+	return push(r, &it, NR_SLOTS / 2);
 }
 
 uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache *c,

@@ -47,8 +47,9 @@ struct nr_main {
 int nr_push(struct nr_ring *r, uint8_t port, const struct np_learned *l);
 /* Worker: it is about to solicit addr out of port (before the frame
  * goes out, so that the ask is in its ring before any answer is in
- * another's). 1, or 0 when the ring is full (the answer then teaches
- * nothing; a later solicitation asks again). */
+ * another's). 1, or 0 when the ring is half full (the answer then
+ * teaches nothing; a later solicitation asks again): the other half is
+ * the news', which a flood of asks must not crowd out. */
 int nr_push_asked(struct nr_ring *r, uint8_t port, uint8_t family, const uint8_t *addr);
 /* Main thread: the items the rings hold as it starts into the cache, at
  * most NR_SLOTS a ring: bounded however fast the queues push (an ARP or

@@ -356,6 +356,40 @@ static void test_stuck_worker_holds_up_none(void **state)
 	assert_int_equal(worker_cmds(&w[1], cmd, WORKER_NEIGH_RING), 0);
 }
 
+/* Solicitations for next hops that never answer (transit packets to
+ * unused addresses of a connected subnet: a remote sender's flood of
+ * them asks as fast as it sends) cannot crowd the news out of a
+ * queue's ring: the answer to a known neighbour's probe still gets in,
+ * and the neighbour stays (before, the ring full of asks refused it and
+ * every neighbour was forgotten after its probes). */
+static void test_asks_leave_room_for_news(void **state)
+{
+	struct two_queues *q =
+		two_queues(&(struct nc_config){.reachable_ms = 1000, .probe_ms = 100, .probes = 3});
+	struct worker *w = q->w;
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(13, NP_LEARN), answer = host(13, NP_ANSWER);
+	uint32_t unused = 0;
+	(void)state;
+
+	assert_int_equal(nr_push(&q->r[0], 1, &l), 1);
+	nr_tick(&q->m, 0);
+	for (uint64_t now = 1000; now <= 1400; now += 100) {
+		struct np_learned stray = host(0x100 + unused, NP_LEARN);
+
+		while (nr_push_asked(&q->r[0], 1, 4, stray.addr))	/* the flood */
+			stray = host(0x100 + ++unused, NP_LEARN);
+		if (now == 1100)					/* the probe answered */
+			assert_int_equal(nr_push(&q->r[0], 1, &answer), 1);
+		nr_tick(&q->m, now);
+		worker_cmds(&w[0], cmd, 8);
+		worker_cmds(&w[1], cmd, 8);
+	}
+	assert_int_equal(q->c.n, 1);
+	assert_int_equal(q->c.e[0].state, NC_REACHABLE);
+	assert_int_equal(q->c.st.forgotten, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_forget_retried_counted_once),
 		cmocka_unit_test(test_ask_between_head_reads),
 		cmocka_unit_test(test_stuck_worker_holds_up_none),
+		cmocka_unit_test(test_asks_leave_room_for_news),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
