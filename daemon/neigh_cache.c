@@ -6,6 +6,7 @@
 void nc_init(struct neigh_cache *c, const struct nc_config *cfg)
 {
 	memset(c, 0, sizeof(*c));
+	c->seed = neigh_seed(c);
 	c->cfg = cfg ? *cfg : (struct nc_config){30000, 1000, 3};
 	if (!c->cfg.probes)
 		c->cfg.probes = 1;
@@ -16,9 +17,10 @@ void nc_init(struct neigh_cache *c, const struct nc_config *cfg)
 _Static_assert(NC_MAX < 65535 && !(NC_INDEX_SLOTS & (NC_INDEX_SLOTS - 1)),
 	       "index: a uint16_t place, a power of two of slots");
 
-static uint32_t home_slot(uint8_t port, uint8_t family, const uint8_t *addr)
+static uint32_t home_slot(const struct neigh_cache *c, uint8_t port, uint8_t family,
+			  const uint8_t *addr)
 {
-	return neigh_key_hash(port, family, addr) & (NC_INDEX_SLOTS - 1);
+	return neigh_key_hash(c->seed, port, family, addr) & (NC_INDEX_SLOTS - 1);
 }
 
 static uint32_t next_slot(uint32_t i)
@@ -32,7 +34,7 @@ static uint32_t slot_of(const struct neigh_cache *c, uint8_t port, uint8_t famil
 			const uint8_t *addr)
 {
 	unsigned len = family == 4 ? 4 : 16;
-	uint32_t i = home_slot(port, family, addr);
+	uint32_t i = home_slot(c, port, family, addr);
 
 	for (; c->index[i]; i = next_slot(i)) {
 		const struct nc_entry *e = &c->e[c->index[i] - 1];
@@ -81,7 +83,7 @@ static void drop(struct neigh_cache *c, struct nc_entry *e)
 
 	for (uint32_t i = next_slot(hole); c->index[i]; i = next_slot(i)) {
 		const struct nc_entry *x = &c->e[c->index[i] - 1];
-		uint32_t from_home = (i - home_slot(x->port, x->family, x->addr)) & (NC_INDEX_SLOTS - 1);
+		uint32_t from_home = (i - home_slot(c, x->port, x->family, x->addr)) & (NC_INDEX_SLOTS - 1);
 
 		if (from_home >= ((i - hole) & (NC_INDEX_SLOTS - 1))) {
 			c->index[hole] = c->index[i];
@@ -114,7 +116,7 @@ int nc_permanent(struct neigh_cache *c, uint8_t port, uint8_t family, const uint
 static struct nc_asked *asked_slot(struct neigh_cache *c, uint8_t port, uint8_t family,
 				   const uint8_t *addr)
 {
-	return &c->asked[neigh_key_hash(port, family, addr) & (NC_ASKED_SLOTS - 1)];
+	return &c->asked[neigh_key_hash(c->seed, port, family, addr) & (NC_ASKED_SLOTS - 1)];
 }
 
 void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t *addr,
@@ -150,20 +152,26 @@ static int answers_ask(struct neigh_cache *c, uint8_t port, const struct np_lear
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms)
 {
 	struct nc_entry *e;
+	int answer;
 
 	if (l->family != 4 && l->family != 6)
 		return;
 	e = find(c, port, l->family, l->addr);
+	answer = l->how == NP_ANSWER || l->how == NP_ANSWER_KEEP;
 	if (!e) {
-		if (l->how == NP_ANSWER && !answers_ask(c, port, l, now_ms)) {
+		if (answer && !answers_ask(c, port, l, now_ms)) {
 			c->st.unasked++;
 			return;
 		}
-		if ((l->how != NP_LEARN && l->how != NP_ANSWER) ||
-		    !(e = add(c, port, l->family, l->addr, l->mac)))
+		if ((l->how != NP_LEARN && !answer) || !(e = add(c, port, l->family, l->addr, l->mac)))
 			return;
 		c->st.learnt++;
 	} else if (e->state == NC_PERMANENT) {
+		return;
+	} else if (l->how == NP_ANSWER_KEEP && memcmp(e->mac, l->mac, 6)) {
+		/* RFC 4861 7.2.5: without override, an answer for another
+		 * MAC (a proxy's) neither moves nor confirms the entry, so
+		 * that the owner's answer wins whatever the order */
 		return;
 	} else if (l->how != NP_CONFIRM && memcmp(e->mac, l->mac, 6)) {
 		memcpy(e->mac, l->mac, 6);
@@ -196,7 +204,7 @@ uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, 
 	while (i < c->n && n < max) {
 		struct nc_entry *e = &c->e[i];
 
-		if (e->dirty) {
+		if (e->dirty && now_ms >= e->post_ms) {
 			action_of(&out[n++], NC_POST, e);
 			e->dirty = 0;
 			continue;	/* the same entry again: it may be due */
@@ -229,8 +237,14 @@ void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms)
 	struct nc_entry *e = find(c, t->port, t->family, t->addr);
 
 	if (t->op == NC_POST) {
-		if (e)
+		if (e) {
 			e->dirty = 1;
+			/* not in this tick: nr_tick asks nc_tick again at
+			 * now_ms, which would give the same POSTs over and over
+			 * (a worker's ring full: the other workers' filled with
+			 * them) and never the entries after them */
+			e->post_ms = now_ms + 1;
+		}
 		return;
 	}
 	if (t->op == NC_PROBE) {
@@ -252,7 +266,10 @@ void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms)
 	e->dirty = 0;
 	e->state = NC_PROBING;
 	e->probes = (uint8_t)c->cfg.probes;
-	e->next_ms = now_ms;
+	e->next_ms = now_ms + 1;	/* the next tick (as a POST's) */
+	/* the same forget again, not another neighbour forgotten: counted
+	 * when it is done (a ring full for n ticks counted it n + 1 times) */
+	c->st.forgotten--;
 }
 
 void nc_summarize(const struct neigh_cache *c, struct nc_summary *out)

@@ -7,8 +7,8 @@
  * so a neighbour that went away or changed its MAC silently costs a few
  * seconds, not every packet to it from then on (RFC 4861 7.3's
  * REACHABLE, PROBE; RFC 1122 2.3.2.1 for ARP). Static entries
- * (--neighbor) are permanent. No I/O and no clock of its own: unit-tested
- * with made-up times. */
+ * (--neighbor) are permanent. No I/O and no clock of its own (but for
+ * the hash key nc_init draws): unit-tested with made-up times. */
 #ifndef RAMPART_DAEMON_NEIGH_CACHE_H
 #define RAMPART_DAEMON_NEIGH_CACHE_H
 
@@ -36,6 +36,8 @@ struct nc_entry {
 	uint8_t probes;		/* sent since the last confirmation */
 	uint8_t dirty;		/* the workers must be told its MAC */
 	uint64_t confirmed_ms, next_ms;
+	uint64_t post_ms;	/* dirty: told from then on (a retry: the
+				 * next tick, not again in this one) */
 };
 
 struct nc_stats {
@@ -70,7 +72,10 @@ struct neigh_cache {
 	struct nc_entry e[NC_MAX];	/* dense: small, scanned each tick */
 	/* each entry's place in e[] plus one (0: a free slot), from the
 	 * hash of its key on (linear probing): a frame's news costs the
-	 * same however many entries there are, also in an ARP flood */
+	 * same however many entries there are, also in an ARP flood; keyed
+	 * (seed, random), so that the flood cannot aim its made-up senders
+	 * at one slot and make each look-up a walk over them all */
+	uint32_t seed;
 	uint16_t index[NC_INDEX_SLOTS];
 	struct nc_asked asked[NC_ASKED_SLOTS];
 };
@@ -104,14 +109,17 @@ void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t
 /* What a frame received on port taught (np_receive): a new entry, a
  * moved one, a confirmation; a merge or a confirmation without a MAC
  * (l->how) only for one known; an answer only for one known or asked
- * for (nc_asked) lately. */
+ * for (nc_asked) lately, and one without override never moves one. */
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms);
 /* At most max things to do now, in order: POSTs of entries learnt or
  * moved (to every worker), PROBEs (to one worker), FORGETs (to every
  * worker; the entry is gone). What does not fit waits for the next tick. */
 uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, uint32_t max);
 /* A POST or FORGET some worker's ring could not take, a PROBE no
- * worker's could: done again on the next tick (the PROBE not counted). */
+ * worker's could: done again on the next tick, not in this one (nc_tick
+ * again at now_ms goes on to the other entries, so that one worker's
+ * full ring does not keep the others from hearing of them), the PROBE
+ * not counted, the FORGET counted once. */
 void nc_retry(struct neigh_cache *c, const struct nc_action *t, uint64_t now_ms);
 void nc_summarize(const struct neigh_cache *c, struct nc_summary *out);
 

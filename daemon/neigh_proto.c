@@ -202,7 +202,8 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 		/* RFC 4861 7.2.5: a solicited advertisement to our address is
 		 * the answer to ours; one with override (unsolicited, or
 		 * another host's answer a promiscuous port saw) updates a
-		 * known entry; any other changes none. An answer without the
+		 * known entry; any other changes none; an answer without
+		 * override moves none (NP_ANSWER_KEEP). An answer without the
 		 * target's link-layer option (7.2.4 lets a host leave it out
 		 * of its answer to a unicast NS: Linux does, to our probes)
 		 * confirms the entry as it is. */
@@ -213,7 +214,8 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 			if (answer)
 				learn(learned, 6, target, zero16, NP_CONFIRM);
 		} else if (!(mac[0] & 1) && (answer || (flags & NA_OVERRIDE))) {
-			learn(learned, 6, target, mac, answer ? NP_ANSWER : NP_MERGE);
+			learn(learned, 6, target, mac,
+			      !answer ? NP_MERGE : flags & NA_OVERRIDE ? NP_ANSWER : NP_ANSWER_KEEP);
 		}
 		return 0;
 	}

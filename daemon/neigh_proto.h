@@ -43,6 +43,10 @@ enum np_how {
 			 * option): learnt when we asked for that address
 			 * lately (nc_asked), else news of one known only, so
 			 * that no host plants an entry nobody asked about */
+	NP_ANSWER_KEEP,	/* a solicited NA to us with the option but without
+			 * override (a proxy's, an anycast address's): as
+			 * NP_ANSWER, but an entry known at another MAC keeps
+			 * it (RFC 4861 7.2.5) */
 };
 
 /* A neighbour a frame told us about. */

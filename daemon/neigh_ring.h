@@ -28,6 +28,8 @@ struct nr_ring {
 	_Alignas(64) atomic_uint head;
 	_Alignas(64) atomic_uint tail;
 	unsigned drain_to;	/* main thread: the head a drain read */
+	unsigned asks_to;	/* and the head it read after every ring's
+				 * drain_to, up to which it takes the asks */
 	struct nr_item item[NR_SLOTS];
 };
 
@@ -45,14 +47,16 @@ struct nr_main {
 int nr_push(struct nr_ring *r, uint8_t port, const struct np_learned *l);
 /* Worker: it is about to solicit addr out of port (before the frame
  * goes out, so that the ask is in its ring before any answer is in
- * another's). 1, or 0 when the ring is full (the answer then teaches
- * nothing; a later solicitation asks again). */
+ * another's). 1, or 0 when the ring is half full (the answer then
+ * teaches nothing; a later solicitation asks again): the other half is
+ * the news', which a flood of asks must not crowd out. */
 int nr_push_asked(struct nr_ring *r, uint8_t port, uint8_t family, const uint8_t *addr);
 /* Main thread: the items the rings hold as it starts into the cache, at
  * most NR_SLOTS a ring: bounded however fast the queues push (an ARP or
  * ND flood cannot keep the main thread here). Every ring's asks before
- * any ring's news: an answer may come in on another queue than the one
- * that asked. The items taken. */
+ * any ring's news, the asks up to heads read after all the news' heads:
+ * an answer may come in on another queue than the one that asked. The
+ * items taken (up to the news' heads). */
 uint32_t nr_drain(struct nr_ring *const *rings, uint32_t nq, struct neigh_cache *c,
 		  uint64_t now_ms);
 /* Main thread, every tick: nr_drain, then the cache's actions (nc_tick)

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "neigh.h"
+#include "planted_neigh.h"
 
 #define KEYS 3000u	/* more than the table takes: full tables too */
 
@@ -104,10 +105,47 @@ static void test_against_model(void **state)
 		assert_int_equal(t.slot[i].family, 0);
 }
 
+/* The slots a lookup starting in the longest run of taken slots walks
+ * (linear probing: it stops at the first free one). */
+static uint32_t longest_run(const struct neigh_table *t)
+{
+	uint32_t most = 0, run = 0;
+
+	for (uint32_t i = 0; i < 2 * NEIGH_SLOTS; i++) {	/* twice round: runs wrap */
+		run = t->slot[i & (NEIGH_SLOTS - 1)].family ? run + 1 : 0;
+		if (run > most)
+			most = run;
+	}
+	return most;
+}
+
+/* Next hops made up to share a slot of the hash as it would be without
+ * a key (an on-link host's ARP requests, learnt) do not share one: a
+ * worker's lookup of its real next hops stays a walk of a few slots,
+ * not of every entry (2,048 in one run before). */
+static void test_planted_collisions(void **state)
+{
+	static struct neigh_table t;
+	static uint8_t addr[NEIGH_SLOTS / 2][4];
+	static const uint8_t mac[6] = {2, 0, 0, 0, 0, 1};
+	uint32_t n = planted_neighbours(0, NEIGH_SLOTS / 2, addr);
+	(void)state;
+
+	assert_int_equal(n, NEIGH_SLOTS / 2);
+	neigh_init(&t);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(neigh_set(&t, 0, 4, addr[i], mac), 0);
+	print_message("longest run of taken slots: %u\n", longest_run(&t));
+	assert_true(longest_run(&t) < 256);
+	for (uint32_t i = 0; i < n; i++)
+		assert_non_null(neigh_lookup(&t, 0, 4, addr[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_against_model),
+		cmocka_unit_test(test_planted_collisions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "csum.h"
+#include "neigh_cache.h"
 #include "neigh_proto.h"
 
 static const struct np_port port = {
@@ -467,6 +468,52 @@ static void test_secondary_addresses(void **state)
 	assert_memory_equal(f + 38, host4, 4);
 }
 
+/* A solicited advertisement without the override flag (a proxy's, or
+ * for an anycast address: Linux leaves override off for an address not
+ * its own) does not move a neighbour known at another MAC: RFC 4861
+ * 7.2.5 keeps the entry's address (the owner's answer, with override,
+ * must win over a proxy's whatever their order); it still teaches a
+ * neighbour asked for, and confirms one at the MAC it gives. */
+static void test_na_without_override(void **state)
+{
+	static const uint8_t proxy_mac[6] = {2, 0xcc, 0, 0, 0, 9};
+	static struct neigh_cache c;
+	uint8_t f[NP_FRAME_MAX], r[NP_FRAME_MAX], g[NP_FRAME_MAX];
+	struct np_learned l;
+	struct np_port h = {.has_v6 = 1};
+	uint32_t len = np_solicit(&port, 6, host6, f);
+	(void)state;
+
+	memcpy(h.mac, host_mac, 6);
+	memcpy(h.v6, host6, 16);
+	assert_int_equal(np_receive(&h, f, len, &l, r), NP_FRAME_MAX);
+	memcpy(g, r, NP_FRAME_MAX);
+	g[58] = 0x40;					/* solicited, no override */
+	memcpy(g + 80, proxy_mac, 6);			/* the proxy's answer */
+	nd_resum(g);
+
+	nc_init(&c, NULL);
+	assert_int_equal(np_receive(&port, r, NP_FRAME_MAX, &l, f), 0);	/* the owner's */
+	nc_asked(&c, 1, 6, host6, 0);
+	nc_learn(&c, 1, &l, 0);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);	/* then the proxy's */
+	assert_int_equal(l.family, 6);
+	nc_learn(&c, 1, &l, 10);
+	assert_memory_equal(c.e[0].mac, host_mac, 6);
+	assert_int_equal(c.st.moved, 0);
+	assert_int_equal(c.e[0].confirmed_ms, 0);	/* nor confirmed */
+
+	nc_init(&c, NULL);				/* the proxy's alone: learnt */
+	nc_asked(&c, 1, 6, host6, 0);
+	nc_learn(&c, 1, &l, 0);
+	assert_int_equal(c.n, 1);
+	assert_memory_equal(c.e[0].mac, proxy_mac, 6);
+	nc_learn(&c, 1, &l, 20);			/* and confirmed by it */
+	assert_int_equal(c.e[0].confirmed_ms, 20);
+	assert_int_equal(c.st.moved, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_merges),
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_na_without_option),
+		cmocka_unit_test(test_na_without_override),
 		cmocka_unit_test(test_secondary_addresses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

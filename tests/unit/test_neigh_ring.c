@@ -3,10 +3,13 @@
  * per tick however fast a queue pushes, and every worker told. */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 
 #include "neigh_ring.h"
@@ -64,7 +67,6 @@ static void test_drain(void **state)
 struct flood {
 	struct nr_ring ring;
 	atomic_int stop;
-	atomic_uint pushed;
 };
 
 static void *flood_ring(void *arg)
@@ -74,8 +76,7 @@ static void *flood_ring(void *arg)
 	for (uint32_t i = 0; !atomic_load(&f->stop); i++) {
 		struct np_learned l = host(i, NP_MERGE);
 
-		if (nr_push(&f->ring, 1, &l))
-			atomic_fetch_add(&f->pushed, 1);
+		(void)nr_push(&f->ring, 1, &l);
 	}
 	return NULL;
 }
@@ -95,11 +96,14 @@ static void test_drain_bounded_under_a_flood(void **state)
 	nc_init(&c, NULL);
 	assert_int_equal(pthread_create(&t, NULL, flood_ring, &f), 0);
 	for (int k = 0; k < 200; k++) {
-		unsigned before = atomic_load(&f.pushed);
 		uint32_t n;
 
-		while (atomic_load(&f.pushed) < before + NR_SLOTS / 2)
-			;	/* the queue is pushing */
+		/* the queue is pushing: half a ring held (not "half a ring
+		 * more pushed than before": had the queue filled the ring
+		 * between the last drain and that count, it could push no
+		 * more, and the test waited for ever) */
+		while (atomic_load(&f.ring.head) - atomic_load(&f.ring.tail) < NR_SLOTS / 2)
+			;
 		n = nr_drain(rings, 1, &c, 0);
 		if (n > most)
 			most = n;
@@ -231,6 +235,161 @@ static void test_probe_lost_not_counted(void **state)
 	assert_int_equal(c->st.probes, 2);
 }
 
+/* A forget a worker's full ring refused is sent again on the next ticks
+ * until every worker has it, but the neighbour was forgotten once: so
+ * it counts once, however many ticks the ring stays full. */
+static void test_forget_retried_counted_once(void **state)
+{
+	struct two_queues *q =
+		two_queues(&(struct nc_config){.reachable_ms = 1000, .probe_ms = 100, .probes = 1});
+	struct worker *w = q->w;
+	struct neigh_cache *c = &q->c;
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(11, NP_LEARN);
+	(void)state;
+
+	assert_int_equal(nr_push(&q->r[0], 1, &l), 1);
+	nr_tick(&q->m, 0);
+	assert_int_equal(worker_cmds(&w[0], cmd, 8), 1);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	nr_tick(&q->m, 1000);				/* its one probe */
+	assert_int_equal(worker_cmds(&w[0], cmd, 8) + worker_cmds(&w[1], cmd, 8), 1);
+	fill_ring(&w[1]);
+	for (uint64_t now = 1100; now <= 1500; now += 100)
+		nr_tick(&q->m, now);			/* w[1] cannot take the forget */
+	atomic_store(&w[1].neigh_tail, atomic_load(&w[1].neigh_head));	/* w[1] caught up */
+	nr_tick(&q->m, 1600);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 1);
+	assert_int_equal(cmd[0].op, WORKER_NEIGH_FORGET);
+	assert_memory_equal(cmd[0].addr, l.addr, 4);
+	nr_tick(&q->m, 1700);
+	assert_int_equal(worker_cmds(&w[1], cmd, 8), 0);
+	assert_int_equal(c->n, 0);
+	assert_int_equal(c->st.forgotten, 1);
+}
+
+/* The interleaving test_ask_between_head_reads needs: queue 1's ring
+ * sits alone on pages it cannot read, so the drain's first look at it
+ * (its head) faults; the handler lets it be read and does what the
+ * queues would do at that moment. */
+static struct {
+	struct nr_ring *asking, *answering;
+	size_t len;
+	struct np_learned answer;
+} between;
+
+static void queues_meanwhile(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)ctx;
+	if ((char *)si->si_addr < (char *)between.answering ||
+	    (char *)si->si_addr >= (char *)between.answering + between.len)
+		abort();
+	mprotect(between.answering, between.len, PROT_READ | PROT_WRITE);
+	/* queue 0 solicits (its ask first), the answer comes in on queue 1 */
+	(void)nr_push_asked(between.asking, 1, 4, between.answer.addr);
+	(void)nr_push(between.answering, 1, &between.answer);
+}
+
+/* A drain reads the rings' heads one after the other. Queue 0 may ask,
+ * and its answer come in on queue 1, after the drain read queue 0's head
+ * and before it read queue 1's: the answer must still find its ask (the
+ * asks are read up to a head taken after every ring's news head). */
+static void test_ask_between_head_reads(void **state)
+{
+	static struct neigh_cache c;
+	static struct nr_ring r0;
+	struct sigaction sa = {.sa_sigaction = queues_meanwhile, .sa_flags = SA_SIGINFO}, old;
+	struct nr_ring *rings[2] = {&r0, NULL};
+	(void)state;
+
+	between.len = (sizeof(struct nr_ring) + 4095) & ~(size_t)4095;
+	between.answering = mmap(NULL, between.len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(between.answering != MAP_FAILED);
+	between.asking = &r0;
+	between.answer = host(12, NP_ANSWER);
+	rings[1] = between.answering;
+	nc_init(&c, NULL);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+	mprotect(between.answering, between.len, PROT_NONE);
+	nr_drain(rings, 2, &c, 0);
+	sigaction(SIGSEGV, &old, NULL);
+	assert_int_equal(c.st.unasked, 0);
+	assert_int_equal(c.n, 1);
+	assert_memory_equal(c.e[0].addr, between.answer.addr, 4);
+	munmap(between.answering, between.len);
+}
+
+/* One worker whose ring stays full (a worker busy elsewhere) holds up
+ * none of the others: in the tick, the healthy one is told every entry
+ * once (before, it was told the first 64 over and over, 1,024 commands
+ * that filled its ring, and never the rest); the stuck one gets them all
+ * on the tick after it caught up. */
+static void test_stuck_worker_holds_up_none(void **state)
+{
+	struct two_queues *q = two_queues(NULL);
+	struct worker *w = q->w;
+	static struct worker_neigh_cmd cmd[WORKER_NEIGH_RING];
+	uint8_t seen[100] = {0};
+	(void)state;
+
+	for (uint32_t i = 0; i < 100; i++) {
+		struct np_learned l = host(i, NP_LEARN);
+
+		assert_int_equal(nr_push(&q->r[0], 1, &l), 1);
+	}
+	fill_ring(&w[1]);
+	nr_tick(&q->m, 0);
+	assert_int_equal(worker_cmds(&w[0], cmd, WORKER_NEIGH_RING), 100);
+	for (uint32_t i = 0; i < 100; i++) {
+		assert_int_equal(cmd[i].op, WORKER_NEIGH_SET);
+		seen[cmd[i].addr[3]]++;
+	}
+	for (uint32_t i = 0; i < 100; i++)
+		assert_int_equal(seen[i], 1);
+	atomic_store(&w[1].neigh_tail, atomic_load(&w[1].neigh_head));	/* w[1] caught up */
+	nr_tick(&q->m, 100);
+	assert_int_equal(worker_cmds(&w[1], cmd, WORKER_NEIGH_RING), 100);
+	nr_tick(&q->m, 200);
+	assert_int_equal(worker_cmds(&w[1], cmd, WORKER_NEIGH_RING), 0);
+}
+
+/* Solicitations for next hops that never answer (transit packets to
+ * unused addresses of a connected subnet: a remote sender's flood of
+ * them asks as fast as it sends) cannot crowd the news out of a
+ * queue's ring: the answer to a known neighbour's probe still gets in,
+ * and the neighbour stays (before, the ring full of asks refused it and
+ * every neighbour was forgotten after its probes). */
+static void test_asks_leave_room_for_news(void **state)
+{
+	struct two_queues *q =
+		two_queues(&(struct nc_config){.reachable_ms = 1000, .probe_ms = 100, .probes = 3});
+	struct worker *w = q->w;
+	struct worker_neigh_cmd cmd[8];
+	struct np_learned l = host(13, NP_LEARN), answer = host(13, NP_ANSWER);
+	uint32_t unused = 0;
+	(void)state;
+
+	assert_int_equal(nr_push(&q->r[0], 1, &l), 1);
+	nr_tick(&q->m, 0);
+	for (uint64_t now = 1000; now <= 1400; now += 100) {
+		struct np_learned stray = host(0x100 + unused, NP_LEARN);
+
+		while (nr_push_asked(&q->r[0], 1, 4, stray.addr))	/* the flood */
+			stray = host(0x100 + ++unused, NP_LEARN);
+		if (now == 1100)					/* the probe answered */
+			assert_int_equal(nr_push(&q->r[0], 1, &answer), 1);
+		nr_tick(&q->m, now);
+		worker_cmds(&w[0], cmd, 8);
+		worker_cmds(&w[1], cmd, 8);
+	}
+	assert_int_equal(q->c.n, 1);
+	assert_int_equal(q->c.e[0].state, NC_REACHABLE);
+	assert_int_equal(q->c.st.forgotten, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +398,10 @@ int main(void)
 		cmocka_unit_test(test_tick_posts_everywhere),
 		cmocka_unit_test(test_probe_lost_not_counted),
 		cmocka_unit_test(test_answer_on_another_queue),
+		cmocka_unit_test(test_forget_retried_counted_once),
+		cmocka_unit_test(test_ask_between_head_reads),
+		cmocka_unit_test(test_stuck_worker_holds_up_none),
+		cmocka_unit_test(test_asks_leave_room_for_news),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
