@@ -201,7 +201,8 @@ static int neigh_send(struct backend_dpdk *x, uint32_t queue, const struct pipe_
 
 /* A next hop the pipeline has no MAC for: an ARP request or neighbour
  * solicitation out of its port, at most one a DP_SOLICIT_GAP_NS per hop
- * (a table of the hops asked lately, by a hash of the address). */
+ * (a table of the hops asked lately, by a hash of the address), and
+ * within the queue's budget for all hops (solicit_budget.h). */
 static void dpdk_solicit(struct backend *b, uint32_t queue, const struct pipe_nexthop *hop,
 			 uint64_t now_ns)
 {
@@ -218,6 +219,10 @@ static void dpdk_solicit(struct backend *b, uint32_t queue, const struct pipe_ne
 	if (a->at_ns && now_ns - a->at_ns < DP_SOLICIT_GAP_NS && a->port == hop->port &&
 	    a->family == hop->family && !memcmp(a->addr, hop->addr, len))
 		return;
+	if (!solicit_budget_take(&qs->solicit, now_ns)) {
+		qs->neigh_ask_limited++;
+		return;
+	}
 	/* the main thread learns from an answer only what was asked for,
 	 * told before the question goes out */
 	(void)nr_push_asked(&qs->learnt, hop->port, hop->family, hop->addr);

@@ -11,6 +11,7 @@
 #include "dp_port.h"
 #include "neigh_proto.h"
 #include "neigh_ring.h"
+#include "solicit_budget.h"
 
 /* Polls that may find nothing before an idle worker starts to sleep, and
  * how long it then sleeps: DPDK queues have no interrupt here (af_xdp,
@@ -38,6 +39,8 @@ struct dp_queue_state {
 	/* ARP / ND (own_neigh): answers sent, neighbours learnt (dropped
 	 * ones too, when the ring was full), solicitations and probes sent */
 	uint64_t neigh_answered, neigh_learnt, neigh_asked, neigh_probed;
+	uint64_t neigh_ask_limited;	/* not sent: over solicit_budget.h's */
+	struct solicit_budget solicit;
 	struct dp_asked asked[DP_ASKED_SLOTS];
 	struct nr_ring learnt;		/* to the main thread (nr_tick) */
 } __attribute__((aligned(64)));

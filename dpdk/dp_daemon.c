@@ -142,7 +142,7 @@ void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,
 			(unsigned long long)st.imissed, (unsigned long long)st.rx_nombuf,
 			(unsigned long long)st.oerrors);
 	}
-	uint64_t answered = 0, learnt = 0, asked = 0, probed = 0;
+	uint64_t answered = 0, learnt = 0, asked = 0, probed = 0, limited = 0;
 
 	for (uint32_t k = 0; k < d->nqueues; k++) {
 		multiseg += b->q[k].multiseg;
@@ -150,15 +150,17 @@ void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,
 		learnt += b->q[k].neigh_learnt;
 		asked += b->q[k].neigh_asked;
 		probed += b->q[k].neigh_probed;
+		limited += b->q[k].neigh_ask_limited;
 	}
 	fprintf(stderr, "rampartd: DPDK: %llu chained (multi-mbuf) frames dropped\n",
 		(unsigned long long)multiseg);
 	if (b->own_neigh)
 		fprintf(stderr, "rampartd: DPDK: ARP/ND: %llu requests for the ports' addresses "
 				"answered, %llu neighbours learnt, %llu solicitations sent, %llu "
-				"probes sent\n",
+				"probes sent, %llu solicitations over the budget (not sent)\n",
 			(unsigned long long)answered, (unsigned long long)learnt,
-			(unsigned long long)asked, (unsigned long long)probed);
+			(unsigned long long)asked, (unsigned long long)probed,
+			(unsigned long long)limited);
 }
 
 struct dp_reload_ctx {

@@ -289,6 +289,26 @@ if lab_rampartd_run routing "${DYN_ARGS[@]}"; then
 	check "rampartctl --json status: neighbors.forgotten >= 2, moved >= 2" \
 		bash -c "ip netns exec $(lab_nsname fw) $RAMPARTCTL --control $LAB_TMP/rampartd.sock --json status |
 			 $LAB_PY -c 'import json,sys; n=json.load(sys.stdin)[\"neighbors\"]; sys.exit(not (n[\"forgotten\"] >= 2 and n[\"moved\"] >= 2))'"
+	# A flood to unused addresses of the server's subnet, each one new
+	# (more than the 64 hops a worker remembers asking for): without a
+	# budget each packet was a solicitation onto the server's LAN; now
+	# at most 256 at once, then 1,000 a second (daemon/solicit_budget.h).
+	FLOOD=3000
+	flood_s=$(lab_in cli "$LAB_PY" -c '
+import socket, sys, time
+n, net = int(sys.argv[1]), sys.argv[2]
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+t = time.monotonic()
+for i in range(n):
+    try:
+        s.sendto(b"x" * 18, (net + format(0x1000 + i, "x"), 7000))
+    except OSError:
+        pass
+    if i % 100 == 99:
+        time.sleep(0.01)	# paced: small bursts, one ask a packet, under ASan too
+print("%.3f" % (time.monotonic() - t))' "$FLOOD" "fd00:$N:2::")
+	echo "# $FLOOD datagrams to as many unused addresses sent in ${flood_s:-?} s"
+	sleep 0.5
 	kill -TERM "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 15
 	wait "$RAMPARTD_PID"
@@ -303,6 +323,13 @@ if lab_rampartd_run routing "${DYN_ARGS[@]}"; then
 		test "${ans:-0}" -ge 2
 	check "-v: both hosts learnt, both families (${lrn:-none}), after rampartd asked (${ask:-none})" \
 		test "${lrn:-0}" -ge 4 -a "${ask:-0}" -ge 2
+	limited=$(sed -n 's/.* \([0-9]*\) solicitations over the budget.*/\1/p' <<<"$line")
+	# the budget: its burst, a thousand a second of the flood (and of the
+	# 0.5 s after it, as the held packets' hops are asked again), and the
+	# few the checks above made
+	most=$("$LAB_PY" -c 'import sys; print(int(256 + 1000 * (float(sys.argv[1]) + 0.6) + 40))' "${flood_s:-0}")
+	check "-v: the flood to $FLOOD unused addresses asked within the budget (${ask:-none} sent, at most $most; ${limited:-none} held back)" \
+		test "${ask:-0}" -le "$most" -a "${limited:-0}" -ge 1 -a $((${ask:-0} + ${limited:-0})) -ge 1000
 	line=$(grep -m1 'DPDK: neighbours:' "$LAB_TMP/rampartd.err")
 	echo "# ${line:-no neighbours line}"
 	read -r moved probed forgot < <(sed -n 's/.* \([0-9]*\) moved, \([0-9]*\) probed, \([0-9]*\) forgotten.*/\1 \2 \3/p' \

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "neigh_ring.h"
+#include "solicit_budget.h"
 #include "worker.h"
 
 static const uint8_t mac_a[6] = {2, 0xcc, 0, 0, 0, 0xa};
@@ -390,6 +391,42 @@ static void test_asks_leave_room_for_news(void **state)
 	assert_int_equal(q->c.st.forgotten, 0);
 }
 
+/* The solicitations of a flood to unused addresses are bounded as a
+ * whole: SOLICIT_BURST at once, then SOLICIT_PER_S a second, whatever
+ * the addresses (the per-hop gap remembers only 64 of them). */
+static void test_solicit_budget(void **state)
+{
+	struct solicit_budget b = {0};
+	const uint64_t t0 = 5000000000ull;
+	uint32_t sent = 0;
+
+	(void)state;
+	for (uint32_t i = 0; i < 10000; i++)	/* 10,000 asks in one instant */
+		sent += (uint32_t)solicit_budget_take(&b, t0);
+	assert_int_equal(sent, SOLICIT_BURST);
+	/* a tenth of a second later: a tenth of a second's worth more (the
+	 * burst takes SOLICIT_BURST / SOLICIT_PER_S s to come back) */
+	sent = 0;
+	for (uint32_t i = 0; i < 10000; i++)
+		sent += (uint32_t)solicit_budget_take(&b, t0 + 100000000ull);
+	assert_int_equal(sent, SOLICIT_PER_S / 10);
+	/* a flood spread out: one ask every 100 us for 10 s passes the rate,
+	 * the burst once */
+	sent = 0;
+	for (uint64_t t = 0; t < 10000000000ull; t += 100000)
+		sent += (uint32_t)solicit_budget_take(&b, t0 + 1000000000ull + t);
+	assert_in_range(sent, 10 * SOLICIT_PER_S, 10 * SOLICIT_PER_S + SOLICIT_BURST);
+	/* quiet for longer than the burst takes to come back: full again,
+	 * not more (no credit saved past the burst) */
+	sent = 0;
+	for (uint32_t i = 0; i < 10000; i++)
+		sent += (uint32_t)solicit_budget_take(&b, t0 + 60000000000ull);
+	assert_int_equal(sent, SOLICIT_BURST);
+	/* the clock's start (0) is a time like another */
+	b = (struct solicit_budget){0};
+	assert_true(solicit_budget_take(&b, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_ask_between_head_reads),
 		cmocka_unit_test(test_stuck_worker_holds_up_none),
 		cmocka_unit_test(test_asks_leave_room_for_news),
+		cmocka_unit_test(test_solicit_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
