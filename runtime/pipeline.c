@@ -1551,8 +1551,9 @@ static void capture_one(struct pktcap_ring *r, const struct pipe_pkt *p, uint32_
 }
 
 /* A parked fragment whose first did not come (its time is up, or its
- * slot is wanted): counted received and dropped as frag-orphan, and seen
- * by a capture of drops like any dropped frame. */
+ * slot is wanted): counted received (and handed in, if it was) and
+ * dropped as frag-orphan, and seen by a capture of drops like any
+ * dropped frame. */
 static void parked_drop(struct pipe_worker *w, uint32_t s, uint64_t now_ns)
 {
 	struct pipe_parked *e = &w->parked[s];
@@ -1561,6 +1562,7 @@ static void parked_drop(struct pipe_worker *w, uint32_t s, uint64_t now_ns)
 	ps->rx_packets++;
 	ps->rx_bytes += e->len;
 	ps->dropped++;
+	w->stats.handed_in += e->homed != 0;	/* as parse_burst would have */
 	w->stats.drop[PIPE_DROP_FRAG_ORPHAN]++;
 	if (w->cap && atomic_load_explicit(&w->cap->want, memory_order_relaxed) == PKTCAP_DROPS) {
 		const struct pipe_pkt p = {.data = w->park_room[s], .len = e->len,
@@ -1605,7 +1607,9 @@ static void hand_on(struct pipe_worker *w, struct pipe_pkt *p, uint32_t to, uint
 /* A non-first fragment without its first: into a free parking slot, or
  * the oldest one's (or, run again from its own slot, back into it,
  * keeping its deadline); dropped as frag-orphan when every slot is lent
- * out. Counted as received when it is run again or dropped. */
+ * out. Counted as received, and as handed in when another worker handed
+ * it here, when it is run again or dropped (else each run would count it
+ * handed in once more: handed_off - handed_in would go negative). */
 static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 							 struct pipe_pkt *p,
 							 const struct pkt_meta *m)
@@ -1649,6 +1653,7 @@ static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 	p->verdict = PIPE_HELD;
 	ps->rx_packets--;	/* counted when it runs again, or is dropped */
 	ps->rx_bytes -= p->len;
+	w->stats.handed_in -= p->homed != 0;	/* the same: parse_burst counts each run */
 }
 
 uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t max, uint64_t now_ns)

@@ -1376,6 +1376,25 @@ static void lab_park_fragments(struct lab *l)
 	}
 }
 
+/* lab_open_text with handoff, in router mode, parking fragments. */
+static void lab_open_parked(struct lab *l, const char *text, uint32_t nw)
+{
+	lab_open_text(l, text, 1, nw, PIPE_ROUTER);
+	lab_park_fragments(l);
+}
+
+/* The fragments a, b of a 40-byte UDP datagram from remote_ip's port
+ * sport to the public port forward (wan_ip:8080), IP id `id`. */
+static void forwarded_in_two(uint16_t sport, uint16_t id, struct frame *a, struct frame *b)
+{
+	struct frame whole;
+	struct flow_spec s = spec(17, remote_ip, sport, wan_ip, 8080, 0);
+
+	s.payload = 40;
+	frame_build(&whole, &s);
+	split_in_two(&whole, id, a, b);
+}
+
 /* Each datagram's second fragment first, from any queue: parked on its
  * datagram's worker; once the first has been through, that worker runs
  * it again and it goes on to the flow's worker with the first's
@@ -1388,17 +1407,13 @@ static void test_fragments_parked_across_workers(void **state)
 	(void)state;
 
 	forward_on(text, "udp", 8080, 53);
-	lab_open_text(&l, text, 1, 4, PIPE_ROUTER);
-	lab_park_fragments(&l);
+	lab_open_parked(&l, text, 4);
 	for (uint16_t i = 0; i < 16; i++) {
-		struct frame whole, a, b;
-		struct flow_spec s = spec(17, remote_ip, (uint16_t)(42000 + i), wan_ip, 8080, 0);
+		struct frame a, b;
 		struct pipe_pkt p[PIPE_BURST];
 		uint32_t at, n = 0, on = l.nw;
 
-		s.payload = 40;
-		frame_build(&whole, &s);
-		split_in_two(&whole, (uint16_t)(0x4400 + i), &a, &b);
+		forwarded_in_two((uint16_t)(42000 + i), (uint16_t)(0x4400 + i), &a, &b);
 		seed = seed * 1103515245u + 12345u;
 		at = (seed >> 16) % l.nw;
 		assert_int_equal(deliver(&l, &b, 1, at, &by_next).verdict, PIPE_HELD);
@@ -1428,16 +1443,13 @@ static void test_fragments_parked_across_workers(void **state)
 	 * another's: the first only passes through (handed on) before the
 	 * second is parked, and must still wake it. */
 	for (uint16_t i = 0; i < 16; i++) {
-		struct frame whole, a, b;
-		struct flow_spec s = spec(17, remote_ip, (uint16_t)(43000 + i), wan_ip, 8080, 0);
+		struct frame a, b;
 		uint8_t src16[16] = {0}, dst16[16] = {0};
 		struct pipe_pkt p[PIPE_BURST];
 		uint32_t d, n, on;
 		uint16_t id = (uint16_t)(0x4500 + i);
 
-		s.payload = 40;
-		frame_build(&whole, &s);
-		split_in_two(&whole, id, &a, &b);
+		forwarded_in_two((uint16_t)(43000 + i), id, &a, &b);
 		memcpy(src16, remote_ip, 4);
 		memcpy(dst16, wan_ip, 4);
 		d = home_worker(home_hash(src16, dst16, id, 0, 17, ~0x5eedull), l.nw);
@@ -1465,6 +1477,52 @@ static void test_fragments_parked_across_workers(void **state)
 	assert_true(handed_first > 0);	/* some firsts only passed through */
 	for (uint32_t k = 0; k < l.nw; k++)
 		assert_int_equal(pipe_stats(l.w[k])->drop[PIPE_DROP_FRAG_ORPHAN], 0);
+	lab_close(&l);
+}
+
+/* A fragment handed to its datagram's worker and parked there is counted
+ * handed in once, whether it runs again when its first comes or is
+ * dropped when it does not: handed_off - handed_in is the frames lost
+ * between workers (operations.md), none here. */
+static void test_parked_fragments_handed_in_once(void **state)
+{
+	char text[sizeof(policy) + 256];
+	struct pipe_pkt p[PIPE_BURST];
+	struct frame a, b;
+	struct lab l;
+	uint32_t seed = 9, by, at, parked = 0;
+	uint64_t off = 0, in = 0;
+	(void)state;
+
+	forward_on(text, "udp", 8080, 53);
+	lab_open_parked(&l, text, 4);
+	for (uint16_t i = 0; i < 32; i++) {
+		forwarded_in_two((uint16_t)(44000 + i), (uint16_t)(0x4600 + i), &a, &b);
+		seed = seed * 1103515245u + 12345u;
+		at = (seed >> 16) % l.nw;
+		assert_int_equal(deliver(&l, &b, 1, at, &by).verdict, PIPE_HELD);
+		parked += by != at;
+		if (i & 1) {	/* its first comes: the parked one runs again */
+			assert_int_equal(deliver(&l, &a, 1, at, &by).verdict, PIPE_FORWARD);
+			for (at = 0; at < l.nw; at++)
+				if (pipe_frag_take(l.w[at], p, PIPE_BURST, 0) == 1)
+					break;
+			assert_true(at < l.nw);
+			(void)follow(&l, p, at);
+			assert_int_equal(p[0].verdict, PIPE_FORWARD);
+		}
+	}
+	for (uint32_t k = 0; k < l.nw; k++) {	/* the rest dropped: no first came */
+		(void)pipe_frag_take(l.w[k], p, PIPE_BURST, 5 * SEC);
+		assert_int_equal(pipe_parked_count(l.w[k]), 0);
+	}
+	assert_true(parked > 0);	/* some were handed before they were parked */
+	for (uint32_t k = 0; k < l.nw; k++) {
+		off += pipe_stats(l.w[k])->handed_off;
+		in += pipe_stats(l.w[k])->handed_in;
+	}
+	assert_int_equal(off, l.handed);
+	assert_int_equal(in, l.handed);
 	lab_close(&l);
 }
 
@@ -2186,8 +2244,7 @@ static void fragmented_answers_on_forwarded_ports(uint32_t nw)
 	uint64_t chances = 0, parked = 0, resumed = 0;
 
 	forward_of_masquerade_ports(text, "udp/20000-29999");
-	lab_open_text(&l, text, 1, nw, PIPE_ROUTER);
-	lab_park_fragments(&l);
+	lab_open_parked(&l, text, nw);
 	for (uint16_t i = 0; i < 32; i++) {
 		const uint32_t piece = 24, order = i % 4;
 		uint32_t n, got_n = 0;
@@ -2292,8 +2349,7 @@ static void fragmented_portless_answers(uint32_t nw)
 	uint32_t seed = 816 + nw, by_req, by_fwd, n;
 
 	forward_of_everything(text);
-	lab_open_text(&l, text, 1, nw, PIPE_ROUTER);
-	lab_park_fragments(&l);
+	lab_open_parked(&l, text, nw);
 	for (uint16_t i = 0; i < 32; i++) {
 		uint16_t id;
 
@@ -2352,8 +2408,7 @@ static void test_fragments_across_dnat_change(void **state)
 	strcpy(text_b, text);
 	replace(text_b, "dnat: {to: 10.100.0.10, port: 53}", "dnat: {to: 10.100.0.11, port: 53}");
 	replace(text_b, "to: {network: 10.100.0.10, port: 53}", "to: {network: 10.100.0.8/29, port: 53}");
-	lab_open_text(&l, text, 1, 4, PIPE_ROUTER);
-	lab_park_fragments(&l);
+	lab_open_parked(&l, text, 4);
 	router_lab_compile(text_b, &buf_b, &len_b, &vb);
 	for (uint32_t k = 0; k < l.nw; k++)
 		assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, (uint8_t[]){10, 100, 0, 11}, server_mac), 0);
@@ -2393,6 +2448,7 @@ int main(void)
 		cmocka_unit_test(test_sctp_through_nat),
 		cmocka_unit_test(test_fragments_through_forward),
 		cmocka_unit_test(test_fragments_parked_across_workers),
+		cmocka_unit_test(test_parked_fragments_handed_in_once),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
