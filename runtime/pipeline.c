@@ -1976,9 +1976,13 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 			if (!flow_known(w, pkts, i))
 				break;
 			/* a known flow's first fragment: its other fragments
-			 * follow it (a new flow's: stage_ct, once accepted) */
+			 * follow it (a new flow's: stage_ct, once accepted),
+			 * under its rule as this generation numbers it (a
+			 * restamp leaves r->rule a bare number, which the next
+			 * fragment would take for an older generation's) */
 			if (b->meta[i].fragment == 1 && r->kind == CT_FOUND) {
-				ct_frag_accept(w->ct, &b->cpl[k], r->flow, r->dir, r->rule, now);
+				ct_frag_accept(w->ct, &b->cpl[k], r->flow, r->dir,
+					       pipe_flow_rule(w->pol->tag, b->rule[i]), now);
 				first_fragment_accepted(w, &b->meta[i], pkts[i].data, pkts[i].len);
 			}
 			b->l_known[known++] = i;
