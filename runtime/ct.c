@@ -1385,6 +1385,20 @@ void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, u
 	e->used = 1;
 }
 
+void ct_frag_forget(struct ct_table *t, const struct ct_pkt *p)
+{
+	const struct pkt_key *k = &p->meta->key;
+	struct ct_frag *set;
+	uint32_t id;
+
+	if (p->meta->fragment != 1 || !frag_id(p, &id))
+		return;
+	set = frag_set(t, k, id);
+	for (unsigned i = 0; i < FRAG_WAYS; i++)
+		if (frag_match(&set[i], k, id))
+			set[i].used = 0;
+}
+
 /* The flow a fragment entry names is still the flow of its first
  * fragment: live, and not an entry reused since by another flow, even
  * one between the same two hosts (an evicted DNS query's slot taken by

@@ -283,6 +283,11 @@ int ct_rewrite_rules(struct ct_table *t, uint32_t *cursor, uint32_t budget,
  * their first are CT_FRAG_ORPHAN: dropped and counted, not buffered. */
 void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow,
 		    unsigned dir, uint32_t rule, uint32_t now);
+/* A first fragment (meta->fragment == 1) came: the entry of an earlier
+ * datagram with the same (src, dst, proto, IP id), if any, is forgotten,
+ * so that this datagram's other fragments follow this first (once
+ * ct_frag_accept takes it) or nothing, never the earlier one's flow. */
+void ct_frag_forget(struct ct_table *t, const struct ct_pkt *p);
 
 /* TCP state of a flow as a whole, from both peers' states. */
 enum ct_tcp_state {

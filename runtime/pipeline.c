@@ -651,6 +651,23 @@ static inline void first_fragment_accepted(struct pipe_worker *w, const struct p
 		first_fragment_seen(w, h);
 }
 
+/* A first fragment came (parsed, whether it stays or goes on):
+ * conntrack forgets the entry of an earlier datagram with the same
+ * addresses, protocol and IP id (the sender's ids come round), before
+ * the burst's lookups, so that its other fragments follow it once taken
+ * in (those of this burst are looked up again after it:
+ * frags_after_first) or, refused or gone on, nothing here; never the
+ * earlier datagram's flow, rule and translation. */
+static __attribute__((cold, noinline)) void first_fragment_came(struct pipe_worker *w,
+								 const struct pipe_pkt *p,
+								 const struct pkt_meta *m)
+{
+	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
+
+	if (w->stateful && w->ct)
+		ct_frag_forget(w->ct, &cp);
+}
+
 /* Where a non-first fragment of datagram h (datagram_hash) goes from
  * here: where its first went, as this worker's entry says, while it has
  * handoffs left; this worker otherwise. */
@@ -838,8 +855,10 @@ parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe,
 		if (fast) {
 			pkt_fill_fast(p->data, m);
 			kind = PKT_IP;
-		} else {
+		} else {	/* (a fragment is never `fast`) */
 			kind = pkt_parse(p->data, p->len, m);
+			if (__builtin_expect(m->fragment == 1, 0) && kind == PKT_IP)
+				first_fragment_came(w, p, m);
 		}
 		switch (kind) {
 		case PKT_IP:

@@ -924,6 +924,13 @@ static void test_fragments(void **state)
 		r = look(t, &rest, 51);
 		assert_int_equal(r.kind, CT_FRAG);
 		assert_int_equal(r.flow, fp);
+		/* another first with its id (the sender's ids came round):
+		 * the entry is forgotten, the rest follow that first or none */
+		ip(&first, 4, A4, B4, ICMP, l4, sizeof(l4), 91, 0x2000, 0);
+		ct_frag_forget(t, &rest.p);	/* not a first: nothing */
+		assert_int_equal(look(t, &rest, 51).kind, CT_FRAG);
+		ct_frag_forget(t, &first.p);
+		assert_int_equal(look(t, &rest, 51).kind, CT_FRAG_ORPHAN);
 	}
 	ct_destroy(t);
 }

@@ -1526,6 +1526,85 @@ static void test_parked_fragments_handed_in_once(void **state)
 	lab_close(&l);
 }
 
+/* Two inside hosts masqueraded to one remote server, whose answers to
+ * the public address happen to carry the same IP id within the fragment
+ * timeout (the id is the sender's, per destination): the second answer's
+ * fragments, coming in one burst as a datagram's fragments do, all reach
+ * the second host (its non-first fragment was looked up before its first
+ * was taken in, and followed the first answer's entry: the first host's
+ * translation); a third datagram with that id, refused, is refused
+ * whole (its non-first fragment followed the second's entry). One
+ * worker, then four. */
+static void test_fragments_of_a_reused_id(void **state)
+{
+	const uint8_t *host[2] = {client_ip, server_ip};
+	(void)state;
+
+	for (uint32_t nw = 1; nw <= 4; nw += 3) {
+		struct lab l;
+		uint16_t pub[2];
+
+		lab_open_text(&l, policy, nw > 1, nw, PIPE_ROUTER);
+		for (int h = 0; h < 2; h++) {
+			struct flow_spec s = spec(17, host[h], 40000, remote_ip, 53, 0);
+			struct frame f;
+			uint32_t by;
+
+			frame_build(&f, &s);
+			assert_int_equal(deliver(&l, &f, 0, 0, &by).verdict, PIPE_FORWARD);
+			pub[h] = frame_get16(ip(&f) + 20);
+		}
+		for (int h = 0; h < 2; h++) {
+			struct flow_spec s = spec(17, remote_ip, 53, wan_ip, pub[h], 0);
+			struct frame whole, a, b;
+			struct pipe_pkt p[2];
+			uint32_t by;
+
+			s.payload = 40;
+			frame_build(&whole, &s);
+			split_in_two(&whole, 0x5000, &a, &b);
+			if (h == 0) {	/* the first answer's, one at a time */
+				assert_int_equal(deliver(&l, &a, 1, 0, &by).verdict, PIPE_FORWARD);
+				assert_int_equal(deliver(&l, &b, 1, 0, &by).verdict, PIPE_FORWARD);
+			} else {	/* the second's in one burst, wherever they go */
+				uint32_t at = 0;
+
+				p[0] = (struct pipe_pkt){.data = a.b, .len = a.len, .room = sizeof(a.b),
+							 .in_port = 1};
+				p[1] = (struct pipe_pkt){.data = b.b, .len = b.len, .room = sizeof(b.b),
+							 .in_port = 1};
+				pipe_process(l.w[at], p, 2, SEC);
+				for (int k = 0; k < 2; k++)
+					if (p[k].verdict == PIPE_HANDOFF) {
+						p[k].homed++;
+						l.handed++;
+						(void)follow(&l, &p[k], p[k].worker);
+					}
+				assert_int_equal(p[0].verdict, PIPE_FORWARD);
+				assert_int_equal(p[1].verdict, PIPE_FORWARD);
+				a.len = p[0].len;
+				b.len = p[1].len;
+			}
+			assert_memory_equal(ip(&a) + 16, host[h], 4);
+			assert_memory_equal(ip(&b) + 16, host[h], 4);
+			assert_true(joined_udp_ok(&a, &b));
+		}
+		{	/* a third with the id, to a port no flow has: refused, and
+			 * the rest of it with it (not passed to the second host) */
+			struct flow_spec s = spec(17, remote_ip, 53, wan_ip, 33333, 0);
+			struct frame whole, a, b;
+			uint32_t by;
+
+			s.payload = 40;
+			frame_build(&whole, &s);
+			split_in_two(&whole, 0x5000, &a, &b);
+			assert_int_equal(deliver(&l, &a, 1, 0, &by).verdict, PIPE_DROP);
+			assert_int_not_equal(deliver(&l, &b, 1, 0, &by).verdict, PIPE_FORWARD);
+		}
+		lab_close(&l);
+	}
+}
+
 /* A bridge (bump in the wire) hands frames over the same way. */
 static void test_bridge(void **state)
 {
@@ -2449,6 +2528,7 @@ int main(void)
 		cmocka_unit_test(test_fragments_through_forward),
 		cmocka_unit_test(test_fragments_parked_across_workers),
 		cmocka_unit_test(test_parked_fragments_handed_in_once),
+		cmocka_unit_test(test_fragments_of_a_reused_id),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
