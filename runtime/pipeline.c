@@ -618,16 +618,19 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 }
 
 /* A fragmented datagram's hash (addresses, protocol and IP id; the
- * same on every worker): 0 when the fragment's id cannot be read. */
+ * same on every worker, and for each fragment: the protocol its fragment
+ * header names, ct_packet_frag_id): 0 when the fragment's id cannot be
+ * read. */
 static int datagram_hash(const struct pipe_worker *w, const struct pkt_meta *m,
 			 const uint8_t *frame, uint32_t len, uint64_t *h)
 {
 	struct ct_pkt cp = { .meta = m, .frame = frame, .len = len };
 	uint32_t id;
+	uint8_t proto;
 
-	if (!ct_packet_frag_id(&cp, &id))
+	if (!ct_packet_frag_id(&cp, &id, &proto))
 		return 0;
-	*h = home_hash(m->key.src, m->key.dst, (uint16_t)id, (uint16_t)(id >> 16), m->key.proto,
+	*h = home_hash(m->key.src, m->key.dst, (uint16_t)id, (uint16_t)(id >> 16), proto,
 		       ~w->cfg.home_seed);
 	return 1;
 }
