@@ -124,8 +124,8 @@ static uint32_t follow(struct lab *l, struct pipe_pkt *p, uint32_t at)
 		 * changes or on a forwarded port to where each set of kept
 		 * rules homes it, to its own tuple's worker and back
 		 * (pipe_second), the fragments of a datagram after their
-		 * first */
-		assert_true(p->homed < (fragment ? 3 + kept_sets : p->second ? 2 + kept_sets : 1));
+		 * first: one hop more than a whole packet's at most */
+		assert_true(p->homed < (fragment ? 4 + kept_sets : p->second ? 2 + kept_sets : 1));
 		at = p->worker;
 		l->handed++;
 		p->homed++;
@@ -2234,7 +2234,7 @@ static uint32_t run_bursts(struct lab *l, const struct frame *f, uint32_t n, uin
 					continue;
 				}
 				assert_true(to < l->nw && to != w);	/* follow's bounds */
-				assert_true(p[k].homed < (fragment ? 3 + kept_sets
+				assert_true(p[k].homed < (fragment ? 4 + kept_sets
 							  : p[k].second ? 2 + kept_sets : 1));
 				l->handed++;
 				j = nq[next][to]++;
@@ -2403,6 +2403,62 @@ static void fragmented_answers_on_forwarded_ports(uint32_t nw)
 	lab_close(&l);
 }
 
+/* How many handoffs a fragmented datagram's first takes at most: to its
+ * datagram's worker, to the forward's, to each kept set's, to its own
+ * tuple's and back (a new connection to a forward on ports masquerade
+ * gives out too, after two changes of the forward: 4 + 2, one more than
+ * a whole packet), which follow and fuzz_handoff must allow (they
+ * allowed 3 + 2); its other fragment ends on the same worker. */
+static void test_fragment_hops_bound(void **state)
+{
+	char text[3][sizeof(policy) + 512];
+	struct lab l;
+	struct kept kp = {0};
+	void *buf[2];
+	size_t len[2];
+	struct rfw_view v[2];
+	uint32_t most = 0, seed = 3;
+	(void)state;
+
+	for (int k = 0; k < 3; k++) {
+		char to[48];
+
+		forward_of_masquerade_ports(text[k], "udp/20000-29999");
+		snprintf(to, sizeof(to), "dnat: {to: 10.100.0.%d}", 10 + k);
+		replace(text[k], "dnat: {to: 10.100.0.10}", to);
+	}
+	lab_open_parked(&l, text[0], 16);
+	for (int k = 0; k < 2; k++)
+		router_lab_compile(text[k + 1], &buf[k], &len[k], &v[k]);
+	kp.running = &l.view;
+	reload_to(&l, &kp, &v[0]);
+	reload_to(&l, &kp, &v[1]);
+	assert_int_equal(kp.n, 2);
+	for (uint16_t i = 0; i < 256; i++) {
+		struct flow_spec s = spec(17, remote_ip, (uint16_t)(30000 + i), wan_ip, 25000, 0);
+		struct frame whole, a, b;
+		struct pipe_pkt p[2];
+		uint32_t at[2];
+
+		s.payload = 40;
+		frame_build(&whole, &s);
+		split_in_two(&whole, (uint16_t)(0x6000 + i), &a, &b);
+		seed = seed * 1103515245u + 12345u;
+		at[0] = at[1] = (seed >> 16) % l.nw;
+		p[0] = (struct pipe_pkt){.data = a.b, .len = a.len, .room = sizeof(a.b), .in_port = 1};
+		p[1] = (struct pipe_pkt){.data = b.b, .len = b.len, .room = sizeof(b.b), .in_port = 1};
+		for (int k = 0; k < 2; k++)	/* the first, then the other */
+			at[k] = follow(&l, &p[k], at[k]);
+		assert_int_equal(at[1], at[0]);	/* (in as many hops or fewer) */
+		assert_int_equal(p[1].verdict, p[0].verdict);
+		most = p[0].homed > most ? p[0].homed : most;
+	}
+	assert_int_equal(most, 4 + kp.n);	/* one more than a whole packet's */
+	lab_close(&l);
+	for (int k = 0; k < 2; k++)
+		free(buf[k]);
+}
+
 static void test_fragmented_answers_on_forwarded_ports(void **state)
 {
 	(void)state;
@@ -2543,6 +2599,7 @@ int main(void)
 		cmocka_unit_test(test_answers_after_their_forward_moved),
 		cmocka_unit_test(test_error_about_masquerade_on_forwarded_port),
 		cmocka_unit_test(test_established_across_dnat_change),
+		cmocka_unit_test(test_fragment_hops_bound),
 		cmocka_unit_test(test_fragmented_answers_on_forwarded_ports),
 		cmocka_unit_test(test_fragmented_portless_answers_under_forward),
 		cmocka_unit_test(test_fragments_across_dnat_change),
