@@ -84,7 +84,8 @@ struct ct_frag {
 	uint32_t flow;
 	uint32_t rule;
 	uint16_t sport, dport;	/* the first fragment's: its flow's in dir */
-	uint8_t proto, family, dir, used;
+	uint8_t proto, family, dir, used;	/* proto: the first fragment's upper layer */
+	uint8_t dgram_proto;	/* what every fragment names: frag_id */
 };
 
 struct ct_table {
@@ -1284,8 +1285,12 @@ uint32_t ct_expire(struct ct_table *t, uint32_t now, uint32_t budget)
 /* ---- fragments ---- */
 
 /* The identification of a fragment: IPv4 header id, or the IPv6
- * fragment header's (found again along the extension chain). */
-static int frag_id(const struct ct_pkt *p, uint32_t *id)
+ * fragment header's (found again along the extension chain); and the
+ * protocol by which its datagram's fragments go together, the same in
+ * each: IPv4's, or the fragment header's next header, the first header
+ * of the fragmentable part (RFC 8200 4.5), which for a first fragment
+ * may be an options header before its upper layer. */
+static int frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto)
 {
 	const struct pkt_meta *m = p->meta;
 	const uint8_t *f = p->frame;
@@ -1295,6 +1300,7 @@ static int frag_id(const struct ct_pkt *p, uint32_t *id)
 		if (p->len < off + 20)
 			return 0;
 		*id = rd16(f + off + 4);
+		*proto = f[off + 9];
 		return 1;
 	}
 	if (p->len < off + 40)
@@ -1307,6 +1313,7 @@ static int frag_id(const struct ct_pkt *p, uint32_t *id)
 			return 0;
 		if (nh == IPP_FRAGMENT) {
 			*id = rd32(f + off + 4);
+			*proto = f[off];
 			return 1;
 		}
 		if (nh != IPP_HOPOPTS && nh != IPP_ROUTING && nh != IPP_DSTOPTS && nh != IPP_AH)
@@ -1320,12 +1327,13 @@ static int frag_id(const struct ct_pkt *p, uint32_t *id)
 	return 0;
 }
 
-int ct_packet_frag_id(const struct ct_pkt *p, uint32_t *id)
+int ct_packet_frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto)
 {
-	return frag_id(p, id);
+	return frag_id(p, id, proto);
 }
 
-static struct ct_frag *frag_set(struct ct_table *t, const struct pkt_key *k, uint32_t id)
+static struct ct_frag *frag_set(struct ct_table *t, const struct pkt_key *k, uint32_t id,
+				uint8_t proto)
 {
 	struct ct_key fk;
 
@@ -1333,13 +1341,14 @@ static struct ct_frag *frag_set(struct ct_table *t, const struct pkt_key *k, uin
 
 	ids.sport = (uint16_t)id;
 	ids.dport = (uint16_t)(id >> 16);
-	key_from_pkt(&ids, k->proto, &fk);
+	key_from_pkt(&ids, proto, &fk);
 	return &t->frags[(uint32_t)(((ct_hash(t, &fk) >> 32) * t->frag_sets) >> 32) * FRAG_WAYS];
 }
 
-static inline int frag_match(const struct ct_frag *e, const struct pkt_key *k, uint32_t id)
+static inline int frag_match(const struct ct_frag *e, const struct pkt_key *k, uint32_t id,
+			     uint8_t proto)
 {
-	return e->used && e->id == id && e->proto == k->proto && e->family == k->family &&
+	return e->used && e->id == id && e->dgram_proto == proto && e->family == k->family &&
 	       memcmp(e->src, k->src, 16) == 0 && memcmp(e->dst, k->dst, 16) == 0;
 }
 
@@ -1349,12 +1358,13 @@ void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, u
 	const struct pkt_key *k = &p->meta->key;
 	struct ct_frag *set, *e = NULL;
 	uint32_t id;
+	uint8_t dp;
 
-	if (p->meta->fragment != 1 || !frag_id(p, &id))
+	if (p->meta->fragment != 1 || !frag_id(p, &id, &dp))
 		return;
-	set = frag_set(t, k, id);
+	set = frag_set(t, k, id, dp);
 	for (unsigned i = 0; i < FRAG_WAYS && !e; i++)
-		if (frag_match(&set[i], k, id))
+		if (frag_match(&set[i], k, id, dp))
 			e = &set[i];
 	for (unsigned i = 0; i < FRAG_WAYS && !e; i++)
 		if (!set[i].used || (int32_t)(now - set[i].expire) >= 0)
@@ -1377,12 +1387,28 @@ void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, u
 	}
 	e->id = id;
 	e->proto = k->proto;
+	e->dgram_proto = dp;
 	e->family = k->family;
 	e->dir = (uint8_t)dir;
 	e->flow = flow;
 	e->rule = rule;
 	e->expire = now + t->frag_timeout;
 	e->used = 1;
+}
+
+void ct_frag_forget(struct ct_table *t, const struct ct_pkt *p)
+{
+	const struct pkt_key *k = &p->meta->key;
+	struct ct_frag *set;
+	uint32_t id;
+	uint8_t dp;
+
+	if (p->meta->fragment != 1 || !frag_id(p, &id, &dp))
+		return;
+	set = frag_set(t, k, id, dp);
+	for (unsigned i = 0; i < FRAG_WAYS; i++)
+		if (frag_match(&set[i], k, id, dp))
+			set[i].used = 0;
 }
 
 /* The flow a fragment entry names is still the flow of its first
@@ -1407,13 +1433,14 @@ static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now
 	const struct pkt_key *k = &p->meta->key;
 	struct ct_frag *set;
 	uint32_t id;
+	uint8_t dp;
 
-	if (frag_id(p, &id)) {
-		set = frag_set(t, k, id);
+	if (frag_id(p, &id, &dp)) {
+		set = frag_set(t, k, id, dp);
 		for (unsigned i = 0; i < FRAG_WAYS; i++) {
 			struct ct_frag *e = &set[i];
 
-			if (frag_match(e, k, id) && (int32_t)(now - e->expire) < 0 &&
+			if (frag_match(e, k, id, dp) && (int32_t)(now - e->expire) < 0 &&
 			    (e->flow == CT_NONE || frag_flow_alive(t, e, now))) {
 				r->kind = CT_FRAG;
 				r->flow = e->flow;

@@ -283,6 +283,11 @@ int ct_rewrite_rules(struct ct_table *t, uint32_t *cursor, uint32_t budget,
  * their first are CT_FRAG_ORPHAN: dropped and counted, not buffered. */
 void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow,
 		    unsigned dir, uint32_t rule, uint32_t now);
+/* A first fragment (meta->fragment == 1) came: the entry of an earlier
+ * datagram with the same (src, dst, proto, IP id), if any, is forgotten,
+ * so that this datagram's other fragments follow this first (once
+ * ct_frag_accept takes it) or nothing, never the earlier one's flow. */
+void ct_frag_forget(struct ct_table *t, const struct ct_pkt *p);
 
 /* TCP state of a flow as a whole, from both peers' states. */
 enum ct_tcp_state {
@@ -315,9 +320,12 @@ struct ct_flow_info {
  * quoted packet's, a non-first fragment's addresses; zeros for a packet
  * conntrack cannot key. For choosing the flow's worker (home.h). */
 void ct_packet_tuple(const struct ct_pkt *p, struct ct_key *k);
-/* A fragment's identification (IPv4 header id, IPv6 fragment header's):
- * 1, or 0 when the frame does not hold it. */
-int ct_packet_frag_id(const struct ct_pkt *p, uint32_t *id);
+/* A fragment's identification (IPv4 header id, IPv6 fragment header's)
+ * and the protocol all fragments of its datagram name (IPv4's; IPv6: the
+ * fragment header's next header, which for a first fragment need not be
+ * its upper layer, meta->key.proto): 1, or 0 when the frame does not hold
+ * them. */
+int ct_packet_frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto);
 
 /* Per packet of a known flow (cheaper than ct_flow_get): does the flow
  * translate (reply tuple other than the reverse of the original), and one

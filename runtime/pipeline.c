@@ -618,16 +618,19 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 }
 
 /* A fragmented datagram's hash (addresses, protocol and IP id; the
- * same on every worker): 0 when the fragment's id cannot be read. */
+ * same on every worker, and for each fragment: the protocol its fragment
+ * header names, ct_packet_frag_id): 0 when the fragment's id cannot be
+ * read. */
 static int datagram_hash(const struct pipe_worker *w, const struct pkt_meta *m,
 			 const uint8_t *frame, uint32_t len, uint64_t *h)
 {
 	struct ct_pkt cp = { .meta = m, .frame = frame, .len = len };
 	uint32_t id;
+	uint8_t proto;
 
-	if (!ct_packet_frag_id(&cp, &id))
+	if (!ct_packet_frag_id(&cp, &id, &proto))
 		return 0;
-	*h = home_hash(m->key.src, m->key.dst, (uint16_t)id, (uint16_t)(id >> 16), m->key.proto,
+	*h = home_hash(m->key.src, m->key.dst, (uint16_t)id, (uint16_t)(id >> 16), proto,
 		       ~w->cfg.home_seed);
 	return 1;
 }
@@ -649,6 +652,23 @@ static inline void first_fragment_accepted(struct pipe_worker *w, const struct p
 
 	if (w->park_room && datagram_hash(w, m, frame, len, &h))
 		first_fragment_seen(w, h);
+}
+
+/* A first fragment came (parsed, whether it stays or goes on):
+ * conntrack forgets the entry of an earlier datagram with the same
+ * addresses, protocol and IP id (the sender's ids come round), before
+ * the burst's lookups, so that its other fragments follow it once taken
+ * in (those of this burst are looked up again after it:
+ * frags_after_first) or, refused or gone on, nothing here; never the
+ * earlier datagram's flow, rule and translation. */
+static __attribute__((cold, noinline)) void first_fragment_came(struct pipe_worker *w,
+								 const struct pipe_pkt *p,
+								 const struct pkt_meta *m)
+{
+	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
+
+	if (w->stateful && w->ct)
+		ct_frag_forget(w->ct, &cp);
 }
 
 /* Where a non-first fragment of datagram h (datagram_hash) goes from
@@ -838,8 +858,10 @@ parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe,
 		if (fast) {
 			pkt_fill_fast(p->data, m);
 			kind = PKT_IP;
-		} else {
+		} else {	/* (a fragment is never `fast`) */
 			kind = pkt_parse(p->data, p->len, m);
+			if (__builtin_expect(m->fragment == 1, 0) && kind == PKT_IP)
+				first_fragment_came(w, p, m);
 		}
 		switch (kind) {
 		case PKT_IP:
@@ -1551,8 +1573,9 @@ static void capture_one(struct pktcap_ring *r, const struct pipe_pkt *p, uint32_
 }
 
 /* A parked fragment whose first did not come (its time is up, or its
- * slot is wanted): counted received and dropped as frag-orphan, and seen
- * by a capture of drops like any dropped frame. */
+ * slot is wanted): counted received (and handed in, if it was) and
+ * dropped as frag-orphan, and seen by a capture of drops like any
+ * dropped frame. */
 static void parked_drop(struct pipe_worker *w, uint32_t s, uint64_t now_ns)
 {
 	struct pipe_parked *e = &w->parked[s];
@@ -1561,6 +1584,7 @@ static void parked_drop(struct pipe_worker *w, uint32_t s, uint64_t now_ns)
 	ps->rx_packets++;
 	ps->rx_bytes += e->len;
 	ps->dropped++;
+	w->stats.handed_in += e->homed != 0;	/* as parse_burst would have */
 	w->stats.drop[PIPE_DROP_FRAG_ORPHAN]++;
 	if (w->cap && atomic_load_explicit(&w->cap->want, memory_order_relaxed) == PKTCAP_DROPS) {
 		const struct pipe_pkt p = {.data = w->park_room[s], .len = e->len,
@@ -1605,7 +1629,9 @@ static void hand_on(struct pipe_worker *w, struct pipe_pkt *p, uint32_t to, uint
 /* A non-first fragment without its first: into a free parking slot, or
  * the oldest one's (or, run again from its own slot, back into it,
  * keeping its deadline); dropped as frag-orphan when every slot is lent
- * out. Counted as received when it is run again or dropped. */
+ * out. Counted as received, and as handed in when another worker handed
+ * it here, when it is run again or dropped (else each run would count it
+ * handed in once more: handed_off - handed_in would go negative). */
 static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 							 struct pipe_pkt *p,
 							 const struct pkt_meta *m)
@@ -1649,6 +1675,7 @@ static __attribute__((cold, noinline)) void park_or_drop(struct pipe_worker *w,
 	p->verdict = PIPE_HELD;
 	ps->rx_packets--;	/* counted when it runs again, or is dropped */
 	ps->rx_bytes -= p->len;
+	w->stats.handed_in -= p->homed != 0;	/* the same: parse_burst counts each run */
 }
 
 uint32_t pipe_frag_take(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t max, uint64_t now_ns)
@@ -1971,9 +1998,13 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 			if (!flow_known(w, pkts, i))
 				break;
 			/* a known flow's first fragment: its other fragments
-			 * follow it (a new flow's: stage_ct, once accepted) */
+			 * follow it (a new flow's: stage_ct, once accepted),
+			 * under its rule as this generation numbers it (a
+			 * restamp leaves r->rule a bare number, which the next
+			 * fragment would take for an older generation's) */
 			if (b->meta[i].fragment == 1 && r->kind == CT_FOUND) {
-				ct_frag_accept(w->ct, &b->cpl[k], r->flow, r->dir, r->rule, now);
+				ct_frag_accept(w->ct, &b->cpl[k], r->flow, r->dir,
+					       pipe_flow_rule(w->pol->tag, b->rule[i]), now);
 				first_fragment_accepted(w, &b->meta[i], pkts[i].data, pkts[i].len);
 			}
 			b->l_known[known++] = i;

@@ -21,6 +21,7 @@
 #include "artifact.h"
 #include "fuzz_ports.h"
 #include "pipeline.h"
+#include "pkt.h"
 #include "rss_home.h"
 #include "rulec.h"
 
@@ -148,16 +149,19 @@ static void after(struct pipe_worker *w)
 /* p, run by worker at, through the workers it is handed to. */
 static void run_through(struct pipe_pkt *p, uint32_t at)
 {
-	uint32_t hops = 0;
+	struct pkt_meta m;
+	uint32_t hops = 0, most;
 
+	/* a frame to its home, on to where each set of kept DNAT rules or
+	 * its own tuple (a DNAT rule homed it) homes it, and back: three
+	 * hops and one a set at most (pipeline.c second_chance); a fragment
+	 * first through its datagram's worker, one more (parsed before the
+	 * pipeline rewrites it) */
+	most = 3 + nkept + (pkt_parse(p->data, p->len, &m) == PKT_IP && m.fragment);
 	pipe_process(workers[at], p, 1, now_ns);
 	after(workers[at]);
 	while (p->verdict == PIPE_HANDOFF) {
-		/* a fragment through its datagram's worker; a frame to its
-		 * home, on to where its own tuple (a DNAT rule homed it) or
-		 * each set of kept DNAT rules homes it, and back: three hops
-		 * and one a set at most (pipeline.c second_chance) */
-		if (p->worker >= NW || p->worker == at || ++hops > 3 + nkept)
+		if (p->worker >= NW || p->worker == at || ++hops > most)
 			abort();
 		at = p->worker;
 		p->homed++;

@@ -894,6 +894,28 @@ static void test_fragments(void **state)
 		ip(&r6, 6, A6, B6, UDP, l4, sizeof(l4), 0xabcdef, 2 << 3, 1);
 		assert_int_equal(look(t, &r6, 30).kind, CT_FRAG_ORPHAN);
 	}
+	{	/* IPv6 with a destination options header in the fragmentable
+		 * part (RFC 8200 4.1): the first fragment's upper layer is UDP,
+		 * the others' fragment headers name the options header; they
+		 * are one datagram all the same */
+		uint8_t l4[24] = {UDP, 0, 1, 4}, rest6[16] = {0};	/* PadN */
+		struct pk f6, r6;
+
+		put16(l4 + 8, 7001);
+		put16(l4 + 10, 8001);
+		ip(&f6, 6, A6, B6, 60, l4, sizeof(l4), 0x5151, 1, 1);
+		assert_int_equal(f6.m.fragment, 1);
+		assert_int_equal(f6.m.key.proto, UDP);
+		flow = create(t, &f6, 30);
+		ct_frag_accept(t, &f6.p, flow, CT_DIR_ORIG, 7, 30);
+		ip(&r6, 6, A6, B6, 60, rest6, sizeof(rest6), 0x5151, 3 << 3, 1);
+		assert_int_equal(r6.m.fragment, 2);
+		r = look(t, &r6, 30);
+		assert_int_equal(r.kind, CT_FRAG);
+		assert_int_equal(r.flow, flow);
+		ct_frag_forget(t, &f6.p);
+		assert_int_equal(look(t, &r6, 30).kind, CT_FRAG_ORPHAN);
+	}
 	{	/* ... nor when a flow between the same two hosts took it (an
 		 * evicted query's entry, the next query's: its translation is
 		 * not this datagram's) */
@@ -924,6 +946,13 @@ static void test_fragments(void **state)
 		r = look(t, &rest, 51);
 		assert_int_equal(r.kind, CT_FRAG);
 		assert_int_equal(r.flow, fp);
+		/* another first with its id (the sender's ids came round):
+		 * the entry is forgotten, the rest follow that first or none */
+		ip(&first, 4, A4, B4, ICMP, l4, sizeof(l4), 91, 0x2000, 0);
+		ct_frag_forget(t, &rest.p);	/* not a first: nothing */
+		assert_int_equal(look(t, &rest, 51).kind, CT_FRAG);
+		ct_frag_forget(t, &first.p);
+		assert_int_equal(look(t, &rest, 51).kind, CT_FRAG_ORPHAN);
 	}
 	ct_destroy(t);
 }

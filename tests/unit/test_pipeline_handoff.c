@@ -124,8 +124,8 @@ static uint32_t follow(struct lab *l, struct pipe_pkt *p, uint32_t at)
 		 * changes or on a forwarded port to where each set of kept
 		 * rules homes it, to its own tuple's worker and back
 		 * (pipe_second), the fragments of a datagram after their
-		 * first */
-		assert_true(p->homed < (fragment ? 3 + kept_sets : p->second ? 2 + kept_sets : 1));
+		 * first: one hop more than a whole packet's at most */
+		assert_true(p->homed < (fragment ? 4 + kept_sets : p->second ? 2 + kept_sets : 1));
 		at = p->worker;
 		l->handed++;
 		p->homed++;
@@ -1376,6 +1376,25 @@ static void lab_park_fragments(struct lab *l)
 	}
 }
 
+/* lab_open_text with handoff, in router mode, parking fragments. */
+static void lab_open_parked(struct lab *l, const char *text, uint32_t nw)
+{
+	lab_open_text(l, text, 1, nw, PIPE_ROUTER);
+	lab_park_fragments(l);
+}
+
+/* The fragments a, b of a 40-byte UDP datagram from remote_ip's port
+ * sport to the public port forward (wan_ip:8080), IP id `id`. */
+static void forwarded_in_two(uint16_t sport, uint16_t id, struct frame *a, struct frame *b)
+{
+	struct frame whole;
+	struct flow_spec s = spec(17, remote_ip, sport, wan_ip, 8080, 0);
+
+	s.payload = 40;
+	frame_build(&whole, &s);
+	split_in_two(&whole, id, a, b);
+}
+
 /* Each datagram's second fragment first, from any queue: parked on its
  * datagram's worker; once the first has been through, that worker runs
  * it again and it goes on to the flow's worker with the first's
@@ -1388,17 +1407,13 @@ static void test_fragments_parked_across_workers(void **state)
 	(void)state;
 
 	forward_on(text, "udp", 8080, 53);
-	lab_open_text(&l, text, 1, 4, PIPE_ROUTER);
-	lab_park_fragments(&l);
+	lab_open_parked(&l, text, 4);
 	for (uint16_t i = 0; i < 16; i++) {
-		struct frame whole, a, b;
-		struct flow_spec s = spec(17, remote_ip, (uint16_t)(42000 + i), wan_ip, 8080, 0);
+		struct frame a, b;
 		struct pipe_pkt p[PIPE_BURST];
 		uint32_t at, n = 0, on = l.nw;
 
-		s.payload = 40;
-		frame_build(&whole, &s);
-		split_in_two(&whole, (uint16_t)(0x4400 + i), &a, &b);
+		forwarded_in_two((uint16_t)(42000 + i), (uint16_t)(0x4400 + i), &a, &b);
 		seed = seed * 1103515245u + 12345u;
 		at = (seed >> 16) % l.nw;
 		assert_int_equal(deliver(&l, &b, 1, at, &by_next).verdict, PIPE_HELD);
@@ -1428,16 +1443,13 @@ static void test_fragments_parked_across_workers(void **state)
 	 * another's: the first only passes through (handed on) before the
 	 * second is parked, and must still wake it. */
 	for (uint16_t i = 0; i < 16; i++) {
-		struct frame whole, a, b;
-		struct flow_spec s = spec(17, remote_ip, (uint16_t)(43000 + i), wan_ip, 8080, 0);
+		struct frame a, b;
 		uint8_t src16[16] = {0}, dst16[16] = {0};
 		struct pipe_pkt p[PIPE_BURST];
 		uint32_t d, n, on;
 		uint16_t id = (uint16_t)(0x4500 + i);
 
-		s.payload = 40;
-		frame_build(&whole, &s);
-		split_in_two(&whole, id, &a, &b);
+		forwarded_in_two((uint16_t)(43000 + i), id, &a, &b);
 		memcpy(src16, remote_ip, 4);
 		memcpy(dst16, wan_ip, 4);
 		d = home_worker(home_hash(src16, dst16, id, 0, 17, ~0x5eedull), l.nw);
@@ -1466,6 +1478,131 @@ static void test_fragments_parked_across_workers(void **state)
 	for (uint32_t k = 0; k < l.nw; k++)
 		assert_int_equal(pipe_stats(l.w[k])->drop[PIPE_DROP_FRAG_ORPHAN], 0);
 	lab_close(&l);
+}
+
+/* A fragment handed to its datagram's worker and parked there is counted
+ * handed in once, whether it runs again when its first comes or is
+ * dropped when it does not: handed_off - handed_in is the frames lost
+ * between workers (operations.md), none here. */
+static void test_parked_fragments_handed_in_once(void **state)
+{
+	char text[sizeof(policy) + 256];
+	struct pipe_pkt p[PIPE_BURST];
+	struct frame a, b;
+	struct lab l;
+	uint32_t seed = 9, by, at, parked = 0;
+	uint64_t off = 0, in = 0;
+	(void)state;
+
+	forward_on(text, "udp", 8080, 53);
+	lab_open_parked(&l, text, 4);
+	for (uint16_t i = 0; i < 32; i++) {
+		forwarded_in_two((uint16_t)(44000 + i), (uint16_t)(0x4600 + i), &a, &b);
+		seed = seed * 1103515245u + 12345u;
+		at = (seed >> 16) % l.nw;
+		assert_int_equal(deliver(&l, &b, 1, at, &by).verdict, PIPE_HELD);
+		parked += by != at;
+		if (i & 1) {	/* its first comes: the parked one runs again */
+			assert_int_equal(deliver(&l, &a, 1, at, &by).verdict, PIPE_FORWARD);
+			for (at = 0; at < l.nw; at++)
+				if (pipe_frag_take(l.w[at], p, PIPE_BURST, 0) == 1)
+					break;
+			assert_true(at < l.nw);
+			(void)follow(&l, p, at);
+			assert_int_equal(p[0].verdict, PIPE_FORWARD);
+		}
+	}
+	for (uint32_t k = 0; k < l.nw; k++) {	/* the rest dropped: no first came */
+		(void)pipe_frag_take(l.w[k], p, PIPE_BURST, 5 * SEC);
+		assert_int_equal(pipe_parked_count(l.w[k]), 0);
+	}
+	assert_true(parked > 0);	/* some were handed before they were parked */
+	for (uint32_t k = 0; k < l.nw; k++) {
+		off += pipe_stats(l.w[k])->handed_off;
+		in += pipe_stats(l.w[k])->handed_in;
+	}
+	assert_int_equal(off, l.handed);
+	assert_int_equal(in, l.handed);
+	lab_close(&l);
+}
+
+/* Two inside hosts masqueraded to one remote server, whose answers to
+ * the public address happen to carry the same IP id within the fragment
+ * timeout (the id is the sender's, per destination): the second answer's
+ * fragments, coming in one burst as a datagram's fragments do, all reach
+ * the second host (its non-first fragment was looked up before its first
+ * was taken in, and followed the first answer's entry: the first host's
+ * translation); a third datagram with that id, refused, is refused
+ * whole (its non-first fragment followed the second's entry). One
+ * worker, then four. */
+static void test_fragments_of_a_reused_id(void **state)
+{
+	const uint8_t *host[2] = {client_ip, server_ip};
+	(void)state;
+
+	for (uint32_t nw = 1; nw <= 4; nw += 3) {
+		struct lab l;
+		uint16_t pub[2];
+
+		lab_open_text(&l, policy, nw > 1, nw, PIPE_ROUTER);
+		for (int h = 0; h < 2; h++) {
+			struct flow_spec s = spec(17, host[h], 40000, remote_ip, 53, 0);
+			struct frame f;
+			uint32_t by;
+
+			frame_build(&f, &s);
+			assert_int_equal(deliver(&l, &f, 0, 0, &by).verdict, PIPE_FORWARD);
+			pub[h] = frame_get16(ip(&f) + 20);
+		}
+		for (int h = 0; h < 2; h++) {
+			struct flow_spec s = spec(17, remote_ip, 53, wan_ip, pub[h], 0);
+			struct frame whole, a, b;
+			struct pipe_pkt p[2];
+			uint32_t by;
+
+			s.payload = 40;
+			frame_build(&whole, &s);
+			split_in_two(&whole, 0x5000, &a, &b);
+			if (h == 0) {	/* the first answer's, one at a time */
+				assert_int_equal(deliver(&l, &a, 1, 0, &by).verdict, PIPE_FORWARD);
+				assert_int_equal(deliver(&l, &b, 1, 0, &by).verdict, PIPE_FORWARD);
+			} else {	/* the second's in one burst, wherever they go */
+				uint32_t at = 0;
+
+				p[0] = (struct pipe_pkt){.data = a.b, .len = a.len, .room = sizeof(a.b),
+							 .in_port = 1};
+				p[1] = (struct pipe_pkt){.data = b.b, .len = b.len, .room = sizeof(b.b),
+							 .in_port = 1};
+				pipe_process(l.w[at], p, 2, SEC);
+				for (int k = 0; k < 2; k++)
+					if (p[k].verdict == PIPE_HANDOFF) {
+						p[k].homed++;
+						l.handed++;
+						(void)follow(&l, &p[k], p[k].worker);
+					}
+				assert_int_equal(p[0].verdict, PIPE_FORWARD);
+				assert_int_equal(p[1].verdict, PIPE_FORWARD);
+				a.len = p[0].len;
+				b.len = p[1].len;
+			}
+			assert_memory_equal(ip(&a) + 16, host[h], 4);
+			assert_memory_equal(ip(&b) + 16, host[h], 4);
+			assert_true(joined_udp_ok(&a, &b));
+		}
+		{	/* a third with the id, to a port no flow has: refused, and
+			 * the rest of it with it (not passed to the second host) */
+			struct flow_spec s = spec(17, remote_ip, 53, wan_ip, 33333, 0);
+			struct frame whole, a, b;
+			uint32_t by;
+
+			s.payload = 40;
+			frame_build(&whole, &s);
+			split_in_two(&whole, 0x5000, &a, &b);
+			assert_int_equal(deliver(&l, &a, 1, 0, &by).verdict, PIPE_DROP);
+			assert_int_not_equal(deliver(&l, &b, 1, 0, &by).verdict, PIPE_FORWARD);
+		}
+		lab_close(&l);
+	}
 }
 
 /* A bridge (bump in the wire) hands frames over the same way. */
@@ -2097,7 +2234,7 @@ static uint32_t run_bursts(struct lab *l, const struct frame *f, uint32_t n, uin
 					continue;
 				}
 				assert_true(to < l->nw && to != w);	/* follow's bounds */
-				assert_true(p[k].homed < (fragment ? 3 + kept_sets
+				assert_true(p[k].homed < (fragment ? 4 + kept_sets
 							  : p[k].second ? 2 + kept_sets : 1));
 				l->handed++;
 				j = nq[next][to]++;
@@ -2186,8 +2323,7 @@ static void fragmented_answers_on_forwarded_ports(uint32_t nw)
 	uint64_t chances = 0, parked = 0, resumed = 0;
 
 	forward_of_masquerade_ports(text, "udp/20000-29999");
-	lab_open_text(&l, text, 1, nw, PIPE_ROUTER);
-	lab_park_fragments(&l);
+	lab_open_parked(&l, text, nw);
 	for (uint16_t i = 0; i < 32; i++) {
 		const uint32_t piece = 24, order = i % 4;
 		uint32_t n, got_n = 0;
@@ -2267,6 +2403,62 @@ static void fragmented_answers_on_forwarded_ports(uint32_t nw)
 	lab_close(&l);
 }
 
+/* How many handoffs a fragmented datagram's first takes at most: to its
+ * datagram's worker, to the forward's, to each kept set's, to its own
+ * tuple's and back (a new connection to a forward on ports masquerade
+ * gives out too, after two changes of the forward: 4 + 2, one more than
+ * a whole packet), which follow and fuzz_handoff must allow (they
+ * allowed 3 + 2); its other fragment ends on the same worker. */
+static void test_fragment_hops_bound(void **state)
+{
+	char text[3][sizeof(policy) + 512];
+	struct lab l;
+	struct kept kp = {0};
+	void *buf[2];
+	size_t len[2];
+	struct rfw_view v[2];
+	uint32_t most = 0, seed = 3;
+	(void)state;
+
+	for (int k = 0; k < 3; k++) {
+		char to[48];
+
+		forward_of_masquerade_ports(text[k], "udp/20000-29999");
+		snprintf(to, sizeof(to), "dnat: {to: 10.100.0.%d}", 10 + k);
+		replace(text[k], "dnat: {to: 10.100.0.10}", to);
+	}
+	lab_open_parked(&l, text[0], 16);
+	for (int k = 0; k < 2; k++)
+		router_lab_compile(text[k + 1], &buf[k], &len[k], &v[k]);
+	kp.running = &l.view;
+	reload_to(&l, &kp, &v[0]);
+	reload_to(&l, &kp, &v[1]);
+	assert_int_equal(kp.n, 2);
+	for (uint16_t i = 0; i < 256; i++) {
+		struct flow_spec s = spec(17, remote_ip, (uint16_t)(30000 + i), wan_ip, 25000, 0);
+		struct frame whole, a, b;
+		struct pipe_pkt p[2];
+		uint32_t at[2];
+
+		s.payload = 40;
+		frame_build(&whole, &s);
+		split_in_two(&whole, (uint16_t)(0x6000 + i), &a, &b);
+		seed = seed * 1103515245u + 12345u;
+		at[0] = at[1] = (seed >> 16) % l.nw;
+		p[0] = (struct pipe_pkt){.data = a.b, .len = a.len, .room = sizeof(a.b), .in_port = 1};
+		p[1] = (struct pipe_pkt){.data = b.b, .len = b.len, .room = sizeof(b.b), .in_port = 1};
+		for (int k = 0; k < 2; k++)	/* the first, then the other */
+			at[k] = follow(&l, &p[k], at[k]);
+		assert_int_equal(at[1], at[0]);	/* (in as many hops or fewer) */
+		assert_int_equal(p[1].verdict, p[0].verdict);
+		most = p[0].homed > most ? p[0].homed : most;
+	}
+	assert_int_equal(most, 4 + kp.n);	/* one more than a whole packet's */
+	lab_close(&l);
+	for (int k = 0; k < 2; k++)
+		free(buf[k]);
+}
+
 static void test_fragmented_answers_on_forwarded_ports(void **state)
 {
 	(void)state;
@@ -2292,8 +2484,7 @@ static void fragmented_portless_answers(uint32_t nw)
 	uint32_t seed = 816 + nw, by_req, by_fwd, n;
 
 	forward_of_everything(text);
-	lab_open_text(&l, text, 1, nw, PIPE_ROUTER);
-	lab_park_fragments(&l);
+	lab_open_parked(&l, text, nw);
 	for (uint16_t i = 0; i < 32; i++) {
 		uint16_t id;
 
@@ -2352,8 +2543,7 @@ static void test_fragments_across_dnat_change(void **state)
 	strcpy(text_b, text);
 	replace(text_b, "dnat: {to: 10.100.0.10, port: 53}", "dnat: {to: 10.100.0.11, port: 53}");
 	replace(text_b, "to: {network: 10.100.0.10, port: 53}", "to: {network: 10.100.0.8/29, port: 53}");
-	lab_open_text(&l, text, 1, 4, PIPE_ROUTER);
-	lab_park_fragments(&l);
+	lab_open_parked(&l, text, 4);
 	router_lab_compile(text_b, &buf_b, &len_b, &vb);
 	for (uint32_t k = 0; k < l.nw; k++)
 		assert_int_equal(pipe_neigh_set(l.w[k], 0, 4, (uint8_t[]){10, 100, 0, 11}, server_mac), 0);
@@ -2393,6 +2583,8 @@ int main(void)
 		cmocka_unit_test(test_sctp_through_nat),
 		cmocka_unit_test(test_fragments_through_forward),
 		cmocka_unit_test(test_fragments_parked_across_workers),
+		cmocka_unit_test(test_parked_fragments_handed_in_once),
+		cmocka_unit_test(test_fragments_of_a_reused_id),
 		cmocka_unit_test(test_icmp_finds_its_worker),
 		cmocka_unit_test(test_fragments_follow_their_first),
 		cmocka_unit_test(test_sixteen_workers),
@@ -2407,6 +2599,7 @@ int main(void)
 		cmocka_unit_test(test_answers_after_their_forward_moved),
 		cmocka_unit_test(test_error_about_masquerade_on_forwarded_port),
 		cmocka_unit_test(test_established_across_dnat_change),
+		cmocka_unit_test(test_fragment_hops_bound),
 		cmocka_unit_test(test_fragmented_answers_on_forwarded_ports),
 		cmocka_unit_test(test_fragmented_portless_answers_under_forward),
 		cmocka_unit_test(test_fragments_across_dnat_change),

@@ -239,13 +239,32 @@ static void test_flows_follow_rule_names(void **state)
 	free(b.buf);
 }
 
-/* The packet path restamps a flow before the sweep reaches it. */
+/* One fragment of s's datagram `id` (flags_offset: MF and the offset in
+ * 8-byte units, as frame_set_fragment takes them). */
+static struct pipe_pkt send_fragment(struct pipe_worker *w, const struct flow_spec *s,
+				     uint16_t id, uint16_t flags_offset, uint64_t now)
+{
+	struct frame f;
+	struct pipe_pkt p;
+
+	frame_build(&f, s);
+	frame_set_fragment(&f, id, flags_offset);
+	p = (struct pipe_pkt){.data = f.b, .len = f.len, .room = sizeof(f.b), .in_port = 0};
+	pipe_process(w, &p, 1, now);
+	return p;
+}
+
+/* The packet path restamps a flow before the sweep reaches it, a
+ * datagram's first fragment too: the rest of the datagram counts under
+ * the flow's new rule (its fragment entry was given the bare rule
+ * number, which the next fragment took for the generation before's and
+ * mapped again: `dns`'s number in B), and so after another reload. */
 static void test_packet_before_sweep(void **state)
 {
 	struct compiled a, b;
 	struct pipe_worker *w;
 	struct pipe_policy *old;
-	struct flow_spec s = udp(5001, 7000);
+	struct flow_spec s = udp(5001, 7000), t = udp(5006, 7000);
 	char err[256];
 	(void)state;
 
@@ -253,15 +272,24 @@ static void test_packet_before_sweep(void **state)
 	compile(&b, pol_b);
 	w = pipe_create(&bridge_cfg, &a.view);
 	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(send1(w, &t, 0, SEC, NULL).verdict, PIPE_FORWARD);
 	old = pipe_adopt(w, pipe_policy_build(w, &b.view, NULL, PIPE_FLOWS_KEEP, NULL, err,
 					      sizeof(err)));
 	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
 	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "out")].packets, 1);
+	assert_int_equal(send_fragment(w, &t, 0x300, 0x2000, SEC).verdict, PIPE_FORWARD);
+	assert_int_equal(send_fragment(w, &t, 0x300, 0x2000 | 6, SEC).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "out")].packets, 3);
+	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "dns")].packets, 0);
 	while (pipe_sweep(w))
 		;
 	pipe_policy_free(old);
 	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
-	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "out")].packets, 2);
+	assert_int_equal(pipe_rule_stats(w)[rule_no(&b.view, "out")].packets, 4);
+	pipe_policy_free(swap_to(w, &a.view, PIPE_FLOWS_KEEP));
+	assert_int_equal(send_fragment(w, &t, 0x300, 12, 2 * SEC).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(w)[rule_no(&a.view, "out")].packets, 1);
+	assert_int_equal(pipe_rule_stats(w)[0].packets, 0);
 	pipe_destroy(w);
 	free(a.buf);
 	free(b.buf);
@@ -309,21 +337,6 @@ static void test_keep_or_recheck(void **state)
 	}
 	free(a.buf);
 	free(c.buf);
-}
-
-/* One fragment of s's datagram `id` (flags_offset: MF and the offset in
- * 8-byte units, as frame_set_fragment takes them). */
-static struct pipe_pkt send_fragment(struct pipe_worker *w, const struct flow_spec *s,
-				     uint16_t id, uint16_t flags_offset, uint64_t now)
-{
-	struct frame f;
-	struct pipe_pkt p;
-
-	frame_build(&f, s);
-	frame_set_fragment(&f, id, flags_offset);
-	p = (struct pipe_pkt){.data = f.b, .len = f.len, .room = sizeof(f.b), .in_port = 0};
-	pipe_process(w, &p, 1, now);
-	return p;
 }
 
 /* A datagram in pieces across a reload: its non-first fragments follow
