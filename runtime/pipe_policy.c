@@ -539,7 +539,11 @@ static uint32_t current_rule(const struct pipe_policy *p, uint32_t stored, int *
 		*recheck = !!(tag & PIPE_TAG_RECHECK);
 		return rule;
 	}
-	*recheck = p->recheck;
+	/* A flow still due the re-check of an earlier reload stays due it
+	 * under a reload that keeps flows: no packet has been judged by the
+	 * rules since the reload that asked for it, and the policy in force
+	 * at its next packet judges it. */
+	*recheck = p->recheck || (tag & PIPE_TAG_RECHECK);
 	/* Only the generation before can be left (the sweep sees to it),
 	 * but a fragment entry may be older: its rule is unknown, 0. */
 	if ((tag & PIPE_TAG_GEN) == p->prev_tag && p->remap && rule < p->remap_count &&

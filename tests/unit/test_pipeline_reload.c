@@ -339,6 +339,38 @@ static void test_keep_or_recheck(void **state)
 	free(c.buf);
 }
 
+/* A re-check asked for is not lost to a later reload that keeps flows:
+ * A's flow is due its re-check under C; before any packet of it, C is
+ * loaded again with keep (a SIGHUP, whose default is keep). Its next
+ * packet is still judged, and C refuses it. A flow that C allows and
+ * that met its re-check already is kept as it is. */
+static void test_recheck_survives_a_keep_reload(void **state)
+{
+	struct compiled a, c;
+	struct flow_spec s = udp(5004, 7000), d = udp(5005, 53);
+	struct pipe_worker *w;
+	struct pipe_pkt p;
+	(void)state;
+
+	d.src[1] = 3;
+	compile(&a, pol_a);
+	compile(&c, pol_c);
+	w = pipe_create(&bridge_cfg, &a.view);
+	assert_int_equal(send1(w, &s, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	assert_int_equal(send1(w, &d, 0, SEC, NULL).verdict, PIPE_FORWARD);
+	pipe_policy_free(swap_to(w, &c.view, PIPE_FLOWS_RECHECK));
+	assert_int_equal(send1(w, &d, 0, 2 * SEC, NULL).verdict, PIPE_FORWARD);	/* re-checked */
+	pipe_policy_free(swap_to(w, &c.view, PIPE_FLOWS_KEEP));
+	p = send1(w, &s, 0, 3 * SEC, NULL);
+	assert_int_equal(p.verdict, PIPE_DROP);
+	assert_int_equal(p.drop, PIPE_DROP_POLICY);
+	assert_int_equal(pipe_stats(w)->recheck_ended, 1);
+	assert_int_equal(send1(w, &d, 0, 3 * SEC, NULL).verdict, PIPE_FORWARD);
+	pipe_destroy(w);
+	free(a.buf);
+	free(c.buf);
+}
+
 /* A datagram in pieces across a reload: its non-first fragments follow
  * the first's flow, so they meet that flow's fate. keep: they pass.
  * recheck: the first fragment after the reload re-checks the flow (no
@@ -736,6 +768,7 @@ int main(void)
 		cmocka_unit_test(test_flows_follow_rule_names),
 		cmocka_unit_test(test_packet_before_sweep),
 		cmocka_unit_test(test_keep_or_recheck),
+		cmocka_unit_test(test_recheck_survives_a_keep_reload),
 		cmocka_unit_test(test_fragments_follow_recheck),
 		cmocka_unit_test(test_limit_state_carried),
 		cmocka_unit_test(test_nat_binding_survives),
