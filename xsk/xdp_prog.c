@@ -349,63 +349,128 @@ int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *c, char 
 	return e;
 }
 
-/* A rampart program already on the interface was left by a rampartd that
+/* A rampart program already on the interface, left by a rampartd that
  * died (SIGKILL leaves it attached, by design: the --fail action needs
- * it). Take it off so that a restart (systemd Restart=) can attach ours;
- * other programs stay. Returns 1 when one was removed. */
-static int xsk_prog_remove_stale(int ifindex)
-{
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
-	struct xdp_program *prog;
-	int removed = 0;
+ * it) or stopped for a restart (SIGUSR2). Only its mode and how it is
+ * attached are read here: it stays on until ours takes its place. */
+struct stale_prog {
+	struct xdp_multiprog *mp;	/* the interface's programs, held open */
+	struct xdp_program *prog;	/* ours among them, or NULL */
+	int legacy;			/* alone on the interface, no dispatcher */
+	enum xdp_attach_mode mode;
+};
 
-	if (!mp || libxdp_get_error(mp))
-		return 0;
-	if (xdp_multiprog__is_legacy(mp)) {
-		prog = xdp_multiprog__main_prog(mp);
-		if (prog && !strcmp(xdp_program__name(prog), XSK_PROG_NAME))
-			removed = !xdp_multiprog__detach(mp);
-	} else {
-		for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
-		     prog = xdp_multiprog__next_prog(prog, mp))
-			if (!strcmp(xdp_program__name(prog), XSK_PROG_NAME)) {
-				removed = !xdp_program__detach(prog, ifindex,
-							       xdp_multiprog__attach_mode(mp), 0);
-				break;
-			}
+static void stale_find(int ifindex, struct stale_prog *s)
+{
+	struct xdp_program *prog;
+
+	memset(s, 0, sizeof(*s));
+	s->mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (!s->mp || libxdp_get_error(s->mp)) {
+		s->mp = NULL;
+		return;
 	}
-	xdp_multiprog__close(mp);
-	return removed;
+	s->mode = xdp_multiprog__attach_mode(s->mp);
+	s->legacy = xdp_multiprog__is_legacy(s->mp);
+	if (s->legacy) {
+		prog = xdp_multiprog__main_prog(s->mp);
+		if (prog && !strcmp(xdp_program__name(prog), XSK_PROG_NAME))
+			s->prog = prog;
+		return;
+	}
+	for (prog = xdp_multiprog__next_prog(NULL, s->mp); prog;
+	     prog = xdp_multiprog__next_prog(prog, s->mp))
+		if (!strcmp(xdp_program__name(prog), XSK_PROG_NAME)) {
+			s->prog = prog;
+			return;
+		}
 }
 
-int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
-		    const struct xsk_prog_cfg *cfg, char *err, size_t errlen)
+/* Take the stale program off (the last resort: the interface has no
+ * program of ours until the attach that follows). 1 when it came off. */
+static int stale_remove(struct stale_prog *s, int ifindex)
+{
+	if (!s->prog)
+		return 0;
+	if (s->legacy)
+		return !xdp_multiprog__detach(s->mp);
+	return !xdp_program__detach(s->prog, ifindex, s->mode, 0);
+}
+
+static void stale_close(struct stale_prog *s)
+{
+	xdp_multiprog__close(s->mp);
+	memset(s, 0, sizeof(*s));
+}
+
+static __u32 mode_flags(enum xdp_attach_mode mode)
+{
+	return mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE
+	     : mode == XDP_MODE_NATIVE ? XDP_FLAGS_DRV_MODE : 0;
+}
+
+/* Ours in the place of a stale legacy program in one step: the kernel
+ * swaps the two (XDP_FLAGS_REPLACE, only if the stale one is still
+ * there). Taken off first, the interface had no program for the tens of
+ * milliseconds the attach takes, and the kernel took transit meanwhile:
+ * routed it unfiltered past --fail closed, answered a masqueraded
+ * flow's packets with resets. libxdp cannot replace a legacy program and
+ * has no load without an attach, so libbpf loads and swaps it; its mode
+ * is the stale one's (a swap cannot change it). 0, or a negative errno
+ * with p->prog closed. */
+static int replace_legacy(struct xsk_prog *p, const char *obj_path,
+			  const struct xsk_prog_cfg *cfg, int ifindex,
+			  const struct stale_prog *s, char *err, size_t errlen)
+{
+	int e = -EINVAL;
+
+	for (int frags = 1; frags >= 0; frags--) {
+		struct bpf_program *bp;
+		int fd;
+
+		if (frags && getenv("RAMPART_XSK_NO_SG"))
+			continue;
+		if (!p->prog) {
+			e = xsk_prog_open(p, obj_path, cfg, err, errlen);
+			if (e)
+				return e;
+		}
+		bp = bpf_object__find_program_by_name(xdp_program__bpf_obj(p->prog),
+						      XSK_PROG_NAME);
+		e = bp ? xdp_program__set_xdp_frags_support(p->prog, frags) : -ENOENT;
+		if (!e)
+			e = bpf_object__load(xdp_program__bpf_obj(p->prog));
+		fd = e ? -1 : bpf_program__fd(bp);
+		if (fd >= 0) {
+			LIBBPF_OPTS(bpf_xdp_attach_opts, opts,
+				    .old_prog_fd = xdp_program__fd(s->prog));
+
+			e = bpf_xdp_attach(ifindex, fd, XDP_FLAGS_REPLACE | mode_flags(s->mode),
+					   &opts);
+			if (!e) {
+				p->prog_fd = fd;
+				p->mode = s->mode;
+				p->frags = frags;
+				p->multiprog = 0;
+				return 0;
+			}
+		}
+		xdp_program__close(p->prog);	/* loaded: each try opens it anew */
+		p->prog = NULL;
+	}
+	return e;
+}
+
+/* libxdp's attach, native mode first, each with frags support and then
+ * without (a driver, or a kernel before 5.18, may refuse it: native
+ * without frags beats skb mode with them), then skb mode the same. */
+static int attach_with_libxdp(struct xsk_prog *p, const char *obj_path,
+			      const struct xsk_prog_cfg *cfg, int ifindex, char *err,
+			      size_t errlen)
 {
 	static const enum xdp_attach_mode modes[] = { XDP_MODE_NATIVE, XDP_MODE_SKB };
-	struct xdp_multiprog *mp;
-	char why[128];
-	int e = 0;
+	int e = -EINVAL;
 
-	memset(p, 0, sizeof(*p));
-	p->xskmap_fd = -1;
-	xsk_want_bpffs();
-	/* Opened and configured before a dead rampartd's program is taken
-	 * off: an object or a policy ours cannot take (too many host
-	 * entries) leaves that program on, so --fail closed still holds,
-	 * instead of an interface without a program until someone fixes it. */
-	e = xsk_prog_open(p, obj_path, cfg, err, errlen);
-	if (e)
-		return e;
-	p->replaced_stale = xsk_prog_remove_stale(ifindex);
-
-	/* Frags-aware (BPF_F_XDP_HAS_FRAGS): the program reads only the
-	 * headers in the first buffer, so it takes frames of any length,
-	 * and a driver (veth too) lets it on in native mode on a port whose
-	 * MTU is over a page, for AF_XDP multi-buffer (queue.c). Native mode
-	 * first, each with the flag and then without (a driver, or a kernel
-	 * before 5.18, may refuse it: native without frags beats skb mode
-	 * with them), then skb mode the same. The flag is fixed once the
-	 * program is loaded: each try after the first opens it anew. */
 	for (size_t i = 0; i < 2 * sizeof(modes) / sizeof(modes[0]); i++) {
 		int frags = !(i & 1);
 
@@ -420,13 +485,71 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 		if (!e)
 			e = xdp_program__attach(p->prog, ifindex, modes[i / 2], 0);
 		if (!e) {
+			struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+
 			p->mode = modes[i / 2];
 			p->frags = frags;
-			break;
+			p->prog_fd = xdp_program__fd(p->prog);
+			if (!libxdp_get_error(mp) && mp) {
+				p->multiprog = !xdp_multiprog__is_legacy(mp);
+				xdp_multiprog__close(mp);
+			}
+			return 0;
 		}
 		xdp_program__close(p->prog);
 		p->prog = NULL;
 	}
+	return e;
+}
+
+int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
+		    const struct xsk_prog_cfg *cfg, char *err, size_t errlen)
+{
+	struct stale_prog stale;
+	char why[128];
+	int e = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->xskmap_fd = -1;
+	p->prog_fd = -1;
+	xsk_want_bpffs();
+	/* Opened and configured before a dead rampartd's program is looked
+	 * at: an object or a policy ours cannot take (too many host
+	 * entries) leaves that program on, so --fail closed still holds,
+	 * instead of an interface without a program until someone fixes it. */
+	e = xsk_prog_open(p, obj_path, cfg, err, errlen);
+	if (e)
+		return e;
+
+	/* Frags-aware (BPF_F_XDP_HAS_FRAGS): the program reads only the
+	 * headers in the first buffer, so it takes frames of any length,
+	 * and a driver (veth too) lets it on in native mode on a port whose
+	 * MTU is over a page, for AF_XDP multi-buffer (queue.c). The flag is
+	 * fixed once the program is loaded: each try after the first opens
+	 * it anew.
+	 *
+	 * A stale program is never taken off before ours is on: alone on the
+	 * interface it is swapped for ours in one step; behind libxdp's
+	 * dispatcher ours joins it there first (the dispatcher is replaced
+	 * whole, in one step too) and it leaves after. Taking it off first
+	 * is the last resort, when neither works. */
+	stale_find(ifindex, &stale);
+	if (stale.prog && stale.legacy) {
+		e = replace_legacy(p, obj_path, cfg, ifindex, &stale, err, errlen);
+		p->replaced_stale = !e;
+	} else if (stale.prog) {
+		/* (libxdp cannot put ours beside a dispatcher but in it) */
+		e = attach_with_libxdp(p, obj_path, cfg, ifindex, err, errlen);
+		if (!e)
+			p->replaced_stale = stale_remove(&stale, ifindex);
+	}
+	if (stale.prog && e) {	/* the last resort: off with it, then ours */
+		p->replaced_stale = stale_remove(&stale, ifindex);
+		e = attach_with_libxdp(p, obj_path, cfg, ifindex, err, errlen);
+	} else if (!stale.prog) {
+		e = attach_with_libxdp(p, obj_path, cfg, ifindex, err, errlen);
+	}
+	stale_close(&stale);
 	if (e) {
 		xsk_errstr(e, why, sizeof(why));
 		snprintf(err, errlen, "cannot attach XDP program: %s", why);
@@ -435,12 +558,6 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 		return e;
 	}
 	p->ifindex = ifindex;
-
-	mp = xdp_multiprog__get_from_ifindex(ifindex);
-	if (!libxdp_get_error(mp) && mp) {
-		p->multiprog = !xdp_multiprog__is_legacy(mp);
-		xdp_multiprog__close(mp);
-	}
 
 	p->xskmap_fd = bpf_object__find_map_fd_by_name(xdp_program__bpf_obj(p->prog),
 						       XSK_XSKMAP_NAME);
@@ -465,11 +582,9 @@ void xsk_prog_detach(struct xsk_prog *p)
 		 * (old_prog_fd), with nothing but CAP_NET_ADMIN, which is all
 		 * rampartd keeps after set-up (libxdp's detach also looks the
 		 * program up by id, which needs more). */
-		LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = xdp_program__fd(p->prog));
-		__u32 flags = p->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE
-			    : p->mode == XDP_MODE_NATIVE ? XDP_FLAGS_DRV_MODE : 0;
+		LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = p->prog_fd);
 
-		bpf_xdp_detach(p->ifindex, flags, &opts);
+		bpf_xdp_detach(p->ifindex, mode_flags((enum xdp_attach_mode)p->mode), &opts);
 	}
 	xdp_program__close(p->prog);
 	p->prog = NULL;

@@ -26,8 +26,9 @@ struct xsk_prog {
 	int mode;		/* enum xdp_attach_mode it is attached in */
 	int frags;		/* 1 loaded frags-aware: frames of any length */
 	int xskmap_fd;
+	int prog_fd;		/* the loaded program (libxdp's, or libbpf's for a swap) */
 	int multiprog;		/* 1 behind libxdp's dispatcher, 0 legacy */
-	int replaced_stale;	/* a dead rampartd's program was taken off first */
+	int replaced_stale;	/* a dead or stopped rampartd's program was replaced */
 };
 
 /* Path of the BPF object: $RAMPART_XDP_OBJ, else the build-time default. */

@@ -93,6 +93,34 @@ socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'through', ('10.40.2.2'
 	grep -q through "$log"
 }
 
+# udp_stream_start PORT SECONDS: datagrams from cli to the server's PORT,
+# one a millisecond for SECONDS, started in the background
+# (STREAM_PID); the server's count is in $LAB_TMP/stream$PORT.count
+# when STREAM_PID ends.
+udp_stream_start() {
+	lab_bg srv "$LAB_TMP/stream$1.count" "$LAB_PY" -c "import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('10.40.2.2', $1))
+s.settimeout($2 + 2)
+n = 0
+try:
+    while True:
+        s.recvfrom(64); n += 1
+except socket.timeout:
+    pass
+print(n, flush=True)"
+	STREAM_RX_PID=$LAB_LAST_PID
+	sleep 0.5
+	lab_bg cli "$LAB_TMP/stream$1.tx" "$LAB_PY" -c "import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+end, n = time.time() + $2, 0
+while time.time() < end:
+    s.sendto(b'x', ('10.40.2.2', $1)); n += 1
+    time.sleep(0.001)
+print(n, flush=True)"
+	STREAM_TX_PID=$LAB_LAST_PID
+}
+
 lab_init rfm
 trap failmode_cleanup EXIT
 lab_rampart_bins || { not_ok "rampartd built"; lab_summary; exit 1; }
@@ -158,6 +186,27 @@ check_not "fail closed: transit HTTP 8080 dropped" http 8080
 check "host session survives kill -9 (--fail closed)" session_alive
 check "fail closed: the firewall itself still answers ping" \
 	quiet lab_in cli ping -q -n -c 2 -i 0.2 -W 1 10.40.1.1
+
+# ---- a restart over the program left behind: never a moment without one ----
+# (the new rampartd puts its program in the dead one's place in one step:
+# took off first, the kernel routed transit unfiltered until ours was on)
+udp_stream_start 5997 4
+sleep 1
+if start_rampartd closed; then
+	ok "rampartd --fail closed starts over it while transit datagrams stream"
+else
+	not_ok "rampartd --fail closed starts over it while transit datagrams stream"
+	cat "$LAB_TMP/rampartd.err" >&2
+fi
+check "it says it replaced the old program" \
+	grep -q 'replaced the XDP program a previous rampartd left' "$LAB_TMP/rampartd.err"
+wait "$STREAM_TX_PID" "$STREAM_RX_PID"
+check "the stream ran (over 500 datagrams sent: $(cat "$LAB_TMP/stream5997.tx"))" \
+	test "$(cat "$LAB_TMP/stream5997.tx")" -gt 500
+check_eq "not one of them reached the server (the policy drops them)" \
+	"$(cat "$LAB_TMP/stream5997.count")" 0
+kill -KILL "$RAMPARTD_PID"
+lab_wait_gone "$RAMPARTD_PID" 5
 
 # ---- a rampartd that cannot start leaves the program a dead one left ----
 # (17 pass entries: one more than the XDP program takes; refused when
