@@ -255,7 +255,7 @@ lab_rampartd_start() {
 #                              first failure (or after 200 s)
 lab_session_tool() {
 	cat >"$LAB_TMP/session.py" <<'PY'
-import socket, sys, threading, time
+import os, socket, sys, threading, time
 mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
 if mode == "serve":
@@ -281,8 +281,12 @@ while time.time() < end:
     f.write(b"line %d\n" % n); f.flush()
     if f.readline() != b"line %d\n" % n:
         sys.exit("bad echo")
-    with open(sys.argv[4], "w") as out:
+    # written beside and renamed over: a reader never sees the file
+    # empty between a truncation and the write (it took that for a
+    # count that never grew: a session's check failed under load)
+    with open(sys.argv[4] + ".new", "w") as out:
         out.write("%d\n" % n)
+    os.replace(sys.argv[4] + ".new", sys.argv[4])
     time.sleep(0.2)
 PY
 }

@@ -51,6 +51,7 @@ start_session() { lab_session_start cli "10.$N.2.2" 7000 30; }
 # peers the server saw: one public address and port for the session
 peers() { sort -u "$LAB_TMP/peers.log" 2>/dev/null | wc -l; }
 start_rampartd() {	# [QUEUES [MORE ARGUMENTS]]
+	echo "# ${SECONDS} s: rampartd --queues ${1:-2} ${*:2}"
 	lab_rampartd_run routing --policy "$LAB_TMP/fw.rfw" --interface "$FW_IF_C" \
 		--interface "$FW_IF_S" --mode router --fail closed --queues "${1:-2}" --cores 0,1 \
 		--state-file "$LAB_TMP/flows.state" --foreground -v --control "$LAB_TMP/rampartd.sock" \
@@ -70,16 +71,29 @@ start_extra() {
 }
 extra_count() { cat "$LAB_TMP/extra$1.count" 2>/dev/null || echo 0; }
 extra_grew() { [ "$(extra_count "$1")" -gt "$2" ]; }
+# (a session that fails says which and how: a line for the log)
+session_failed() {	# NAME PID COUNT LOG WAIT
+	if kill -0 "$2" 2>/dev/null; then
+		echo "# $1: its count stayed at $3 for $5 s"
+	else
+		echo "# $1: its client ended at count $3: $(tail -1 "$4" 2>/dev/null)"
+	fi
+	return 1
+}
 all_alive() {	# WAIT: every session's count grows within WAIT s
 	local i before
-	lab_session_alive "$1" || return 1
+	before=$(lab_session_count)
+	lab_session_alive "$1" ||
+		session_failed session "$SESSION_PID" "$before" "$LAB_TMP/session.log" "$1" || return 1
 	for i in $(seq 1 $EXTRA); do
 		before=$(extra_count "$i")
 		kill -0 "${EXTRA_PID[i]}" 2>/dev/null && lab_wait_for "$1" extra_grew "$i" "$before" ||
-			return 1
+			session_failed "extra session $i" "${EXTRA_PID[i]}" "$before" \
+				"$LAB_TMP/extra$i.log" "$1" || return 1
 	done
 }
 stop_rampartd() {	# [SIGNAL]: USR2, a stop for a restart, by default
+	echo "# ${SECONDS} s: SIG${1:-USR2}"
 	kill -"${1:-USR2}" "$RAMPARTD_PID"
 	lab_wait_gone "$RAMPARTD_PID" 10
 }
@@ -276,5 +290,9 @@ lab_xdp_off
 if [ "$LAB_FAILED" -ne 0 ]; then
 	echo "--- rampartd stderr ---" >&2; cat "$LAB_TMP/rampartd.err" >&2
 	echo "--- session ---" >&2; cat "$LAB_TMP/session.log" >&2
+	for i in $(seq 1 $EXTRA); do
+		echo "--- extra session $i (count $(extra_count "$i")) ---" >&2
+		cat "$LAB_TMP/extra$i.log" >&2
+	done
 fi
 lab_summary
