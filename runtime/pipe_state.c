@@ -18,7 +18,11 @@
 #include "rule_map.h"
 
 #define STATE_MAGIC "RAMPFLOW"
-#define STATE_VERSION 1u
+/* Version 2 added the re-check mark to a record's rule (STATE_RULE_RECHECK).
+ * Version 1 files (the binary before) are still read, as having no marks:
+ * the file exists to carry flows over an upgrade of the binary. */
+#define STATE_VERSION 2u
+#define STATE_VERSION_UNMARKED 1u
 #define STATE_HANDOFF 1u	/* header flags: the workers handed frames over */
 #define STATE_CHECKPOINT 2u	/* written while they ran: TCP windows may be behind */
 
@@ -46,9 +50,20 @@ _Static_assert(sizeof(struct state_header) == 72, "the state file's header");
 
 struct state_record {
 	uint32_t worker;
-	uint32_t rule;		/* in the saving policy */
+	uint32_t rule;		/* in the saving policy, | STATE_RULE_RECHECK */
 	struct ct_saved_flow flow;
 };
+
+/* In a version 2 record's rule: the flow was due a re-check against the
+ * rules on its next packet (a reload with --flows recheck that no packet
+ * of it has met yet), and is again once restored, whatever the restart's
+ * own --reload-flows. Without it, a restart between that reload and the
+ * flow's next packet let the flow live on under rules that refuse it.
+ * The rule number is the bits below (a policy has fewer than
+ * PIPE_RULE_MASK rules: pipe_policy_build refuses more). */
+#define STATE_RULE_RECHECK 0x80000000u
+#define STATE_RULE_NUMBER (~STATE_RULE_RECHECK)
+_Static_assert(PIPE_RULE_MASK < STATE_RULE_RECHECK, "a rule number leaves the mark's bit free");
 _Static_assert(sizeof(struct state_record) == PIPE_STATE_RECORD_SIZE, "the state file's record");
 
 struct pipe_state {
@@ -94,9 +109,10 @@ static int put_names(FILE *f, const struct rfw_view *v, uint32_t *size, uint32_t
 
 /* One worker's live flows from slot *cursor on, their rules as the
  * current policy numbers them (a flow the sweep has not restamped yet is
- * mapped here); names: the policy whose names the file holds (every
- * worker's once a reload is done; a worker still on another keeps its
- * flows, under rule 0). */
+ * mapped here), each marked when it is due a re-check; names: the policy
+ * whose names the file holds (every worker's once a reload is done; a
+ * worker still on another keeps its flows, under rule 0, marks and all:
+ * a re-check asked for is never dropped). */
 int pipe_state_collect(const struct pipe_worker *w, uint32_t k, const struct rfw_view *names,
 		       uint32_t now, uint32_t *cursor, uint32_t max_slots, void *out,
 		       uint32_t room, uint32_t *nout)
@@ -107,13 +123,14 @@ int pipe_state_collect(const struct pipe_worker *w, uint32_t k, const struct rfw
 
 	for (; *cursor < max && max_slots && n < room; (*cursor)++, max_slots--) {
 		struct state_record *r = &rec[n];
+		uint32_t rule;
+		int due;
 
 		if (ct_flow_save(t, *cursor, now, &r->flow))
 			continue;
 		r->worker = k;
-		pipe_flow_restamp_rule(w->pol, r->flow.rule, &r->rule);
-		if (w->pol->view != names)
-			r->rule = 0;
+		due = pipe_flow_restamp_rule(w->pol, r->flow.rule, &rule);
+		r->rule = (w->pol->view == names ? rule : 0) | (due ? STATE_RULE_RECHECK : 0);
 		r->flow.rule = 0;
 		n++;
 	}
@@ -368,7 +385,8 @@ struct pipe_state *pipe_state_open(const char *path, char *err, size_t errlen)
 	h = s->h = (const struct state_header *)s->map;
 	if (memcmp(h->magic, STATE_MAGIC, 8))
 		return refuse(s, err, errlen, path, "not a rampart state file");
-	if (h->version != STATE_VERSION || h->header_size != sizeof(*h) ||
+	if ((h->version != STATE_VERSION && h->version != STATE_VERSION_UNMARKED) ||
+	    h->header_size != sizeof(*h) ||
 	    h->record_size != sizeof(struct state_record))
 		return refuse(s, err, errlen, path, "written by another version of rampart");
 	if (crc32c(0, h, offsetof(struct state_header, header_crc)) != h->header_crc)
@@ -533,15 +551,18 @@ static int add_redirects(struct pipe_worker *const *w, uint32_t k, const struct 
 	return 0;
 }
 
-static int restore_one(struct pipe_worker *w, const struct state_record *r, const uint32_t *map,
-		       uint32_t down, uint32_t now, int recheck, int moved, int resync,
-		       struct pipe_state_counts *c, uint32_t *restored)
+/* r's flow into w; saved_rule: its rule number in the saving policy
+ * (the record's without the mark); recheck: due a re-check on its next
+ * packet. */
+static int restore_one(struct pipe_worker *w, const struct state_record *r, uint32_t saved_rule,
+		       const uint32_t *map, uint32_t down, uint32_t now, int recheck, int moved,
+		       int resync, struct pipe_state_counts *c, uint32_t *restored)
 {
 	struct ct_saved_flow f = r->flow;
 	uint32_t rule, flow = CT_NONE;
 	int st;
 
-	rule = map[r->rule] == RULE_MAP_GONE ? 0 : map[r->rule];
+	rule = map[saved_rule] == RULE_MAP_GONE ? 0 : map[saved_rule];
 	f.ttl = f.ttl > down ? f.ttl - down : 0;
 	st = ct_flow_restore(w->ct, &f,
 			     pipe_flow_rule(w->pol->tag | (recheck ? PIPE_TAG_RECHECK : 0), rule),
@@ -558,7 +579,7 @@ static int restore_one(struct pipe_worker *w, const struct state_record *r, cons
 			ct_flow_resync(w->ct, flow);
 		c->restored++;
 		c->rehomed += moved;
-		c->rule_gone += map[r->rule] == RULE_MAP_GONE;
+		c->rule_gone += map[saved_rule] == RULE_MAP_GONE;
 		break;
 	case CT_RESTORE_EXPIRED:
 		c->expired++;
@@ -615,9 +636,16 @@ int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w,
 	for (uint64_t i = 0; i < h->flows; i++) {
 		struct state_record rec = s->rec[i];
 		const struct state_record *r = &rec;
-		uint32_t k = r->worker, flow;
+		uint32_t k = r->worker, flow, rule = r->rule;
+		int due = 0;
 
-		if (r->worker >= h->workers || r->rule > h->rule_count) {
+		/* a version 1 record has no mark: all its bits are the number
+		 * (one with the top bit set is no rule of its policy) */
+		if (h->version != STATE_VERSION_UNMARKED) {
+			due = !!(r->rule & STATE_RULE_RECHECK);
+			rule = r->rule & STATE_RULE_NUMBER;
+		}
+		if (r->worker >= h->workers || rule > h->rule_count) {
 			c->invalid++;
 			continue;
 		}
@@ -635,8 +663,9 @@ int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w,
 			k = place_flow(w, n, &r->flow);
 		/* (a pair no pool of the worker holds is the policy's change:
 		 * restored, counted nat_unclaimed) */
-		if (restore_one(w[k], r, map, down, now, recheck, place && k != r->worker,
-				!!(h->flags & STATE_CHECKPOINT), c, &flow) == CT_RESTORED &&
+		if (restore_one(w[k], r, rule, map, down, now, recheck || due,
+				place && k != r->worker, !!(h->flags & STATE_CHECKPOINT), c,
+				&flow) == CT_RESTORED &&
 		    handoff && n > 1 && add_redirects(w, k, &r->flow, flow)) {
 			ct_remove(w[k]->ct, flow);	/* no memory for its redirect */
 			c->restored--;

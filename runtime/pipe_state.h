@@ -7,7 +7,13 @@
  * address), its TCP windows and state, counters, and the time it had
  * left less the time rampart was down; its rule by name in the new
  * policy (a rule that is gone: the default's, as a reload keeps such a
- * flow). Each flow goes back to the worker that had it, under the handoff
+ * flow), and whether it was due a re-check against the rules on its
+ * next packet (a reload's --flows recheck no packet of it has met yet):
+ * such a flow is due it again, whatever the restart's own recheck. The
+ * format is version 2 (the mark); version 1 files, from the binary
+ * before, are still read, without marks, so an upgrade keeps its flows;
+ * a binary that reads only version 1 refuses a version 2 file (a
+ * downgrade starts without flows). Each flow goes back to the worker that had it, under the handoff
  * hash key of the file (pipe_state_home_seed). Another worker count: one
  * worker takes every flow; with handoff, each flow goes to the worker its
  * packets now map to, which for a flow without SNAT is one worker both
@@ -57,9 +63,9 @@ struct rfw_view;
 
 /* Worker k's live flows from conntrack slot *cursor on, at most
  * max_slots slots looked at and room records written to out; *nout
- * records written, *cursor moved on. names: the policy whose rule names
- * the file holds (a worker on another has its flows saved under rule
- * 0). 1 once the whole table is done, else 0. */
+ * records written, *cursor moved on, each marked when its flow is due a
+ * re-check. names: the policy whose rule names the file holds (a worker
+ * on another has its flows saved under rule 0). 1 once the whole table is done, else 0. */
 int pipe_state_collect(const struct pipe_worker *w, uint32_t k, const struct rfw_view *names,
 		       uint32_t now, uint32_t *cursor, uint32_t max_slots, void *out,
 		       uint32_t room, uint32_t *nout);
@@ -97,9 +103,9 @@ int pipe_state_handoff(const struct pipe_state *s);
 uint64_t pipe_state_home_seed(const struct pipe_state *s);
 
 /* Put the file's flows back into workers w[0..n) (made with the file's
- * home seed when both use handoff, not yet running). recheck: flows are
- * due a re-check against the rules on their next packet (--reload-flows
- * recheck). 0, or -1 with err when the file does not fit these workers
+ * home seed when both use handoff, not yet running). recheck: every flow
+ * is due a re-check against the rules on its next packet (--reload-flows
+ * recheck); without it, those the file marks due one still are. 0, or -1 with err when the file does not fit these workers
  * (nothing restored). */
 int pipe_state_restore(const struct pipe_state *s, struct pipe_worker *const *w, uint32_t n,
 		       uint64_t now_ns, uint64_t wall_ns, int recheck, struct pipe_state_counts *c,

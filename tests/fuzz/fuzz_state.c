@@ -10,7 +10,11 @@
  * the restore could claim one for.
  * With RAMPART_FUZZ_WRITE_SEED=PATH it writes a seed instead: flows of
  * every kind (TCP through masquerade, DNAT, UDP, ICMPv6 echo) saved by
- * a worker that made them (make the corpus' state/ seed with it). */
+ * a worker that made them, the first two before a reload with --flows
+ * recheck (so the file has records marked due a re-check and records
+ * without; make the corpus' state/ seed with it). The corpus' flows-*
+ * and own-port-pair seeds are version 1 files (from before the mark),
+ * kept for the version 1 reader; flows-v2-marked is this one's. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,7 +77,26 @@ static struct flow_spec v4(uint8_t proto, const uint8_t src[4], uint16_t sport,
 	return s;
 }
 
-/* Flows of every kind, saved to out. */
+/* w's flows due a re-check on their next packet, as a reload of the
+ * same policy with --flows recheck leaves them. */
+static void reload_recheck(struct pipe_worker *w)
+{
+	char err[256];
+	struct pipe_policy *p = pipe_policy_build(w, &view, NULL, PIPE_FLOWS_RECHECK, NULL, err,
+						  sizeof(err));
+
+	if (!p) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	p = pipe_adopt(w, p);
+	while (pipe_sweep(w))
+		;
+	pipe_policy_free(p);
+}
+
+/* Flows of every kind, saved to out: the masqueraded ones marked due a
+ * re-check, the forward and the echo made after that reload not. */
 static void write_seed(const char *out)
 {
 	static const uint8_t lan[4] = {10, 1, 0, 5}, far[4] = {10, 9, 9, 9}, wan[4] = {10, 2, 0, 1};
@@ -88,6 +111,7 @@ static void write_seed(const char *out)
 
 	run(w, &tcp, 0, SEC);
 	run(w, &udp, 0, SEC);
+	reload_recheck(w);
 	run(w, &dnat, 1, SEC);
 	memcpy(s6.src, (uint8_t[]){0xfd, 0, 0, 1, [15] = 5}, 16);
 	memcpy(s6.dst, (uint8_t[]){0xfd, 0, 0, 2, [15] = 9}, 16);

@@ -332,20 +332,28 @@ static void test_snat_own_address_restored(void **state)
 	unlink(path);
 }
 
-/* Into path: the masqueraded connection (its public port in *pub) and a
- * DNS flow from outside accepted by dns-in (its packet in *dns). */
-static void save_two_flows(const char *path, uint16_t *pub, struct flow_spec *dns)
+/* A lab of policy with two flows: the masqueraded connection (its
+ * public port in *pub) and a DNS flow from outside accepted by dns-in
+ * (its packet in *dns). */
+static void open_with_two_flows(struct lab *a, uint16_t *pub, struct flow_spec *dns)
 {
-	struct lab a;
 	struct frame f;
 
 	*dns = (struct flow_spec){.family = 4, .proto = 17, .sport = 3333, .dport = 53};
 	memcpy(dns->src, remote_ip, 4);
 	memcpy(dns->dst, client_ip, 4);
-	lab_open(&a, policy, 7);
-	establish(&a, pub);
+	lab_open(a, policy, 7);
+	establish(a, pub);
 	frame_build(&f, dns);
-	assert_int_equal(run1(&a, &f, 1, 11 * SEC).verdict, PIPE_FORWARD);	/* dns-in */
+	assert_int_equal(run1(a, &f, 1, 11 * SEC).verdict, PIPE_FORWARD);	/* dns-in */
+}
+
+/* open_with_two_flows' flows into path. */
+static void save_two_flows(const char *path, uint16_t *pub, struct flow_spec *dns)
+{
+	struct lab a;
+
+	open_with_two_flows(&a, pub, dns);
 	save(&a, path, 12 * SEC, WALL, 2);
 	lab_close(&a);
 }
@@ -455,9 +463,33 @@ static void flip_byte(const char *path, long at)
 	fclose(f);
 }
 
+/* The header's words (pipe_state.c's struct state_header) a test sets. */
+#define HEADER_VERSION 8
+#define HEADER_RULE_COUNT 32
+#define HEADER_SIZE 72
+#define HEADER_CRC 68		/* CRC32C of the header's bytes before it */
+
+/* Set a 32-bit word of path's header and its checksum to match, as a
+ * crafted file (or another version of the writer) would have it. */
+static void set_header_word(const char *path, size_t at, uint32_t value)
+{
+	FILE *g = fopen(path, "r+b");
+	uint8_t h[HEADER_SIZE];
+	uint32_t crc;
+
+	assert_non_null(g);
+	assert_int_equal(fread(h, 1, HEADER_SIZE, g), HEADER_SIZE);
+	memcpy(h + at, &value, 4);
+	crc = crc32c(0, h, HEADER_CRC);
+	memcpy(h + HEADER_CRC, &crc, 4);
+	rewind(g);
+	assert_int_equal(fwrite(h, 1, HEADER_SIZE, g), HEADER_SIZE);
+	fclose(g);
+}
+
 /* Refused whole, the tables left empty: a damaged record, a damaged
- * header, a file cut short, something else, another worker count; no
- * file is ENOENT. */
+ * header, a file of a later format, a file cut short, something else,
+ * another worker count; no file is ENOENT. */
 static void test_refusals(void **state)
 {
 	struct lab a, b;
@@ -488,22 +520,15 @@ static void test_refusals(void **state)
 	backup(path, copy);
 	/* more rule names than the names section has bytes for: a crafted
 	 * header (checksum right) must not make the reader allocate 32 GB */
-	{
-		FILE *g = fopen(path, "r+b");
-		uint8_t h[72];
-		uint32_t huge = 0xffffffffu, crc;
-
-		assert_non_null(g);
-		assert_int_equal(fread(h, 1, 72, g), 72);
-		memcpy(h + 32, &huge, 4);	/* rule_count */
-		crc = crc32c(0, h, 68);
-		memcpy(h + 68, &crc, 4);
-		rewind(g);
-		assert_int_equal(fwrite(h, 1, 72, g), 72);
-		fclose(g);
-	}
+	set_header_word(path, HEADER_RULE_COUNT, 0xffffffffu);
 	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
 	assert_non_null(strstr(err, "sizes inconsistent"));
+	rename(copy, path);
+	backup(path, copy);
+	/* a later format (a downgrade): refused, not read as this one */
+	set_header_word(path, HEADER_VERSION, 3);
+	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
+	assert_non_null(strstr(err, "another version"));
 	rename(copy, path);
 	assert_int_equal(truncate(path, 72 + 40), 0);
 	assert_int_equal(restore(&b, path, SEC, WALL, &c, err, sizeof(err)), -2);
@@ -1028,23 +1053,24 @@ static void test_restore_under_other_dnat(void **state)
 }
 
 /* Save lab a's flows as a checkpoint would (checkpoint set) or as a
- * clean stop does, into path. */
-static void save_as(struct lab *a, const char *path, int checkpoint, uint64_t flows)
+ * clean stop does, into path; names: the policy its workers run. */
+static void save_as(struct lab *a, const struct rfw_view *names, const char *path,
+		    int checkpoint, uint64_t flows)
 {
 	uint8_t rec[8 * PIPE_STATE_RECORD_SIZE];
 	struct pipe_state_writer *wr;
 	char err[256];
 	uint64_t n = 0;
 
-	wr = pipe_state_writer_open(path, a->w[0], a->n, &a->view, checkpoint, err, sizeof(err));
+	wr = pipe_state_writer_open(path, a->w[0], a->n, names, checkpoint, err, sizeof(err));
 	assert_non_null(wr);
 	for (uint32_t k = 0; k < a->n; k++) {
 		uint32_t cursor = 0, got;
 		int done;
 
 		do {
-			done = pipe_state_collect(a->w[k], k, &a->view, 20, &cursor, UINT32_MAX, rec, 8,
-						  &got);
+			done = pipe_state_collect(a->w[k], k, names, 20, &cursor, UINT32_MAX, rec,
+						  8, &got);
 			assert_int_equal(pipe_state_writer_put(wr, rec, got, err, sizeof(err)), 0);
 		} while (!done);
 	}
@@ -1069,7 +1095,7 @@ static void test_checkpoint_resync(void **state)
 	for (int checkpoint = 1; checkpoint >= 0; checkpoint--) {
 		lab_open(&a, policy, 7);
 		establish(&a, &pub);	/* client at 1101, server at 5001 */
-		save_as(&a, path, checkpoint, 1);
+		save_as(&a, &a.view, path, checkpoint, 1);
 		lab_close(&a);
 		lab_open(&b, policy, 8);
 		assert_int_equal(restore(&b, path, 3 * SEC, WALL + 2 * SEC, &c, err, sizeof(err)), 0);
@@ -1093,6 +1119,148 @@ static void test_checkpoint_resync(void **state)
 				     5051 + ahead, 100, 5 * SEC, &f).verdict, PIPE_DROP);
 		lab_close(&b);
 	}
+	unlink(path);
+}
+
+/* A policy the workers of a lab were reloaded to (its artifact must
+ * outlive them). */
+struct reloaded {
+	void *buf;
+	size_t len;
+	struct rfw_view view;
+};
+
+/* Reload every worker of l to text, flows keep or recheck, as rampartd
+ * does (build, adopt, sweep until no flow is left on the old policy). */
+static void reload(struct lab *l, struct reloaded *to, const char *text,
+		   enum pipe_flow_policy flows)
+{
+	char err[256] = "";
+
+	router_lab_compile(text, &to->buf, &to->len, &to->view);
+	for (uint32_t k = 0; k < l->n; k++) {
+		struct pipe_policy *p =
+			pipe_policy_build(l->w[k], &to->view, NULL, flows, NULL, err, sizeof(err));
+
+		if (!p)
+			fail_msg("build refused: %s", err);
+		p = pipe_adopt(l->w[k], p);
+		while (pipe_sweep(l->w[k]))
+			;
+		pipe_policy_free(p);
+	}
+}
+
+/* How reload_then_save writes the file. */
+enum save_way { SAVE_AT_STOP, SAVE_CHECKPOINT };
+
+/* open_with_two_flows' flows made under policy, then a reload to
+ * policy_edited with --flows recheck (dns-in gone: the default drops the
+ * DNS flow), and, keep_after set, another reload that keeps flows; saved
+ * into path before either flow's next packet. */
+static void reload_then_save(const char *path, int keep_after, enum save_way way, uint16_t *pub,
+			     struct flow_spec *dns)
+{
+	struct reloaded edited, again;
+	struct lab a;
+
+	open_with_two_flows(&a, pub, dns);
+	reload(&a, &edited, policy_edited, PIPE_FLOWS_RECHECK);
+	if (keep_after)
+		reload(&a, &again, policy_edited, PIPE_FLOWS_KEEP);
+	if (way == SAVE_CHECKPOINT)
+		save_as(&a, keep_after ? &again.view : &edited.view, path, 1, 2);
+	else
+		save(&a, path, 12 * SEC, WALL, 2);
+	lab_close(&a);
+	free(edited.buf);
+	if (keep_after)
+		free(again.buf);
+}
+
+/* A reload with --flows recheck to a policy that refuses an idle flow,
+ * then a restart (the state file) before its next packet, the restart
+ * itself not asked to re-check: the flow is still due its re-check, so
+ * its next packet meets the rules in force and is refused, the flow
+ * ended. Before, the file kept only the rule number and the flow lived
+ * on under rules that refuse it. The masqueraded connection, which
+ * lan-out still accepts, passes its re-check and carries on. The same
+ * through a later reload that keeps flows (the mark stays due), and
+ * through a checkpoint (the running daemon's writer). */
+static void test_recheck_mark_survives_restart(void **state)
+{
+	char err[256], *path = router_lab_temp_path();
+	(void)state;
+
+	for (int keep_after = 0; keep_after <= 1; keep_after++)
+		for (int way = SAVE_AT_STOP; way <= SAVE_CHECKPOINT; way++) {
+			struct pipe_state_counts c;
+			struct flow_spec dns;
+			struct ct_stats st;
+			struct frame f;
+			struct lab b;
+			uint16_t pub;
+
+			reload_then_save(path, keep_after, (enum save_way)way, &pub, &dns);
+			lab_open(&b, policy_edited, 7);
+			assert_int_equal(restore_flows(&b, path, 12 * SEC, WALL, 0, &c, err,
+						       sizeof(err)), 0);
+			assert_int_equal(c.restored, 2);
+			assert_int_equal(c.invalid, 0);
+			carries_on(&b, pub, 13 * SEC);
+			frame_build(&f, &dns);
+			assert_int_equal(run1(&b, &f, 1, 13 * SEC).drop, PIPE_DROP_POLICY);
+			assert_int_equal(pipe_stats(b.w[0])->recheck_ended, 1);
+			ct_get_stats(pipe_conntrack(b.w[0]), &st);
+			assert_int_equal(st.in_use, 1);	/* the DNS flow ended */
+			lab_close(&b);
+		}
+	unlink(path);
+}
+
+/* A version 1 file (written by the binary before the re-check mark: the
+ * one an upgrade starts from) is still restored, its flows unmarked:
+ * the DNS flow whose rule is gone lives on under the default's row, as
+ * test_rules_by_name; the restart's own recheck still marks them all. A
+ * version 1 record's rule is the number whole: one with the mark's bit
+ * set is no rule of its policy (invalid), not a marked flow. */
+static void test_reads_version_1(void **state)
+{
+	char err[256], *path = router_lab_temp_path();
+	struct pipe_state_counts c;
+	struct flow_spec dns;
+	struct frame f;
+	struct lab b;
+	uint16_t pub;
+	(void)state;
+
+	for (int recheck = 0; recheck <= 1; recheck++) {
+		save_two_flows(path, &pub, &dns);
+		set_header_word(path, HEADER_VERSION, 1);
+		lab_open(&b, policy_edited, 7);
+		assert_int_equal(restore_flows(&b, path, 12 * SEC, WALL, recheck, &c, err,
+					       sizeof(err)), 0);
+		assert_int_equal(c.restored, 2);
+		assert_int_equal(c.rule_gone, 1);
+		carries_on(&b, pub, 13 * SEC);
+		frame_build(&f, &dns);
+		if (recheck) {
+			assert_int_equal(run1(&b, &f, 1, 13 * SEC).drop, PIPE_DROP_POLICY);
+			assert_int_equal(pipe_stats(b.w[0])->recheck_ended, 1);
+		} else {
+			assert_int_equal(run1(&b, &f, 1, 13 * SEC).verdict, PIPE_FORWARD);
+			assert_int_equal(pipe_stats(b.w[0])->recheck_ended, 0);
+		}
+		lab_close(&b);
+	}
+
+	reload_then_save(path, 0, SAVE_AT_STOP, &pub, &dns);	/* both flows marked */
+	set_header_word(path, HEADER_VERSION, 1);
+	lab_open(&b, policy_edited, 7);
+	assert_int_equal(restore_flows(&b, path, 12 * SEC, WALL, 0, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.invalid, 2);
+	assert_int_equal(c.restored, 0);
+	lab_close(&b);
 	unlink(path);
 }
 
@@ -1169,6 +1337,8 @@ int main(void)
 		cmocka_unit_test(test_restore_under_other_home),
 		cmocka_unit_test(test_restore_under_other_dnat),
 		cmocka_unit_test(test_checkpoint_resync),
+		cmocka_unit_test(test_recheck_mark_survives_restart),
+		cmocka_unit_test(test_reads_version_1),
 		cmocka_unit_test(test_ct_ipv6_translated),
 	};
 
