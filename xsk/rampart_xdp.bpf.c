@@ -420,6 +420,12 @@ int rampart_xdp(struct xdp_md *ctx)
 	key = slot ? *slot & (RAMPART_XDP_CFG_SLOTS - 1) : 0;
 	cfg = bpf_map_lookup_elem(&rampart_cfg, &key);
 
+#ifdef RAMPART_XDP_UNVERIFIABLE
+	/* tests only (lab test_failmode): an object the kernel's verifier
+	 * refuses, a packet byte read with no bounds check */
+	if (*(volatile __u8 *)(long)ctx->data == 0xff)
+		return XDP_DROP;
+#endif
 	if (cfg && cfg->version == RAMPART_XDP_CFG_VERSION) {
 		if (is_host(ctx, cfg))
 			return XDP_PASS;

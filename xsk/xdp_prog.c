@@ -417,12 +417,16 @@ static __u32 mode_flags(enum xdp_attach_mode mode)
  * flow's packets with resets. libxdp cannot replace a legacy program and
  * has no load without an attach, so libbpf loads and swaps it; its mode
  * is the stale one's (a swap cannot change it). 0, or a negative errno
- * with p->prog closed. */
+ * with p->prog closed; *loaded says whether the kernel took the program
+ * at all (when it refused it, its verifier did, and no other way of
+ * attaching it can work). */
 static int replace_legacy(struct xsk_prog *p, const char *obj_path,
 			  const struct xsk_prog_cfg *cfg, int ifindex,
-			  const struct stale_prog *s, char *err, size_t errlen)
+			  const struct stale_prog *s, int *loaded, char *err, size_t errlen)
 {
 	int e = -EINVAL;
+
+	*loaded = 0;
 
 	for (int frags = 1; frags >= 0; frags--) {
 		struct bpf_program *bp;
@@ -442,6 +446,7 @@ static int replace_legacy(struct xsk_prog *p, const char *obj_path,
 			e = bpf_object__load(xdp_program__bpf_obj(p->prog));
 		fd = e ? -1 : bpf_program__fd(bp);
 		if (fd >= 0) {
+			*loaded = 1;
 			LIBBPF_OPTS(bpf_xdp_attach_opts, opts,
 				    .old_prog_fd = xdp_program__fd(s->prog));
 
@@ -535,13 +540,35 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 	 * is the last resort, when neither works. */
 	stale_find(ifindex, &stale);
 	if (stale.prog && stale.legacy) {
-		e = replace_legacy(p, obj_path, cfg, ifindex, &stale, err, errlen);
+		int loaded;
+
+		e = replace_legacy(p, obj_path, cfg, ifindex, &stale, &loaded, err, errlen);
 		p->replaced_stale = !e;
+		if (e && !loaded) {
+			/* the kernel refused the object: the old program stays
+			 * on, and with it the --fail action, until one loads */
+			stale_close(&stale);
+			xsk_errstr(e, why, sizeof(why));
+			snprintf(err, errlen, "cannot load XDP program %s: %s (the program a previous "
+				 "rampartd left stays attached)", obj_path, why);
+			return e;
+		}
 	} else if (stale.prog) {
 		/* (libxdp cannot put ours beside a dispatcher but in it) */
 		e = attach_with_libxdp(p, obj_path, cfg, ifindex, err, errlen);
 		if (!e)
 			p->replaced_stale = stale_remove(&stale, ifindex);
+		/* Only libxdp's refusal to join that dispatcher (an older
+		 * version, a mode it cannot rebuild it in: EBUSY, EEXIST,
+		 * EOPNOTSUPP) is worth the last resort; a program the kernel
+		 * refuses would be refused again, and the port left with none. */
+		if (e && e != -EBUSY && e != -EEXIST && e != -EOPNOTSUPP) {
+			stale_close(&stale);
+			xsk_errstr(e, why, sizeof(why));
+			snprintf(err, errlen, "cannot attach XDP program: %s (the program a previous "
+				 "rampartd left stays attached)", why);
+			return e;
+		}
 	}
 	if (stale.prog && e) {	/* the last resort: off with it, then ours */
 		p->replaced_stale = stale_remove(&stale, ifindex);

@@ -208,6 +208,23 @@ check_eq "not one of them reached the server (the policy drops them)" \
 kill -KILL "$RAMPARTD_PID"
 lab_wait_gone "$RAMPARTD_PID" 5
 
+# ---- nor one whose XDP object the kernel's verifier refuses ----
+# (the object is loaded before the old program is touched: before, the
+# old one came off first, and the port was left with none)
+clang -O2 -g -target bpf -I"/usr/include/$(gcc -print-multiarch)" -I"$HERE/../../xsk" \
+	-DRAMPART_XDP_UNVERIFIABLE -c "$HERE/../../xsk/rampart_xdp.bpf.c" \
+	-o "$LAB_TMP/unverifiable.o" || not_ok "the unverifiable object compiles"
+timeout 30 ip netns exec "$(lab_nsname fw)" "$RAMPARTD" --policy "$LAB_TMP/fw.rfw" \
+	--interface "$FW_IF_C" --interface "$FW_IF_S" --mode router --fail closed --foreground \
+	--xdp-object "$LAB_TMP/unverifiable.o" --control "$LAB_TMP/unv.sock" \
+	>/dev/null 2>"$LAB_TMP/unv.err" </dev/null
+check_eq "rampartd with an XDP object the verifier refuses exits (2)" "$?" 2
+check "it says so, and that the old program stays" \
+	grep -q 'cannot load XDP program .*the program a previous rampartd left stays attached' \
+	"$LAB_TMP/unv.err"
+check "the programs the dead rampartd left stay on both ports" xdp_on_both
+check_not "fail closed still: a transit datagram does not reach the server" transit_one_way 5996
+
 # ---- a rampartd that cannot start leaves the program a dead one left ----
 # (17 pass entries: one more than the XDP program takes; refused when
 # the program is opened, which is before the old one comes off)
