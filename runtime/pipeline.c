@@ -1042,7 +1042,8 @@ static uint8_t route_if(const struct pipe_policy *pol, uint8_t family, const uin
 /* Reload re-check: the rule the current policy gives the flow's first
  * packet, as rules saw it (after DNAT, before SNAT), seen as a new
  * connection (TCP: a SYN; ICMP: an echo request) on the interfaces the
- * flow's original direction uses. */
+ * flow's original direction uses (an ICMP error's r->dir is its own
+ * direction, against the packet it quotes). */
 static uint32_t recheck_rule(const struct pipe_worker *w, const struct pipe_pkt *p,
 			     const struct ct_result *r)
 {
@@ -1102,8 +1103,10 @@ static __attribute__((cold, noinline)) int frag_recheck_due(const struct pipe_wo
  * through the new rules. A non-first fragment follows its first's flow,
  * so it meets the flow's re-check too: a datagram whose flow the new
  * policy refuses does not pass in pieces until the fragment entry
- * expires. Returns 1 when the packet was dropped and the flow ended (the
- * new policy refuses it). */
+ * expires. An ICMP error about a flow due its re-check is judged by it
+ * too, without settling it. Returns 1 when the packet was dropped (the
+ * new policy refuses its flow; the flow ended unless p is an ICMP
+ * error). */
 static int restamp(struct pipe_worker *w, struct pipe_pkt *p, const struct pkt_meta *m,
 		   struct ct_result *r)
 {
@@ -1116,19 +1119,29 @@ static int restamp(struct pipe_worker *w, struct pipe_pkt *p, const struct pkt_m
 		r->rule = rule;		/* fragment entries are short-lived: map only */
 		return 0;
 	}
-	if (recheck && (r->kind == CT_FOUND || r->kind == CT_FRAG)) {
-		rule = recheck_rule(w, p, r);
-		if (pol->view->rules[rule].action != RFW_ACTION_ACCEPT) {
-			ct_remove(w->ct, r->flow);
-			pol->rules[rule].packets++;
-			pol->rules[rule].bytes += p->len;
-			pol->rules[rule].last_ns = w->now_ns;
-			w->stats.recheck_ended++;
+	if (recheck) {
+		uint32_t now_rule = recheck_rule(w, p, r);
+
+		if (pol->view->rules[now_rule].action != RFW_ACTION_ACCEPT) {
+			pol->rules[now_rule].packets++;
+			pol->rules[now_rule].bytes += p->len;
+			pol->rules[now_rule].last_ns = w->now_ns;
+			/* An ICMP error about a flow the new rules refuse does
+			 * not pass, but it does not end the flow either: anyone
+			 * on the path can send one, and the flow's own next
+			 * packet meets the same re-check. */
+			if (r->kind != CT_RELATED) {
+				ct_remove(w->ct, r->flow);
+				w->stats.recheck_ended++;
+			}
 			drop(w, p, m->key.ct_state == RFW_STATE_INVALID ? PIPE_DROP_CT_INVALID
 									 : PIPE_DROP_POLICY);
 			return 1;
 		}
-		recheck = 0;
+		if (r->kind != CT_RELATED) {
+			rule = now_rule;
+			recheck = 0;
+		}
 	}
 	/* an ICMP error does not settle a pending re-check */
 	ct_flow_set_rule(w->ct, r->flow,

@@ -418,6 +418,65 @@ static void test_fragments_follow_recheck(void **state)
 	free(c.buf);
 }
 
+/* An ICMP error about a flow due its re-check: a time-exceeded from a
+ * router on the far side, quoting the flow's packet. keep: it passes, as
+ * the flow does. recheck: C refuses the flow, so the error is dropped
+ * (before, it passed under the flow's old rule), but it does not end the
+ * flow (anyone on the path can send one): the flow's own next packet
+ * does. An error about a flow the new policy allows passes its re-check,
+ * which judges the flow on the interfaces of its first packet, not the
+ * error's (its rule names them). */
+static void test_icmp_error_meets_recheck(void **state)
+{
+	static const char pol_c_zones[] =
+		"version: 1\n"
+		"zones: {left: [a], right: [b]}\n"
+		"rules:\n"
+		"  - {name: dns, proto: udp, from: {zone: left}, to: {zone: right, port: 53},"
+		" action: accept}\n"
+		"defaults: {action: drop}\n";
+	static const uint8_t mac_a[6] = {2, 0, 0, 0, 0, 1}, mac_b[6] = {2, 0, 0, 0, 0, 2};
+	struct compiled a, c;
+	struct flow_spec s = udp(5006, 7000), d = udp(5007, 53);
+	(void)state;
+
+	d.src[1] = 3;		/* 10.3.0.5: `dns` in both */
+	compile(&a, pol_a);
+	compile(&c, pol_c_zones);
+	for (int recheck = 0; recheck <= 1; recheck++) {
+		struct pipe_worker *w = pipe_create(&bridge_cfg, &a.view);
+		struct frame fs, fd, e;
+		struct pipe_pkt p;
+
+		assert_int_equal(send1(w, &s, 0, SEC, &fs).verdict, PIPE_FORWARD);
+		assert_int_equal(send1(w, &d, 0, SEC, &fd).verdict, PIPE_FORWARD);
+		pipe_policy_free(swap_to(w, &c.view,
+					 recheck ? PIPE_FLOWS_RECHECK : PIPE_FLOWS_KEEP));
+		frame_build_time_exceeded(&e, mac_a, mac_b, (uint8_t[]){10, 2, 0, 1}, s.src, &fs);
+		p = (struct pipe_pkt){.data = e.b, .len = e.len, .room = sizeof(e.b), .in_port = 1};
+		pipe_process(w, &p, 1, 2 * SEC);
+		if (!recheck) {
+			assert_int_equal(p.verdict, PIPE_FORWARD);
+			assert_int_equal(send1(w, &s, 0, 2 * SEC, NULL).verdict, PIPE_FORWARD);
+		} else {
+			assert_int_equal(p.verdict, PIPE_DROP);
+			assert_int_equal(p.drop, PIPE_DROP_POLICY);
+			assert_int_equal(pipe_stats(w)->recheck_ended, 0);
+			p = send1(w, &s, 0, 2 * SEC, NULL);
+			assert_int_equal(p.verdict, PIPE_DROP);
+			assert_int_equal(pipe_stats(w)->recheck_ended, 1);
+		}
+		frame_build_time_exceeded(&e, mac_a, mac_b, (uint8_t[]){10, 2, 0, 1}, d.src, &fd);
+		p = (struct pipe_pkt){.data = e.b, .len = e.len, .room = sizeof(e.b), .in_port = 1};
+		pipe_process(w, &p, 1, 2 * SEC);
+		assert_int_equal(p.verdict, PIPE_FORWARD);
+		assert_int_equal(pipe_stats(w)->related, 2 - (uint64_t)recheck);
+		pipe_destroy(w);
+	}
+	free(a.buf);
+	free(c.buf);
+}
+
 /* A per-rule bucket emptied under the old policy stays empty under the
  * new one when the rule and its limit are the same; a changed limit
  * starts full. */
@@ -770,6 +829,7 @@ int main(void)
 		cmocka_unit_test(test_keep_or_recheck),
 		cmocka_unit_test(test_recheck_survives_a_keep_reload),
 		cmocka_unit_test(test_fragments_follow_recheck),
+		cmocka_unit_test(test_icmp_error_meets_recheck),
 		cmocka_unit_test(test_limit_state_carried),
 		cmocka_unit_test(test_nat_binding_survives),
 		cmocka_unit_test(test_nat_range_widened),
