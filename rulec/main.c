@@ -152,6 +152,8 @@ static int cmd_query(int argc, char **argv)
 			fprintf(stderr, "rulec: %s\n", err);
 		else
 			printf("%s\n", ans);
+		if (!rc && err[0])
+			fprintf(stderr, "rulec: note: %s\n", err);
 	}
 	rfw_close(&v);
 	return rc;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cls.h"
+#include "csum.h"
 #include "values.h"
 
 /* "10.0.0.1", "10.0.0.1:80", "fd00::1", "[fd00::1]", "[fd00::1]:80". The
@@ -264,14 +265,15 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 	struct pkt_key k;
 	struct cls_table t;
 	uint8_t sfam, dfam;
-	int proto, sp, dp, ntok = 0, nwords = 0, has_flags = 0, icmp_given = 0;
+	int proto, sp, dp, ntok = 0, nwords = 0, has_flags = 0, icmp_given = 0, state_given;
 	uint32_t rule = 0;
 
 	memset(&k, 0, sizeof(k));
+	if (errlen)
+		err[0] = '\0';		/* no note */
 	/* No --in/--out: no interface, so rules naming one do not match;
-	 * no --state: the first packet of a flow. */
+	 * no --state: the first packet of a flow (set after the options). */
 	k.in_if = k.out_if = 0xff;
-	k.ct_state = RFW_STATE_NEW;
 	snprintf(buf, sizeof(buf), "%s", line);
 	for (char *w = strtok_r(buf, " \t\r\n", &save); w && ntok < 16; w = strtok_r(NULL, " \t\r\n", &save))
 		tok[ntok++] = w;
@@ -292,6 +294,9 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 		snprintf(err, errlen, "expected 'PROTO SRC[:SPORT] DST[:DPORT]'");
 		return -1;
 	}
+	state_given = k.ct_state != 0;
+	if (!state_given)
+		k.ct_state = RFW_STATE_NEW;
 	proto = val_parse_proto(words[0]);
 	if (proto < 0) {
 		snprintf(err, errlen, "unknown protocol '%s'", words[0]);
@@ -330,6 +335,12 @@ int rulec_query_line(const struct rfw_view *v, const char *line,
 	}
 	snprintf(ans, anslen, "%u %s %s", rule, rfw_rule_name(v, rule),
 		 rfw_action_name(v->rules[rule].action));
+	if (!state_given && (icmp_given & ICMP_TYPE_GIVEN) && v->policy->stateful &&
+	    csum_icmp_type_is_error(k.family, k.proto, k.icmp_type))
+		snprintf(err, errlen, "the answer is for state new, but a stateful firewall never "
+			 "judges an ICMP error (type %u) as new: one that quotes a tracked flow "
+			 "follows that flow, one that quotes none is invalid (ask with --state "
+			 "invalid)", k.icmp_type);
 	return 0;
 }
 
@@ -369,6 +380,8 @@ int rulec_query_batch_opts(const struct rfw_view *v, FILE *in, const char *name,
 			rc = 1;
 			continue;
 		}
+		if (err[0])
+			fprintf(errs, "%s:%lu: note: %s\n", name, n, err);
 		fprintf(out, "%s\n", ans);
 	}
 	return rc;

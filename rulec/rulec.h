@@ -40,7 +40,9 @@ void rulec_dump(const struct rfw_view *v, FILE *out);
  * (a name or number) instead of a port. Without the type (or the code)
  * the answer is the rule every type (code) meets; when they meet
  * different rules the query is refused, naming two. 0, or -1 with the
- * reason in err. */
+ * reason in err; on 0, err holds a note for the user, or "" (an ICMP
+ * error type asked about as new in a stateful policy: the runtime never
+ * asks that). */
 int rulec_query_line(const struct rfw_view *v, const char *line,
 		     char *ans, size_t anslen, char *err, size_t errlen);
 

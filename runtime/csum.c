@@ -335,17 +335,20 @@ int csum_rewrite(uint8_t *f, uint32_t len, const struct pkt_meta *m,
 	return 0;
 }
 
+int csum_icmp_type_is_error(uint8_t family, uint8_t proto, uint8_t type)
+{
+	if (family == 4 && proto == IPP_ICMP)
+		return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+	if (family == 6 && proto == IPP_ICMPV6)
+		return type >= 1 && type <= 4;
+	return 0;
+}
+
 int csum_icmp_is_error(const struct pkt_meta *m)
 {
-	uint8_t t = m->key.icmp_type;
-
 	if (!m->l4_off || m->fragment == 2)
 		return 0;
-	if (m->key.family == 4 && m->key.proto == IPP_ICMP)
-		return t == 3 || t == 4 || t == 5 || t == 11 || t == 12;
-	if (m->key.family == 6 && m->key.proto == IPP_ICMPV6)
-		return t >= 1 && t <= 4;
-	return 0;
+	return csum_icmp_type_is_error(m->key.family, m->key.proto, m->key.icmp_type);
 }
 
 /* Find the embedded packet's headers inside the error's copy. */

@@ -116,6 +116,8 @@ int csum_rewrite(uint8_t *frame, uint32_t len, const struct pkt_meta *m,
 /* 1 when the parsed ICMP/ICMPv6 message is an error that embeds the
  * offending packet (v4 types 3, 4, 5, 11, 12; v6 types 1-4). */
 int csum_icmp_is_error(const struct pkt_meta *m);
+/* The same for a type of family's ICMP (proto 1 or 58), alone. */
+int csum_icmp_type_is_error(uint8_t family, uint8_t proto, uint8_t type);
 
 /* Apply a change to a checksum field as it sits in the frame. A
  * one's-complement sum does not depend on byte order (RFC 1071 section

@@ -242,6 +242,53 @@ static void test_query_errors_and_batch(void **state)
 	free(buf);
 }
 
+static void query_note(const struct rfw_view *v, const char *q, const char *needle)
+{
+	char ans[256] = "", err[256] = "x";
+
+	assert_int_equal(rulec_query_line(v, q, ans, sizeof(ans), err, sizeof(err)), 0);
+	if (needle ? !strstr(err, needle) : err[0] != '\0')
+		fail_msg("query '%s': note '%s', want %s%s", q, err, needle ? "one with " : "none",
+			 needle ? needle : "");
+}
+
+/* An ICMP error type asked about as new in a stateful policy gets a note:
+ * the runtime never judges one so (it follows the flow it quotes, or is
+ * invalid). Not with --state, not for an echo request, not when the
+ * policy is stateless (there errors meet the rules as new). */
+static void test_query_note_icmp_error(void **state)
+{
+	static const char stateful[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: ping, proto: icmp, action: accept}\n"
+		"defaults: {action: drop}\n";
+	char path[] = "/tmp/rulec-note-XXXXXX";
+	struct rfw_view v;
+	void *buf;
+	FILE *f;
+	int fd;
+	(void)state;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(stateful, f);
+	fclose(f);
+	compile_view(path, &v, &buf);
+	unlink(path);
+	query_note(&v, "icmp 10.10.0.1 10.10.0.3:3/4", "never judges an ICMP error (type 3)");
+	query_note(&v, "icmp 10.10.0.1 10.10.0.3:time-exceeded", "--state invalid");
+	query_note(&v, "icmpv6 fd00:10::1 [fd00:10::2]:1/4", "(type 1)");
+	query_note(&v, "--state invalid icmp 10.10.0.1 10.10.0.3:3/4", NULL);
+	query_note(&v, "icmp 10.10.0.1 10.10.0.3:echo-request", NULL);
+	query_note(&v, "tcp 10.10.0.1 10.10.0.2:8080", NULL);
+	free(buf);
+	compile_view(DEMO, &v, &buf);	/* stateless */
+	query_note(&v, "icmp 10.10.0.1 10.10.0.3:3/4", NULL);
+	free(buf);
+}
+
 static void test_cli(void **state)
 {
 	char cmd[2048], out[8192], rfw[512], q[512];
@@ -357,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_artifact_round_trip),
 		cmocka_unit_test(test_query_errors_and_batch),
+		cmocka_unit_test(test_query_note_icmp_error),
 		cmocka_unit_test(test_cli),
 	};
 
