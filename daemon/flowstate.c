@@ -264,7 +264,14 @@ void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w
 	 * view it replaces); the flows not: rampartctl and reloads do not
 	 * wait for a checkpoint. A reload meanwhile makes it void (rules
 	 * would be named by the wrong policy), checked again before the
-	 * rename; from here on `names` is only compared, never read. */
+	 * rename; from here on `names` is only compared, never read. A
+	 * checkpoint never starts inside a reload: reload_run holds the lock
+	 * from its build through the publish until every worker has adopted
+	 * the new policy, so each worker's flows are judged (and marked due
+	 * a re-check) by the policy whose names are written. Only a reload
+	 * left stuck (a worker that did not adopt it: "restart rampartd")
+	 * breaks that; its workers' flows are saved under rule 0, marks kept
+	 * (pipe_state_collect). */
 	if (rl)
 		reload_lock(rl);
 	seq = rl ? rl->seq : 0;
