@@ -270,7 +270,8 @@ void flowstate_checkpoint(const struct rampartd_opts *o, struct worker *const *w
 	 * the new policy, so each worker's flows are judged (and marked due
 	 * a re-check) by the policy whose names are written. Only a reload
 	 * left stuck (a worker that did not adopt it: "restart rampartd")
-	 * breaks that; its workers' flows are saved under rule 0, marks kept
+	 * breaks that; the workers that did adopt it save their flows under
+	 * rule 0, marks kept
 	 * (pipe_state_collect). */
 	if (rl)
 		reload_lock(rl);
