@@ -86,6 +86,8 @@ struct ct_frag {
 	uint16_t sport, dport;	/* the first fragment's: its flow's in dir */
 	uint8_t proto, family, dir, used;	/* proto: the first fragment's upper layer */
 	uint8_t dgram_proto;	/* what every fragment names: frag_id */
+	uint16_t judged_end;	/* where in the fragmentable part the first's
+				 * upper-layer header, as far as judged, ends */
 };
 
 struct ct_table {
@@ -1289,8 +1291,14 @@ uint32_t ct_expire(struct ct_table *t, uint32_t now, uint32_t budget)
  * protocol by which its datagram's fragments go together, the same in
  * each: IPv4's, or the fragment header's next header, the first header
  * of the fragmentable part (RFC 8200 4.5), which for a first fragment
- * may be an options header before its upper layer. */
-static int frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto)
+ * may be an options header before its upper layer. Where it has them,
+ * where.part is the frame offset of the fragmentable part and
+ * where.offset the fragment's place in it, in bytes. */
+struct frag_where {
+	uint32_t part, offset;
+};
+
+static int frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto, struct frag_where *where)
 {
 	const struct pkt_meta *m = p->meta;
 	const uint8_t *f = p->frame;
@@ -1301,6 +1309,10 @@ static int frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto)
 			return 0;
 		*id = rd16(f + off + 4);
 		*proto = f[off + 9];
+		if (where) {
+			where->part = off + (f[off] & 0x0fu) * 4;
+			where->offset = (uint32_t)(rd16(f + off + 6) & 0x1fff) * 8;
+		}
 		return 1;
 	}
 	if (p->len < off + 40)
@@ -1314,6 +1326,10 @@ static int frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto)
 		if (nh == IPP_FRAGMENT) {
 			*id = rd32(f + off + 4);
 			*proto = f[off];
+			if (where) {
+				where->part = off + 8;
+				where->offset = rd16(f + off + 2) & 0xfff8u;
+			}
 			return 1;
 		}
 		if (nh != IPP_HOPOPTS && nh != IPP_ROUTING && nh != IPP_DSTOPTS && nh != IPP_AH)
@@ -1329,7 +1345,7 @@ static int frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto)
 
 int ct_packet_frag_id(const struct ct_pkt *p, uint32_t *id, uint8_t *proto)
 {
-	return frag_id(p, id, proto);
+	return frag_id(p, id, proto, NULL);
 }
 
 static struct ct_frag *frag_set(struct ct_table *t, const struct pkt_key *k, uint32_t id,
@@ -1357,11 +1373,17 @@ void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, u
 {
 	const struct pkt_key *k = &p->meta->key;
 	struct ct_frag *set, *e = NULL;
-	uint32_t id;
+	struct frag_where where;
+	uint32_t id, judged_end = 0;
 	uint8_t dp;
 
-	if (p->meta->fragment != 1 || !frag_id(p, &id, &dp))
+	if (p->meta->fragment != 1 || !frag_id(p, &id, &dp, &where))
 		return;
+	/* an IPv6 first fragment's upper layer may come after options
+	 * headers inside the fragmentable part: a later fragment is checked
+	 * against where it really is (frag_lookup) */
+	if (p->meta->l4_off >= where.part)
+		judged_end = p->meta->l4_off - where.part + pkt_l4_judged_len(k->proto);
 	set = frag_set(t, k, id, dp);
 	for (unsigned i = 0; i < FRAG_WAYS && !e; i++)
 		if (frag_match(&set[i], k, id, dp))
@@ -1388,6 +1410,7 @@ void ct_frag_accept(struct ct_table *t, const struct ct_pkt *p, uint32_t flow, u
 	e->id = id;
 	e->proto = k->proto;
 	e->dgram_proto = dp;
+	e->judged_end = (uint16_t)(judged_end < 0xffff ? judged_end : 0xffff);
 	e->family = k->family;
 	e->dir = (uint8_t)dir;
 	e->flow = flow;
@@ -1403,7 +1426,7 @@ void ct_frag_forget(struct ct_table *t, const struct ct_pkt *p)
 	uint32_t id;
 	uint8_t dp;
 
-	if (p->meta->fragment != 1 || !frag_id(p, &id, &dp))
+	if (p->meta->fragment != 1 || !frag_id(p, &id, &dp, NULL))
 		return;
 	set = frag_set(t, k, id, dp);
 	for (unsigned i = 0; i < FRAG_WAYS; i++)
@@ -1431,17 +1454,28 @@ static void frag_lookup(struct ct_table *t, const struct ct_pkt *p, uint32_t now
 			struct ct_result *r)
 {
 	const struct pkt_key *k = &p->meta->key;
+	struct frag_where where;
 	struct ct_frag *set;
 	uint32_t id;
 	uint8_t dp;
 
-	if (frag_id(p, &id, &dp)) {
+	if (frag_id(p, &id, &dp, &where)) {
 		set = frag_set(t, k, id, dp);
 		for (unsigned i = 0; i < FRAG_WAYS; i++) {
 			struct ct_frag *e = &set[i];
 
-			if (frag_match(e, k, id, dp) && (int32_t)(now - e->expire) < 0 &&
-			    (e->flow == CT_NONE || frag_flow_alive(t, e, now))) {
+			if (!frag_match(e, k, id, dp) || (int32_t)(now - e->expire) >= 0)
+				continue;
+			/* RFC 1858 where the parser cannot tell: an IPv6
+			 * fragment that starts inside its first's upper-layer
+			 * header behind options headers */
+			if (where.offset < e->judged_end) {
+				r->kind = CT_FRAG_OVERLAP;
+				r->state = RFW_STATE_INVALID;
+				t->st.frag_overlap++;
+				return;
+			}
+			if (e->flow == CT_NONE || frag_flow_alive(t, e, now)) {
 				r->kind = CT_FRAG;
 				r->flow = e->flow;
 				r->dir = e->dir;

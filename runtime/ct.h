@@ -80,6 +80,8 @@ enum ct_kind {
 	CT_FRAG,		/* non-first fragment of an accepted first: flow (may
 				 * be CT_NONE when accepted without state), dir, rule */
 	CT_FRAG_ORPHAN,		/* non-first fragment, first not (yet) seen: drop */
+	CT_FRAG_OVERLAP,	/* non-first fragment inside its first's judged
+				 * upper-layer header (RFC 1858): malformed, drop */
 	CT_INVALID,		/* cannot start a flow and belongs to none */
 };
 
@@ -352,6 +354,8 @@ struct ct_stats {
 	uint64_t related;	/* ICMP errors matched to a flow */
 	uint64_t frag_hit;
 	uint64_t frag_orphan;	/* non-first fragments without their first */
+	uint64_t frag_overlap;	/* non-first fragments inside their first's
+				 * upper-layer header (CT_FRAG_OVERLAP) */
 	uint64_t frag_evicted;	/* fragment entries overwritten while live */
 };
 void ct_get_stats(const struct ct_table *t, struct ct_stats *s);

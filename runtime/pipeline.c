@@ -982,6 +982,17 @@ static void flow_wire(struct pipe_burst *b, uint32_t i, const struct pipe_pkt *p
 		     (wk->sport != sp || wk->dport != dp));
 }
 
+/* A non-first fragment that conntrack found starting inside its first's
+ * upper-layer header (an IPv6 one, behind options headers the parser
+ * cannot see past): malformed, as the parser calls the ones it can tell
+ * (PKT_ERR_FRAG_OVERLAP), counted and dropped with them. */
+static __attribute__((cold, noinline)) void fragment_overlaps(struct pipe_worker *w,
+							      struct pipe_pkt *p)
+{
+	w->stats.parse_reason[PKT_ERR_FRAG_OVERLAP]++;
+	drop(w, p, PIPE_DROP_MALFORMED);
+}
+
 /* A packet conntrack calls invalid (out of window, no flow and cannot
  * start one). Only a policy with a `state: invalid` rule gets to see
  * it; otherwise it is dropped here and counted. Returns 1 when it stays
@@ -2022,6 +2033,9 @@ static uint32_t stage_flow(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_
 			}
 			b->l_known[known++] = i;
 			break;
+		case CT_FRAG_OVERLAP:
+			fragment_overlaps(w, &pkts[i]);
+			break;
 		case CT_FRAG_ORPHAN:
 			if (first_fragment_before(b, i))	/* it may be its first */
 				b->l_frag_wait[b->nfrag_wait++] = i;
@@ -2085,7 +2099,9 @@ static uint32_t frags_after_first(struct pipe_worker *w, struct pipe_pkt *pkts, 
 		uint32_t i = b->l_frag_wait[k];
 
 		b->res[i] = b->resl[k];
-		if (b->res[i].kind != CT_FRAG) {
+		if (b->res[i].kind == CT_FRAG_OVERLAP) {
+			fragment_overlaps(w, &pkts[i]);
+		} else if (b->res[i].kind != CT_FRAG) {
 			if (!fragment_after_first(w, &pkts[i], &b->meta[i]))
 				park_or_drop(w, &pkts[i], &b->meta[i]);
 		} else if (b->res[i].flags & CT_RF_INVALID)

@@ -98,12 +98,13 @@ static int check_ipv4_options(const uint8_t *opt, uint32_t n, struct pkt_meta *m
 /* A non-first fragment that starts inside the upper-layer header the first
  * fragment must carry whole (its ports, TCP's flags) could rewrite them
  * after the rules judged the first: RFC 1858's overlapping fragment
- * attack. The first fragment itself must hold that header (parse_l4). */
+ * attack. The first fragment itself must hold that header (parse_l4).
+ * proto is the first header of the fragmentable part: for IPv6 it may be
+ * an extension header before the upper layer, which conntrack checks
+ * against the first fragment it remembers (ct.c, frag_lookup). */
 static int overlaps_l4(uint8_t proto, uint32_t byte_offset)
 {
-	uint32_t need = proto == IPP_TCP ? 20 : proto == IPP_UDP || proto == IPP_SCTP ? 8 : 0;
-
-	return byte_offset < need;
+	return byte_offset < pkt_l4_judged_len(proto);
 }
 
 static int parse_ipv4(const uint8_t *f, uint32_t len, uint32_t off,

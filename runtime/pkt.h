@@ -59,6 +59,26 @@ struct pkt_meta {
 /* Parse one frame. Always fills m; returns m->kind. */
 int pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m);
 
+/* How many bytes of its upper-layer header a first fragment must carry
+ * whole, and a later fragment must not start inside (RFC 1858's
+ * overlapping fragments): what the rules and conntrack read of it (TCP's
+ * ports, sequence and flags; UDP's and SCTP's ports; ICMP's type, code
+ * and echo id). */
+static inline uint32_t pkt_l4_judged_len(uint8_t proto)
+{
+	switch (proto) {
+	case 6:			/* TCP */
+		return 20;
+	case 17:		/* UDP */
+	case 132:		/* SCTP */
+	case 1:			/* ICMP */
+	case 58:		/* ICMPv6 */
+		return 8;
+	default:
+		return 0;
+	}
+}
+
 /* Where a parsed packet's IP datagram ends in its frame: the IP length's
  * end, or the frame's when that is shorter (a truncated frame); 0 when
  * the length field is not in the frame. What follows it is padding or a

@@ -916,6 +916,48 @@ static void test_fragments(void **state)
 		ct_frag_forget(t, &f6.p);
 		assert_int_equal(look(t, &r6, 30).kind, CT_FRAG_ORPHAN);
 	}
+	{	/* ... and a later fragment must not start inside the first's
+		 * TCP header behind that options header (RFC 1858: it would
+		 * rewrite the ports or flags the rules judged): the parser
+		 * sees only the options header named, so conntrack checks it
+		 * against where the first's header was (bytes 8-27 of the
+		 * fragmentable part) */
+		uint8_t l4[32] = {UDP, 0, 1, 4}, rest6[16] = {0};
+		struct pk f6, r6;
+		struct ct_stats before, after;
+
+		l4[0] = TCP;
+		put16(l4 + 8, 7002);
+		put16(l4 + 10, 22);
+		l4[8 + 12] = 5 << 4;
+		l4[8 + 13] = 0x02;	/* SYN */
+		ip(&f6, 6, A6, B6, 60, l4, sizeof(l4), 0x5252, 1, 1);
+		assert_int_equal(f6.m.key.proto, TCP);
+		flow = create(t, &f6, 30);
+		ct_frag_accept(t, &f6.p, flow, CT_DIR_ORIG, 7, 30);
+		ct_get_stats(t, &before);
+		for (uint16_t at = 1; at <= 3; at++) {	/* bytes 8, 16, 24 */
+			ip(&r6, 6, A6, B6, 60, rest6, sizeof(rest6), 0x5252, (uint16_t)(at << 3), 1);
+			assert_int_equal(r6.m.fragment, 2);
+			r = look(t, &r6, 30);
+			assert_int_equal(r.kind, CT_FRAG_OVERLAP);
+			assert_int_equal(r.state, RFW_STATE_INVALID);
+		}
+		ct_get_stats(t, &after);
+		assert_int_equal(after.frag_overlap - before.frag_overlap, 3);
+		ip(&r6, 6, A6, B6, 60, rest6, sizeof(rest6), 0x5252, 4 << 3, 1);
+		r = look(t, &r6, 30);
+		assert_int_equal(r.kind, CT_FRAG);
+		assert_int_equal(r.flow, flow);
+		/* without the options header the parser itself refuses such
+		 * a fragment: an IPv4 one at byte 8 of a TCP datagram */
+		frag4(&r6, 1, 1, 0, 0);
+		r6.b[14 + 9] = TCP;
+		put16(r6.b + 14 + 10, 0);
+		put16(r6.b + 14 + 10, csum_ipv4_header(r6.b + 14));
+		assert_int_equal(pkt_parse(r6.b, r6.len, &r6.m), PKT_MALFORMED);
+		assert_int_equal(r6.m.reason, PKT_ERR_FRAG_OVERLAP);
+	}
 	{	/* ... nor when a flow between the same two hosts took it (an
 		 * evicted query's entry, the next query's: its translation is
 		 * not this datagram's) */

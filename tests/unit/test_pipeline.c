@@ -1617,6 +1617,72 @@ static void test_stateful_bridge(void **state)
 	lab_close(&l);
 }
 
+/* An IPv6 fragment of a TCP datagram: Ethernet, IPv6 (fd00::1 to fd00::2),
+ * a fragment header (id 0x77, offset in bytes, more fragments) naming a
+ * destination options header, then what the fragmentable part holds from
+ * that offset on (len bytes of part). */
+static void frag6_frame(struct frame *f, uint16_t offset, int more, const uint8_t *part,
+			uint32_t len)
+{
+	static const uint8_t a[16] = {0xfd, [15] = 1}, b[16] = {0xfd, [15] = 2};
+	uint8_t *ip = f->b + 14, *fh = ip + 40;
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->b, (uint8_t[]){2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd}, 14);
+	ip[0] = 0x60;
+	frame_put16(ip + 4, (uint16_t)(8 + len));
+	ip[6] = 44;		/* fragment header */
+	ip[7] = 64;
+	memcpy(ip + 8, a, 16);
+	memcpy(ip + 24, b, 16);
+	fh[0] = 60;		/* destination options */
+	frame_put16(fh + 2, (uint16_t)(offset | (more ? 1 : 0)));
+	frame_put32(fh + 4, 0x77);
+	memcpy(fh + 8, part, len);
+	f->len = 14 + 40 + 8 + len;
+}
+
+/* RFC 1858 behind IPv6 options headers: the first fragment of a TCP
+ * datagram carries a destination options header, then the TCP header,
+ * at bytes 8-27 of the fragmentable part. A later fragment starting at
+ * byte 8, 16 or 24 would rewrite the ports or flags the rules judged;
+ * its own fragment header names only the options header, so the parser
+ * cannot tell, and conntrack checks it against the first it remembers:
+ * dropped as malformed (fragment-overlap). One starting at byte 32
+ * follows its first. */
+static void test_ipv6_fragment_overlapping_behind_options(void **state)
+{
+	static const char policy[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: ssh, proto: tcp, from: {network: 'fd00::/8'}, to: {port: 22}, action: accept}\n"
+		"defaults: {action: drop}\n";
+	uint8_t first[32] = {6, 0, 1, 4}, rest[16] = {0};	/* TCP after PadN */
+	struct lab l;
+	struct frame f;
+	struct pipe_pkt p;
+	(void)state;
+
+	frame_put16(first + 8, 40000);
+	frame_put16(first + 10, 22);
+	first[8 + 12] = 5 << 4;
+	first[8 + 13] = 0x02;		/* SYN */
+	lab_open(&l, policy, &bridge_cfg);
+	frag6_frame(&f, 0, 1, first, sizeof(first));
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	for (uint16_t at = 8; at <= 24; at += 8) {
+		frag6_frame(&f, at, 0, rest, sizeof(rest));
+		p = run1(&l, &f, 0);
+		assert_int_equal(p.verdict, PIPE_DROP);
+		assert_int_equal(p.drop, PIPE_DROP_MALFORMED);
+	}
+	assert_int_equal(pipe_stats(l.w)->parse_reason[PKT_ERR_FRAG_OVERLAP], 3);
+	frag6_frame(&f, 32, 0, rest, sizeof(rest));
+	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
+	assert_int_equal(pipe_rule_stats(l.w)[1].packets, 2);
+	lab_close(&l);
+}
+
 /* After a connection closed, a SYN from its old responder on the same
  * ports is a new connection the other way, judged by the rules: refused
  * where no rule lets the responder's side open one, let through (and
@@ -1859,6 +1925,7 @@ int main(void)
 		cmocka_unit_test(test_long_burst),
 		cmocka_unit_test(test_stateful_bridge),
 		cmocka_unit_test(test_reopen_from_responder),
+		cmocka_unit_test(test_ipv6_fragment_overlapping_behind_options),
 		cmocka_unit_test(test_snat_to_own_address),
 	};
 	return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
