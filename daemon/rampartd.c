@@ -291,9 +291,8 @@ static int open_port(struct xsk_port *p, const char *ifname, const struct rampar
 		fprintf(stderr, "rampartd: %s: %s\n", ifname, err);
 		return -1;
 	}
-	if (p->prog.replaced_stale)
-		fprintf(stderr, "rampartd: %s: replaced the XDP program a previous rampartd left "
-				"attached\n", ifname);
+	if (xsk_prog_stale_note(&p->prog, ifname, o->fail_closed, err, sizeof(err)))
+		fprintf(stderr, "rampartd: %s: %s\n", ifname, err);
 	if (o->verbose) {
 		fprintf(stderr, "rampartd: %s: XDP %s mode%s%s, %u queue(s), fail %s, %u host "
 				"address(es), %u pass entr%s\n",

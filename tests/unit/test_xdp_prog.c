@@ -550,6 +550,30 @@ static void test_configured_before_attach(void **state)
 	xsk_prog_detach(&fresh);	/* not attached: only closes */
 }
 
+/* What rampartd says of the program a previous rampartd left on a port
+ * (libxdp's dispatcher, where ours joins it and then removes it, cannot
+ * be attached on this kernel: the attach side is compiled, not run): a
+ * program ours could not remove is a warning naming it, what it does to
+ * traffic (it runs before ours: under --fail closed it drops the transit
+ * traffic, before, nothing was said) and how to remove it. */
+static void test_stale_program_note(void **state)
+{
+	struct xsk_prog kept = {.stale_kept_id = 42}, replaced = {.replaced_stale = 1}, none = {0};
+	char note[512];
+	(void)state;
+
+	assert_int_equal(xsk_prog_stale_note(&kept, "eth9", 1, note, sizeof(note)), 1);
+	assert_non_null(strstr(note, "warning: could not remove the XDP program (id 42)"));
+	assert_non_null(strstr(note, "drops this port's transit traffic"));
+	assert_non_null(strstr(note, "xdp-loader unload eth9 --id 42"));
+	assert_int_equal(xsk_prog_stale_note(&kept, "eth9", 0, note, sizeof(note)), 1);
+	assert_non_null(strstr(note, "passes every frame on to ours"));
+	assert_null(strstr(note, "drops"));
+	assert_int_equal(xsk_prog_stale_note(&replaced, "eth9", 1, note, sizeof(note)), 1);
+	assert_string_equal(note, "replaced the XDP program a previous rampartd left attached");
+	assert_int_equal(xsk_prog_stale_note(&none, "eth9", 1, note, sizeof(note)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_pass_entry_behind_extension_headers),
 		cmocka_unit_test(test_settings_never_half_written),
 		cmocka_unit_test(test_configured_before_attach),
+		cmocka_unit_test(test_stale_program_note),
 	};
 	return cmocka_run_group_tests_name("xdp_prog", tests, setup, teardown);
 }
