@@ -20,6 +20,7 @@
 #include "control_src.h"
 #include "counters.h"
 #include "flowstate.h"
+#include "host_update.h"
 #include "ifaddr.h"
 #include "logger.h"
 #include "nd_check.h"
@@ -251,13 +252,24 @@ static struct xsk_prog_cfg prog_cfg(const struct rampartd_opts *o, const struct 
 	};
 }
 
+static int update_port_host(void *ctx, uint32_t i, const struct xsk_prog_cfg *cfg, char *err,
+			    size_t errlen)
+{
+	(void)ctx;
+	return xsk_prog_update_host(&xports[i].prog, cfg, err, errlen);
+}
+
 /* Reload hook: the new policy's host section into every port's program,
- * after checking it fits (so no port is half updated by a refusal). */
-static int reload_host_section(void *ctx, const struct rfw_view *view, char *err, size_t errlen)
+ * after checking it fits (so no port is half updated by a refusal); a
+ * port that refuses it all the same has every port put back to the
+ * running policy's, which the refused reload leaves in force. */
+static int reload_host_section(void *ctx, const struct rfw_view *running,
+			       const struct rfw_view *view, char *err, size_t errlen)
 {
 	const struct rampartd_opts *o = ctx;
-	struct xsk_prog_cfg cfg = prog_cfg(o, view);
+	struct xsk_prog_cfg cfg = prog_cfg(o, view), old_cfg = prog_cfg(o, running);
 	uint32_t n4 = 0, n6 = 0;
+	int rc;
 
 	for (uint32_t i = 0; i < view->host_addr_count; i++)
 		view->host_addrs[i].family == 6 ? n6++ : n4++;
@@ -268,14 +280,13 @@ static int reload_host_section(void *ctx, const struct rfw_view *view, char *err
 			 RAMPART_XDP_MAX_PASS);
 		return -1;
 	}
-	for (uint32_t i = 0; i < o->nifs; i++) {
-		char why[256];
-
-		if (xsk_prog_update_host(&xports[i].prog, &cfg, why, sizeof(why))) {
-			snprintf(err, errlen, "%s: %s", o->ifnames[i], why);
-			return -1;
-		}
-	}
+	rc = xsk_update_ports_host(o->nifs, o->ifnames, &cfg, &old_cfg, update_port_host, NULL,
+				   err, errlen);
+	if (rc == -2)	/* the reload's refusal says it too, but it outlives the reload */
+		fprintf(stderr, "rampartd: reload refused, and a port keeps the refused policy's "
+				"host section: %s\n", err);
+	if (rc)
+		return -1;
 	warn_nd(o, view);
 	return 0;
 }
@@ -291,9 +302,8 @@ static int open_port(struct xsk_port *p, const char *ifname, const struct rampar
 		fprintf(stderr, "rampartd: %s: %s\n", ifname, err);
 		return -1;
 	}
-	if (p->prog.replaced_stale)
-		fprintf(stderr, "rampartd: %s: replaced the XDP program a previous rampartd left "
-				"attached\n", ifname);
+	if (xsk_prog_stale_note(&p->prog, ifname, o->fail_closed, err, sizeof(err)))
+		fprintf(stderr, "rampartd: %s: %s\n", ifname, err);
 	if (o->verbose) {
 		fprintf(stderr, "rampartd: %s: XDP %s mode%s%s, %u queue(s), fail %s, %u host "
 				"address(es), %u pass entr%s\n",

@@ -308,7 +308,7 @@ int reload_run(struct reloader *r, const char *path, enum pipe_flow_policy flows
 	}
 	if (!kept)
 		nkeep = dropped = 0;	/* no handoff: nothing to keep */
-	if (r->hook && r->hook(r->hook_ctx, nv, why, sizeof(why)))
+	if (r->hook && r->hook(r->hook_ctx, r->view, nv, why, sizeof(why)))
 		goto bad;
 	t->built = now_us() - t0;
 

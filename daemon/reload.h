@@ -41,8 +41,11 @@ struct reload_timing {
 };
 
 /* Called before publishing, e.g. to rewrite the XDP program's host
- * section. Non-zero refuses the reload (err says why). */
-typedef int (*reload_hook)(void *ctx, const struct rfw_view *view, char *err, size_t errlen);
+ * section: view is the new policy, running the one in force (what to
+ * put back when a refusal leaves something half done). Non-zero refuses
+ * the reload (err says why). */
+typedef int (*reload_hook)(void *ctx, const struct rfw_view *running, const struct rfw_view *view,
+			   char *err, size_t errlen);
 
 struct reloader {
 	pthread_mutex_t lock;

@@ -179,13 +179,15 @@ void *dp_daemon_reload_ctx(const struct rampartd_opts *o, const struct rfw_view 
 	return &c;
 }
 
-int dp_daemon_reload_check(void *ctx, const struct rfw_view *view, char *err, size_t errlen)
+int dp_daemon_reload_check(void *ctx, const struct rfw_view *running,
+			   const struct rfw_view *view, char *err, size_t errlen)
 {
 	const struct dp_reload_ctx *c = ctx;
 	uint32_t n = view->policy->route_count;
 	struct nd_block b;
 	char line[512];
 
+	(void)running;	/* nothing is written before the check: nothing to put back */
 	if (c->isolated && (n != c->started->policy->route_count ||
 			    (n && memcmp(view->routes, c->started->routes, n * sizeof(*view->routes))))) {
 		snprintf(err, errlen, "with --dpdk-isolate the ports' rte_flow rules follow the "

@@ -33,7 +33,8 @@ void dp_daemon_report(const struct dp_ports *d, const struct rampartd_opts *o);
  * one's while the ports are isolated (the rte_flow rules were made from
  * those routes). */
 void *dp_daemon_reload_ctx(const struct rampartd_opts *o, const struct rfw_view *started);
-int dp_daemon_reload_check(void *ctx, const struct rfw_view *view, char *err, size_t errlen);
+int dp_daemon_reload_check(void *ctx, const struct rfw_view *running,
+			   const struct rfw_view *view, char *err, size_t errlen);
 /* -v at stop, before dp_close: each port's PMD counters (missed, no
  * mbuf, TX errors) and the chained frames the backend dropped. */
 void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,

@@ -162,6 +162,19 @@ struct l4_view {
 	struct rampart_frag_key key;
 };
 
+/* A first fragment for rampart under the key of one the kernel took: a
+ * new datagram with an id used again (IPv4's 16 bits wrap within the
+ * 30 s). Its later fragments are rampart's now; else they would reach the
+ * kernel unjudged, and rampart hold a first that never completes. Also
+ * for a malformed first fragment (the rules drop it): the datagram it
+ * starts is still a new one. Looked up first: a delete takes the bucket's
+ * lock, and most keys are in no bucket. */
+static __always_inline void forget_host_datagram(struct rampart_frag_key *key)
+{
+	if (bpf_map_lookup_elem(&rampart_host_frags, key))
+		bpf_map_delete_elem(&rampart_host_frags, key);
+}
+
 /* A service entry of host.pass for this frame. Only a datagram's first
  * fragment shows its ports: when an entry passes it, its datagram is
  * remembered and the later fragments follow it to the kernel, which
@@ -195,14 +208,7 @@ static __always_inline int service_is_host(const struct rampart_xdp_cfg *cfg,
 		now = bpf_ktime_get_ns();
 		bpf_map_update_elem(&rampart_host_frags, &v->key, &now, BPF_ANY);
 	} else {
-		/* A first fragment for rampart under the key of one the kernel
-		 * took: a new datagram with an id used again (IPv4's 16 bits
-		 * wrap within the 30 s). Its later fragments are rampart's
-		 * now; else they would reach the kernel unjudged, and rampart
-		 * hold a first that never completes. Looked up first: a delete
-		 * takes the bucket's lock, and most keys are in no bucket. */
-		if (bpf_map_lookup_elem(&rampart_host_frags, &v->key))
-			bpf_map_delete_elem(&rampart_host_frags, &v->key);
+		forget_host_datagram(&v->key);
 	}
 	return pass;
 }
@@ -213,14 +219,12 @@ static __always_inline int ip4_is_host(const struct rampart_xdp_cfg *cfg, struct
 	struct l4_view v;
 	__u32 hl;
 
+	/* shorter than a header: no key to read (and no datagram the
+	 * kernel could reassemble with it) */
 	if ((void *)(ip + 1) > end)
 		return 0;
 	if (host4(cfg, ip->daddr))
 		return 1;
-	hl = ip->ihl * 4u;
-	if (hl < sizeof(*ip))
-		return 0;	/* malformed: the rules drop it */
-	v.l4 = (__u8 *)ip + hl;
 	v.proto = ip->protocol;
 	v.frag = ip->frag_off & bpf_htons(0x1fff) ? LATER_FRAGMENT
 	       : ip->frag_off & bpf_htons(0x2000) ? FIRST_FRAGMENT : NOT_FRAGMENT;
@@ -232,6 +236,15 @@ static __always_inline int ip4_is_host(const struct rampart_xdp_cfg *cfg, struct
 		v.key.proto = ip->protocol;
 		v.key.family = 4;
 	}
+	hl = ip->ihl * 4u;
+	if (hl < sizeof(*ip)) {
+		/* malformed: the rules drop it; a first fragment still ends
+		 * what the kernel took under its key */
+		if (v.frag == FIRST_FRAGMENT)
+			forget_host_datagram(&v.key);
+		return 0;
+	}
+	v.l4 = (__u8 *)ip + hl;
 	return service_is_host(cfg, &v, end);
 }
 
@@ -359,23 +372,36 @@ static __always_inline int ip6_is_host(struct xdp_md *ctx, const struct rampart_
 	struct l4_view v;
 	__u8 *frag_hdr;
 	__u32 frag_off;
+	int walked;
 
 	if ((void *)(ip6 + 1) > end)
 		return 0;
 	if (host6(cfg, &ip6->daddr))
 		return 1;
-	if (ip6_walk(ctx, ip6, l3_off, &v, &frag_off))
-		return 0;
+	walked = ip6_walk(ctx, ip6, l3_off, &v, &frag_off);
+	/* The key is read also when the walk failed behind the fragment
+	 * header (a header of the fragmentable part malformed or past the
+	 * first buffer, a second fragment header, too many headers): such a
+	 * first fragment goes to rampart, whose rules drop it, and so must
+	 * its later fragments. A walk that failed before any fragment header
+	 * (v.frag stays NOT_FRAGMENT) has no key to clear: where a fragment
+	 * header would be is past a header it cannot read or trust (the
+	 * parser refuses the chain there too), or past the eighth. */
 	if (v.frag != NOT_FRAGMENT) {
 		frag_hdr = data + (frag_off & RAMPART_XDP_MAX_L4_OFF);
 		if ((void *)(frag_hdr + 8) > end)
-			return 0;
+			return 0;	/* never: the walk read it whole */
 		__builtin_memset(&v.key, 0, sizeof(v.key));
 		__builtin_memcpy(v.key.saddr, &ip6->saddr, 16);
 		__builtin_memcpy(v.key.daddr, &ip6->daddr, 16);
 		__builtin_memcpy(&v.key.id, frag_hdr + 4, 4);
 		v.key.proto = frag_hdr[0];
 		v.key.family = 6;
+	}
+	if (walked) {
+		if (v.frag == FIRST_FRAGMENT)
+			forget_host_datagram(&v.key);
+		return 0;
 	}
 	return nd_is_host(cfg, ip6, &v, frag_off != 0, end) || service_is_host(cfg, &v, end);
 }

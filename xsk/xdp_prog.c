@@ -403,6 +403,56 @@ static void stale_close(struct stale_prog *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Ours joined the dispatcher the stale program is in: the stale one out
+ * now. When it will not go, ours stays in: the last resort would take the
+ * stale one off the same way, which just failed, and taking ours out
+ * again changes nothing the stale one does. It is the one libxdp runs
+ * first (same priority and name: a loaded program before one it loads),
+ * and with no sockets of its own it gives every frame its host verdict or
+ * its --fail action: under closed it drops the transit traffic ours
+ * should get. p->stale_kept_id names it, for xsk_prog_stale_note. */
+static void remove_joined_stale(struct xsk_prog *p, struct stale_prog *s, int ifindex)
+{
+	p->replaced_stale = stale_remove(s, ifindex);
+	p->stale_kept_id = p->replaced_stale ? 0 : xdp_program__id(s->prog);
+}
+
+/* An attach refused beside a stale program, which stays on (and with it
+ * the --fail action): e with err saying so; obj_path when the kernel
+ * refused to load the object, NULL when it refused the attach. */
+static int refused_beside_stale(struct stale_prog *s, int e, const char *obj_path, char *err,
+				size_t errlen)
+{
+	char why[128];
+
+	stale_close(s);
+	xsk_errstr(e, why, sizeof(why));
+	snprintf(err, errlen, "cannot %s XDP program%s%s: %s (the program a previous rampartd "
+		 "left stays attached)", obj_path ? "load" : "attach", obj_path ? " " : "",
+		 obj_path ? obj_path : "", why);
+	return e;
+}
+
+int xsk_prog_stale_note(const struct xsk_prog *p, const char *ifname, int fail_closed,
+			char *buf, size_t len)
+{
+	if (p->stale_kept_id) {
+		snprintf(buf, len, "warning: could not remove the XDP program (id %u) a previous "
+			 "rampartd left attached: it stays in libxdp's dispatcher, run before ours, "
+			 "and %s (remove it: xdp-loader unload %s --id %u)", p->stale_kept_id,
+			 fail_closed ? "drops this port's transit traffic before ours sees it "
+				       "(--fail closed)"
+				     : "passes every frame on to ours (--fail open)",
+			 ifname, p->stale_kept_id);
+		return 1;
+	}
+	if (p->replaced_stale) {
+		snprintf(buf, len, "replaced the XDP program a previous rampartd left attached");
+		return 1;
+	}
+	return 0;
+}
+
 static __u32 mode_flags(enum xdp_attach_mode mode)
 {
 	return mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE
@@ -544,31 +594,21 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
 
 		e = replace_legacy(p, obj_path, cfg, ifindex, &stale, &loaded, err, errlen);
 		p->replaced_stale = !e;
-		if (e && !loaded) {
-			/* the kernel refused the object: the old program stays
-			 * on, and with it the --fail action, until one loads */
-			stale_close(&stale);
-			xsk_errstr(e, why, sizeof(why));
-			snprintf(err, errlen, "cannot load XDP program %s: %s (the program a previous "
-				 "rampartd left stays attached)", obj_path, why);
-			return e;
-		}
+		/* the kernel refused the object: the old program stays on,
+		 * and with it the --fail action, until one loads */
+		if (e && !loaded)
+			return refused_beside_stale(&stale, e, obj_path, err, errlen);
 	} else if (stale.prog) {
 		/* (libxdp cannot put ours beside a dispatcher but in it) */
 		e = attach_with_libxdp(p, obj_path, cfg, ifindex, err, errlen);
 		if (!e)
-			p->replaced_stale = stale_remove(&stale, ifindex);
+			remove_joined_stale(p, &stale, ifindex);
 		/* Only libxdp's refusal to join that dispatcher (an older
 		 * version, a mode it cannot rebuild it in: EBUSY, EEXIST,
 		 * EOPNOTSUPP) is worth the last resort; a program the kernel
 		 * refuses would be refused again, and the port left with none. */
-		if (e && e != -EBUSY && e != -EEXIST && e != -EOPNOTSUPP) {
-			stale_close(&stale);
-			xsk_errstr(e, why, sizeof(why));
-			snprintf(err, errlen, "cannot attach XDP program: %s (the program a previous "
-				 "rampartd left stays attached)", why);
-			return e;
-		}
+		if (e && e != -EBUSY && e != -EEXIST && e != -EOPNOTSUPP)
+			return refused_beside_stale(&stale, e, NULL, err, errlen);
 	}
 	if (stale.prog && e) {	/* the last resort: off with it, then ours */
 		p->replaced_stale = stale_remove(&stale, ifindex);

@@ -29,6 +29,8 @@ struct xsk_prog {
 	int prog_fd;		/* the loaded program (libxdp's, or libbpf's for a swap) */
 	int multiprog;		/* 1 behind libxdp's dispatcher, 0 legacy */
 	int replaced_stale;	/* a dead or stopped rampartd's program was replaced */
+	uint32_t stale_kept_id;	/* such a program ours joined in libxdp's dispatcher
+				 * but could not remove (its id), else 0 */
 };
 
 /* Path of the BPF object: $RAMPART_XDP_OBJ, else the build-time default. */
@@ -59,5 +61,11 @@ void xsk_prog_detach(struct xsk_prog *p);
  * until a later xsk_prog_attach there replaces it). */
 void xsk_prog_leave(struct xsk_prog *p);
 const char *xsk_prog_mode_name(const struct xsk_prog *p);
+/* What an attach did to the program a previous rampartd left on ifname,
+ * for the operator: 1 with a line in buf (a warning when it could not be
+ * removed: what it does to traffic under fail_closed, how to remove it),
+ * 0 when there was none. */
+int xsk_prog_stale_note(const struct xsk_prog *p, const char *ifname, int fail_closed,
+			char *buf, size_t len);
 
 #endif

@@ -268,15 +268,18 @@ static void test_ndp_pass_behind_extension_headers(void **state)
 	assert_int_equal(run(f, sizeof(f)), XDP_DROP);
 }
 
-/* IPv4 UDP from 10.9.9.9 to 10.8.0.1, id id, fragment offset (8-byte
- * units) and more-fragments flag; a first fragment carries dport. */
-static int udp4_fragment(uint16_t id, uint16_t offset, int more, uint16_t dport)
+/* IPv4 UDP from 10.9.9.9 to 10.8.0.1 whose header length field says ihl
+ * (4-byte units; the header is 20 bytes whatever it says), id id,
+ * fragment offset (8-byte units) and more-fragments flag; a first
+ * fragment carries dport. */
+static int udp4_fragment_ihl(uint8_t ihl, uint16_t id, uint16_t offset, int more,
+			     uint16_t dport)
 {
 	uint8_t f[14 + 20 + 40] = {0};
 	uint16_t frag = (uint16_t)((more ? 0x2000 : 0) | offset);
 
 	f[12] = 0x08;
-	f[14] = 0x45;
+	f[14] = (uint8_t)(0x40 | ihl);
 	f[17] = 20 + 40;
 	f[18] = (uint8_t)(id >> 8);
 	f[19] = (uint8_t)id;
@@ -292,6 +295,11 @@ static int udp4_fragment(uint16_t id, uint16_t offset, int more, uint16_t dport)
 		f[34 + 3] = (uint8_t)dport;
 	}
 	return run(f, sizeof(f));
+}
+
+static int udp4_fragment(uint16_t id, uint16_t offset, int more, uint16_t dport)
+{
+	return udp4_fragment_ihl(5, id, offset, more, dport);
 }
 
 /* udp/53 in host.pass, and an IPv6 destination it is not the host's */
@@ -380,6 +388,44 @@ static void test_id_reused_by_a_datagram_for_rampart(void **state)
 	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), to_53), XDP_PASS);
 	assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), to_80), XDP_DROP);
 	assert_int_equal(ip6_frame(server, 64, FRAGMENT, later, sizeof(later), to_53), XDP_DROP);
+}
+
+/* A malformed first fragment (the rules drop it) reusing the key of a
+ * datagram the kernel took starts a new datagram as a well-formed one
+ * does: its later fragments go to rampart, not to the kernel unjudged.
+ * IPv4: a header length under 20 bytes (the id is still in the frame);
+ * IPv6: a chain behind the fragment header runtime/pkt.c refuses (a
+ * hop-by-hop header not first, a type 0 routing header), which the
+ * program's walk gives up on after it read the fragment header. */
+static void test_malformed_first_fragment_reusing_an_id(void **state)
+{
+	static const uint8_t to_53[4] = {0, 99, 0, 53};
+	static const uint8_t first[] = {FRAG(DSTOPTS, 0, 1, 0x41), OPTS8(UDP)};
+	static const uint8_t later[] = {FRAG(DSTOPTS, 185, 0, 0x41)};
+	static const uint8_t hbh_behind[] = {FRAG(DSTOPTS, 0, 1, 0x41), OPTS8(HOPOPTS),
+					     OPTS8(UDP)};
+	static const uint8_t route0_behind[] = {FRAG(DSTOPTS, 0, 1, 0x41), OPTS8(ROUTING),
+						UDP, 0, 0, 0, 0, 0, 0, 0};
+	const uint8_t *malformed6[] = {hbh_behind, route0_behind};
+	const size_t malformed6_len[] = {sizeof(hbh_behind), sizeof(route0_behind)};
+	(void)state;
+
+	update_pass(NULL, 0, RAMPART_XDP_FAIL_CLOSED, &dns, 1);
+	assert_int_equal(udp4_fragment(0x4141, 0, 1, 53), XDP_PASS);	/* the host's */
+	assert_int_equal(udp4_fragment(0x4141, 185, 1, 0), XDP_PASS);
+	assert_int_equal(udp4_fragment_ihl(4, 0x4141, 0, 1, 53), XDP_DROP);	/* malformed */
+	assert_int_equal(udp4_fragment(0x4141, 185, 0, 0), XDP_DROP);	/* its, to rampart */
+
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ip6_frame(server, 64, FRAGMENT, first, sizeof(first), to_53),
+				 XDP_PASS);
+		assert_int_equal(ip6_frame(server, 64, FRAGMENT, later, sizeof(later), to_53),
+				 XDP_PASS);
+		assert_int_equal(ip6_frame(server, 64, FRAGMENT, malformed6[i], malformed6_len[i],
+					   to_53), XDP_DROP);
+		assert_int_equal(ip6_frame(server, 64, FRAGMENT, later, sizeof(later), to_53),
+				 XDP_DROP);
+	}
 }
 
 /* A port-less entry (icmpv6) passes a fragmented datagram whole also
@@ -504,6 +550,30 @@ static void test_configured_before_attach(void **state)
 	xsk_prog_detach(&fresh);	/* not attached: only closes */
 }
 
+/* What rampartd says of the program a previous rampartd left on a port
+ * (libxdp's dispatcher, where ours joins it and then removes it, cannot
+ * be attached on this kernel: the attach side is compiled, not run): a
+ * program ours could not remove is a warning naming it, what it does to
+ * traffic (it runs before ours: under --fail closed it drops the transit
+ * traffic, before, nothing was said) and how to remove it. */
+static void test_stale_program_note(void **state)
+{
+	struct xsk_prog kept = {.stale_kept_id = 42}, replaced = {.replaced_stale = 1}, none = {0};
+	char note[512];
+	(void)state;
+
+	assert_int_equal(xsk_prog_stale_note(&kept, "eth9", 1, note, sizeof(note)), 1);
+	assert_non_null(strstr(note, "warning: could not remove the XDP program (id 42)"));
+	assert_non_null(strstr(note, "drops this port's transit traffic"));
+	assert_non_null(strstr(note, "xdp-loader unload eth9 --id 42"));
+	assert_int_equal(xsk_prog_stale_note(&kept, "eth9", 0, note, sizeof(note)), 1);
+	assert_non_null(strstr(note, "passes every frame on to ours"));
+	assert_null(strstr(note, "drops"));
+	assert_int_equal(xsk_prog_stale_note(&replaced, "eth9", 1, note, sizeof(note)), 1);
+	assert_string_equal(note, "replaced the XDP program a previous rampartd left attached");
+	assert_int_equal(xsk_prog_stale_note(&none, "eth9", 1, note, sizeof(note)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -513,10 +583,12 @@ int main(void)
 		cmocka_unit_test(test_ndp_pass_behind_extension_headers),
 		cmocka_unit_test(test_fragments_follow_their_first_to_the_kernel),
 		cmocka_unit_test(test_id_reused_by_a_datagram_for_rampart),
+		cmocka_unit_test(test_malformed_first_fragment_reusing_an_id),
 		cmocka_unit_test(test_portless_fragments_behind_destination_options),
 		cmocka_unit_test(test_pass_entry_behind_extension_headers),
 		cmocka_unit_test(test_settings_never_half_written),
 		cmocka_unit_test(test_configured_before_attach),
+		cmocka_unit_test(test_stale_program_note),
 	};
 	return cmocka_run_group_tests_name("xdp_prog", tests, setup, teardown);
 }
