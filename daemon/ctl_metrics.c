@@ -376,23 +376,25 @@ static void checkpoints(struct ctl_buf *out, const struct ctl_report *r)
 /* A DPDK router's own neighbours (neigh_cache.h). */
 static void neighbours(struct ctl_buf *out, const struct ctl_report *r)
 {
-	static const char *const state[3] = { "reachable", "probing", "static" };
+	static const char *const state[4] = { "reachable", "stale", "probing", "static" };
 	static const char *const event[5] = { "learnt", "moved", "probed", "forgotten",
 					      "refused_full" };
 	struct nc_summary n;
-	uint32_t by_state[3];
+	uint32_t by_state[4];
 	uint64_t by_event[5];
 
 	if (!r->src->neighbours)
 		return;
 	r->src->neighbours(&n);
-	by_state[0] = n.reachable, by_state[1] = n.probing, by_state[2] = n.permanent;
+	by_state[0] = n.reachable, by_state[1] = n.stale, by_state[2] = n.probing;
+	by_state[3] = n.permanent;
 	by_event[0] = n.st.learnt, by_event[1] = n.st.moved, by_event[2] = n.st.probes;
 	by_event[3] = n.st.forgotten, by_event[4] = n.st.full;
 	family(out, "rampart_neighbors", "gauge",
 	       "Next hops rampartd resolved itself (DPDK router), by state: reachable, "
-	       "probing (unconfirmed, being asked), static (--neighbor).");
-	for (unsigned i = 0; i < 3; i++)
+	       "stale (told unasked, to be probed), probing (unconfirmed, being asked), "
+	       "static (--neighbor).");
+	for (unsigned i = 0; i < 4; i++)
 		sample1(out, "rampart_neighbors", "state", state[i], by_state[i]);
 	family(out, "rampart_neighbor_events_total", "counter",
 	       "What happened to those next hops: learnt, moved (to another MAC), probed "

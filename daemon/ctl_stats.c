@@ -292,9 +292,10 @@ static void status_text(struct ctl_buf *out, const struct ctl_report *r)
 		struct nc_summary n;
 
 		src->neighbours(&n);
-		ctl_printf(out, "neighbours: %u reachable, %u being probed, %u static; %llu learnt, "
-				"%llu moved, %llu probes, %llu forgotten, %llu refused (full)\n",
-			   n.reachable, n.probing, n.permanent, (unsigned long long)n.st.learnt,
+		ctl_printf(out, "neighbours: %u reachable, %u stale, %u being probed, %u static; "
+				"%llu learnt, %llu moved, %llu probes, %llu forgotten, %llu refused "
+				"(full)\n",
+			   n.reachable, n.stale, n.probing, n.permanent, (unsigned long long)n.st.learnt,
 			   (unsigned long long)n.st.moved, (unsigned long long)n.st.probes,
 			   (unsigned long long)n.st.forgotten, (unsigned long long)n.st.full);
 	}
@@ -411,10 +412,11 @@ static void status_json(struct ctl_buf *out, const struct ctl_report *r)
 			struct nc_summary n;
 
 			src->neighbours(&n);
-			ctl_printf(out, " \"neighbors\": {\"reachable\": %u, \"probing\": %u, "
-					"\"static\": %u, \"learnt\": %llu, \"moved\": %llu, "
-					"\"probes\": %llu, \"forgotten\": %llu, \"refused_full\": %llu},\n",
-				   n.reachable, n.probing, n.permanent,
+			ctl_printf(out, " \"neighbors\": {\"reachable\": %u, \"stale\": %u, "
+					"\"probing\": %u, \"static\": %u, \"learnt\": %llu, "
+					"\"moved\": %llu, \"probes\": %llu, \"forgotten\": %llu, "
+					"\"refused_full\": %llu},\n",
+				   n.reachable, n.stale, n.probing, n.permanent,
 				   (unsigned long long)n.st.learnt, (unsigned long long)n.st.moved,
 				   (unsigned long long)n.st.probes, (unsigned long long)n.st.forgotten,
 				   (unsigned long long)n.st.full);

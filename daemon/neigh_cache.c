@@ -7,7 +7,11 @@ void nc_init(struct neigh_cache *c, const struct nc_config *cfg)
 {
 	memset(c, 0, sizeof(*c));
 	c->seed = neigh_seed(c);
-	c->cfg = cfg ? *cfg : (struct nc_config){30000, 1000, 3};
+	c->cfg = cfg ? *cfg : (struct nc_config){30000, 1000, 3, 0};
+	if (!c->cfg.delay_ms)
+		c->cfg.delay_ms = 5000;
+	if (c->cfg.delay_ms > c->cfg.reachable_ms)
+		c->cfg.delay_ms = c->cfg.reachable_ms;	/* never later than a reachable one's */
 	if (!c->cfg.probes)
 		c->cfg.probes = 1;
 	if (c->cfg.probes > 255)
@@ -149,16 +153,30 @@ static int answers_ask(struct neigh_cache *c, uint8_t port, const struct np_lear
 	return 1;
 }
 
+/* e's MAC unconfirmed (RFC 4861's STALE): still the workers', probed
+ * delay_ms from now unless an answer confirms it first. One already
+ * stale keeps its probe's time: news that moves it again and again
+ * (a spoofer's gratuitous ARPs, each another MAC) does not put it off. */
+static void make_stale(struct neigh_cache *c, struct nc_entry *e, uint64_t now_ms)
+{
+	if (e->state != NC_STALE)
+		e->next_ms = now_ms + c->cfg.delay_ms;
+	e->state = NC_STALE;
+	e->probes = 0;
+}
+
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms)
 {
 	struct nc_entry *e;
-	int answer;
+	int answer, confirmed, other_mac;
 
 	if (l->family != 4 && l->family != 6)
 		return;
 	e = find(c, port, l->family, l->addr);
-	answer = l->how == NP_ANSWER || l->how == NP_ANSWER_KEEP;
+	answer = l->how == NP_ANSWER || l->how == NP_ANSWER_KEEP || l->how == NP_CONFIRM;
 	if (!e) {
+		if (l->how == NP_CONFIRM)
+			return;		/* no MAC to make one with */
 		if (answer && !answers_ask(c, port, l, now_ms)) {
 			c->st.unasked++;
 			return;
@@ -166,25 +184,55 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
 		if ((l->how != NP_LEARN && !answer) || !(e = add(c, port, l->family, l->addr, l->mac)))
 			return;
 		c->st.learnt++;
-	} else if (e->state == NC_PERMANENT) {
+		if (answer) {
+			e->state = NC_REACHABLE;
+			e->confirmed_ms = now_ms;
+		} else {
+			/* a request for our address says where its sender is,
+			 * not that it hears us (RFC 4861 7.2.3: STALE) */
+			make_stale(c, e, now_ms);
+		}
 		return;
-	} else if (l->how == NP_ANSWER_KEEP && memcmp(e->mac, l->mac, 6)) {
+	}
+	if (e->state == NC_PERMANENT)
+		return;
+	/* Only an answer to a question of ours confirms that the neighbour
+	 * hears us (RFC 4861 7.2.5, 7.3.1): a solicited NA says it is one
+	 * (its S flag), an ARP reply does not, so it counts only while the
+	 * entry is being probed or its address was asked for lately. A
+	 * request, a gratuitous ARP or an unsolicited NA (any sender can
+	 * make them) confirms nothing: with a new MAC the entry takes it,
+	 * unconfirmed (STALE: probed soon, at it), with the same MAC it
+	 * stays as it is. */
+	confirmed = answer && (l->family == 6 || e->state == NC_PROBING ||
+			       answers_ask(c, port, l, now_ms));
+	other_mac = l->how != NP_CONFIRM && memcmp(e->mac, l->mac, 6);
+	if (other_mac && l->how == NP_ANSWER_KEEP) {
 		/* RFC 4861 7.2.5: without override, an answer for another
 		 * MAC (a proxy's) neither moves nor confirms the entry, so
-		 * that the owner's answer wins whatever the order */
+		 * that the owner's answer wins whatever the order; a
+		 * reachable one becomes STALE (asked again soon, at the MAC
+		 * it has) */
+		if (e->state == NC_REACHABLE)
+			make_stale(c, e, now_ms);
 		return;
-	} else if (l->how != NP_CONFIRM && memcmp(e->mac, l->mac, 6)) {
+	}
+	if (other_mac) {
 		memcpy(e->mac, l->mac, 6);
 		e->dirty = 1;
 		c->st.moved++;
-	} else if (e->state == NC_PROBING) {
-		/* told again: a worker may have missed the forget's undoing
-		 * (nc_retry); a refresh costs a worker nothing */
-		e->dirty = 1;
 	}
-	e->state = NC_REACHABLE;
-	e->probes = 0;
-	e->confirmed_ms = now_ms;
+	if (confirmed) {
+		if (e->state == NC_PROBING)
+			/* told again: a worker may have missed the forget's
+			 * undoing (nc_retry); a refresh costs a worker nothing */
+			e->dirty = 1;
+		e->state = NC_REACHABLE;
+		e->probes = 0;
+		e->confirmed_ms = now_ms;
+	} else if (other_mac) {
+		make_stale(c, e, now_ms);
+	}
 }
 
 static void action_of(struct nc_action *t, uint8_t op, const struct nc_entry *e)
@@ -209,7 +257,8 @@ uint32_t nc_tick(struct neigh_cache *c, uint64_t now_ms, struct nc_action *out, 
 			e->dirty = 0;
 			continue;	/* the same entry again: it may be due */
 		}
-		if (e->state == NC_REACHABLE && now_ms >= e->confirmed_ms + c->cfg.reachable_ms) {
+		if ((e->state == NC_REACHABLE && now_ms >= e->confirmed_ms + c->cfg.reachable_ms) ||
+		    (e->state == NC_STALE && now_ms >= e->next_ms)) {
 			e->state = NC_PROBING;
 			e->next_ms = now_ms;
 		}
@@ -281,6 +330,8 @@ void nc_summarize(const struct neigh_cache *c, struct nc_summary *out)
 			out->permanent++;
 		else if (c->e[i].state == NC_PROBING)
 			out->probing++;
+		else if (c->e[i].state == NC_STALE)
+			out->stale++;
 		else
 			out->reachable++;
 	}

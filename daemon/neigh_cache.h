@@ -1,13 +1,19 @@
 /* What rampartd's own ARP/ND has learnt (DPDK router: no kernel keeps a
  * neighbour table for those ports), kept on the main thread, which tells
  * the workers' tables (pipe_neigh_set / pipe_neigh_forget) what changes.
- * An entry is reachable for `reachable_ms` after the last frame that
- * confirmed it; then it is probed (`probes` unicast requests to its MAC,
- * `probe_ms` apart, sent by a worker) and forgotten if none is answered,
- * so a neighbour that went away or changed its MAC silently costs a few
- * seconds, not every packet to it from then on (RFC 4861 7.3's
- * REACHABLE, PROBE; RFC 1122 2.3.2.1 for ARP). Static entries
- * (--neighbor) are permanent. No I/O and no clock of its own (but for
+ * An entry is reachable for `reachable_ms` after the last answer to a
+ * question of ours that confirmed it (a solicited NA; an ARP reply to a
+ * probe or a solicitation); then it is probed (`probes` unicast
+ * requests to its MAC, `probe_ms` apart, sent by a worker) and forgotten
+ * if none is answered, so a neighbour that went away or changed its MAC
+ * silently costs a few seconds, not every packet to it from then on
+ * (RFC 4861 7.3's REACHABLE, PROBE; RFC 1122 2.3.2.1 for ARP). What a
+ * neighbour says unasked (a request for our address, a gratuitous ARP,
+ * an unsolicited NA) confirms nothing: an entry it makes or moves is
+ * STALE, its MAC used but probed `delay_ms` later (RFC 4861 7.2.3,
+ * 7.2.5; no DELAY state: the workers do not say which entries they use,
+ * so every STALE one is probed, as if used); with the same MAC it
+ * changes nothing. Static entries (--neighbor) are permanent. No I/O and no clock of its own (but for
  * the hash key nc_init draws): unit-tested with made-up times. */
 #ifndef RAMPART_DAEMON_NEIGH_CACHE_H
 #define RAMPART_DAEMON_NEIGH_CACHE_H
@@ -24,9 +30,12 @@ struct nc_config {
 	uint32_t reachable_ms;	/* 30,000: Linux's base_reachable_time */
 	uint32_t probe_ms;	/* 1,000: RFC 4861's RETRANS_TIMER */
 	uint32_t probes;	/* 3: MAX_UNICAST_SOLICIT */
+	uint32_t delay_ms;	/* 0: 5,000, DELAY_FIRST_PROBE_TIME; at most
+				 * reachable_ms */
 };
 
-enum nc_state { NC_REACHABLE = 1, NC_PROBING, NC_PERMANENT };
+/* NC_STALE: the MAC is used, not confirmed; probed at next_ms */
+enum nc_state { NC_REACHABLE = 1, NC_PROBING, NC_PERMANENT, NC_STALE };
 
 struct nc_entry {
 	uint8_t addr[16];
@@ -35,7 +44,8 @@ struct nc_entry {
 	uint8_t state;		/* enum nc_state */
 	uint8_t probes;		/* sent since the last confirmation */
 	uint8_t dirty;		/* the workers must be told its MAC */
-	uint64_t confirmed_ms, next_ms;
+	uint64_t confirmed_ms;
+	uint64_t next_ms;	/* PROBING: the next probe; STALE: the first */
 	uint64_t post_ms;	/* dirty: told from then on (a retry: the
 				 * next tick, not again in this one) */
 };
@@ -92,7 +102,7 @@ struct nc_action {
 
 /* What rampartctl status shows: the entries by state, and the totals. */
 struct nc_summary {
-	uint32_t reachable, probing, permanent;
+	uint32_t reachable, stale, probing, permanent;
 	struct nc_stats st;
 };
 
@@ -109,7 +119,10 @@ void nc_asked(struct neigh_cache *c, uint8_t port, uint8_t family, const uint8_t
 /* What a frame received on port taught (np_receive): a new entry, a
  * moved one, a confirmation; a merge or a confirmation without a MAC
  * (l->how) only for one known; an answer only for one known or asked
- * for (nc_asked) lately, and one without override never moves one. */
+ * for (nc_asked) lately, and one without override never moves one. Only
+ * answers confirm (REACHABLE): a solicited NA, an ARP reply while the
+ * entry is probed or its address asked for; other news makes a new or
+ * moved entry STALE and leaves one at the same MAC as it is. */
 void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, uint64_t now_ms);
 /* At most max things to do now, in order: POSTs of entries learnt or
  * moved (to every worker), PROBEs (to one worker), FORGETs (to every

@@ -26,7 +26,7 @@ static void neigh_in(struct backend_dpdk *x, struct dp_queue_state *qs, uint32_t
 				reply);
 
 	if (l.family) {
-		qs->neigh_learnt++;
+		qs->neigh_news++;
 		(void)nr_push(&qs->learnt, (uint8_t)port, &l);	/* full: dropped */
 	}
 	if (!n || rte_pktmbuf_tailroom(m) + m->data_len < n) {

@@ -36,9 +36,12 @@ struct dp_queue_state {
 	uint32_t next_port;		/* rx starts here, for fairness */
 	uint32_t empty_polls;
 	uint64_t multiseg;		/* chained mbufs refused (no scatter) */
-	/* ARP / ND (own_neigh): answers sent, neighbours learnt (dropped
-	 * ones too, when the ring was full), solicitations and probes sent */
-	uint64_t neigh_answered, neigh_learnt, neigh_asked, neigh_probed;
+	/* ARP / ND (own_neigh): answers sent, frames that told of a
+	 * neighbour (each one: the same neighbour's every ARP again; those
+	 * the ring had no room for too; what the cache made of them, new
+	 * entries and moves, is its own count, nc_stats), solicitations and
+	 * probes sent */
+	uint64_t neigh_answered, neigh_news, neigh_asked, neigh_probed;
 	uint64_t neigh_ask_limited;	/* not sent: over solicit_budget.h's */
 	struct solicit_budget solicit;
 	struct dp_asked asked[DP_ASKED_SLOTS];

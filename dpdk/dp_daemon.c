@@ -142,12 +142,12 @@ void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,
 			(unsigned long long)st.imissed, (unsigned long long)st.rx_nombuf,
 			(unsigned long long)st.oerrors);
 	}
-	uint64_t answered = 0, learnt = 0, asked = 0, probed = 0, limited = 0;
+	uint64_t answered = 0, news = 0, asked = 0, probed = 0, limited = 0;
 
 	for (uint32_t k = 0; k < d->nqueues; k++) {
 		multiseg += b->q[k].multiseg;
 		answered += b->q[k].neigh_answered;
-		learnt += b->q[k].neigh_learnt;
+		news += b->q[k].neigh_news;
 		asked += b->q[k].neigh_asked;
 		probed += b->q[k].neigh_probed;
 		limited += b->q[k].neigh_ask_limited;
@@ -156,9 +156,10 @@ void dp_daemon_final(const struct dp_ports *d, const struct rampartd_opts *o,
 		(unsigned long long)multiseg);
 	if (b->own_neigh)
 		fprintf(stderr, "rampartd: DPDK: ARP/ND: %llu requests for the ports' addresses "
-				"answered, %llu neighbours learnt, %llu solicitations sent, %llu "
-				"probes sent, %llu solicitations over the budget (not sent)\n",
-			(unsigned long long)answered, (unsigned long long)learnt,
+				"answered, %llu frames telling of a neighbour, %llu solicitations "
+				"sent, %llu probes sent, %llu solicitations over the budget (not "
+				"sent)\n",
+			(unsigned long long)answered, (unsigned long long)news,
 			(unsigned long long)asked, (unsigned long long)probed,
 			(unsigned long long)limited);
 }

@@ -323,14 +323,14 @@ print("%.3f %d" % (time.monotonic() - t, failed))' "$FLOOD" "fd00:$N:2::")
 	line=$(grep -m1 'ARP/ND:' "$LAB_TMP/rampartd.err")
 	echo "# ${line:-no ARP/ND line}"
 	grep 'PMD counted' "$LAB_TMP/rampartd.err" | sed 's/^/# /'
-	read -r ans lrn ask < <(sed -n 's/.*ARP\/ND: \([0-9]*\) requests.* \([0-9]*\) neighbours learnt, \([0-9]*\) solicitations.*/\1 \2 \3/p' \
+	read -r ans news ask < <(sed -n 's/.*ARP\/ND: \([0-9]*\) requests.* \([0-9]*\) frames telling of a neighbour, \([0-9]*\) solicitations.*/\1 \2 \3/p' \
 		<<<"$line")
 	# the client asks for the firewall (ARP, NS); the server learns it
 	# from rampartd's own requests, as Linux does
 	check "-v: the client's requests for the ports' addresses answered (${ans:-none})" \
 		test "${ans:-0}" -ge 2
-	check "-v: both hosts learnt, both families (${lrn:-none}), after rampartd asked (${ask:-none})" \
-		test "${lrn:-0}" -ge 4 -a "${ask:-0}" -ge 2
+	check "-v: frames told of both hosts, both families (${news:-none}), after rampartd asked (${ask:-none})" \
+		test "${news:-0}" -ge 4 -a "${ask:-0}" -ge 2
 	limited=$(sed -n 's/.* \([0-9]*\) solicitations over the budget.*/\1/p' <<<"$line")
 	# the budget: its burst, a thousand a second of the flood (and of the
 	# 0.5 s after it, as the held packets' hops are asked again), and the
@@ -344,6 +344,13 @@ print("%.3f %d" % (time.monotonic() - t, failed))' "$FLOOD" "fd00:$N:2::")
 		<<<"$line")
 	check "-v: the server's two entries moved, then forgotten after probes (${moved:-none} moved, ${probed:-none} probed, ${forgot:-none} forgotten)" \
 		test "${moved:-0}" -ge 2 -a "${forgot:-0}" -ge 2 -a "${probed:-0}" -ge 6
+	# learnt counts entries, not frames: both hosts, both families (a
+	# link-local address of each too, maybe), the server's two again
+	# after they were forgotten; the frames (the neighbours' requests,
+	# the answers to a probe every 2 s) many times that
+	lrn=$(sed -n 's/.*neighbours: \([0-9]*\) learnt,.*/\1/p' <<<"$line")
+	check "-v: each neighbour learnt once, not once a frame (${lrn:-none} learnt, of ${news:-none} frames)" \
+		test "${lrn:-0}" -ge 4 -a "${lrn:-0}" -le 12 -a "${news:-0}" -gt $((2 * ${lrn:-0}))
 else
 	not_ok "rampartd starts without --neighbor"; tail -20 "$LAB_TMP/rampartd.err" >&2
 fi

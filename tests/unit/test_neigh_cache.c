@@ -50,15 +50,17 @@ static void expect_none(struct neigh_cache *c, uint64_t now)
 	assert_int_equal(nc_tick(c, now, t, 8), 0);
 }
 
-/* Learnt: told once; confirmed by frames; unconfirmed for reachable_ms:
- * probed three times a second apart at its MAC, then forgotten. */
+/* Learnt: asked for and answered (a solicited NA); confirmed by
+ * answers; unconfirmed for reachable_ms: probed three times a second
+ * apart at its MAC, then forgotten. */
 static void test_ages_out(void **state)
 {
 	static struct neigh_cache c;
-	struct np_learned l = told(4, 2, mac_a, 0);
+	struct np_learned l = told(6, 2, mac_a, NP_ANSWER);
 	(void)state;
 
 	nc_init(&c, &cfg);
+	nc_asked(&c, 1, 6, l.addr, 900);
 	nc_learn(&c, 1, &l, 1000);
 	expect_one(&c, 1000, NC_POST, &l, mac_a);
 	expect_none(&c, 1100);
@@ -77,6 +79,7 @@ static void test_ages_out(void **state)
 	assert_int_equal(c.st.probes, 3);
 	assert_int_equal(c.st.forgotten, 1);
 	/* a hop asked for again and answered: a new entry */
+	nc_asked(&c, 1, 6, l.addr, 94000);
 	nc_learn(&c, 1, &l, 95000);
 	expect_one(&c, 95000, NC_POST, &l, mac_a);
 }
@@ -86,10 +89,11 @@ static void test_ages_out(void **state)
 static void test_probe_answered(void **state)
 {
 	static struct neigh_cache c;
-	struct np_learned l = told(6, 2, mac_a, 0), moved = told(6, 2, mac_b, 0);
+	struct np_learned l = told(6, 2, mac_a, NP_ANSWER), moved = told(6, 2, mac_b, NP_ANSWER);
 	(void)state;
 
 	nc_init(&c, &cfg);
+	nc_asked(&c, 1, 6, l.addr, 0);
 	nc_learn(&c, 1, &l, 0);
 	expect_one(&c, 0, NC_POST, &l, mac_a);
 	expect_one(&c, 30000, NC_PROBE, &l, mac_a);
@@ -118,7 +122,10 @@ static void test_probe_confirmed_without_mac(void **state)
 	nc_init(&c, &cfg);
 	nc_learn(&c, 1, &l, 0);
 	expect_one(&c, 0, NC_POST, &l, mac_a);
-	for (uint64_t at = 30000; at < 300000; at += 30200) {
+	expect_one(&c, 5000, NC_PROBE, &l, mac_a);	/* a request: STALE, probed */
+	nc_learn(&c, 1, &yes, 5000);
+	expect_one(&c, 5000, NC_POST, &l, mac_a);
+	for (uint64_t at = 35000; at < 300000; at += 30200) {
 		expect_one(&c, at, NC_PROBE, &l, mac_a);
 		nc_learn(&c, 1, &yes, at + 200);
 		expect_one(&c, at + 200, NC_POST, &l, mac_a);	/* a refresh, same MAC */
@@ -153,7 +160,8 @@ static void test_answers_only_to_asks(void **state)
 	nc_asked(&c, 1, 4, a.addr, 1000);
 	nc_learn(&c, 1, &a, 1500);
 	expect_one(&c, 1500, NC_POST, &a, mac_a);
-	nc_learn(&c, 1, &moved, 1600);			/* known: moved */
+	nc_asked(&c, 1, 4, a.addr, 1550);
+	nc_learn(&c, 1, &moved, 1600);			/* known, asked: moved */
 	expect_one(&c, 1600, NC_POST, &moved, mac_b);
 	nc_asked(&c, 1, 6, b.addr, 2000);
 	nc_learn(&c, 1, &b, 5001);			/* too late */
@@ -212,18 +220,158 @@ static void test_merges_and_permanent(void **state)
 		struct np_learned again = told(6, 3, mac_a, 0), late = told(6, 4, mac_b, 0);
 		struct nc_action t[8];
 
-		nc_learn(&c, 1, &again, 300000);
-		nc_learn(&c, 1, &late, 320000);
-		assert_int_equal(nc_tick(&c, 320000, t, 8), 2);	/* both posted */
-		assert_int_equal(nc_tick(&c, 330000, t, 8), 1);	/* `again` probed */
+		nc_learn(&c, 1, &again, 300000);		/* a request: STALE */
+		late.how = NP_ANSWER;
+		nc_asked(&c, 1, 6, late.addr, 300000);
+		nc_learn(&c, 1, &late, 300000);		/* an answer: REACHABLE */
+		assert_int_equal(nc_tick(&c, 300000, t, 8), 2);	/* both posted */
+		nc_summarize(&c, &sum);
+		assert_int_equal(sum.stale, 1);
+		assert_int_equal(sum.reachable, 1);
+		assert_int_equal(sum.probing, 0);
+		assert_int_equal(nc_tick(&c, 305000, t, 8), 1);	/* `again` probed */
 		assert_int_equal(t[0].op, NC_PROBE);
 		nc_summarize(&c, &sum);
 		assert_int_equal(sum.permanent, 1);
 		assert_int_equal(sum.probing, 1);
+		assert_int_equal(sum.stale, 0);
 		assert_int_equal(sum.reachable, 1);
 		assert_int_equal(sum.st.learnt, c.st.learnt);
 		assert_int_equal(sum.st.moved, 1);
 	}
+}
+
+/* l (an answer) asked for on port 1 and answered at now: a new entry,
+ * posted, reachable. */
+static void learn_answered(struct neigh_cache *c, const struct np_learned *l, uint64_t now)
+{
+	nc_asked(c, 1, l->family, l->addr, now);
+	nc_learn(c, 1, l, now);
+	expect_one(c, now, NC_POST, l, l->mac);
+	assert_int_equal(c->e[c->n - 1].state, NC_REACHABLE);
+}
+
+/* The state of the one entry there is. */
+static uint8_t state_of(const struct neigh_cache *c)
+{
+	assert_int_equal(c->n, 1);
+	return c->e[0].state;
+}
+
+/* l told on port 1 at now; then the one entry there is in state want. */
+static void learn_into(struct neigh_cache *c, const struct np_learned *l, uint64_t now,
+		       uint8_t want)
+{
+	nc_learn(c, 1, l, now);
+	assert_int_equal(state_of(c), want);
+}
+
+/* RFC 4861 7.2.3: a request for our address (an NS with the sender's
+ * MAC, an ARP request) makes its sender's entry STALE, used and probed
+ * delay_ms later (5 s), not reachable; a solicited NA makes it
+ * REACHABLE; the sender's next request at the same MAC changes
+ * nothing (its probe is reachable_ms after that answer). */
+static void test_request_stale_answer_reachable(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned req = told(6, 2, mac_a, NP_LEARN), na = told(6, 2, mac_a, NP_ANSWER);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	nc_learn(&c, 1, &req, 0);
+	expect_one(&c, 0, NC_POST, &req, mac_a);	/* it forwards */
+	assert_int_equal(state_of(&c), NC_STALE);
+	assert_int_equal(c.st.learnt, 1);
+	expect_none(&c, 4999);
+	expect_one(&c, 5000, NC_PROBE, &req, mac_a);
+	learn_into(&c, &na, 5100, NC_REACHABLE);
+	expect_one(&c, 5100, NC_POST, &req, mac_a);	/* (a refresh after a probe) */
+	learn_into(&c, &req, 20000, NC_REACHABLE);
+	expect_none(&c, 35099);
+	expect_one(&c, 35100, NC_PROBE, &req, mac_a);
+}
+
+/* An unsolicited NA with override and a new MAC moves a reachable
+ * entry to it, STALE (probed 5 s later, at the new MAC; more moves meanwhile
+ * do not put the probe off); the new MAC's answer makes it reachable. */
+static void test_unsolicited_na_moves_stale(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned l = told(6, 2, mac_a, NP_ANSWER), una = told(6, 2, mac_b, NP_MERGE);
+	struct np_learned answer = told(6, 2, mac_b, NP_ANSWER), back = told(6, 2, mac_a, NP_MERGE);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	learn_answered(&c, &l, 0);
+	nc_learn(&c, 1, &una, 1000);
+	expect_one(&c, 1000, NC_POST, &una, mac_b);
+	assert_int_equal(state_of(&c), NC_STALE);
+	assert_int_equal(c.st.moved, 1);
+	nc_learn(&c, 1, &back, 3000);			/* moved back: probed at 6000 all the same */
+	expect_one(&c, 3000, NC_POST, &back, mac_a);
+	nc_learn(&c, 1, &una, 5000);
+	expect_one(&c, 5000, NC_POST, &una, mac_b);
+	assert_int_equal(c.st.moved, 3);
+	expect_none(&c, 5999);
+	expect_one(&c, 6000, NC_PROBE, &una, mac_b);
+	learn_into(&c, &answer, 6100, NC_REACHABLE);
+	assert_int_equal(c.st.learnt, 1);
+}
+
+/* RFC 4861 7.2.5: a solicited NA without override for another MAC
+ * leaves the address alone, and a reachable entry STALE (asked again
+ * soon, at its own MAC); while it is probed such an answer is ignored;
+ * the owner's answer confirms it. */
+static void test_answer_without_override_other_mac(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned l = told(6, 2, mac_a, NP_ANSWER), proxy = told(6, 2, mac_b, NP_ANSWER_KEEP);
+	struct np_learned owner = told(6, 2, mac_a, NP_ANSWER_KEEP);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	learn_answered(&c, &l, 0);
+	nc_learn(&c, 1, &proxy, 1000);
+	expect_none(&c, 1000);				/* nothing moved */
+	assert_memory_equal(c.e[0].mac, mac_a, 6);
+	assert_int_equal(state_of(&c), NC_STALE);
+	expect_one(&c, 6000, NC_PROBE, &l, mac_a);
+	learn_into(&c, &proxy, 6100, NC_PROBING);
+	assert_memory_equal(c.e[0].mac, mac_a, 6);
+	learn_into(&c, &owner, 6200, NC_REACHABLE);
+	assert_int_equal(c.st.moved, 0);
+}
+
+/* ARP says nothing of being asked: a gratuitous ARP or an ARP reply
+ * nobody asked for confirms nothing (the entry is probed reachable_ms
+ * after its last answer all the same, and a probed one goes on being
+ * probed and is forgotten); an ARP reply while the entry is probed is
+ * the probe's answer. */
+static void test_gratuitous_arp_confirms_nothing(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned l = told(4, 2, mac_a, NP_ANSWER), garp = told(4, 2, mac_a, NP_MERGE);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	learn_answered(&c, &l, 0);
+	nc_learn(&c, 1, &garp, 10000);
+	nc_learn(&c, 1, &l, 20000);			/* a reply, unasked */
+	assert_int_equal(state_of(&c), NC_REACHABLE);
+	expect_none(&c, 29999);
+	expect_one(&c, 30000, NC_PROBE, &l, mac_a);
+	learn_into(&c, &garp, 30100, NC_PROBING);
+	expect_one(&c, 31000, NC_PROBE, &l, mac_a);
+	expect_one(&c, 32000, NC_PROBE, &l, mac_a);
+	expect_one(&c, 33000, NC_FORGET, &l, mac_a);
+	assert_int_equal(c.n, 0);
+	/* asked again; its probe answered by an ARP reply: reachable */
+	learn_answered(&c, &l, 40000);
+	expect_one(&c, 70000, NC_PROBE, &l, mac_a);
+	learn_into(&c, &l, 70100, NC_REACHABLE);
+	expect_one(&c, 70100, NC_POST, &l, mac_a);
+	expect_none(&c, 100099);
+	expect_one(&c, 100100, NC_PROBE, &l, mac_a);
 }
 
 /* Full: new entries refused and counted; at most max things a tick, the
@@ -413,6 +561,10 @@ int main(void)
 		cmocka_unit_test(test_probe_confirmed_without_mac),
 		cmocka_unit_test(test_answers_only_to_asks),
 		cmocka_unit_test(test_merges_and_permanent),
+		cmocka_unit_test(test_request_stale_answer_reachable),
+		cmocka_unit_test(test_unsolicited_na_moves_stale),
+		cmocka_unit_test(test_answer_without_override_other_mac),
+		cmocka_unit_test(test_gratuitous_arp_confirms_nothing),
 		cmocka_unit_test(test_full_and_retry),
 		cmocka_unit_test(test_index_after_forgets),
 		cmocka_unit_test(test_learn_cost),
