@@ -238,11 +238,20 @@ out:
 	return rc;
 }
 
+/* Router mode: the kernel's own IPv6 addresses as last written into the
+ * ports' XDP programs (a unicast NS or NA to one of them is the kernel's),
+ * followed each NEIGH_REFRESH_MS (follow_own6); own6_left_out more were
+ * not written (they go to the rules). */
+static uint8_t own6[RAMPART_XDP_MAX_OWN6][16];
+static uint32_t own6_count, own6_left_out;
+
 /* What the XDP program is told: the options' flags, the policy's host
- * section. */
+ * section, router mode's own IPv6 addresses. */
 static struct xsk_prog_cfg prog_cfg(const struct rampartd_opts *o, const struct rfw_view *view)
 {
 	return (struct xsk_prog_cfg){
+		.own6 = o->mode == PIPE_ROUTER ? (const uint8_t (*)[16])own6 : NULL,
+		.own6_count = o->mode == PIPE_ROUTER ? own6_count : 0,
 		.flags = (o->mode == PIPE_ROUTER ? RAMPART_XDP_PASS_NEIGH : 0) |
 			 (o->fail_closed ? RAMPART_XDP_FAIL_CLOSED : 0),
 		.host_addrs = view->host_addrs,
@@ -714,6 +723,48 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* The kernel's own IPv6 addresses now into own6; 1 when they changed.
+ * A new excess is told once. */
+static int read_own6(void)
+{
+	static uint8_t now[RAMPART_XDP_MAX_OWN6][16];
+	uint32_t left_out;
+	int n = xsk_own6_read(now, RAMPART_XDP_MAX_OWN6, &left_out);
+
+	if (n < 0) {
+		fprintf(stderr, "rampartd: cannot read the kernel's IPv6 addresses: %s\n",
+			strerror(errno));
+		return 0;
+	}
+	if (left_out && left_out != own6_left_out)
+		fprintf(stderr, "rampartd: the kernel has %u IPv6 addresses more than the %d the "
+				"XDP program follows: unicast neighbour discovery to those goes to "
+				"the rules\n", left_out, RAMPART_XDP_MAX_OWN6);
+	own6_left_out = left_out;
+	if ((uint32_t)n == own6_count && !memcmp(now, own6, (size_t)n * 16))
+		return 0;
+	memcpy(own6, now, (size_t)n * 16);
+	own6_count = (uint32_t)n;
+	return 1;
+}
+
+/* Router mode, each NEIGH_REFRESH_MS: an address added to or removed from
+ * the kernel reaches every port's XDP program. */
+static void follow_own6(const struct rampartd_opts *o)
+{
+	char err[256];
+
+	if (!read_own6())
+		return;
+	if (o->verbose)
+		fprintf(stderr, "rampartd: the kernel has %u IPv6 address(es) of its own: unicast "
+				"NS and NA to them go to it\n", own6_count);
+	for (uint32_t i = 0; i < o->nifs; i++)
+		if (xsk_prog_set_own6(&xports[i].prog, (const uint8_t (*)[16])own6, own6_count,
+				      err, sizeof(err)))
+			fprintf(stderr, "rampartd: %s: %s\n", o->ifnames[i], err);
+}
+
 /* Router mode on kernel ports: their addresses, followed (port_addrs.h). */
 static struct port_addr_watch addr_watch;
 static int addr_watching;
@@ -723,7 +774,8 @@ static int addr_watching;
  * and addresses, port_addrs_tick) every NEIGH_REFRESH_MS, or every tick for NEIGH_WAIT_MS after
  * asking (so an answer reaches the workers within a tick of the
  * kernel's). */
-static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
+static void neigh_tick(const struct rampartd_opts *o, struct nl_neigh_sync *nl,
+		       uint64_t *last_refresh)
 {
 	uint64_t now = monotonic_ms();
 	char err[256];
@@ -738,6 +790,7 @@ static void neigh_tick(struct nl_neigh_sync *nl, uint64_t *last_refresh)
 	nl_mtu_refresh(nl);
 	if (addr_watching)
 		port_addrs_tick(&addr_watch, &reloader);
+	follow_own6(o);
 }
 
 /* --state-interval: the flows to the state file while the workers run
@@ -796,7 +849,7 @@ static int wait_signals(const struct rampartd_opts *o, const sigset_t *set,
 		if (sig < 0) {
 			/* timeout (or EINTR): the neighbours' tick, or a checkpoint's */
 			if (nl)
-				neigh_tick(nl, &last_refresh);
+				neigh_tick(o, nl, &last_refresh);
 			if (neigh_own)
 				neigh_own();
 			continue;
@@ -984,6 +1037,8 @@ static int run_xsk(const struct rampartd_opts *o, const struct rfw_view *view)
 			fprintf(stderr, "rampartd: worker %u: %s\n", k, err);
 			goto out;
 		}
+	if (o->mode == PIPE_ROUTER)
+		read_own6();	/* in the programs from their first frame on */
 	for (; opened < o->nifs; opened++) {
 		if (open_port(&xports[opened], o->ifnames[opened], o, view, nq))
 			goto out;

@@ -57,6 +57,15 @@ struct {
 	__type(value, __u8);
 } rampart_host6 SEC(".maps");
 
+/* Router mode: the kernel's own IPv6 addresses (not link-local), which
+ * rampartd follows; value unused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * RAMPART_XDP_MAX_OWN6);
+	__type(key, struct in6_addr);
+	__type(value, __u8);
+} rampart_own6 SEC(".maps");
+
 /* A fragmented datagram: addresses (IPv4's in the first 4 bytes, the rest
  * zero), protocol and IP id. */
 struct rampart_frag_key {
@@ -136,6 +145,14 @@ static __always_inline int host6(const struct rampart_xdp_cfg *cfg, const void *
 		return 0;
 	__builtin_memcpy(&a, addr, sizeof(a));
 	return bpf_map_lookup_elem(&rampart_host6, &a) != NULL;
+}
+
+static __always_inline int own6(const void *addr)
+{
+	struct in6_addr a;
+
+	__builtin_memcpy(&a, addr, sizeof(a));
+	return bpf_map_lookup_elem(&rampart_own6, &a) != NULL;
 }
 
 static __always_inline int arp_is_host(const struct rampart_xdp_cfg *cfg, __u8 *p, void *end)
@@ -355,9 +372,13 @@ static __always_inline int nd_is_host(const struct rampart_xdp_cfg *cfg, struct 
 	    (void *)(l4 + 1) > end)
 		return 0;
 	type = *l4;
-	/* RFC 4861 types 133-137: RS, RA, NS, NA, redirect */
-	if ((cfg->flags & RAMPART_XDP_PASS_NEIGH) &&
-	    (type == 135 || type == 136 || (type >= 133 && type <= 137 && local)))
+	/* RFC 4861 types 133-137: RS, RA, NS, NA, redirect; a unicast NS or
+	 * NA only to one of the kernel's addresses (before, to any: one to a
+	 * host behind the router passed unjudged, and with the kernel
+	 * forwarding for --fail open it went on to that host) */
+	if ((cfg->flags & RAMPART_XDP_PASS_NEIGH) && type >= 133 && type <= 137 &&
+	    (local || ((type == 135 || type == 136) &&
+		       own6(&ip6->daddr))))
 		return 1;
 	/* NS/NA: the target address follows type, code, csum, flags */
 	return (type == 135 || type == 136) && has_kind(cfg, RAMPART_XDP_PASS_NDP) &&

@@ -13,6 +13,9 @@
 #define RAMPART_XDP_CFG_SLOTS 2
 #define RAMPART_XDP_HOST4_MAP "rampart_host4"
 #define RAMPART_XDP_HOST6_MAP "rampart_host6"
+/* Router mode: the kernel's own IPv6 addresses, which a unicast NS or NA
+ * must be addressed to for the kernel to get it. */
+#define RAMPART_XDP_OWN6_MAP "rampart_own6"
 
 /* Layout version of struct rampart_xdp_cfg. Version 1 was a bare u32 of
  * flags. A program that finds another version in its map (an unwritten,
@@ -39,6 +42,9 @@
 
 #define RAMPART_XDP_MAX_PASS 16
 #define RAMPART_XDP_MAX_HOST 256	/* addresses per family */
+/* Kernel IPv6 addresses router mode follows; the map holds twice as many,
+ * so a change can add the new ones before the stale ones leave. */
+#define RAMPART_XDP_MAX_OWN6 256
 
 struct rampart_xdp_pass {
 	__u8 kind;

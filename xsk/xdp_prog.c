@@ -106,6 +106,24 @@ static int xsk_prog_set_hosts(int fd4, int fd6, const struct xsk_prog_cfg *c,
 	return 0;
 }
 
+/* own (n addresses) into the own6 map fd, without removing any. */
+static int add_own6(int fd, const uint8_t (*own)[16], uint32_t n, char *err, size_t errlen)
+{
+	__u8 one = 1;
+
+	if (n > RAMPART_XDP_MAX_OWN6) {
+		snprintf(err, errlen, "more than %d own IPv6 addresses", RAMPART_XDP_MAX_OWN6);
+		return -E2BIG;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (fd < 0 || bpf_map_update_elem(fd, own[i], &one, BPF_ANY)) {
+			snprintf(err, errlen, "cannot write own IPv6 address %u to the XDP "
+				 "program: %s", i, fd < 0 ? "no such map" : strerror(errno));
+			return fd < 0 ? -ENOENT : -errno;
+		}
+	return 0;
+}
+
 /* The cfg value for c: flags and the pass list (the host addresses go
  * into their maps separately). */
 static int build_cfg(const struct xsk_prog_cfg *c, struct rampart_xdp_cfg *v, char *err,
@@ -172,10 +190,12 @@ static int switch_cfg(struct xsk_prog *p, const struct rampart_xdp_cfg *v, char 
 /* The maps that hold the program's settings, in the order filled: the
  * host maps first, then the cfg value whose version turns them on (slot
  * 0: the slot map is made zeroed). */
-enum { SETTINGS_HOST4, SETTINGS_HOST6, SETTINGS_CFG, SETTINGS_SLOT, XSK_SETTINGS_MAPS };
+enum { SETTINGS_HOST4, SETTINGS_HOST6, SETTINGS_OWN6, SETTINGS_CFG, SETTINGS_SLOT,
+       XSK_SETTINGS_MAPS };
 static const char *const settings_map_names[XSK_SETTINGS_MAPS] = {
 	[SETTINGS_HOST4] = RAMPART_XDP_HOST4_MAP,
 	[SETTINGS_HOST6] = RAMPART_XDP_HOST6_MAP,
+	[SETTINGS_OWN6] = RAMPART_XDP_OWN6_MAP,
 	[SETTINGS_CFG] = RAMPART_XDP_CFG_MAP,
 	[SETTINGS_SLOT] = RAMPART_XDP_CFG_SLOT_MAP,
 };
@@ -225,6 +245,8 @@ static int fill_settings_maps(struct bpf_object *obj, const char *obj_path,
 	if (!e)
 		e = xsk_prog_set_hosts(fd[SETTINGS_HOST4], fd[SETTINGS_HOST6], c, &v, err, errlen);
 	if (!e)
+		e = add_own6(fd[SETTINGS_OWN6], c->own6, c->own6_count, err, errlen);
+	if (!e)
 		e = write_cfg(fd[SETTINGS_CFG], 0, &v, err, errlen);
 	for (i = 0; !e && i < XSK_SETTINGS_MAPS; i++)
 		if (bpf_map__reuse_fd(map[i], fd[i])) {
@@ -269,30 +291,42 @@ static int host_listed(const struct xsk_prog_cfg *c, uint8_t family, const uint8
 	return 0;
 }
 
+/* Every key of the hash map fd (keylen bytes, at most 16) that listed
+ * says is not in list leaves it. */
+static void drop_unlisted(int fd, size_t keylen, const void *list,
+			  int (*listed)(const void *list, const uint8_t *key))
+{
+	uint8_t key[16], next[16];
+	void *prev = NULL;
+
+	if (fd < 0 || keylen > sizeof(key))
+		return;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (!listed(list, next)) {
+			bpf_map_delete_elem(fd, next);
+			prev = NULL;	/* start over: the walk lost its place */
+			continue;
+		}
+		memcpy(key, next, keylen);
+		prev = key;
+	}
+}
+
+static int host4_listed(const void *c, const uint8_t *key)
+{
+	return host_listed(c, 4, key);
+}
+
+static int host6_listed(const void *c, const uint8_t *key)
+{
+	return host_listed(c, 6, key);
+}
+
 /* Host addresses no longer in c leave the maps. */
 static void drop_stale_hosts(struct xsk_prog *p, const struct xsk_prog_cfg *c)
 {
-	static const struct { const char *map; uint8_t family; } fam[] = {
-		{ RAMPART_XDP_HOST4_MAP, 4 }, { RAMPART_XDP_HOST6_MAP, 6 },
-	};
-
-	for (unsigned f = 0; f < 2; f++) {
-		int fd = map_fd(p, fam[f].map);
-		uint8_t key[16], next[16];
-		void *prev = NULL;
-
-		if (fd < 0)
-			continue;
-		while (!bpf_map_get_next_key(fd, prev, next)) {
-			if (!host_listed(c, fam[f].family, next)) {
-				bpf_map_delete_elem(fd, next);
-				prev = NULL;	/* start over: the walk lost its place */
-				continue;
-			}
-			memcpy(key, next, sizeof(key));
-			prev = key;
-		}
-	}
+	drop_unlisted(map_fd(p, RAMPART_XDP_HOST4_MAP), 4, c, host4_listed);
+	drop_unlisted(map_fd(p, RAMPART_XDP_HOST6_MAP), 16, c, host6_listed);
 }
 
 /* Whether the maps can hold their addresses and c's at once (each holds
@@ -346,6 +380,34 @@ int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *c, char 
 		e = switch_cfg(p, &v, err, errlen);
 	if (!e)
 		drop_stale_hosts(p, c);
+	return e;
+}
+
+struct own6_list {
+	const uint8_t (*own)[16];
+	uint32_t n;
+};
+
+static int own6_listed(const void *list, const uint8_t *key)
+{
+	const struct own6_list *l = list;
+
+	for (uint32_t i = 0; i < l->n; i++)
+		if (!memcmp(l->own[i], key, 16))
+			return 1;
+	return 0;
+}
+
+int xsk_prog_set_own6(struct xsk_prog *p, const uint8_t (*own)[16], uint32_t n, char *err,
+		      size_t errlen)
+{
+	struct own6_list l = { own, n };
+	int fd = map_fd(p, RAMPART_XDP_OWN6_MAP);
+	int e = add_own6(fd, own, n, err, errlen);
+
+	/* new in first: the map holds twice RAMPART_XDP_MAX_OWN6 for that */
+	if (!e)
+		drop_unlisted(fd, 16, &l, own6_listed);
 	return e;
 }
 

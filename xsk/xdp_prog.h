@@ -18,6 +18,10 @@ struct xsk_prog_cfg {
 	uint32_t host_addr_count;
 	const struct rfw_host_pass *host_pass;
 	uint32_t host_pass_count;
+	/* router mode: the kernel's own IPv6 addresses (xsk_own6_read), at
+	 * most RAMPART_XDP_MAX_OWN6, that a unicast NS or NA is passed for */
+	const uint8_t (*own6)[16];
+	uint32_t own6_count;
 };
 
 struct xsk_prog {
@@ -55,6 +59,18 @@ int xsk_prog_attach(struct xsk_prog *p, const char *obj_path, int ifindex,
  * negative errno with err. */
 int xsk_prog_update_host(struct xsk_prog *p, const struct xsk_prog_cfg *cfg, char *err,
 			 size_t errlen);
+/* Router mode: the kernel's IPv6 addresses now (own, n of them, at most
+ * RAMPART_XDP_MAX_OWN6) replace those the program passes unicast NS and
+ * NA for; the new ones go in before the stale ones leave, so an address
+ * in both never stops passing. 0 or a negative errno with err. */
+int xsk_prog_set_own6(struct xsk_prog *p, const uint8_t (*own)[16], uint32_t n, char *err,
+		      size_t errlen);
+/* The kernel's IPv6 addresses on every interface, link-local and
+ * loopback left out (NS and NA to a link-local address always pass), no
+ * address twice: up to max into out, the count returned; *left_out says
+ * how many more there were (one on two interfaces counted twice). -1
+ * (errno) when they cannot be read. */
+int xsk_own6_read(uint8_t (*out)[16], uint32_t max, uint32_t *left_out);
 /* Detach (if attached) and close. Safe on a zeroed or failed xsk_prog. */
 void xsk_prog_detach(struct xsk_prog *p);
 /* Let go of the program without detaching it (it stays on the interface

@@ -258,6 +258,47 @@ check "the counters: local $(awk '$1 == "drop" && $2 == "local" { n = $3 } END {
 	bash -c "awk '\$1 == \"drop\" && \$2 == \"local\" { n = \$3 } END { exit !(n >= 2) }' '$LAB_TMP/rampartd.out'"
 lab_in fw ip addr del 10.20.2.7/24 dev "$FW_IF_S"
 
+# Unicast neighbour discovery (hop limit 255) reaches the kernel only when
+# it is addressed to one of the kernel's own addresses, which rampartd
+# follows: an address added while it runs is answered within a second or
+# two. One to a host behind the router is a packet to route: the rules
+# judge it (the default drops it), before it went to the kernel unjudged.
+cat >"$LAB_TMP/ns.py" <<'PY'
+import sys
+from scapy.all import Ether, IPv6, ICMPv6ND_NS, ICMPv6ND_NA, ICMPv6NDOptSrcLLAddr, conf, sendp, srp1
+conf.verb = 0
+iface, router_mac, dst, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+mine = open("/sys/class/net/%s/address" % iface).read().strip()
+ns = (Ether(src=mine, dst=router_mac) / IPv6(src="fd00:20:1::2", dst=dst, hlim=255) /
+      ICMPv6ND_NS(tgt=dst) / ICMPv6NDOptSrcLLAddr(lladdr=mine))
+if count == 0:	# one, and say whether an NA for it came back
+    a = srp1(ns, iface=iface, timeout=2)
+    sys.exit(0 if a is not None and ICMPv6ND_NA in a and a[ICMPv6ND_NA].tgt == dst else 1)
+sendp(ns, iface=iface, count=count, inter=0.05)
+PY
+fw_c_mac=$(lab_in fw cat "/sys/class/net/$FW_IF_C/address")
+own_told() { grep -c "IPv6 address(es) of its own" "$LAB_TMP/rampartd.err"; }
+told0=$(own_told)
+lab_in fw ip addr add fd00:20:1::9/64 dev "$FW_IF_C" nodad
+own_told_over() { [ "$(own_told)" -gt "$1" ]; }
+lab_wait_for 5 own_told_over "$told0" ||
+	not_ok "rampartd saw the address fd00:20:1::9"
+check "unicast NS to fd00:20:1::9, added while rampartd runs: the kernel answers" \
+	lab_wait_for 5 lab_in cli "$LAB_PY" "$LAB_TMP/ns.py" "$CLI_IF" "$fw_c_mac" fd00:20:1::9 0
+default_drops() {
+	awk '$1 == "0" && $2 == "default" { n = $4 } END { print n + 0 }' "$LAB_TMP/rampartd.out"
+}
+lab_counters "$LAB_TMP/c-ns0"
+d0=$(default_drops)
+lab_in cli "$LAB_PY" "$LAB_TMP/ns.py" "$CLI_IF" "$fw_c_mac" fd00:20:2::2 5
+sleep 0.3
+lab_counters "$LAB_TMP/c-ns1"
+check "unicast NS to fd00:20:2::2 (behind the router): judged by the rules, dropped ($(($(default_drops) - d0)) of 5)" \
+	test "$(($(default_drops) - d0))" -ge 5
+told0=$(own_told)
+lab_in fw ip addr del fd00:20:1::9/64 dev "$FW_IF_C"
+lab_wait_for 5 own_told_over "$told0" || not_ok "rampartd saw fd00:20:1::9 go"
+
 out=$(lab_in cli ping -n -c 1 -t 1 -W 2 10.20.2.2 2>&1)
 check "ping -t 1: 'Time to live exceeded' from 10.20.1.1" \
 	bash -c "grep -q 'From 10.20.1.1.*Time to live exceeded' <<<\"\$1\"" _ "$out"

@@ -5,6 +5,7 @@
  * Needs root (CI runs as root), as loading any BPF program does. */
 #define _GNU_SOURCE	/* pthread_setaffinity_np */
 #include <pthread.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <xdp/libxdp.h>
+#include <netinet/in.h>
 
 #include "xdp_cfg.h"
 #include "xdp_prog.h"
@@ -128,26 +130,101 @@ static int icmp6(uint8_t type, const uint8_t dst[16], uint8_t hop_limit)
 	return run(f, sizeof(f));
 }
 
+/* One of the kernel's own IPv6 addresses, and another host's. */
+static const uint8_t ours[16] = {0xfd, 0, 0, 1, [15] = 1};
+static const uint8_t transit[16] = {0xfd, 0, 0, 0x99, [15] = 5};
+
+static void set_own6(const uint8_t (*own)[16], uint32_t n)
+{
+	char err[256] = "";
+
+	if (xsk_prog_set_own6(&prog, own, n, err, sizeof(err)))
+		fail_msg("own6: %s", err);
+}
+
 /* Router mode hands neighbour discovery to the kernel: only what can be
  * neighbour discovery (hop limit 255; RS, RA and redirects to a
- * multicast or link-local address), not a routed packet of that type. */
+ * multicast or link-local address; NS and NA to those or to one of the
+ * kernel's own addresses), not a routed packet of that type. */
 static void test_neighbour_discovery(void **state)
 {
-	static const uint8_t transit[16] = {0xfd, 0, 0, 0x99, [15] = 5};
 	static const uint8_t all_nodes[16] = {0xff, 2, [15] = 1};
 	static const uint8_t link_local[16] = {0xfe, 0x80, [15] = 1};
 	(void)state;
 
 	update(NULL, 0, RAMPART_XDP_FAIL_CLOSED | RAMPART_XDP_PASS_NEIGH);
+	set_own6(&ours, 1);
 	assert_int_equal(icmp6(135, all_nodes, 255), XDP_PASS);	/* NS */
-	assert_int_equal(icmp6(135, transit, 255), XDP_PASS);	/* unicast NS */
+	assert_int_equal(icmp6(135, ours, 255), XDP_PASS);	/* unicast NS */
+	assert_int_equal(icmp6(136, ours, 255), XDP_PASS);	/* unicast NA */
 	assert_int_equal(icmp6(136, link_local, 255), XDP_PASS);	/* NA */
 	assert_int_equal(icmp6(134, all_nodes, 255), XDP_PASS);	/* RA */
-	assert_int_equal(icmp6(135, transit, 64), XDP_DROP);	/* routed: rules */
+	/* to a host behind the router: to be routed, so the rules' */
+	assert_int_equal(icmp6(135, transit, 255), XDP_DROP);
+	assert_int_equal(icmp6(136, transit, 255), XDP_DROP);
+	assert_int_equal(icmp6(135, ours, 64), XDP_DROP);	/* routed: rules */
 	assert_int_equal(icmp6(136, all_nodes, 254), XDP_DROP);
 	assert_int_equal(icmp6(137, transit, 255), XDP_DROP);	/* redirect, transit */
 	assert_int_equal(icmp6(133, transit, 255), XDP_DROP);	/* RS, transit */
 	assert_int_equal(icmp6(128, all_nodes, 255), XDP_DROP);	/* echo: rules */
+}
+
+/* The kernel's addresses change: an address added passes NS from then
+ * on, one removed no longer does, one in both lists all along; more than
+ * the limit is refused whole. */
+static void test_own_addresses_followed(void **state)
+{
+	static uint8_t many[RAMPART_XDP_MAX_OWN6 + 1][16];
+	static const uint8_t added[16] = {0xfd, 0, 0, 2, [15] = 1};
+	const uint8_t both[2][16] = {
+		{0xfd, 0, 0, 1, [15] = 1}, {0xfd, 0, 0, 2, [15] = 1},
+	};
+	char err[256] = "";
+	(void)state;
+
+	update(NULL, 0, RAMPART_XDP_FAIL_CLOSED | RAMPART_XDP_PASS_NEIGH);
+	set_own6(&ours, 1);
+	assert_int_equal(icmp6(135, added, 255), XDP_DROP);
+	set_own6(both, 2);
+	assert_int_equal(icmp6(135, ours, 255), XDP_PASS);
+	assert_int_equal(icmp6(135, added, 255), XDP_PASS);
+	set_own6(&added, 1);
+	assert_int_equal(icmp6(135, ours, 255), XDP_DROP);
+	assert_int_equal(icmp6(135, added, 255), XDP_PASS);
+	/* a full set replaced by another full set: the map holds both */
+	for (uint32_t i = 0; i < RAMPART_XDP_MAX_OWN6 + 1; i++)
+		many[i][0] = 0xfd, many[i][1] = 7, many[i][14] = (uint8_t)(i >> 8),
+		many[i][15] = (uint8_t)i;
+	set_own6(many, RAMPART_XDP_MAX_OWN6);
+	set_own6(many + 1, RAMPART_XDP_MAX_OWN6);
+	assert_int_equal(icmp6(135, many[0], 255), XDP_DROP);
+	assert_int_equal(icmp6(135, many[RAMPART_XDP_MAX_OWN6], 255), XDP_PASS);
+	assert_int_equal(xsk_prog_set_own6(&prog, many, RAMPART_XDP_MAX_OWN6 + 1, err,
+					   sizeof(err)), -E2BIG);
+	assert_int_equal(icmp6(135, many[1], 255), XDP_PASS);	/* the set in force stays */
+	set_own6(&ours, 1);
+}
+
+/* xsk_own6_read finds the kernel's addresses, without link-local or
+ * loopback ones: ::1 is on lo in every namespace with IPv6 (skipped),
+ * and a read of none says how many it left out. */
+static void test_own6_read(void **state)
+{
+	static uint8_t out[RAMPART_XDP_MAX_OWN6][16];
+	uint32_t left_out = 99, left_none = 0;
+	int n = xsk_own6_read(out, RAMPART_XDP_MAX_OWN6, &left_out);
+	(void)state;
+
+	assert_true(n >= 0);
+	assert_int_equal(left_out, 0);
+	for (int i = 0; i < n; i++) {
+		assert_false(out[i][0] == 0xfe && (out[i][1] & 0xc0) == 0x80);
+		assert_false(IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)(const void *)out[i]));
+		for (int k = 0; k < i; k++)
+			assert_memory_not_equal(out[i], out[k], 16);
+	}
+	assert_int_equal(xsk_own6_read(out, 0, &left_none), 0);
+	assert_int_equal(left_none, (uint32_t)n);
 }
 
 enum { HOPOPTS = 0, TCP = 6, UDP = 17, ROUTING = 43, FRAGMENT = 44, ICMPV6 = 58, DSTOPTS = 60 };
@@ -189,7 +266,6 @@ static int ip6_frame(const uint8_t dst[16], uint8_t hop_limit, uint8_t first_nh,
  * header, only bytes that may look like one). */
 static void test_neighbour_discovery_behind_extension_headers(void **state)
 {
-	static const uint8_t transit[16] = {0xfd, 0, 0, 0x99, [15] = 5};
 	static const uint8_t all_nodes[16] = {0xff, 2, [15] = 1};
 	static const uint8_t ns[4] = {135}, na[4] = {136}, ra[4] = {134}, rs[4] = {133};
 	static const uint8_t hbh[] = {OPTS8(ICMPV6)};
@@ -208,36 +284,38 @@ static void test_neighbour_discovery_behind_extension_headers(void **state)
 	for (int i = 0; i < 9; i++)	/* nine destination options headers */
 		memcpy(nine + 8 * i, (uint8_t[]){OPTS8(i < 8 ? DSTOPTS : ICMPV6)}, 8);
 	update(NULL, 0, RAMPART_XDP_FAIL_CLOSED | RAMPART_XDP_PASS_NEIGH);
-	assert_int_equal(ip6_frame(transit, 255, HOPOPTS, hbh, sizeof(hbh), ns), XDP_PASS);
+	set_own6(&ours, 1);
+	assert_int_equal(ip6_frame(ours, 255, HOPOPTS, hbh, sizeof(hbh), ns), XDP_PASS);
+	assert_int_equal(ip6_frame(transit, 255, HOPOPTS, hbh, sizeof(hbh), ns), XDP_DROP);
 	assert_int_equal(ip6_frame(all_nodes, 255, DSTOPTS, dst_opts, sizeof(dst_opts), na),
 			 XDP_PASS);
 	assert_int_equal(ip6_frame(all_nodes, 255, HOPOPTS, hbh_dst, sizeof(hbh_dst), ra),
 			 XDP_PASS);
 	assert_int_equal(ip6_frame(all_nodes, 255, HOPOPTS, hbh, sizeof(hbh), rs), XDP_PASS);
 	/* the rules of ND without extension headers hold behind them */
-	assert_int_equal(ip6_frame(transit, 64, HOPOPTS, hbh, sizeof(hbh), ns), XDP_DROP);
+	assert_int_equal(ip6_frame(ours, 64, HOPOPTS, hbh, sizeof(hbh), ns), XDP_DROP);
 	assert_int_equal(ip6_frame(transit, 255, HOPOPTS, hbh, sizeof(hbh), rs), XDP_DROP);
 	/* fragments: the first holds ND (dropped by its receiver), a later
 	 * one only bytes that read 135; an atomic fragment (offset 0, no
 	 * more) has the fragment header RFC 6980 5 ignores ND under, as
 	 * Linux does (suppress_frag_ndisc) */
-	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, first_frag, sizeof(first_frag), ns),
+	assert_int_equal(ip6_frame(ours, 255, FRAGMENT, first_frag, sizeof(first_frag), ns),
 			 XDP_DROP);
 	assert_int_equal(ip6_frame(all_nodes, 255, FRAGMENT, atomic_frag, sizeof(atomic_frag), na),
 			 XDP_DROP);
-	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, later_frag, sizeof(later_frag), ns),
+	assert_int_equal(ip6_frame(ours, 255, FRAGMENT, later_frag, sizeof(later_frag), ns),
 			 XDP_DROP);
 	assert_int_equal(ip6_frame(all_nodes, 255, HOPOPTS, hbh_later_frag,
 				   sizeof(hbh_later_frag), na), XDP_DROP);
 	/* chains runtime/pkt.c refuses go to the rules: hop-by-hop not
 	 * first, more than eight headers, a type 0 routing header, two
 	 * fragment headers */
-	assert_int_equal(ip6_frame(transit, 255, DSTOPTS, dst_hbh, sizeof(dst_hbh), ns), XDP_DROP);
-	assert_int_equal(ip6_frame(transit, 255, DSTOPTS, nine, sizeof(nine), ns), XDP_DROP);
-	assert_int_equal(ip6_frame(transit, 255, DSTOPTS, nine + 8, sizeof(nine) - 8, ns),
+	assert_int_equal(ip6_frame(ours, 255, DSTOPTS, dst_hbh, sizeof(dst_hbh), ns), XDP_DROP);
+	assert_int_equal(ip6_frame(ours, 255, DSTOPTS, nine, sizeof(nine), ns), XDP_DROP);
+	assert_int_equal(ip6_frame(ours, 255, DSTOPTS, nine + 8, sizeof(nine) - 8, ns),
 			 XDP_PASS);	/* eight */
 	assert_int_equal(ip6_frame(all_nodes, 255, ROUTING, route0, sizeof(route0), na), XDP_DROP);
-	assert_int_equal(ip6_frame(transit, 255, FRAGMENT, two_atomic_frags,
+	assert_int_equal(ip6_frame(ours, 255, FRAGMENT, two_atomic_frags,
 				   sizeof(two_atomic_frags), ns), XDP_DROP);
 }
 
@@ -530,8 +608,9 @@ static void test_settings_never_half_written(void **state)
 static void test_configured_before_attach(void **state)
 {
 	static const struct rfw_host_addr host = {.family = 4, .addr = {10, 0, 0, 5}};
-	struct xsk_prog_cfg c = {.flags = RAMPART_XDP_FAIL_CLOSED, .host_addrs = &host,
-				 .host_addr_count = 1};
+	struct xsk_prog_cfg c = {.flags = RAMPART_XDP_FAIL_CLOSED | RAMPART_XDP_PASS_NEIGH,
+				 .host_addrs = &host, .host_addr_count = 1, .own6 = &ours,
+				 .own6_count = 1};
 	struct xsk_prog fresh = {0};
 	struct bpf_object *loaded;
 	int shared_fd = prog_fd;
@@ -546,6 +625,8 @@ static void test_configured_before_attach(void **state)
 	assert_true(prog_fd >= 0);
 	assert_int_equal(tcp4_to(0, 5), XDP_PASS);
 	assert_int_equal(tcp4_to(0, 6), XDP_DROP);
+	assert_int_equal(icmp6(135, ours, 255), XDP_PASS);	/* own6 in too */
+	assert_int_equal(icmp6(135, transit, 255), XDP_DROP);
 	prog_fd = shared_fd;
 	xsk_prog_detach(&fresh);	/* not attached: only closes */
 }
@@ -579,6 +660,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_host_addresses_replaced),
 		cmocka_unit_test(test_neighbour_discovery),
+		cmocka_unit_test(test_own_addresses_followed),
+		cmocka_unit_test(test_own6_read),
 		cmocka_unit_test(test_neighbour_discovery_behind_extension_headers),
 		cmocka_unit_test(test_ndp_pass_behind_extension_headers),
 		cmocka_unit_test(test_fragments_follow_their_first_to_the_kernel),
