@@ -207,12 +207,12 @@ void nc_learn(struct neigh_cache *c, uint8_t port, const struct np_learned *l, u
 	confirmed = answer && (l->family == 6 || e->state == NC_PROBING ||
 			       answers_ask(c, port, l, now_ms));
 	other_mac = l->how != NP_CONFIRM && memcmp(e->mac, l->mac, 6);
-	if (other_mac && l->how == NP_ANSWER_KEEP) {
-		/* RFC 4861 7.2.5: without override, an answer for another
-		 * MAC (a proxy's) neither moves nor confirms the entry, so
-		 * that the owner's answer wins whatever the order; a
-		 * reachable one becomes STALE (asked again soon, at the MAC
-		 * it has) */
+	if (other_mac && (l->how == NP_ANSWER_KEEP || l->how == NP_MERGE_KEEP)) {
+		/* RFC 4861 7.2.5: without override, an NA for another MAC
+		 * (a proxy's answer, an unsolicited one) neither moves nor
+		 * confirms the entry, so that the owner's answer wins
+		 * whatever the order; a reachable one becomes STALE (asked
+		 * again soon, at the MAC it has) */
 		if (e->state == NC_REACHABLE)
 			make_stale(c, e, now_ms);
 		return;

@@ -202,8 +202,9 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 		/* RFC 4861 7.2.5: a solicited advertisement to our address is
 		 * the answer to ours; one with override (unsolicited, or
 		 * another host's answer a promiscuous port saw) updates a
-		 * known entry; any other changes none; an answer without
-		 * override moves none (NP_ANSWER_KEEP). An answer without the
+		 * known entry; without override none moves one (NP_ANSWER_KEEP,
+		 * NP_MERGE_KEEP: a reachable one at another MAC becomes STALE;
+		 * before, an unsolicited one was ignored). An answer without the
 		 * target's link-layer option (7.2.4 lets a host leave it out
 		 * of its answer to a unicast NS: Linux does, to our probes)
 		 * confirms the entry as it is. */
@@ -213,9 +214,12 @@ static uint32_t nd_receive(const struct np_port *port, const uint8_t *f, uint32_
 		if (!mac) {
 			if (answer)
 				learn(learned, 6, target, zero16, NP_CONFIRM);
-		} else if (!(mac[0] & 1) && (answer || (flags & NA_OVERRIDE))) {
+		} else if (!(mac[0] & 1)) {
+			int override = flags & NA_OVERRIDE;
+
 			learn(learned, 6, target, mac,
-			      !answer ? NP_MERGE : flags & NA_OVERRIDE ? NP_ANSWER : NP_ANSWER_KEEP);
+			      answer ? (override ? NP_ANSWER : NP_ANSWER_KEEP)
+				     : (override ? NP_MERGE : NP_MERGE_KEEP));
 		}
 		return 0;
 	}

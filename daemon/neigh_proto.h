@@ -47,6 +47,10 @@ enum np_how {
 			 * override (a proxy's, an anycast address's): as
 			 * NP_ANSWER, but an entry known at another MAC keeps
 			 * it (RFC 4861 7.2.5) */
+	NP_MERGE_KEEP,	/* any other NA without override (unsolicited, or
+			 * another host's answer): news of one known only,
+			 * and one known at another MAC keeps it; a
+			 * reachable one becomes STALE (RFC 4861 7.2.5) */
 };
 
 /* A neighbour a frame told us about. */

@@ -342,6 +342,35 @@ static void test_answer_without_override_other_mac(void **state)
 	assert_int_equal(c.st.moved, 0);
 }
 
+/* RFC 4861 7.2.5 holds for an unsolicited NA too: without override and
+ * for another MAC it makes a reachable entry STALE (probed at its own
+ * MAC) and moves nothing; with the MAC it has it changes nothing; one
+ * probed or unknown ignores it (before, it was ignored also when the
+ * entry was reachable, which went on using a MAC the neighbour may have
+ * left until its next probe). */
+static void test_unsolicited_na_without_override(void **state)
+{
+	static struct neigh_cache c;
+	struct np_learned l = told(6, 2, mac_a, NP_ANSWER), una = told(6, 2, mac_b, NP_MERGE_KEEP);
+	struct np_learned same = told(6, 2, mac_a, NP_MERGE_KEEP);
+	struct np_learned stranger = told(6, 3, mac_b, NP_MERGE_KEEP);
+	(void)state;
+
+	nc_init(&c, &cfg);
+	learn_answered(&c, &l, 0);
+	learn_into(&c, &same, 500, NC_REACHABLE);
+	learn_into(&c, &una, 1000, NC_STALE);
+	expect_none(&c, 1000);				/* nothing moved */
+	assert_memory_equal(c.e[0].mac, mac_a, 6);
+	expect_one(&c, 6000, NC_PROBE, &l, mac_a);
+	learn_into(&c, &una, 6100, NC_PROBING);
+	assert_memory_equal(c.e[0].mac, mac_a, 6);
+	learn_into(&c, &l, 6200, NC_REACHABLE);
+	assert_int_equal(c.st.moved, 0);
+	nc_learn(&c, 1, &stranger, 6300);		/* not learnt */
+	assert_int_equal(c.n, 1);
+}
+
 /* ARP says nothing of being asked: a gratuitous ARP or an ARP reply
  * nobody asked for confirms nothing (the entry is probed reachable_ms
  * after its last answer all the same, and a probed one goes on being
@@ -564,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_request_stale_answer_reachable),
 		cmocka_unit_test(test_unsolicited_na_moves_stale),
 		cmocka_unit_test(test_answer_without_override_other_mac),
+		cmocka_unit_test(test_unsolicited_na_without_override),
 		cmocka_unit_test(test_gratuitous_arp_confirms_nothing),
 		cmocka_unit_test(test_full_and_retry),
 		cmocka_unit_test(test_index_after_forgets),

@@ -304,7 +304,7 @@ static void test_merges(void **state)
 	g[58] = 0x00;					/* unsolicited, no override */
 	nd_resum(g);
 	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
-	assert_int_equal(l.family, 0);
+	assert_told_host(&l, 6, host6, NP_MERGE_KEEP);
 	memcpy(g, r, NP_FRAME_MAX);			/* solicited, to another */
 	g[53] = 9;
 	nd_resum(g);
@@ -313,7 +313,7 @@ static void test_merges(void **state)
 	g[58] = 0x40;					/* ... without override */
 	nd_resum(g);
 	assert_int_equal(np_receive(&port, g, NP_FRAME_MAX, &l, f), 0);
-	assert_int_equal(l.family, 0);
+	assert_told_host(&l, 6, host6, NP_MERGE_KEEP);
 }
 
 /* Reachability probes: to the MAC the neighbour had, asking for its
