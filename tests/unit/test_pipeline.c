@@ -1642,6 +1642,21 @@ static void frag6_frame(struct frame *f, uint16_t offset, int more, const uint8_
 	f->len = 14 + 40 + 8 + len;
 }
 
+/* The fragmentable part of a first fragment: a destination options
+ * header (next header TCP, one PadN option) at bytes 0-7, then a SYN
+ * from port 40000 to 22 at bytes 8-27. */
+static void syn_behind_padn(uint8_t first[32])
+{
+	memset(first, 0, 32);
+	first[0] = 6;
+	first[2] = 1;
+	first[3] = 4;
+	frame_put16(first + 8, 40000);
+	frame_put16(first + 10, 22);
+	first[8 + 12] = 5 << 4;
+	first[8 + 13] = 0x02;		/* SYN */
+}
+
 /* RFC 1858 behind IPv6 options headers: the first fragment of a TCP
  * datagram carries a destination options header, then the TCP header,
  * at bytes 8-27 of the fragmentable part. A later fragment starting at
@@ -1657,16 +1672,13 @@ static void test_ipv6_fragment_overlapping_behind_options(void **state)
 		"rules:\n"
 		"  - {name: ssh, proto: tcp, from: {network: 'fd00::/8'}, to: {port: 22}, action: accept}\n"
 		"defaults: {action: drop}\n";
-	uint8_t first[32] = {6, 0, 1, 4}, rest[16] = {0};	/* TCP after PadN */
+	uint8_t first[32], rest[16] = {0};
 	struct lab l;
 	struct frame f;
 	struct pipe_pkt p;
 	(void)state;
 
-	frame_put16(first + 8, 40000);
-	frame_put16(first + 10, 22);
-	first[8 + 12] = 5 << 4;
-	first[8 + 13] = 0x02;		/* SYN */
+	syn_behind_padn(first);
 	lab_open(&l, policy, &bridge_cfg);
 	frag6_frame(&f, 0, 1, first, sizeof(first));
 	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
@@ -1680,6 +1692,77 @@ static void test_ipv6_fragment_overlapping_behind_options(void **state)
 	frag6_frame(&f, 32, 0, rest, sizeof(rest));
 	assert_int_equal(run1(&l, &f, 0).verdict, PIPE_FORWARD);
 	assert_int_equal(pipe_rule_stats(l.w)[1].packets, 2);
+	lab_close(&l);
+}
+
+/* The same overlaps where the fragment waits for its first: behind it in
+ * one burst (looked up again once the first is accepted), and parked
+ * before it came (run again once it did). Each is dropped as malformed
+ * (fragment-overlap), received once, and leaves no parking slot held;
+ * a fragment past the upper-layer header, parked with it, follows its
+ * first. */
+static void test_ipv6_fragment_overlap_waiting_for_its_first(void **state)
+{
+	static const char policy[] =
+		"version: 1\n"
+		"rules:\n"
+		"  - {name: ssh, proto: tcp, from: {network: 'fd00::/8'}, to: {port: 22}, action: accept}\n"
+		"defaults: {action: drop}\n";
+	struct pipe_config cfg = bridge_cfg;
+	uint8_t first[32], rest[16] = {0};
+	const struct pipe_stats *st;
+	struct frame f[2], over, past;
+	struct pipe_pkt p[PIPE_BURST];
+	uint32_t n;
+	struct lab l;
+	(void)state;
+
+	syn_behind_padn(first);
+	cfg.park_fragments = 1;
+	lab_open(&l, policy, &cfg);
+	st = pipe_stats(l.w);
+
+	/* first and overlapping fragment in one burst */
+	frag6_frame(&f[0], 0, 1, first, sizeof(first));
+	frag6_frame(&f[1], 8, 0, rest, sizeof(rest));
+	for (int i = 0; i < 2; i++)
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b)};
+	pipe_process(l.w, p, 2, 0);
+	assert_int_equal(p[0].verdict, PIPE_FORWARD);
+	assert_int_equal(p[1].verdict, PIPE_DROP);
+	assert_int_equal(p[1].drop, PIPE_DROP_MALFORMED);
+	assert_int_equal(st->parse_reason[PKT_ERR_FRAG_OVERLAP], 1);
+	assert_int_equal(st->port[0].rx_packets, 2);
+
+	/* another datagram: an overlapping and a following fragment before
+	 * their first, parked */
+	frag6_frame(&over, 16, 1, rest, sizeof(rest));
+	frag6_frame(&past, 32, 0, rest, sizeof(rest));
+	frame_put32(over.b + 14 + 40 + 4, 0x78);
+	frame_put32(past.b + 14 + 40 + 4, 0x78);
+	assert_int_equal(run1(&l, &over, 0).verdict, PIPE_HELD);
+	assert_int_equal(run1(&l, &past, 0).verdict, PIPE_HELD);
+	assert_int_equal(pipe_parked_count(l.w), 2);
+	assert_int_equal(st->port[0].rx_packets, 2);		/* not yet counted */
+	frag6_frame(&f[0], 0, 1, first, sizeof(first));
+	frame_put32(f[0].b + 14 + 40 + 4, 0x78);
+	assert_int_equal(run1(&l, &f[0], 0).verdict, PIPE_FORWARD);
+	n = pipe_frag_take(l.w, p, PIPE_BURST, 0);
+	assert_int_equal(n, 2);
+	pipe_process(l.w, p, n, 0);
+	for (uint32_t i = 0; i < n; i++) {
+		const int overlapping = p[i].len == over.len && !memcmp(p[i].data, over.b, over.len);
+
+		assert_int_equal(p[i].verdict, overlapping ? PIPE_DROP : PIPE_FORWARD);
+		if (overlapping)
+			assert_int_equal(p[i].drop, PIPE_DROP_MALFORMED);
+	}
+	assert_int_equal(st->parse_reason[PKT_ERR_FRAG_OVERLAP], 2);
+	assert_int_equal(st->port[0].rx_packets, 5);
+	assert_int_equal(st->drop[PIPE_DROP_FRAG_ORPHAN], 0);
+	assert_int_equal(pipe_frag_take(l.w, p, PIPE_BURST, 0), 0);
+	assert_int_equal(pipe_parked_count(l.w), 0);
+	assert_int_equal(pipe_rule_stats(l.w)[1].packets, 3);	/* two firsts, one past */
 	lab_close(&l);
 }
 
@@ -1926,6 +2009,7 @@ int main(void)
 		cmocka_unit_test(test_stateful_bridge),
 		cmocka_unit_test(test_reopen_from_responder),
 		cmocka_unit_test(test_ipv6_fragment_overlapping_behind_options),
+		cmocka_unit_test(test_ipv6_fragment_overlap_waiting_for_its_first),
 		cmocka_unit_test(test_snat_to_own_address),
 	};
 	return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
