@@ -47,6 +47,13 @@ static const uint32_t no_entry = CLS_HS_NONE;
 static const struct rfw_cls_leaf_block never_block __attribute__((aligned(64))) = {
 	.lo[RFW_CLS_KW_PORTS] = {0xffff, 0xffff, 0xffff, 0xffff}};
 
+/* Bits 15, 31, 47, 63 of x to bits 0..3 (one multiply: the four
+ * products land on bits 45..48 without carries). */
+static inline uint32_t nibble_of_chunks(uint64_t x)
+{
+	return (uint32_t)((((x >> 15) & 0x0001000100010001ull) * 0x0000200040008001ull) >> 45) & 0xf;
+}
+
 #if defined(__AVX512BW__)
 #include <immintrin.h>
 
@@ -92,6 +99,60 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const __m5
 	return ok & 0xf;
 }
 
+#elif defined(__AVX2__)
+#include <immintrin.h>
+
+/* AVX2 (no AVX-512: AMD Zen 1-3, Intel before Skylake-SP): the same
+ * compares on two 256-bit vectors, words 0-3 and 4-7 of the four lanes.
+ * AVX2 has no unsigned 16-bit compare; lo <= key is max(key, lo) == key
+ * and key <= hi is min(key, hi) == key. */
+struct leaf_key {
+	__m256i v[2];	/* word w in all four 16-bit lanes, word-major */
+};
+typedef struct leaf_key leaf_key_t;
+/* built once per packet, as the portable form's */
+#define LEAF_KEY_KEPT 1
+
+static inline leaf_key_t leaf_key(const uint32_t *f)
+{
+	/* each word's four lanes are one 64-bit broadcast of its value */
+	const uint64_t r = 0x0001000100010001ull;
+	leaf_key_t k;
+
+	k.v[0] = _mm256_setr_epi64x((long long)((f[CLS_DIM_SRC0] >> 16) * r),
+				    (long long)((f[CLS_DIM_SRC0] & 0xffff) * r),
+				    (long long)((f[CLS_DIM_DST0] >> 16) * r),
+				    (long long)((f[CLS_DIM_DST0] & 0xffff) * r));
+	k.v[1] = _mm256_setr_epi64x((long long)((f[CLS_DIM_SPORT] & 0xffff) * r),
+				    (long long)((f[CLS_DIM_DPORT] & 0xffff) * r),
+				    (long long)((f[CLS_DIM_PROTO] & 0xffff) * r),
+				    (long long)((f[CLS_HS_F_PORTS] & 0xffff) * r));
+	return k;
+}
+
+static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf_key_t *key,
+				  uint32_t *full)
+{
+	const __m256i *lo = (const __m256i *)(const void *)l->lo;
+	const __m256i *hi = (const __m256i *)(const void *)l->hi;
+	__m256i ok0 = _mm256_and_si256(
+		_mm256_cmpeq_epi16(_mm256_max_epu16(key->v[0], _mm256_loadu_si256(&lo[0])), key->v[0]),
+		_mm256_cmpeq_epi16(_mm256_min_epu16(key->v[0], _mm256_loadu_si256(&hi[0])), key->v[0]));
+	__m256i ok1 = _mm256_and_si256(
+		_mm256_cmpeq_epi16(_mm256_max_epu16(key->v[1], _mm256_loadu_si256(&lo[1])), key->v[1]),
+		_mm256_cmpeq_epi16(_mm256_min_epu16(key->v[1], _mm256_loadu_si256(&hi[1])), key->v[1]));
+	__m256i ok = _mm256_and_si256(ok0, ok1);	/* 64-bit chunk c: words c, c + 4 */
+	__m128i ok2 = _mm_and_si128(_mm256_castsi256_si128(ok), _mm256_extracti128_si256(ok, 1));
+	/* 16-bit lanes (all ones or zero) to bytes: bits 0-3 and 4-7 of the
+	 * mask are the lanes' results on words {0,2,4,6} and {1,3,5,7} */
+	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(ok2, ok2));
+	uint64_t h;
+
+	memcpy(&h, l->hi[RFW_CLS_KW_PORTS], sizeof(h));
+	*full = nibble_of_chunks((h & (RFW_CLS_LEAF_FULL * 0x0100010001000100ull)) << 6);
+	return m & (m >> 4) & 0xf;
+}
+
 #else
 
 /* Portable form with GCC vector extensions: the same compares on
@@ -106,13 +167,6 @@ struct leaf_key {
 typedef struct leaf_key leaf_key_t;
 /* built once per packet: several scalar steps, each tree's leaf uses it */
 #define LEAF_KEY_KEPT 1
-
-/* Bits 15, 31, 47, 63 of x to bits 0..3 (one multiply: the four
- * products land on bits 45..48 without carries). */
-static inline uint32_t nibble_of_chunks(uint64_t x)
-{
-	return (uint32_t)((((x >> 15) & 0x0001000100010001ull) * 0x0000200040008001ull) >> 45) & 0xf;
-}
 
 static inline leaf_key_t leaf_key(const uint32_t *f)
 {
