@@ -454,6 +454,53 @@ static void walk_avx512(const struct cls_hs *t, const uint32_t (*f)[CLS_HS_FIELD
 }
 #endif
 
+/* Scalar walk of the packets active[0..m) (the list is reused), one tree
+ * level at a time over the burst, each packet's next node prefetched.
+ * The steps are hs_next's; a node is read as its two 64-bit words and
+ * the table's arrays are held in locals, so the loop keeps its state in
+ * registers (measured: the per-field form reloaded them and spilled). */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && sizeof(struct rfw_cls_node) == 16,
+	       "a node's first word is threshold | dim << 32 | kind << 40 | shift << 48");
+static __attribute__((noinline)) void walk_scalar(const struct cls_hs *t, const uint32_t (*f)[CLS_HS_FIELDS],
+			uint8_t *active, uint32_t m, uint32_t *node)
+{
+	const char *const nodes = (const char *)t->nodes;
+	const uint32_t *const children = t->children;
+	const struct rfw_cls_leaf_block *const leaves = t->leaves;
+
+	while (m) {
+		uint32_t still = 0;
+
+		for (uint32_t j = 0; j < m; j++) {
+			uint32_t i = active[j], cur = node[i], thr, meta, left, right, v, next;
+			uint64_t w0, w1;
+
+			memcpy(&w0, nodes + (size_t)cur * sizeof(struct rfw_cls_node), 8);
+			memcpy(&w1, nodes + (size_t)cur * sizeof(struct rfw_cls_node) + 8, 8);
+			thr = (uint32_t)w0;
+			meta = (uint32_t)(w0 >> 32);	/* dim | kind << 8 | shift << 16 */
+			left = (uint32_t)w1;
+			right = (uint32_t)(w1 >> 32);
+			if ((meta & 0xff) == CLS_HS_LEAF) {	/* arrived: stays, leaves the list */
+				__builtin_prefetch(&leaves[left]);
+				continue;
+			}
+			v = f[i][meta & CLS_HS_DIM_MASK];
+			if (__builtin_expect((meta >> 8 & 0xff) == RFW_CLS_CUT, 0)) {
+				uint32_t idx = (v - thr) >> (meta >> 16 & 0xff);
+
+				next = children[left + (idx > right ? right : idx)];
+			} else {	/* a select: the way is as good as random */
+				next = left ^ ((left ^ right) & -(uint32_t)(v > thr));
+			}
+			node[i] = next;
+			__builtin_prefetch(nodes + (size_t)next * sizeof(struct rfw_cls_node));
+			active[still++] = (uint8_t)i;
+		}
+		m = still;
+	}
+}
+
 void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *keys,
 			 uint32_t n, uint32_t *rules)
 {
@@ -513,24 +560,8 @@ void cls_hs_lookup_batch(const struct cls_hs *t, const struct pkt_key *const *ke
 			m = 0;
 		}
 #endif
-		while (m) {
-			uint32_t still = 0;
-
-			for (uint32_t j = 0; j < m; j++) {
-				uint32_t i = active[j], next;
-				const struct rfw_cls_node *nd = &t->nodes[node[i]];
-				uint32_t leaf = nd->dim == CLS_HS_LEAF;
-
-				next = hs_next(t, nd, f[i]);
-				next = leaf ? node[i] : next;
-				node[i] = next;
-				__builtin_prefetch(leaf ? (const void *)&t->leaves[nd->left]
-							: (const void *)&t->nodes[next]);
-				active[still] = (uint8_t)i;
-				still += !leaf;
-			}
-			m = still;
-		}
+		if (m)
+			walk_scalar(t, (const uint32_t (*)[CLS_HS_FIELDS])f, active, m, node);
 		/* Only packets at a non-empty leaf are checked: an empty
 		 * leaf (most walks of a wildcard partition's tree end at one)
 		 * cannot improve the match, and leaving it out of the list
