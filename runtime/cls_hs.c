@@ -276,18 +276,22 @@ static inline void leaf_prefetch(const struct rfw_cls_leaf_block *l, const uint3
  * keeps even a wrong field value inside the node's children. The split's
  * choice is a select, not a branch: which way a packet goes is as good as
  * random, so a branch there mispredicted about half the time. */
+static inline uint32_t node_step(const uint32_t *children, uint32_t thr, uint32_t kind,
+				 uint32_t shift, uint32_t left, uint32_t right, uint32_t v)
+{
+	if (__builtin_expect(kind == RFW_CLS_CUT, 0)) {
+		uint32_t idx = (v - thr) >> shift;
+
+		return children[left + (idx > right ? right : idx)];
+	}
+	return left ^ ((left ^ right) & -(uint32_t)(v > thr));
+}
+
 static inline uint32_t hs_next(const struct cls_hs *t, const struct rfw_cls_node *nd,
 			       const uint32_t *f)
 {
-	uint32_t v = f[nd->dim & CLS_HS_DIM_MASK];
-	uint32_t right = -(uint32_t)(v > nd->threshold);
-
-	if (nd->kind == RFW_CLS_CUT) {
-		uint32_t idx = (v - nd->threshold) >> nd->shift;
-
-		return t->children[nd->left + (idx > nd->right ? nd->right : idx)];
-	}
-	return nd->left ^ ((nd->left ^ nd->right) & right);
+	return node_step(t->children, nd->threshold, nd->kind, nd->shift, nd->left, nd->right,
+			 f[nd->dim & CLS_HS_DIM_MASK]);
 }
 
 uint32_t cls_hs_lookup(const struct cls_hs *t, const struct pkt_key *k)
@@ -456,7 +460,7 @@ static void walk_avx512(const struct cls_hs *t, const uint32_t (*f)[CLS_HS_FIELD
 
 /* Scalar walk of the packets active[0..m) (the list is reused), one tree
  * level at a time over the burst, each packet's next node prefetched.
- * The steps are hs_next's; a node is read as its two 64-bit words and
+ * The steps are node_step's; a node is read as its two 64-bit words and
  * the table's arrays are held in locals, so the loop keeps its state in
  * registers (measured: the per-field form reloaded them and spilled). */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && sizeof(struct rfw_cls_node) == 16,
@@ -472,7 +476,7 @@ static __attribute__((noinline)) void walk_scalar(const struct cls_hs *t, const 
 		uint32_t still = 0;
 
 		for (uint32_t j = 0; j < m; j++) {
-			uint32_t i = active[j], cur = node[i], thr, meta, left, right, v, next;
+			uint32_t i = active[j], cur = node[i], thr, meta, left, right, next;
 			uint64_t w0, w1;
 
 			memcpy(&w0, nodes + (size_t)cur * sizeof(struct rfw_cls_node), 8);
@@ -485,14 +489,8 @@ static __attribute__((noinline)) void walk_scalar(const struct cls_hs *t, const 
 				__builtin_prefetch(&leaves[left]);
 				continue;
 			}
-			v = f[i][meta & CLS_HS_DIM_MASK];
-			if (__builtin_expect((meta >> 8 & 0xff) == RFW_CLS_CUT, 0)) {
-				uint32_t idx = (v - thr) >> (meta >> 16 & 0xff);
-
-				next = children[left + (idx > right ? right : idx)];
-			} else {	/* a select: the way is as good as random */
-				next = left ^ ((left ^ right) & -(uint32_t)(v > thr));
-			}
+			next = node_step(children, thr, meta >> 8 & 0xff, meta >> 16 & 0xff, left, right,
+					 f[i][meta & CLS_HS_DIM_MASK]);
 			node[i] = next;
 			__builtin_prefetch(nodes + (size_t)next * sizeof(struct rfw_cls_node));
 			active[still++] = (uint8_t)i;
