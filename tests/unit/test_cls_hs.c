@@ -470,8 +470,29 @@ static void test_artifact_trees(void **s)
 	free(r);
 }
 
+#ifdef RAMPART_CLS_HS_AVX2
+/* This program is built a second time with runtime/cls_hs.c compiled for
+ * AVX2 without AVX-512 (tests/unit/CMakeLists.txt), so the AVX2 leaf
+ * check is tested on a CPU whose native build takes the AVX-512 path. */
+#if !defined(__AVX2__) || defined(__AVX512F__)
+#error "the AVX2 variant must be built with AVX2 and without AVX-512"
+#endif
+static void test_no_avx2_here(void **s)
+{
+	(void)s;
+	skip();		/* this CPU cannot run the AVX2 build */
+}
+#endif
+
 int main(void)
 {
+#ifdef RAMPART_CLS_HS_AVX2
+	if (!__builtin_cpu_supports("avx2")) {
+		const struct CMUnitTest none[] = {cmocka_unit_test(test_no_avx2_here)};
+
+		return cmocka_run_group_tests_name("cls_hs_avx2", none, NULL, NULL);
+	}
+#endif
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_acl1_1k),
 		cmocka_unit_test(test_fw1_1k),
@@ -482,5 +503,9 @@ int main(void)
 		cmocka_unit_test(test_ipv6_random),
 		cmocka_unit_test(test_artifact_trees),
 	};
+#ifdef RAMPART_CLS_HS_AVX2
+	return cmocka_run_group_tests_name("cls_hs_avx2", tests, NULL, NULL);
+#else
 	return cmocka_run_group_tests_name("cls_hs", tests, NULL, NULL);
+#endif
 }
