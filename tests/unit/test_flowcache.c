@@ -481,6 +481,57 @@ static void test_syn_then_old_segment(void **state)
 	pair_close(&wp);
 }
 
+/* A SYN that would reuse the ports of a closing connection, right in
+ * front of the old connection's last ACK in the same burst. In the full
+ * path's order the SYN meets the connection before that ACK ends it, so
+ * it is the old connection's (out of its window: invalid), and the ACK
+ * then completes the close. The express path looks the ACK up in
+ * conntrack (express_conntrack: the flow cache leaves it, being behind
+ * the SYN) and must leave it for after the SYN too: taken first, it
+ * would close the connection and let the SYN open a new one. pair_burst
+ * checks the worker with the express path against the one without. */
+static void test_syn_before_last_ack(void **state)
+{
+	struct worker_pair wp;
+	struct flow_spec c = {.family = 4, .proto = 6, .sport = 40002, .dport = 443};
+	struct flow_spec sv = {.family = 4, .proto = 6, .dport = 0};
+	struct frame in[2], out[2];
+	struct pipe_pkt res[2];
+	uint8_t lan[2] = {0, 0}, wan = 1;
+	uint64_t now = 10 * SEC;
+
+	(void)state;
+	pair_open(&wp);
+	client_addr(4, 2, c.src);
+	memcpy(c.dst, (uint8_t[]){10, 200, 7, 11}, 4);
+	connect_cached(&wp, &c, now);
+	c.tcp_flags = 0x11, c.payload = 0;	/* the client's FIN */
+	frame_build(&in[0], &c);
+	pair_burst(&wp, in, lan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	c.seq += 1;
+	memcpy(sv.src, c.dst, 4);
+	sv.sport = c.dport;
+	memcpy(sv.dst, out[0].b + 14 + 12, 4);	/* the masquerade's address and port */
+	sv.dport = frame_get16(out[0].b + 14 + 20);
+	sv.tcp_flags = 0x11, sv.seq = 5001, sv.ack = c.seq;	/* the server's FIN */
+	frame_build(&in[0], &sv);
+	pair_burst(&wp, in, &wan, 1, now, res, out);
+	assert_int_equal(res[0].verdict, PIPE_FORWARD);
+	{
+		struct flow_spec syn = c;
+
+		syn.tcp_flags = 0x02, syn.seq = 900000, syn.ack = 0;
+		frame_build(&in[0], &syn);
+	}
+	c.tcp_flags = 0x10, c.ack = 5002;	/* the last ACK */
+	frame_build(&in[1], &c);
+	pair_burst(&wp, in, lan, 2, now + SEC / 10, res, out);
+	assert_int_not_equal(res[0].verdict, PIPE_FORWARD);
+	assert_int_equal(res[1].verdict, PIPE_FORWARD);
+	pair_close(&wp);
+}
+
 /* A neighbour never known before leaves the cached flows cached (none
  * can be cached towards it); a known one's MAC moving ends them, and the
  * next packet goes to the new MAC; a neighbour forgotten ends them too. */
@@ -569,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_sizing),
 		cmocka_unit_test(test_same_as_without),
 		cmocka_unit_test(test_syn_then_old_segment),
+		cmocka_unit_test(test_syn_before_last_ack),
 		cmocka_unit_test(test_new_neighbour_keeps_cache),
 	};
 
