@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "csum.h"
 #include "ct.h"
 #include "pkt.h"
 
@@ -61,7 +62,7 @@ static void frame(uint8_t *b, uint32_t i, int reply)
 {
 	uint8_t a[4] = {10, (uint8_t)(i >> 16), (uint8_t)(i >> 8), (uint8_t)i};
 	uint8_t s[4] = {10, 255, 0, 1};
-	uint16_t sp = (uint16_t)(1024 + i % 60000), dp = 53;
+	uint16_t sp = (uint16_t)(1024 + i % 60000), dp = 53, cs;
 
 	if (reply && (i & 1))
 		nat_addr(i, a, &sp);
@@ -93,6 +94,21 @@ static void frame(uint8_t *b, uint32_t i, int reply)
 		b[48] = 0xff;			/* window */
 	} else {
 		b[39] = 8;
+	}
+	/* the parser refuses an IPv4 header with a wrong checksum: without
+	 * it every packet here was malformed and nothing was ever found */
+	cs = csum_ipv4_header(b + 14);
+	b[24] = (uint8_t)(cs >> 8);
+	b[25] = (uint8_t)cs;
+}
+
+/* Every frame here must parse: a bench of malformed packets measures
+ * nothing. */
+static void parse_or_die(const uint8_t *f, struct pkt_meta *m)
+{
+	if (pkt_parse(f, FRAME, m) != PKT_IP) {
+		fprintf(stderr, "ctbench: a frame does not parse (reason %u)\n", m->reason);
+		exit(1);
 	}
 }
 
@@ -153,7 +169,7 @@ int main(int argc, char **argv)
 				uint32_t i = b + j;
 
 				frame(f, i, 0);
-				pkt_parse(f, FRAME, &meta[j]);
+				parse_or_die(f, &meta[j]);
 				pk[j] = (struct ct_pkt){&meta[j], f, FRAME};
 				nat_reply(&rk[j], i, f);
 			}
@@ -177,7 +193,7 @@ int main(int argc, char **argv)
 		uint8_t *b = frames + (size_t)i * FRAME;
 
 		frame(b, (uint32_t)(rnd() % n), (int)(rnd() & 1));
-		pkt_parse(b, FRAME, &meta[i]);
+		parse_or_die(b, &meta[i]);
 		pk[i] = (struct ct_pkt){&meta[i], b, FRAME};
 	}
 	t0 = now_ns();
@@ -268,7 +284,7 @@ int main(int argc, char **argv)
 			uint8_t *f = frames;
 
 			frame(f, n + i, 0);
-			pkt_parse(f, FRAME, &meta[0]);
+			parse_or_die(f, &meta[0]);
 			pk[0] = (struct ct_pkt){&meta[0], f, FRAME};
 			ct_create_flow(t, &pk[0], NULL, 1, 101, &flow);
 		}
@@ -292,7 +308,7 @@ int main(int argc, char **argv)
 			uint8_t *f = frames;
 
 			frame(f, 2 * n + i, 0);
-			pkt_parse(f, FRAME, &meta[0]);
+			parse_or_die(f, &meta[0]);
 			pk[0] = (struct ct_pkt){&meta[0], f, FRAME};
 			made += ct_create_flow(t, &pk[0], NULL, 1, 102, &flow) == CT_CREATED;
 		}
