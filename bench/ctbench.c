@@ -1,8 +1,10 @@
 /* ctbench: conntrack cost per packet, in memory: N UDP (or TCP) flows created
  * (half with a NAT reply tuple, in batches of 64, with and without
  * ct_create_prefetch), batches of 64 packets of random flows (half
- * replies) through ct_lookup_batch + ct_update and through
- * ct_track_batch, creates into a table whose free list removals have
+ * replies) through ct_lookup_batch + ct_update, through
+ * ct_track_batch and through ct_find4_batch (the express path's lookup
+ * from the frame), the last two also in the order the flows were made,
+ * creates into a table whose free list removals have
  * shuffled, creates into the full table (early drop), then expiry of
  * them all.
  * TCP flows are opened with a SYN and looked up with ACKs, which TCP
@@ -100,6 +102,29 @@ static void frame(uint8_t *b, uint32_t i, int reply)
 	cs = csum_ipv4_header(b + 14);
 	b[24] = (uint8_t)(cs >> 8);
 	b[25] = (uint8_t)cs;
+}
+
+/* The express path's lookup (ct_find4_batch: the frames alone, as the
+ * pipeline hands them over when the flow cache misses), in batches of
+ * BATCH over pk's frames. */
+static void find4_phase(struct ct_table *t, const struct ct_pkt *pk, uint32_t npk,
+			uint32_t rounds, const char *what)
+{
+	struct ct_hint4 h[BATCH];
+	uint32_t found = 0;
+	double t0 = now_ns(), t1;
+
+	for (uint32_t r = 0; r < rounds; r++)
+		for (uint32_t i = 0; i < npk; i += BATCH) {
+			for (uint32_t j = 0; j < BATCH; j++)
+				h[j] = (struct ct_hint4){.frame = pk[i + j].frame, .len = pk[i + j].len};
+			ct_find4_batch(t, h, BATCH, 101);
+			for (uint32_t j = 0; j < BATCH; j++)
+				found += h[j].result != CT_HINT_MISS;
+		}
+	t1 = now_ns();
+	printf("find4_batch, %s: %.1f ns/packet (%u found of %u)\n", what,
+	       (t1 - t0) / ((double)npk * rounds), found, npk * rounds);
 }
 
 /* Every frame here must parse: a bench of malformed packets measures
@@ -221,6 +246,7 @@ int main(int argc, char **argv)
 	t1 = now_ns();
 	printf("track_batch, random flows: %.1f ns/packet (%u found, %u valid of %u)\n",
 	       (t1 - t0) / ((double)npk * rounds), found, valid, npk * rounds);
+	find4_phase(t, pk, npk, rounds, "random flows");
 
 	/* The flow cache's hit path: each packet's flow, direction and rule
 	 * known (as its cache slot would say), the entries prefetched while
@@ -259,6 +285,29 @@ int main(int argc, char **argv)
 		}
 		free(hints);
 	}
+
+	/* In the order the flows were made (every other one, original
+	 * direction): the order fwbench's cached scenarios send them in,
+	 * whose entries lie one after another in memory. */
+	for (uint32_t i = 0; i < npk; i++) {
+		uint8_t *b = frames + (size_t)i * FRAME;
+
+		frame(b, (uint32_t)((uint64_t)i * 2 % n), 0);
+		parse_or_die(b, &meta[i]);
+		pk[i] = (struct ct_pkt){&meta[i], b, FRAME};
+	}
+	found = 0;
+	t0 = now_ns();
+	for (uint32_t r = 0; r < rounds; r++)
+		for (uint32_t i = 0; i < npk; i += BATCH) {
+			ct_track_batch(t, pk + i, BATCH, 101, res);
+			for (uint32_t j = 0; j < BATCH; j++)
+				found += res[j].kind == CT_FOUND;
+		}
+	t1 = now_ns();
+	printf("track_batch, flows in order: %.1f ns/packet (%u found of %u)\n",
+	       (t1 - t0) / ((double)npk * rounds), found, npk * rounds);
+	find4_phase(t, pk, npk, rounds, "flows in order");
 
 	/* Half the flows removed in random order, as expiry leaves a table
 	 * that has run a while; new flows then take entries anywhere. */

@@ -13,8 +13,9 @@
  * them) from their first N flows only, the rest staying loaded: the
  * cost when the active flows fit in cache, next to the default where
  * every packet is another of the 1,000,000 flows; --no-flow-cache
- * sends every packet through the full pipeline (the cache's cost and
- * gain, side by side); --shuffle sends the cached scenarios' flows in a
+ * sends every packet through the full pipeline, neither the flow cache
+ * nor the express path's conntrack lookup (their cost and gain, side
+ * by side); --shuffle sends the cached scenarios' flows in a
  * random order instead of the order they were made (their conntrack
  * entries in address order): a check that the order does not flatter
  * (measured: it does not, docs/PERFORMANCE.md); --nic-csum marks every

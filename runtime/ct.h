@@ -177,6 +177,16 @@ struct ct_hint4 {
 
 void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t now);
 
+/* ct_hint4_batch without a hint, for the express frames the flow cache
+ * does not hold (or while it rests): each frame's flow found in the
+ * index as ct_track_batch finds it (in: frame, len; out: result, and for
+ * OK, OK_NAT and INVALID the flow, dir and rule value). Same promise
+ * (IPv4 TCP/UDP at pkt_fast_frame's offsets, not a TCP SYN, so a closed
+ * connection is never reopened here), same answers and accounting. MISS
+ * (no live flow holds the tuple) changes and counts nothing: the full
+ * path looks the packet up and decides. */
+void ct_find4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t now);
+
 enum ct_create_status {
 	CT_CREATED = 0,		/* *flow is the new flow */
 	CT_EXISTS,		/* an earlier packet (same batch) created it: *flow,

@@ -20,8 +20,10 @@
  * with 65,536 slots than with 8,192); with more, most probes miss and
  * cost a hash and one load, and the pipeline stops probing for a while.
  * Untagged IPv4 TCP/UDP frames go through it on the pipeline's express
- * path (pipeline.c stage_express), which works from the frame's bytes
- * and parses only the frames that miss. */
+ * path (pipeline.c express_cache), which works from the frame's bytes;
+ * those it misses, and all while it rests, are looked up in conntrack
+ * from the same bytes (express_conntrack), and only the frames of no
+ * known flow are parsed. */
 #ifndef RAMPART_FLOWCACHE_H
 #define RAMPART_FLOWCACHE_H
 

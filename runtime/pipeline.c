@@ -225,6 +225,7 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 					   cfg->seed ? cfg->seed ^ 0x2545f4914f6cdd1dull : 0) < 0)
 				goto fail;
 			w->have_fc = 1;
+			w->express_ct = 1;
 		}
 	}
 	if (w->handoff && w->ct &&
@@ -762,7 +763,7 @@ static uint32_t frame_home(struct pipe_worker *w, const struct pipe_pkt *p,
 }
 
 /* A frame pkt_fast_frame took (IPv4 without options, TCP or UDP) for the
- * express path (stage_express): with the L4 checksum in the frame, not a
+ * express path (express_cache, express_conntrack): with the L4 checksum in the frame, not a
  * TCP SYN (the full path decides whether one opens a new connection),
  * and in router mode one the router forwards (TTL > 1). */
 static inline int express_frame(const uint8_t *f, uint32_t len, int router)
@@ -770,16 +771,31 @@ static inline int express_frame(const uint8_t *f, uint32_t len, int router)
 	return len >= 14 + 20 + 18 && !(f[23] == 6 && (f[47] & 0x02)) && (!router || f[22] > 1);
 }
 
+/* A bit for an IPv4 TCP tuple in either direction (addresses: the first
+ * 4 bytes; ports in host order): a SYN may reopen a closed connection
+ * from either side (ct.c tcp_reusable). */
+static inline uint64_t syn_filter_bit(const uint8_t *src, const uint8_t *dst, uint16_t sport,
+				      uint16_t dport)
+{
+	uint32_t a, d;
+
+	memcpy(&a, src, 4);
+	memcpy(&d, dst, 4);
+	return 1ull << ((((a ^ d) + (uint32_t)(sport ^ dport)) * 0x9e3779b1u) >> 26);
+}
+
 /* Parse, and, when `probe`, hash the flow cache's probes and prefetch
  * their slots while the tuple is at hand (stage_cache makes them): a
  * cache for a million flows is larger than L2, and a probe that waits
  * for its slot stalls the next. Fragments and ICMP are not probed (the
  * full path decides), nor TCP SYNs (see cache_after_syn). Frames for the
- * express path are not parsed at all here, only hashed (l_x; and with
- * handoff homed). nic_csum (a constant in each copy): the backend may
+ * express path are not parsed at all here, only hashed when probing
+ * (l_x; and with handoff homed); a stateful worker gathers them when not
+ * probing too, for express_conntrack. nic_csum (a constant in each copy): the backend may
  * set PIPE_RX_IPV4_CSUM_GOOD (pipe_config.rx_csum_flags). */
 static inline __attribute__((always_inline)) uint32_t
-parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe, const int nic_csum)
+parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, const int probe,
+	    const int nic_csum)
 {
 	struct pipe_burst *b = &w->burst;
 	const uint8_t *port_if = w->pol->port_if;
@@ -790,6 +806,7 @@ parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe,
 	const uint32_t self = w->cfg.worker_id;
 	const uint32_t nports = w->nports;
 	const uint32_t cache_max_len = w->cache_max_len;
+	const int xct = w->express_ct;	/* express frames for express_conntrack too */
 	uint32_t nkeys = 0, nprobe = 0, nsyn = 0, nx = 0;
 
 	/* whole arrays, a few wide stores, rather than a byte per packet */
@@ -822,7 +839,8 @@ parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe,
 				pkt_ipv4_header_ok(p->data + 14, 20));
 		else	/* rx_flags not read: backends without it need not set it */
 			fast = pkt_fast_frame(p->data, p->len);
-		if (probe && fast && express_frame(p->data, p->len, router) && p->len <= cache_max_len &&
+		if ((probe || xct) && fast && express_frame(p->data, p->len, router) &&
+		    p->len <= cache_max_len &&
 		    !(handoff && !p->homed && pol->nat_dnat_count &&
 		      pipe_dnat_port_may(pol, (uint16_t)(p->data[36] << 8 | p->data[37])))) {
 			/* (a port a DNAT rule may take: the full path finds
@@ -845,15 +863,17 @@ parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe,
 					continue;
 				}
 			}
-			memcpy(&s4, f + 26, 4);
-			memcpy(&d4, f + 30, 4);
-			memcpy(&pw, f + 34, 4);
-			h = flowcache_hash_v4(c, s4, d4, pw, f[23], 1, 0, p->in_port);
-			b->fch[i] = h;
-			b->fcp[i] = 1;
-			__builtin_prefetch(flowcache_slot(c, h));
+			if (probe) {
+				memcpy(&s4, f + 26, 4);
+				memcpy(&d4, f + 30, 4);
+				memcpy(&pw, f + 34, 4);
+				h = flowcache_hash_v4(c, s4, d4, pw, f[23], 1, 0, p->in_port);
+				b->fch[i] = h;
+				b->fcp[i] = 1;
+				__builtin_prefetch(flowcache_slot(c, h));
+			}
 			b->l_x[nx++] = i;
-			continue;	/* no meta yet: stage_express */
+			continue;	/* no meta yet: the express stages */
 		}
 		if (fast) {
 			pkt_fill_fast(p->data, m);
@@ -944,11 +964,14 @@ parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe,
 	return nkeys;
 }
 
-/* One copy of the loop each way: the common one reads no rx_flags. */
+/* One copy of the loop each way: the common one reads no rx_flags, and
+ * the probing one tests no `probe` per frame. */
 static uint32_t stage_parse(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, int probe)
 {
-	return w->cfg.rx_csum_flags ? parse_burst(w, pkts, n, probe, 1)
-				    : parse_burst(w, pkts, n, probe, 0);
+	if (probe)
+		return w->cfg.rx_csum_flags ? parse_burst(w, pkts, n, 1, 1)
+					    : parse_burst(w, pkts, n, 1, 0);
+	return w->cfg.rx_csum_flags ? parse_burst(w, pkts, n, 0, 1) : parse_burst(w, pkts, n, 0, 0);
 }
 
 /* The wire key of a known flow's packet: its addresses/ports as the
@@ -1281,10 +1304,6 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	const struct ct_flow *flows;
 	uint32_t max_flows;
 
-	if (w->fc_rest) {	/* see fc_judge; stage_parse did not probe */
-		w->fc_rest--;
-		return nnew;
-	}
 	flows = ct_flow_entries(w->ct);
 	max_flows = ct_max_flows(w->ct);
 	/* The candidates: packets whose slot remembers a flow. */
@@ -1414,23 +1433,42 @@ static void express_parse(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 	m->key.ct_state = RFW_STATE_NEW;
 }
 
-/* The express path: flow-cache hits of IPv4 TCP/UDP frames, which
- * stage_parse only hashed (l_x), checked against their flow
- * (ct_hint4_batch) and finished from the frame, no meta made. It runs
- * the flow cache's checks (stage_cache), with the same answers; what it
- * saves is the parse into a meta and the lists of the full path. The
- * frames that miss (or that TCP tracking refused: *ninv, in l_inv) are
- * parsed now and join the full path's l_new in burst order; returns its
- * new length. */
-static uint32_t stage_express(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
-			      uint32_t now, uint32_t *ninv)
+/* An express frame of a known flow that TCP tracking refused: parsed,
+ * and on to the rules that see invalid packets (l_inv). */
+static void express_invalid(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i,
+			    uint32_t *ninv)
+{
+	struct pipe_burst *b = &w->burst;
+
+	express_parse(w, &pkts[i], i);
+	b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
+	*ninv += invalid(w, &pkts[i], &b->meta[i].key, &b->l_inv[*ninv], i);
+	b->fc_taken[i] = 1;
+}
+
+static int flow_known(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t i);
+
+/* The express path: IPv4 TCP/UDP frames that stage_parse did not parse
+ * (l_x), in up to three steps. express_cache takes the flow-cache hits;
+ * express_conntrack finds the flows of those the cache does not hold
+ * (or all, while it rests) in conntrack itself, from the frame's bytes;
+ * express_rest parses the frames left and puts them on the full path.
+ * Each step leaves b->xleft frames of l_x unfinished (fc_taken 0). */
+
+/* The flow-cache hits, checked against their flow (ct_hint4_batch) and
+ * finished from the frame, no meta made. It runs the flow cache's checks
+ * (stage_cache), with the same answers; what it saves is the parse into
+ * a meta and the lists of the full path. The frames that TCP tracking
+ * refused are parsed and join the invalid ones (*ninv, in l_inv). */
+static void express_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t now,
+			  uint32_t *ninv)
 {
 	struct pipe_burst *b = &w->burst;
 	const struct flowcache *c = &w->fc;
 	const uint32_t epoch = w->fc_epoch, nx = b->nx, nsyn = b->nsyn;
 	const struct ct_flow *flows = ct_flow_entries(w->ct);
 	const uint32_t max_flows = ct_max_flows(w->ct);
-	uint32_t ncand = 0, hits = 0, taken = 0, inv = *ninv, merged = 0, k = 0;
+	uint32_t ncand = 0, hits = 0, taken = 0, inv = *ninv;
 
 	if (nsyn)		/* a SYN's later packets in its slot: cache_after_syn */
 		syn_slots(w, pkts);
@@ -1469,20 +1507,94 @@ static uint32_t stage_express(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 			b->fc_taken[i] = 1;
 			hits++;
 		} else if (res == CT_HINT_INVALID) {
-			express_parse(w, &pkts[i], i);
-			b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
-			inv += invalid(w, &pkts[i], &b->meta[i].key, &b->l_inv[inv], i);
-			b->fc_taken[i] = 1;
+			express_invalid(w, pkts, i, &inv);
 			taken++;
 		}
 	}
 	w->stats.flow_cache_hits += hits;
 	w->stats.flows_hit += hits;
 	*ninv = inv;
-	if (hits + taken == nx)
-		return nnew;	/* the steady state: every one a hit */
-	/* the misses, parsed, merged into l_new by burst index */
-	for (uint32_t x = 0; x < nx; x++) {
+	b->xleft = nx - hits - taken;
+}
+
+/* The express frames the flow cache did not finish, looked up in
+ * conntrack from their bytes (ct_find4_batch: ct_track_batch's answers
+ * and accounting for these frames). Those of a known flow are parsed
+ * and go on as known flows (l_xknown, joined to l_known after
+ * stage_flow) without stage_flow's key from the meta and general
+ * lookup; those TCP tracking refused join the invalid ones. The rest
+ * (MISS: no flow, nothing changed) stay for express_rest, as does every
+ * TCP frame whose tuple a SYN of the burst may share (syn_filter_bit):
+ * conntrack meets it after the SYN, in the full path's order, as
+ * cache_after_syn keeps it for the flow cache. */
+static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
+			      uint32_t now, uint32_t *ninv)
+{
+	struct pipe_burst *b = &w->burst;
+	uint32_t ncand = 0, found = 0, inv = *ninv, taken = 0;
+	uint64_t syns = 0;
+
+	/* the SYNs are among the frames stage_parse parsed (l_new): found
+	 * here, not there, so that a burst with no express frame left (a
+	 * SYN flood, a burst of flow-cache hits) pays nothing for them */
+	for (uint32_t k = 0; k < nnew; k++) {
+		const struct pkt_key *key = &b->meta[b->l_new[k]].key;
+
+		if (key->family == 4 && key->proto == 6 && (key->tcp_flags & 0x02))
+			syns |= syn_filter_bit(key->src, key->dst, key->sport, key->dport);
+	}
+	for (uint32_t x = 0; x < b->nx; x++) {
+		uint32_t i = b->l_x[x];
+		const uint8_t *f = pkts[i].data;
+
+		if (b->fc_taken[i])
+			continue;
+		if (__builtin_expect(syns != 0, 0) && f[23] == 6) {
+			uint16_t sport = (uint16_t)(f[34] << 8 | f[35]);
+			uint16_t dport = (uint16_t)(f[36] << 8 | f[37]);
+
+			if (syns & syn_filter_bit(f + 26, f + 30, sport, dport))
+				continue;
+		}
+		b->hint4[ncand].frame = f;
+		b->hint4[ncand].len = pkts[i].len;
+		b->l_hint4[ncand++] = i;
+	}
+	ct_find4_batch(w->ct, b->hint4, ncand, now);
+	for (uint32_t j = 0; j < ncand; j++) {
+		const struct ct_hint4 *x = &b->hint4[j];
+		uint32_t i = b->l_hint4[j];
+		struct ct_result *r = &b->res[i];
+
+		if (x->result == CT_HINT_MISS)
+			continue;
+		if (x->result == CT_HINT_INVALID) {
+			express_invalid(w, pkts, i, &inv);
+			taken++;
+			continue;
+		}
+		express_parse(w, &pkts[i], i);
+		*r = (struct ct_result){.flow = x->flow, .rule = x->rule, .dir = x->dir,
+					.state = RFW_STATE_ESTABLISHED, .kind = CT_FOUND,
+					.flags = x->result == CT_HINT_OK_NAT ? CT_RF_NAT : 0};
+		b->fc_taken[i] = 1;
+		taken++;
+		if (flow_known(w, pkts, i))
+			b->l_xknown[found++] = i;
+	}
+	b->nxknown = found;
+	*ninv = inv;
+	b->xleft -= taken;
+}
+
+/* The express frames left: parsed and merged into l_new by burst index,
+ * as stage_parse would have put them there; returns its new length. */
+static uint32_t express_rest(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew)
+{
+	struct pipe_burst *b = &w->burst;
+	uint32_t merged = 0, k = 0;
+
+	for (uint32_t x = 0; x < b->nx; x++) {
 		uint32_t i = b->l_x[x];
 
 		if (b->fc_taken[i])
@@ -3077,14 +3189,27 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	if (!(w->nparked | w->nlent))	/* marks only for this burst's parking */
 		w->parked_seen = 0;
 	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n, probe));
-	if (b->nx)
-		STAGE(PIPE_ST_CACHE, b->nx, nnew = stage_express(w, pkts, nnew, now, &ninv));
-	if (w->have_fc && nnew)
+	b->nxknown = 0;
+	if (b->nx) {
+		b->xleft = b->nx;
+		b->xfound = 0;
+		if (probe)
+			STAGE(PIPE_ST_CACHE, b->nx, express_cache(w, pkts, now, &ninv));
+		if (b->xleft)
+			STAGE(PIPE_ST_FLOW, b->xleft, express_conntrack(w, pkts, nnew, now, &ninv));
+		if (b->xleft)
+			STAGE(PIPE_ST_PARSE, 0, nnew = express_rest(w, pkts, nnew));
+	}
+	if (probe && nnew)
 		STAGE(PIPE_ST_CACHE, nnew, nnew = stage_cache(w, pkts, nnew, now, &ninv));
 	if (probe)
 		fc_judge(w);
+	else if (w->fc_rest)	/* see fc_judge; stage_parse did not probe */
+		w->fc_rest--;
 	if (w->stateful && nnew)
 		STAGE(PIPE_ST_FLOW, nnew, nnew = stage_flow(w, pkts, nnew, now, &nknown));
+	for (uint32_t k = 0; k < b->nxknown; k++)	/* express_conntrack's */
+		b->l_known[nknown++] = b->l_xknown[k];
 	for (uint32_t k = 0; k < ninv; k++)	/* invalid, for the rules that see it */
 		b->l_new[nnew++] = b->l_inv[k];
 	if (nnew && w->stateful && w->pol->view->policy->nat_count)

@@ -118,7 +118,8 @@ struct pipe_config {
 	uint16_t worker_count;	/* 0 is taken as 1 */
 	uint64_t seed;		/* conntrack/limit hash key; 0 = random */
 	uint32_t max_flows;	/* 0 = the policy's conntrack.max_flows */
-	uint8_t no_flow_cache;	/* 1: every packet through the full pipeline */
+	uint8_t no_flow_cache;	/* 1: every packet through the full pipeline (no
+				 * flow cache, no express path: a reference) */
 	/* Replies this worker writes (reject's TCP RST and ICMP unreachable,
 	 * time-exceeded) a second at most, bursts up to a tenth of that (at
 	 * least 10); over it the packet is only dropped (replies_limited).

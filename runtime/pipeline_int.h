@@ -88,11 +88,14 @@ struct pipe_burst {
 	struct ct_hint hint[PIPE_BURST];	/* the candidates, for conntrack */
 	uint32_t ncand;				/* probes whose slot held a flow */
 	/* the express path: IPv4 TCP/UDP frames stage_parse only hashed
-	 * (no meta until they miss), stage_express's candidates */
+	 * (no meta until they miss), the express steps' candidates */
 	uint32_t l_x[PIPE_BURST], nx, xfound;
+	uint32_t xleft;				/* of l_x, not yet finished */
 	uint32_t l_hint4[PIPE_BURST];
 	struct ct_hint4 hint4[PIPE_BURST];
 	uint32_t l_merge[PIPE_BURST];
+	/* express_conntrack: the frames whose flow it found, for l_known */
+	uint32_t l_xknown[PIPE_BURST], nxknown;
 	/* stage_forward's l_hold: each one's IP header and start as it
 	 * arrived (before NAT and the TTL), for the host unreachable if it is
 	 * never sent. Last: rarely touched, and the fields above keep their
@@ -238,6 +241,7 @@ struct pipe_worker {
 	uint64_t now_ns;		/* the burst's clock */
 	struct flowcache fc;
 	int have_fc;
+	int express_ct;			/* express_conntrack (stateful, no_flow_cache 0) */
 	uint32_t fc_epoch;		/* moves on adopt and neighbour changes */
 	uint32_t fc_evict;		/* cache_insert's take-over count */
 	uint32_t fc_rest;		/* bursts left that skip the flow cache */

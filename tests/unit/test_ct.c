@@ -1477,36 +1477,66 @@ static void test_key_ports_cleared(void **state)
 	ct_destroy(t);
 }
 
-/* ct_track_batch does what ct_lookup_batch and then ct_update of each
- * found packet do, and says which flows translate. */
-static void test_track_batch(void **state)
-{
-	struct ct_table *t = table(64);
+/* test_track_batch's and test_find4_batch's table and packets: a plain
+ * UDP flow (rule 3), a SNATed one (rule 4) and a TCP connection; then
+ * plain orig, NAT reply, a new flow, an in-window and an out-of-window
+ * segment of the TCP flow, a stray segment. */
+struct batch_case {
 	struct pk x[6];
-	struct ct_pkt p[6];
-	struct ct_result r[6];
-	struct pkt_key rk;
-	struct ct_flow_info fi;
-	struct ct_stats s0, s1;
 	uint32_t plain, nat, tflow;
+	struct ct_table *t;
+};
 
-	(void)state;
+static struct ct_table *batch_case_make(struct batch_case *c)
+{
+	struct pkt_key rk;
+	struct pk *x = c->x;
+
+	c->t = table(64);
 	flow_pkt(&x[0], 1, 0);
-	assert_int_equal(ct_create_flow(t, &x[0].p, NULL, 3, 10, &plain), CT_CREATED);
+	assert_int_equal(ct_create_flow(c->t, &x[0].p, NULL, 3, 10, &c->plain), CT_CREATED);
 	flow_pkt(&x[1], 2, 0);
 	snat_reply(&rk, 40000);
-	assert_int_equal(ct_create_flow(t, &x[1].p, &rk, 4, 10, &nat), CT_CREATED);
-	tflow = handshake(t, 4, A4, B4, -1, -1, 65535, 10);
-	/* plain orig, NAT reply, a new flow, an in-window and an
-	 * out-of-window segment of the TCP flow, a stray packet */
+	assert_int_equal(ct_create_flow(c->t, &x[1].p, &rk, 4, 10, &c->nat), CT_CREATED);
+	c->tflow = handshake(c->t, 4, A4, B4, -1, -1, 65535, 10);
 	flow_pkt(&x[0], 1, 0);
 	udp(&x[1], 4, B4, N4, 53, 40000);
 	flow_pkt(&x[2], 3, 0);
 	tcp(&x[3], 4, A4, B4, 1234, 80, ACK, CISN + 1, SISN + 1, 100, -1, 0);
 	tcp(&x[4], 4, A4, B4, 1234, 80, ACK, CISN + 900000000u, SISN + 1, 100, -1, 0);
 	tcp(&x[5], 4, A4, R4, 1, 2, ACK, 5, 5, 100, -1, 0);
+	return c->t;
+}
+
+/* accounted at 11 as ct_update would: counters, reply seen, timeouts */
+static void batch_case_accounted(const struct batch_case *c)
+{
+	struct ct_flow_info fi;
+
+	assert_int_equal(ct_flow_get(c->t, c->plain, &fi), 0);
+	assert_int_equal(fi.packets[CT_DIR_ORIG], 2);
+	assert_int_equal(ct_flow_get(c->t, c->nat, &fi), 0);
+	assert_int_equal(fi.packets[CT_DIR_REPLY], 1);
+	assert_true(fi.reply_seen);
+	assert_int_equal(fi.expire, 11 + 180);	/* udp_stream once answered */
+}
+
+/* ct_track_batch does what ct_lookup_batch and then ct_update of each
+ * found packet do, and says which flows translate. */
+static void test_track_batch(void **state)
+{
+	struct batch_case c;
+	struct ct_table *t;
+	struct ct_pkt p[6];
+	struct ct_result r[6];
+	struct ct_stats s0, s1;
+	uint32_t plain, nat, tflow;
+
+	(void)state;
+	t = batch_case_make(&c);
+	plain = c.plain, nat = c.nat, tflow = c.tflow;
 	for (unsigned i = 0; i < 6; i++)
-		p[i] = x[i].p;
+		p[i] = c.x[i].p;
 	ct_get_stats(t, &s0);
 	ct_track_batch(t, p, 6, 11, r);
 	ct_get_stats(t, &s1);
@@ -1527,13 +1557,101 @@ static void test_track_batch(void **state)
 	assert_int_equal(r[4].flags, CT_RF_INVALID);
 	assert_int_equal(r[5].kind, CT_INVALID);
 	assert_int_equal(s1.invalid - s0.invalid, 2);	/* the out-of-window and the stray */
-	/* accounted as ct_update would: counters, reply seen, timeouts */
-	assert_int_equal(ct_flow_get(t, plain, &fi), 0);
-	assert_int_equal(fi.packets[CT_DIR_ORIG], 2);
-	assert_int_equal(ct_flow_get(t, nat, &fi), 0);
-	assert_int_equal(fi.packets[CT_DIR_REPLY], 1);
-	assert_true(fi.reply_seen);
-	assert_int_equal(fi.expire, 11 + 180);	/* udp_stream once answered */
+	batch_case_accounted(&c);
+	ct_destroy(t);
+}
+
+/* ct_find4_batch: ct_track_batch's answers and accounting for express
+ * frames (unparsed IPv4 TCP/UDP), found in the index from the frame's
+ * bytes; what it does not find (a new flow, a stray segment, an expired
+ * flow) is a MISS that changes and counts nothing. */
+static void test_find4_batch(void **state)
+{
+	struct batch_case c;
+	struct ct_table *t;
+	struct pk *x = c.x;
+	struct ct_hint4 h[6];
+	struct ct_flow_info fi;
+	struct ct_stats s0, s1;
+	uint32_t plain, nat, tflow;
+
+	(void)state;
+	t = batch_case_make(&c);
+	plain = c.plain, nat = c.nat, tflow = c.tflow;
+	tcp(&x[3], 4, B4, A4, 80, 1234, ACK, SISN + 1, CISN + 1, 100, -1, 0);	/* the reply's */
+	for (unsigned i = 0; i < 6; i++)
+		h[i] = (struct ct_hint4){.frame = x[i].b, .len = x[i].len};
+	ct_get_stats(t, &s0);
+	ct_find4_batch(t, h, 6, 11);
+	ct_get_stats(t, &s1);
+	assert_int_equal(h[0].result, CT_HINT_OK);
+	assert_int_equal(h[0].flow, plain);
+	assert_int_equal(h[0].dir, CT_DIR_ORIG);
+	assert_int_equal(h[0].rule, 3);
+	assert_int_equal(h[1].result, CT_HINT_OK_NAT);
+	assert_int_equal(h[1].flow, nat);
+	assert_int_equal(h[1].dir, CT_DIR_REPLY);
+	assert_int_equal(h[1].rule, 4);
+	assert_int_equal(h[2].result, CT_HINT_MISS);
+	assert_int_equal(h[3].result, CT_HINT_OK);
+	assert_int_equal(h[3].flow, tflow);
+	assert_int_equal(h[3].dir, CT_DIR_REPLY);
+	assert_int_equal(h[4].result, CT_HINT_INVALID);
+	assert_int_equal(h[4].flow, tflow);
+	assert_int_equal(h[5].result, CT_HINT_MISS);
+	assert_int_equal(s1.invalid - s0.invalid, 1);	/* the out-of-window one only */
+	assert_int_equal(s1.in_use, 3);
+	assert_int_equal(s1.created, s0.created);
+	batch_case_accounted(&c);
+	assert_int_equal(ct_flow_get(t, tflow, &fi), 0);
+	assert_int_equal(fi.packets[CT_DIR_REPLY], 2);	/* SYN+ACK and this one */
+	/* past its timeout a flow is not found, reaped or not */
+	h[0] = (struct ct_hint4){.frame = x[0].b, .len = x[0].len};
+	ct_find4_batch(t, h, 1, 11 + 100000);
+	assert_int_equal(h[0].result, CT_HINT_MISS);
+	ct_destroy(t);
+}
+
+/* A full table (buckets that overflow, tags that collide): for every
+ * flow, either direction, ct_find4_batch finds what ct_lookup_batch
+ * finds, in batches of every size up to 64 and more. */
+static void test_find4_batch_full(void **state)
+{
+	const uint32_t n = 4096;
+	struct ct_table *t = table(n);
+	struct pk *x = malloc(100 * sizeof(*x));
+	struct ct_pkt p[100];
+	struct ct_result r[100];
+	struct ct_hint4 h[100];
+	uint32_t flow, done = 0, size = 1;
+
+	(void)state;
+	assert_non_null(x);
+	for (uint32_t i = 0; i < n; i++) {
+		flow_pkt(&x[0], i, 0);
+		assert_int_equal(ct_create_flow(t, &x[0].p, NULL, i, 10, &flow), CT_CREATED);
+	}
+	while (done < 2 * n) {
+		uint32_t m = size < 2 * n - done ? size : 2 * n - done;
+
+		for (uint32_t k = 0; k < m; k++) {
+			flow_pkt(&x[k], (done + k) / 2, (done + k) & 1);
+			p[k] = x[k].p;
+			h[k] = (struct ct_hint4){.frame = x[k].b, .len = x[k].len};
+		}
+		ct_lookup_batch(t, p, m, 11, r);
+		ct_find4_batch(t, h, m, 11);
+		for (uint32_t k = 0; k < m; k++) {
+			assert_int_equal(r[k].kind, CT_FOUND);
+			assert_int_equal(h[k].result, CT_HINT_OK);
+			assert_int_equal(h[k].flow, r[k].flow);
+			assert_int_equal(h[k].dir, r[k].dir);
+			assert_int_equal(h[k].rule, (done + k) / 2);
+		}
+		done += m;
+		size = size % 100 + 1;
+	}
+	free(x);
 	ct_destroy(t);
 }
 
@@ -1683,6 +1801,8 @@ int main(void)
 		cmocka_unit_test(test_batch_lookup),
 		cmocka_unit_test(test_index_churn),
 		cmocka_unit_test(test_track_batch),
+		cmocka_unit_test(test_find4_batch),
+		cmocka_unit_test(test_find4_batch_full),
 		cmocka_unit_test(test_key_ports_cleared),
 		cmocka_unit_test(test_million_flows),
 		cmocka_unit_test(test_on_remove),

@@ -486,10 +486,11 @@ static void test_syn_then_old_segment(void **state)
  * path's order the SYN meets the connection before that ACK ends it, so
  * it is the old connection's (out of its window: invalid), and the ACK
  * then completes the close. The flow cache holds the connection, but
- * must leave the ACK (behind the SYN in its slot) to the full path:
- * taken first, it would close the connection and let the SYN open a new
- * one. pair_burst checks the worker with the cache against the one
- * without; a later shortcut for known flows must keep this order too. */
+ * leaves the ACK (behind the SYN in its slot); the express path's
+ * conntrack lookup (express_conntrack) must leave it for after the SYN
+ * too: taken first, it would close the connection and let the SYN open
+ * a new one. pair_burst checks the worker with the express path against
+ * the one without (no_flow_cache). */
 static void test_syn_before_last_ack(void **state)
 {
 	struct worker_pair wp;
