@@ -763,9 +763,9 @@ static uint32_t frame_home(struct pipe_worker *w, const struct pipe_pkt *p,
 }
 
 /* A frame pkt_fast_frame took (IPv4 without options, TCP or UDP) for the
- * express path (express_cache, express_conntrack): with the L4 checksum in the frame, not a
- * TCP SYN (the full path decides whether one opens a new connection),
- * and in router mode one the router forwards (TTL > 1). */
+ * express path (express_cache, express_conntrack): with the L4 checksum
+ * in the frame, not a TCP SYN (the full path decides whether one opens a
+ * new connection), and in router mode one the router forwards (TTL > 1). */
 static inline int express_frame(const uint8_t *f, uint32_t len, int router)
 {
 	return len >= 14 + 20 + 18 && !(f[23] == 6 && (f[47] & 0x02)) && (!router || f[22] > 1);
@@ -791,8 +791,9 @@ static inline uint64_t syn_filter_bit(const uint8_t *src, const uint8_t *dst, ui
  * full path decides), nor TCP SYNs (see cache_after_syn). Frames for the
  * express path are not parsed at all here, only hashed when probing
  * (l_x; and with handoff homed); a stateful worker gathers them when not
- * probing too, for express_conntrack. nic_csum (a constant in each copy): the backend may
- * set PIPE_RX_IPV4_CSUM_GOOD (pipe_config.rx_csum_flags). */
+ * probing too, for express_conntrack. nic_csum (a constant in each
+ * copy): the backend may set PIPE_RX_IPV4_CSUM_GOOD
+ * (pipe_config.rx_csum_flags). */
 static inline __attribute__((always_inline)) uint32_t
 parse_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t n, const int probe,
 	    const int nic_csum)
