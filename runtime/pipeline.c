@@ -3193,7 +3193,6 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	b->nxknown = 0;
 	if (b->nx) {
 		b->xleft = b->nx;
-		b->xfound = 0;
 		if (probe)
 			STAGE(PIPE_ST_CACHE, b->nx, express_cache(w, pkts, now, &ninv));
 		if (b->xleft)
