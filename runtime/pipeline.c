@@ -225,8 +225,8 @@ struct pipe_worker *pipe_create(const struct pipe_config *cfg, const struct rfw_
 					   cfg->seed ? cfg->seed ^ 0x2545f4914f6cdd1dull : 0) < 0)
 				goto fail;
 			w->have_fc = 1;
-			w->express_ct = 1;
 		}
+		w->express_ct = cfg->no_flow_cache != 1;
 	}
 	if (w->handoff && w->ct &&
 	    !(w->kept_mark = calloc((ct_max_flows(w->ct) + 63) / 64, sizeof(uint64_t))))
@@ -1385,31 +1385,26 @@ static void fc_judge(struct pipe_worker *w)
 	}
 }
 
-/* An express hit leaves as cache_finish sends a flow-cache hit, from the
- * frame (pkt_fast_frame's offsets) instead of its meta. */
-static inline void express_finish(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
-				  const struct flowcache_entry *e, const struct ct_flow *nat)
+/* An express frame of a known flow on its way out (the caller writes a
+ * router's MAC addresses and port, after: stores to the frame may alias
+ * what this reads): translated to the flow's wire tuple (nsrc
+ * not NULL; a router's TTL in the same checksum update) or, in a
+ * router, its TTL decremented; counted under its flow's rule. */
+static inline void express_out(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
+			       uint32_t rule, const uint8_t *nsrc, const uint8_t *ndst,
+			       uint16_t nsport, uint16_t ndport)
 {
 	struct pipe_burst *b = &w->burst;
 	struct pipe_rule_stats *rs;
 	uint8_t *f = p->data;
-	uint32_t r = e->rule & PIPE_RULE_MASK;
+	uint32_t r = rule & PIPE_RULE_MASK;
 	const int router = w->mode == PIPE_ROUTER;
 
-	if (nat) {
-		const uint8_t *src, *dst;
-		uint16_t sport, dport;
-
-		ct_flow_wire4(nat, e->flow, e->dir, &src, &dst, &sport, &dport);
-		/* a router's TTL goes in the same IP checksum update */
-		csum_rewrite4_at(f, 14, 34, f[23], src, sport, dst, dport, router);
+	if (nsrc) {
+		csum_rewrite4_at(f, 14, 34, f[23], nsrc, nsport, ndst, ndport, router);
 		w->stats.nat_rewrites++;
-	}
-	if (router) {
-		p->out_port = e->out_port;
-		if (!nat)
-			ttl_decrement(f + 14, 4);
-		memcpy(f, e->mac, 12);	/* next hop's and our own address */
+	} else if (router) {
+		ttl_decrement(f + 14, 4);
 	}
 	if (r > w->pol->rule_count)
 		r = 0;
@@ -1419,6 +1414,83 @@ static inline void express_finish(struct pipe_worker *w, struct pipe_pkt *p, uin
 	rs->packets++;
 	rs->bytes += p->len;
 	rs->last_ns = w->now_ns;
+}
+
+/* An express hit leaves as cache_finish sends a flow-cache hit, from the
+ * frame (pkt_fast_frame's offsets) instead of its meta. */
+static inline void express_finish(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
+				  const struct flowcache_entry *e, const struct ct_flow *nat)
+{
+	const uint8_t *src = NULL, *dst = NULL;
+	uint16_t sport = 0, dport = 0;
+
+	if (nat)
+		ct_flow_wire4(nat, e->flow, e->dir, &src, &dst, &sport, &dport);
+	express_out(w, p, i, e->rule, src, dst, sport, dport);
+	if (w->mode == PIPE_ROUTER) {
+		p->out_port = e->out_port;
+		memcpy(p->data, e->mac, 12);	/* next hop's and our own address */
+	}
+}
+
+/* The next hop express_known resolved last: a burst's frames mostly
+ * share one (the default gateway), and the tables do not change within
+ * a burst (stage_forward's memo). */
+struct express_hop {
+	const uint8_t *mac;	/* NULL: none yet */
+	uint32_t addr;
+	uint8_t port;
+};
+
+/* A frame express_conntrack found the flow of, sent as a flow-cache hit
+ * is, its route and neighbour looked up instead of remembered. 1 when
+ * sent; 0 leaves it to the full path, which decides and counts: a flow
+ * of an older policy (flow_known's restamp), no route or port, no known
+ * neighbour (the firewall's own address among them), or too big for its
+ * port. What the full path does to a known flow's packet besides (the
+ * martian, RPF and broadcast checks) is for new flows only; a TTL of 1
+ * and SYNs never come here (express_frame). */
+static inline int express_known(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
+				const struct ct_hint4 *x, const struct ct_flow *flows,
+				struct express_hop *memo)
+{
+	const struct pipe_policy *pol = w->pol;
+	const uint8_t *src = NULL, *dst = p->data + 30, *hop, *mac;
+	uint16_t sport = 0, dport = 0;
+
+	if (__builtin_expect(x->rule >> PIPE_RULE_BITS != pol->tag, 0))
+		return 0;
+	if (x->result == CT_HINT_OK_NAT)
+		ct_flow_wire4(flows, x->flow, x->dir, &src, &dst, &sport, &dport);
+	if (w->mode == PIPE_ROUTER) {
+		const struct rfw_route *r;
+		uint32_t v = pol->have_route4 ? lpm_lookup(&pol->route4, dst) : 0, h4;
+		uint8_t port;
+
+		if (!v || v > pol->view->policy->route_count)
+			return 0;
+		r = &pol->view->routes[v - 1];
+		port = pol->if_port[r->interface];
+		if (port == PIPE_NO_PORT || p->len - 14 > w->mtu[port])
+			return 0;
+		hop = r->has_via ? r->via : dst;	/* route_list's next hop */
+		memcpy(&h4, hop, 4);
+		if (memo->mac && h4 == memo->addr && port == memo->port) {
+			mac = memo->mac;
+		} else {
+			mac = neigh_lookup(&w->neigh, port, 4, hop);
+			if (!mac)
+				return 0;
+			*memo = (struct express_hop){mac, h4, port};
+		}
+		express_out(w, p, i, x->rule, src, dst, sport, dport);
+		p->out_port = port;
+		memcpy(p->data, mac, 6);
+		memcpy(p->data + 6, w->cfg.port[port].mac, 6);
+		return 1;
+	}
+	express_out(w, p, i, x->rule, src, dst, sport, dport);
+	return 1;
 }
 
 /* An express frame that takes the full path after all: its meta, as
@@ -1520,19 +1592,24 @@ static void express_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 
 /* The express frames the flow cache did not finish, looked up in
  * conntrack from their bytes (ct_find4_batch: ct_track_batch's answers
- * and accounting for these frames). Those of a known flow are parsed
- * and go on as known flows (l_xknown, joined to l_known after
- * stage_flow) without stage_flow's key from the meta and general
+ * and accounting for these frames). While the cache rests (!probe),
+ * those of a known flow are sent from here (express_known) when their
+ * route and next hop need no more than a lookup; the others of a known
+ * flow (and all while probing: the full path's cache_insert learns the
+ * flow) are parsed and go on as known flows (l_xknown, joined to l_known
+ * after stage_flow) without stage_flow's key from the meta and general
  * lookup; those TCP tracking refused join the invalid ones. The rest
  * (MISS: no flow, nothing changed) stay for express_rest, as does every
  * TCP frame whose tuple a SYN of the burst may share (syn_filter_bit):
  * conntrack meets it after the SYN, in the full path's order, as
  * cache_after_syn keeps it for the flow cache. */
 static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
-			      uint32_t now, uint32_t *ninv)
+			      uint32_t now, uint32_t *ninv, int probe)
 {
 	struct pipe_burst *b = &w->burst;
-	uint32_t ncand = 0, found = 0, inv = *ninv, taken = 0;
+	const struct ct_flow *flows = ct_flow_entries(w->ct);
+	struct express_hop memo = {0};
+	uint32_t ncand = 0, found = 0, inv = *ninv, taken = 0, sent = 0;
 	uint64_t syns = 0;
 
 	/* the SYNs are among the frames stage_parse parsed (l_new): found
@@ -1574,6 +1651,13 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 			taken++;
 			continue;
 		}
+		/* While probing, the full path's cache_insert learns the flow */
+		if (!probe && express_known(w, &pkts[i], i, x, flows, &memo)) {
+			b->fc_taken[i] = 1;
+			taken++;
+			sent++;
+			continue;
+		}
 		express_parse(w, &pkts[i], i);
 		*r = (struct ct_result){.flow = x->flow, .rule = x->rule, .dir = x->dir,
 					.state = RFW_STATE_ESTABLISHED, .kind = CT_FOUND,
@@ -1584,6 +1668,7 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 			b->l_xknown[found++] = i;
 	}
 	b->nxknown = found;
+	w->stats.flows_hit += sent;
 	*ninv = inv;
 	b->xleft -= taken;
 }
@@ -3196,7 +3281,7 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		if (probe)
 			STAGE(PIPE_ST_CACHE, b->nx, express_cache(w, pkts, now, &ninv));
 		if (b->xleft)
-			STAGE(PIPE_ST_FLOW, b->xleft, express_conntrack(w, pkts, nnew, now, &ninv));
+			STAGE(PIPE_ST_FLOW, b->xleft, express_conntrack(w, pkts, nnew, now, &ninv, probe));
 		if (b->xleft)
 			STAGE(PIPE_ST_PARSE, 0, nnew = express_rest(w, pkts, nnew));
 	}

@@ -119,7 +119,10 @@ struct pipe_config {
 	uint64_t seed;		/* conntrack/limit hash key; 0 = random */
 	uint32_t max_flows;	/* 0 = the policy's conntrack.max_flows */
 	uint8_t no_flow_cache;	/* 1: every packet through the full pipeline (no
-				 * flow cache, no express path: a reference) */
+				 * flow cache, no express path: a reference);
+				 * 2: no flow cache, the express path's
+				 * conntrack lookup kept (what a worker does
+				 * while its cache rests: tests, fwbench) */
 	/* Replies this worker writes (reject's TCP RST and ICMP unreachable,
 	 * time-exceeded) a second at most, bursts up to a tenth of that (at
 	 * least 10); over it the packet is only dropped (replies_limited).

@@ -241,7 +241,7 @@ struct pipe_worker {
 	uint64_t now_ns;		/* the burst's clock */
 	struct flowcache fc;
 	int have_fc;
-	int express_ct;			/* express_conntrack (stateful, no_flow_cache 0) */
+	int express_ct;			/* express_conntrack (stateful, no_flow_cache 0 or 2) */
 	uint32_t fc_epoch;		/* moves on adopt and neighbour changes */
 	uint32_t fc_evict;		/* cache_insert's take-over count */
 	uint32_t fc_rest;		/* bursts left that skip the flow cache */

@@ -79,7 +79,10 @@ static void pair_neigh(struct worker_pair *wp, uint32_t port, uint8_t family, co
 		assert_int_equal(pipe_neigh_set(wp->w[k], port, family, a, mac), 0);
 }
 
-static void pair_open(struct worker_pair *wp)
+/* w[0]'s pipe_config.no_flow_cache: 0 the flow cache (and the express
+ * path), 2 the express path's conntrack lookup alone, as while the
+ * cache rests; w[1] is always the full path (1). */
+static void pair_open_as(struct worker_pair *wp, uint8_t first)
 {
 	const char *names[3] = {"lan0", "wan0", "dmz0"};
 	struct pipe_config c = {.mode = PIPE_ROUTER, .nports = 3, .seed = 11};
@@ -93,7 +96,7 @@ static void pair_open(struct worker_pair *wp)
 		memcpy(c.port[p].v4, (uint8_t[]){10, 0, (uint8_t)(p + 1), 1}, 4);
 	}
 	for (int k = 0; k < 2; k++) {
-		c.no_flow_cache = (uint8_t)k;
+		c.no_flow_cache = k ? 1 : first;
 		wp->w[k] = pipe_create(&c, &wp->view);
 		assert_non_null(wp->w[k]);
 	}
@@ -108,6 +111,11 @@ static void pair_open(struct worker_pair *wp)
 		client_addr(6, i, a);
 		pair_neigh(wp, 0, 6, a, (uint8_t)(0x20 + i));
 	}
+}
+
+static void pair_open(struct worker_pair *wp)
+{
+	pair_open_as(wp, 0);
 }
 
 static void pair_close(struct worker_pair *wp)
@@ -273,17 +281,20 @@ static void same_pipe_stats(const struct pipe_stats *a, const struct pipe_stats 
 	}
 }
 
-static void test_same_as_without(void **state)
+static void same_as_without(uint8_t first)
 {
 	static struct frame in[64], out[2][64];
 	struct worker_pair wp;
 	struct conv conv[CONVS];
 	uint64_t now = 10 * SEC, packets = 0;
 	struct ct_stats cs[2];
+	const struct pipe_stats *st[2];
 	char err[256];
 
-	(void)state;
-	pair_open(&wp);
+	rnd_state = 12345;
+	pair_open_as(&wp, first);
+	for (int k = 0; k < 2; k++)
+		st[k] = pipe_stats(wp.w[k]);
 	for (int i = 0; i < CONVS; i++)
 		conv_init(&conv[i], i);
 	for (int burst = 0; burst < BURSTS; burst++) {
@@ -366,14 +377,38 @@ static void test_same_as_without(void **state)
 	ct_get_stats(pipe_conntrack(wp.w[0]), &cs[0]);
 	ct_get_stats(pipe_conntrack(wp.w[1]), &cs[1]);
 	assert_memory_equal(&cs[0], &cs[1], sizeof(cs[0]));
-	/* the cache did the work it is for, and only with it */
-	print_message("%llu packets, %llu finished by the flow cache, %llu known-flow packets\n",
-		      (unsigned long long)packets,
-		      (unsigned long long)pipe_stats(wp.w[0])->flow_cache_hits,
-		      (unsigned long long)pipe_stats(wp.w[0])->flows_hit);
-	assert_true(pipe_stats(wp.w[0])->flow_cache_hits * 4 > pipe_stats(wp.w[0])->flows_hit);
-	assert_int_equal(pipe_stats(wp.w[1])->flow_cache_hits, 0);
+	/* the cache (or the express lookup) did the work it is for, and
+	 * only with it: known-flow packets sent without the route stage */
+	print_message("%llu packets, %llu finished by the flow cache, %llu known-flow packets, "
+		      "%llu routed by the route stage (%llu without)\n",
+		      (unsigned long long)packets, (unsigned long long)st[0]->flow_cache_hits,
+		      (unsigned long long)st[0]->flows_hit,
+		      (unsigned long long)st[0]->stage[PIPE_ST_ROUTE].packets,
+		      (unsigned long long)st[1]->stage[PIPE_ST_ROUTE].packets);
+	if (first == 0)
+		assert_true(st[0]->flow_cache_hits * 4 > st[0]->flows_hit);
+	else
+		assert_int_equal(st[0]->flow_cache_hits, 0);
+	assert_true((st[1]->stage[PIPE_ST_ROUTE].packets - st[0]->stage[PIPE_ST_ROUTE].packets) * 4 >
+		    st[0]->flows_hit);
+	assert_int_equal(st[1]->flow_cache_hits, 0);
 	pair_close(&wp);
+}
+
+static void test_same_as_without(void **state)
+{
+	(void)state;
+	same_as_without(0);
+}
+
+/* The same with the flow cache resting (its slots thrashed by many more
+ * active flows): express frames of known flows are found in conntrack
+ * and sent from there (express_known), routed and their next hop looked
+ * up there, or left to the full path when that needs more. */
+static void test_same_as_without_cache_resting(void **state)
+{
+	(void)state;
+	same_as_without(2);
 }
 
 /* One burst through both workers; they must agree on every packet. */
@@ -620,6 +655,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizing),
 		cmocka_unit_test(test_same_as_without),
+		cmocka_unit_test(test_same_as_without_cache_resting),
 		cmocka_unit_test(test_syn_then_old_segment),
 		cmocka_unit_test(test_syn_before_last_ack),
 		cmocka_unit_test(test_new_neighbour_keeps_cache),
