@@ -3,7 +3,8 @@
  * Prints cycles/packet and Mpps per scenario and cycles/packet per stage
  * (VPP `show runtime` style). A benchmark, not a test.
  *   fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N] [--only NAME]
- *           [--repeat N] [--active N] [--no-flow-cache] [--shuffle] [--nic-csum]
+ *           [--repeat N] [--active N] [--no-flow-cache | --express-only] [--shuffle]
+ *           [--nic-csum]
  * --only runs one scenario's timed part (the flows are still loaded), so
  * perf sees mostly it; --repeat runs the scenarios that leave the tables
  * as they found them (cached-*, drop-flood) N times, one line each,
@@ -15,7 +16,10 @@
  * every packet is another of the 1,000,000 flows; --no-flow-cache
  * sends every packet through the full pipeline, neither the flow cache
  * nor the express path's conntrack lookup (their cost and gain, side
- * by side); --shuffle sends the cached scenarios' flows in a
+ * by side); --express-only has no flow cache but keeps the express
+ * path's conntrack lookup (what a worker does while its cache rests, as
+ * it does at a million active flows): with --active, that path on flows
+ * that would fit the cache; --shuffle sends the cached scenarios' flows in a
  * random order instead of the order they were made (their conntrack
  * entries in address order): a check that the order does not flatter
  * (measured: it does not, docs/PERFORMANCE.md); --nic-csum marks every
@@ -84,7 +88,7 @@ struct opts {
 	uint32_t packets;
 	uint32_t repeat;
 	uint32_t active;	/* cached-*: packets of the first N flows only; 0: all */
-	int no_flow_cache;
+	int no_flow_cache;	/* pipe_config.no_flow_cache */
 	int shuffle;		/* cached-*: the flows in random order */
 	int nic_csum;		/* frames come as a NIC that checked their IPv4 header says */
 	int cpu;
@@ -668,6 +672,8 @@ int main(int argc, char **argv)
 			o.active = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--no-flow-cache"))
 			o.no_flow_cache = 1;
+		else if (!strcmp(argv[i], "--express-only"))
+			o.no_flow_cache = 2;
 		else if (!strcmp(argv[i], "--shuffle"))
 			o.shuffle = 1;
 		else if (!strcmp(argv[i], "--nic-csum"))
@@ -677,7 +683,8 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
 					" [--only cached-allow|cached-snat|cached-allow-hot|cached-snat-hot|new-snat|drop-flood|worst-case|worst-cached|worst-cached-hot|worst-stateless] [--repeat N]"
-					" [--active N] [--no-flow-cache] [--shuffle] [--nic-csum] [--state PATH]\n");
+					" [--active N] [--no-flow-cache | --express-only] [--shuffle] [--nic-csum]"
+					" [--state PATH]\n");
 			return 1;
 		}
 	}
