@@ -1442,6 +1442,33 @@ struct express_hop {
 	uint8_t port;
 };
 
+/* While probing, a frame express_known sent: its flow into the slot its
+ * probe missed, as cache_insert puts a known flow the full path sent
+ * (and under its take-over rule). The MAC addresses from where they
+ * came: read back from the frame, a wide load would wait for the narrow
+ * stores just made there to retire. */
+static inline void express_learn(struct pipe_worker *w, const struct pipe_pkt *p, uint32_t i,
+				 const struct ct_hint4 *x, const uint8_t *dmac,
+				 const uint8_t *smac)
+{
+	struct pipe_burst *b = &w->burst;
+	struct flowcache_entry *e = flowcache_slot(&w->fc, b->fch[i]);
+
+	if (e->sig && e->epoch == w->fc_epoch && (++w->fc_evict & 7))
+		return;
+	e->sig = flowcache_sig(b->fch[i]);
+	e->epoch = w->fc_epoch;
+	e->flow = x->flow;
+	e->dir = x->dir;
+	e->rule = x->rule;	/* of this policy: express_known checked its tag */
+	e->in_port = p->in_port;
+	e->out_port = p->out_port;
+	if (dmac) {
+		memcpy(e->mac, dmac, 6);
+		memcpy(e->mac + 6, smac, 6);
+	}
+}
+
 /* A frame express_conntrack found the flow of, sent as a flow-cache hit
  * is, its route and neighbour looked up instead of remembered. 1 when
  * sent; 0 leaves it to the full path, which decides and counts: a flow
@@ -1452,7 +1479,7 @@ struct express_hop {
  * and SYNs never come here (express_frame). */
 static inline int express_known(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
 				const struct ct_hint4 *x, const struct ct_flow *flows,
-				struct express_hop *memo)
+				struct express_hop *memo, const int probe)
 {
 	const struct pipe_policy *pol = w->pol;
 	const uint8_t *src = NULL, *dst = p->data + 30, *hop, *mac;
@@ -1487,9 +1514,13 @@ static inline int express_known(struct pipe_worker *w, struct pipe_pkt *p, uint3
 		p->out_port = port;
 		memcpy(p->data, mac, 6);
 		memcpy(p->data + 6, w->cfg.port[port].mac, 6);
+		if (probe)
+			express_learn(w, p, i, x, mac, w->cfg.port[port].mac);
 		return 1;
 	}
 	express_out(w, p, i, x->rule, src, dst, sport, dport);
+	if (probe)
+		express_learn(w, p, i, x, NULL, NULL);
 	return 1;
 }
 
@@ -1592,13 +1623,13 @@ static void express_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 
 /* The express frames the flow cache did not finish, looked up in
  * conntrack from their bytes (ct_find4_batch: ct_track_batch's answers
- * and accounting for these frames). While the cache rests (!probe),
- * those of a known flow are sent from here (express_known) when their
- * route and next hop need no more than a lookup; the others of a known
- * flow (and all while probing: the full path's cache_insert learns the
- * flow) are parsed and go on as known flows (l_xknown, joined to l_known
- * after stage_flow) without stage_flow's key from the meta and general
- * lookup; those TCP tracking refused join the invalid ones. The rest
+ * and accounting for these frames). Those of a known flow are sent from
+ * here (express_known, which while probing also puts the flow in the
+ * cache) when their route and next hop need no more than a lookup; the
+ * other known ones are parsed and go on as known flows (l_xknown,
+ * joined to l_known after stage_flow) without stage_flow's key from the
+ * meta and general lookup; those TCP tracking refused join the invalid
+ * ones. The rest
  * (MISS: no flow, nothing changed) stay for express_rest, as does every
  * TCP frame whose tuple a SYN of the burst may share (syn_filter_bit):
  * conntrack meets it after the SYN, in the full path's order, as
@@ -1651,8 +1682,7 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 			taken++;
 			continue;
 		}
-		/* While probing, the full path's cache_insert learns the flow */
-		if (!probe && express_known(w, &pkts[i], i, x, flows, &memo)) {
+		if (express_known(w, &pkts[i], i, x, flows, &memo, probe)) {
 			b->fc_taken[i] = 1;
 			taken++;
 			sent++;
