@@ -1385,27 +1385,15 @@ static void fc_judge(struct pipe_worker *w)
 	}
 }
 
-/* An express frame of a known flow on its way out (the caller writes a
- * router's MAC addresses and port, after: stores to the frame may alias
- * what this reads): translated to the flow's wire tuple (nsrc
- * not NULL; a router's TTL in the same checksum update) or, in a
- * router, its TTL decremented; counted under its flow's rule. */
-static inline void express_out(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
-			       uint32_t rule, const uint8_t *nsrc, const uint8_t *ndst,
-			       uint16_t nsport, uint16_t ndport)
+/* An express frame of a known flow, sent: counted under its flow's rule
+ * (the value the flow stores). */
+static inline void express_count(struct pipe_worker *w, const struct pipe_pkt *p, uint32_t i,
+				 uint32_t rule)
 {
 	struct pipe_burst *b = &w->burst;
 	struct pipe_rule_stats *rs;
-	uint8_t *f = p->data;
 	uint32_t r = rule & PIPE_RULE_MASK;
-	const int router = w->mode == PIPE_ROUTER;
 
-	if (nsrc) {
-		csum_rewrite4_at(f, 14, 34, f[23], nsrc, nsport, ndst, ndport, router);
-		w->stats.nat_rewrites++;
-	} else if (router) {
-		ttl_decrement(f + 14, 4);
-	}
 	if (r > w->pol->rule_count)
 		r = 0;
 	b->rule[i] = r;		/* for the capture, which also reads the kind */
@@ -1421,16 +1409,25 @@ static inline void express_out(struct pipe_worker *w, struct pipe_pkt *p, uint32
 static inline void express_finish(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i,
 				  const struct flowcache_entry *e, const struct ct_flow *nat)
 {
-	const uint8_t *src = NULL, *dst = NULL;
-	uint16_t sport = 0, dport = 0;
+	uint8_t *f = p->data;
+	const int router = w->mode == PIPE_ROUTER;
 
-	if (nat)
+	if (nat) {
+		const uint8_t *src, *dst;
+		uint16_t sport, dport;
+
 		ct_flow_wire4(nat, e->flow, e->dir, &src, &dst, &sport, &dport);
-	express_out(w, p, i, e->rule, src, dst, sport, dport);
-	if (w->mode == PIPE_ROUTER) {
-		p->out_port = e->out_port;
-		memcpy(p->data, e->mac, 12);	/* next hop's and our own address */
+		/* a router's TTL goes in the same IP checksum update */
+		csum_rewrite4_at(f, 14, 34, f[23], src, sport, dst, dport, router);
+		w->stats.nat_rewrites++;
 	}
+	if (router) {
+		p->out_port = e->out_port;
+		if (!nat)
+			ttl_decrement(f + 14, 4);
+		memcpy(f, e->mac, 12);	/* next hop's and our own address */
+	}
+	express_count(w, p, i, e->rule);
 }
 
 /* The next hop express_known resolved last: a burst's frames mostly
@@ -1482,14 +1479,16 @@ static inline int express_known(struct pipe_worker *w, struct pipe_pkt *p, uint3
 				struct express_hop *memo, const int probe)
 {
 	const struct pipe_policy *pol = w->pol;
-	const uint8_t *src = NULL, *dst = p->data + 30, *hop, *mac;
+	const int router = w->mode == PIPE_ROUTER;
+	const uint8_t *src = NULL, *dst = p->data + 30, *hop, *mac = NULL, *own = NULL;
+	uint8_t *f = p->data;
 	uint16_t sport = 0, dport = 0;
 
 	if (__builtin_expect(x->rule >> PIPE_RULE_BITS != pol->tag, 0))
 		return 0;
 	if (x->result == CT_HINT_OK_NAT)
 		ct_flow_wire4(flows, x->flow, x->dir, &src, &dst, &sport, &dport);
-	if (w->mode == PIPE_ROUTER) {
+	if (router) {
 		const struct rfw_route *r;
 		uint32_t v = pol->have_route4 ? lpm_lookup(&pol->route4, dst) : 0, h4;
 		uint8_t port;
@@ -1510,17 +1509,22 @@ static inline int express_known(struct pipe_worker *w, struct pipe_pkt *p, uint3
 				return 0;
 			*memo = (struct express_hop){mac, h4, port};
 		}
-		express_out(w, p, i, x->rule, src, dst, sport, dport);
 		p->out_port = port;
-		memcpy(p->data, mac, 6);
-		memcpy(p->data + 6, w->cfg.port[port].mac, 6);
-		if (probe)
-			express_learn(w, p, i, x, mac, w->cfg.port[port].mac);
-		return 1;
+		own = w->cfg.port[port].mac;
 	}
-	express_out(w, p, i, x->rule, src, dst, sport, dport);
+	if (src) {	/* a router's TTL goes in the same IP checksum update */
+		csum_rewrite4_at(f, 14, 34, f[23], src, sport, dst, dport, router);
+		w->stats.nat_rewrites++;
+	} else if (router) {
+		ttl_decrement(f + 14, 4);
+	}
+	if (router) {
+		memcpy(f, mac, 6);
+		memcpy(f + 6, own, 6);
+	}
+	express_count(w, p, i, x->rule);
 	if (probe)
-		express_learn(w, p, i, x, NULL, NULL);
+		express_learn(w, p, i, x, mac, own);
 	return 1;
 }
 
