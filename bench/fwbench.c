@@ -42,6 +42,9 @@
  *                  flows in the flow cache; as --active 1000, which
  *                  leaves these two out)
  *   new-snat       first packets of new flows: rules, SNAT, flow creation
+ *   new-udp        the same for UDP flows (DNS-like; their first packets
+ *                  take the express path to conntrack): only with --only
+ *                  new-udp, as its flows need the table room new-snat's do
  *   drop-flood     TCP SYNs from outside to a closed port (default drop)
  *   worst-case     new flows through 500 never-matching entries placed
  *                  after the ClassBench rules and before the accepting
@@ -682,7 +685,7 @@ int main(int argc, char **argv)
 			o.state = argv[++i];
 		else {
 			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
-					" [--only cached-allow|cached-snat|cached-allow-hot|cached-snat-hot|new-snat|drop-flood|worst-case|worst-cached|worst-cached-hot|worst-stateless] [--repeat N]"
+					" [--only cached-allow|cached-snat|cached-allow-hot|cached-snat-hot|new-snat|new-udp|drop-flood|worst-case|worst-cached|worst-cached-hot|worst-stateless] [--repeat N]"
 					" [--active N] [--no-flow-cache | --express-only] [--shuffle] [--nic-csum]"
 					" [--state PATH]\n");
 			return 1;
@@ -724,6 +727,12 @@ int main(int argc, char **argv)
 			flow_frame(b.frames + (size_t)(o.flows + i) * FRAME_LEN, o.flows + i,
 				   outside, 6, 443, 0x02, 0);
 		scenario(&b, "new-snat", o.flows, o.packets, 1, 0, 3000000000ull);
+	}
+	if (o.only && !strcmp(o.only, "new-udp")) {	/* not in the default run */
+		for (uint32_t i = 0; i < o.packets; i++)	/* flows never seen before */
+			flow_frame(b.frames + (size_t)(o.flows + i) * FRAME_LEN, o.flows + i,
+				   outside, 17, 53, 0, 0);
+		scenario(&b, "new-udp", o.flows, o.packets, 1, 0, 3000000000ull);
 	}
 	if (wanted(&o, "drop-flood")) {
 		for (uint32_t i = 0; i < o.packets; i++)	/* SYN flood from outside */

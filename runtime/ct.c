@@ -1874,7 +1874,12 @@ void ct_find4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t
 				key_store(&k, w);
 				idx = index_walk(t, &k, bkt[i], tag[i], hits[i], &d);
 			}
-			if (idx == CT_NONE || !flow_live(&t->flows[idx], now))
+			if (idx == CT_NONE) {	/* lookup_one's NEW + ABSENT for UDP */
+				if (fr[23] == IPP_UDP)
+					x[i].result = CT_HINT_NEW;
+				continue;
+			}
+			if (!flow_live(&t->flows[idx], now))
 				continue;	/* the full path decides */
 			x[i].flow = idx;
 			x[i].dir = (uint8_t)d;

@@ -138,6 +138,10 @@ enum ct_hint_result {
 	CT_HINT_OK,
 	CT_HINT_OK_NAT,
 	CT_HINT_INVALID,
+	CT_HINT_NEW,		/* ct_find4_batch only: a UDP frame whose tuple no
+				 * entry of any age holds, which ct_track_batch
+				 * answers CT_NEW with CT_RF_ABSENT (nothing
+				 * changed or counted either way) */
 };
 
 struct ct_hint_wire {		/* IPv4; ports in host order */
@@ -182,8 +186,10 @@ void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t
  * index as ct_track_batch finds it (in: frame, len; out: result, and for
  * OK, OK_NAT and INVALID the flow, dir and rule value). Same promise
  * (IPv4 TCP/UDP at pkt_fast_frame's offsets, not a TCP SYN, so a closed
- * connection is never reopened here), same answers and accounting. MISS
- * (no live flow holds the tuple) changes and counts nothing: the full
+ * connection is never reopened here), same answers and accounting. NEW
+ * is ct_track_batch's answer for a frame of no flow that may start one;
+ * MISS (the rest with no live flow: a TCP segment, a UDP frame over an
+ * expired entry not yet reaped) changes and counts nothing: the full
  * path looks the packet up and decides. */
 void ct_find4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t now);
 

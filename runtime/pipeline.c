@@ -1633,8 +1633,11 @@ static void express_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
  * other known ones are parsed and go on as known flows (l_xknown,
  * joined to l_known after stage_flow) without stage_flow's key from the
  * meta and general lookup; those TCP tracking refused join the invalid
- * ones. The rest
- * (MISS: no flow, nothing changed) stay for express_rest, as does every
+ * ones. A UDP frame of no flow (NEW, stage_flow's answer too) is parsed
+ * and joins the new flows after stage_flow (l_xnew), not looked up a
+ * second time; with handoff it takes the full path, whose second chance
+ * may hand it on. The rest (MISS: a TCP segment of no flow, an expired
+ * flow's frame; nothing changed) stay for express_rest, as does every
  * TCP frame whose tuple a SYN of the burst may share (syn_filter_bit):
  * conntrack meets it after the SYN, in the full path's order, as
  * cache_after_syn keeps it for the flow cache. */
@@ -1686,6 +1689,21 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 			taken++;
 			continue;
 		}
+		if (x->result == CT_HINT_NEW) {
+			/* stage_flow's answer already (with handoff its second
+			 * chance may want the frame: the full path asks) */
+			if (w->handoff)
+				continue;
+			express_parse(w, &pkts[i], i);
+			*r = (struct ct_result){.flow = CT_NONE, .dir = CT_DIR_ORIG,
+						.state = RFW_STATE_NEW, .kind = CT_NEW,
+						.flags = CT_RF_ABSENT};
+			b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
+			b->fc_taken[i] = 1;
+			b->l_xnew[b->nxnew++] = i;
+			taken++;
+			continue;
+		}
 		if (express_known(w, &pkts[i], i, x, flows, &memo, probe)) {
 			b->fc_taken[i] = 1;
 			taken++;
@@ -1707,12 +1725,29 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 	b->xleft -= taken;
 }
 
+/* l_new[0..nnew) and add[0..nadd), both in burst order, merged into
+ * l_new in burst order; returns its new length. */
+static uint32_t new_merge(struct pipe_burst *b, uint32_t nnew, const uint32_t *add, uint32_t nadd)
+{
+	uint32_t merged = 0, k = 0;
+
+	for (uint32_t x = 0; x < nadd; x++) {
+		while (k < nnew && b->l_new[k] < add[x])
+			b->l_merge[merged++] = b->l_new[k++];
+		b->l_merge[merged++] = add[x];
+	}
+	while (k < nnew)
+		b->l_merge[merged++] = b->l_new[k++];
+	memcpy(b->l_new, b->l_merge, merged * sizeof(b->l_new[0]));
+	return merged;
+}
+
 /* The express frames left: parsed and merged into l_new by burst index,
  * as stage_parse would have put them there; returns its new length. */
 static uint32_t express_rest(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew)
 {
 	struct pipe_burst *b = &w->burst;
-	uint32_t merged = 0, k = 0;
+	uint32_t left[PIPE_BURST], n = 0;
 
 	for (uint32_t x = 0; x < b->nx; x++) {
 		uint32_t i = b->l_x[x];
@@ -1720,14 +1755,17 @@ static uint32_t express_rest(struct pipe_worker *w, struct pipe_pkt *pkts, uint3
 		if (b->fc_taken[i])
 			continue;
 		express_parse(w, &pkts[i], i);
-		while (k < nnew && b->l_new[k] < i)
-			b->l_merge[merged++] = b->l_new[k++];
-		b->l_merge[merged++] = i;
+		left[n++] = i;
 	}
-	while (k < nnew)
-		b->l_merge[merged++] = b->l_new[k++];
-	memcpy(b->l_new, b->l_merge, merged * sizeof(b->l_new[0]));
-	return merged;
+	return new_merge(b, nnew, left, n);
+}
+
+/* express_conntrack's new flows (CT_HINT_NEW) joined to what stage_flow
+ * left on the new-flow path, by burst index, as if stage_flow had found
+ * them so; returns l_new's new length. */
+static uint32_t express_new_merge(struct pipe_worker *w, uint32_t nnew)
+{
+	return new_merge(&w->burst, nnew, w->burst.l_xnew, w->burst.nxnew);
 }
 
 /* Remember the known flows the full pipeline forwarded (IPv6 ones only
@@ -3309,7 +3347,7 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	if (!(w->nparked | w->nlent))	/* marks only for this burst's parking */
 		w->parked_seen = 0;
 	STAGE(PIPE_ST_PARSE, n, nnew = stage_parse(w, pkts, n, probe));
-	b->nxknown = 0;
+	b->nxknown = b->nxnew = 0;
 	if (b->nx) {
 		b->xleft = b->nx;
 		if (probe)
@@ -3327,6 +3365,8 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		w->fc_rest--;
 	if (w->stateful && nnew)
 		STAGE(PIPE_ST_FLOW, nnew, nnew = stage_flow(w, pkts, nnew, now, &nknown));
+	if (b->nxnew)
+		nnew = express_new_merge(w, nnew);
 	for (uint32_t k = 0; k < b->nxknown; k++)	/* express_conntrack's */
 		b->l_known[nknown++] = b->l_xknown[k];
 	for (uint32_t k = 0; k < ninv; k++)	/* invalid, for the rules that see it */

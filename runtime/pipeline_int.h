@@ -96,6 +96,7 @@ struct pipe_burst {
 	uint32_t l_merge[PIPE_BURST];
 	/* express_conntrack: the frames whose flow it found, for l_known */
 	uint32_t l_xknown[PIPE_BURST], nxknown;
+	uint32_t l_xnew[PIPE_BURST], nxnew;	/* express_conntrack's CT_HINT_NEW: past stage_flow */
 	/* stage_forward's l_hold: each one's IP header and start as it
 	 * arrived (before NAT and the TTL), for the host unreachable if it is
 	 * never sent. Last: rarely touched, and the fields above keep their

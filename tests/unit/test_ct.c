@@ -1563,8 +1563,9 @@ static void test_track_batch(void **state)
 
 /* ct_find4_batch: ct_track_batch's answers and accounting for express
  * frames (unparsed IPv4 TCP/UDP), found in the index from the frame's
- * bytes; what it does not find (a new flow, a stray segment, an expired
- * flow) is a MISS that changes and counts nothing. */
+ * bytes; a UDP frame of no entry is NEW, and what else it does not find
+ * (a stray segment, an expired flow) is a MISS; neither changes or
+ * counts anything. */
 static void test_find4_batch(void **state)
 {
 	struct batch_case c;
@@ -1592,7 +1593,7 @@ static void test_find4_batch(void **state)
 	assert_int_equal(h[1].flow, nat);
 	assert_int_equal(h[1].dir, CT_DIR_REPLY);
 	assert_int_equal(h[1].rule, 4);
-	assert_int_equal(h[2].result, CT_HINT_MISS);
+	assert_int_equal(h[2].result, CT_HINT_NEW);	/* UDP, no entry: track's NEW + ABSENT */
 	assert_int_equal(h[3].result, CT_HINT_OK);
 	assert_int_equal(h[3].flow, tflow);
 	assert_int_equal(h[3].dir, CT_DIR_REPLY);
@@ -1650,6 +1651,20 @@ static void test_find4_batch_full(void **state)
 		}
 		done += m;
 		size = size % 100 + 1;
+	}
+	/* tuples of no flow, in the same overflowing buckets: NEW exactly
+	 * where the lookup says CT_NEW with CT_RF_ABSENT */
+	for (uint32_t k = 0; k < 100; k++) {
+		flow_pkt(&x[k], n + k, k & 1);
+		p[k] = x[k].p;
+		h[k] = (struct ct_hint4){.frame = x[k].b, .len = x[k].len};
+	}
+	ct_lookup_batch(t, p, 100, 11, r);
+	ct_find4_batch(t, h, 100, 11);
+	for (uint32_t k = 0; k < 100; k++) {
+		assert_int_equal(r[k].kind, CT_NEW);
+		assert_int_equal(r[k].flags, CT_RF_ABSENT);
+		assert_int_equal(h[k].result, CT_HINT_NEW);
 	}
 	free(x);
 	ct_destroy(t);
