@@ -120,7 +120,7 @@ static void find4_phase(struct ct_table *t, const struct ct_pkt *pk, uint32_t np
 				h[j] = (struct ct_hint4){.frame = pk[i + j].frame, .len = pk[i + j].len};
 			ct_find4_batch(t, h, BATCH, 101);
 			for (uint32_t j = 0; j < BATCH; j++)
-				found += h[j].result != CT_HINT_MISS;
+				found += h[j].result == CT_HINT_OK || h[j].result == CT_HINT_OK_NAT;
 		}
 	t1 = now_ns();
 	printf("find4_batch, %s: %.1f ns/packet (%u found of %u)\n", what,
