@@ -234,6 +234,9 @@ static void runtime(struct ctl_buf *out, const struct ctl_report *r)
 	counter(out, "rampart_flow_cache_hits_total",
 		"Packets of known flows the flow cache finished without the full pipeline.",
 		sum.flow_cache_hits);
+	counter(out, "rampart_express_sent_total",
+		"Packets of known flows the express path sent from its conntrack lookup (flow cache missed or resting).",
+		sum.express_sent);
 	counter(out, "rampart_replies_total",
 		"RSTs and ICMP errors rampart wrote itself (reject, time-exceeded, too-big).",
 		sum.replies);

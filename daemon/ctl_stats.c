@@ -667,6 +667,7 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 		sum->recheck_ended += st->recheck_ended;
 		sum->flows_hit += st->flows_hit;
 		sum->flow_cache_hits += st->flow_cache_hits;
+		sum->express_sent += st->express_sent;
 		sum->replies += st->replies;
 		sum->replies_limited += st->replies_limited;
 		sum->nat_rewrites += st->nat_rewrites;

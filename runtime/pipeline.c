@@ -1721,6 +1721,7 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 	}
 	b->nxknown = found;
 	w->stats.flows_hit += sent;
+	w->stats.express_sent += sent;
 	*ninv = inv;
 	b->xleft -= taken;
 }

@@ -238,6 +238,9 @@ struct pipe_stats {
 	uint64_t mss_clamped;	/* SYNs whose MSS option defaults.tcp_mss lowered */
 	uint64_t recheck_ended;	/* flows a reload's re-check refused (and ended) */
 	uint64_t flow_cache_hits;	/* known-flow packets the flow cache finished */
+	uint64_t express_sent;	/* ... and those the express path's conntrack
+				 * lookup sent itself (express_known: the cache
+				 * missed or rests), also of flows_hit */
 	uint64_t handed_off;	/* frames of another worker's flows, PIPE_HANDOFF */
 	uint64_t handed_in;	/* frames other workers handed to this one */
 	uint64_t second_chance;	/* of handed_off: sent to look for their flow
