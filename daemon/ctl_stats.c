@@ -683,14 +683,17 @@ static void sum_runtime(const struct ctl_report *r, struct pipe_stats *sum, uint
 	}
 }
 
-/* The pipe_stats counters shown in pairs after the stage and drop tables:
- * one text line each (label: value, label: value) and two JSON keys. */
+/* The pipe_stats counters shown in groups of two or three after the stage
+ * and drop tables: one text line each (label: value, label: value...) and
+ * a JSON key each; a group's third label is NULL where it has two. */
 static const struct {
-	const char *text[2], *json[2];
-	size_t off[2];
-} stat_pairs[] = {
-	{{"known-flow packets", "finished by the flow cache"}, {"known_flow_packets", "flow_cache_hits"},
-	 {offsetof(struct pipe_stats, flows_hit), offsetof(struct pipe_stats, flow_cache_hits)}},
+	const char *text[3], *json[3];
+	size_t off[3];
+} stat_groups[] = {
+	{{"known-flow packets", "finished by the flow cache", "sent by the express lookup"},
+	 {"known_flow_packets", "flow_cache_hits", "express_sent"},
+	 {offsetof(struct pipe_stats, flows_hit), offsetof(struct pipe_stats, flow_cache_hits),
+	  offsetof(struct pipe_stats, express_sent)}},
 	{{"replies sent", "held back by --reply-rate"}, {"replies", "replies_limited"},
 	 {offsetof(struct pipe_stats, replies), offsetof(struct pipe_stats, replies_limited)}},
 	{{"datagrams fragmented", "fragments"}, {"fragmented", "fragments"},
@@ -753,10 +756,11 @@ static void stages_text(struct ctl_buf *out, const struct ctl_report *r)
 	ctl_table_print(&t, out, 0);
 	ctl_printf(out, "\nflows ended by a reload's re-check: %llu\n",
 		   (unsigned long long)sum.recheck_ended);
-	for (size_t k = 0; k < sizeof(stat_pairs) / sizeof(stat_pairs[0]); k++)
-		ctl_printf(out, "%s: %llu, %s: %llu\n", stat_pairs[k].text[0],
-			   (unsigned long long)stat_of(&sum, stat_pairs[k].off[0]), stat_pairs[k].text[1],
-			   (unsigned long long)stat_of(&sum, stat_pairs[k].off[1]));
+	for (size_t k = 0; k < sizeof(stat_groups) / sizeof(stat_groups[0]); k++)
+		for (unsigned i = 0; i < 3 && stat_groups[k].text[i]; i++)
+			ctl_printf(out, "%s: %llu%s", stat_groups[k].text[i],
+				   (unsigned long long)stat_of(&sum, stat_groups[k].off[i]),
+				   i == 2 || !stat_groups[k].text[i + 1] ? "\n" : ", ");
 }
 
 static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
@@ -785,10 +789,10 @@ static void stages_json(struct ctl_buf *out, const struct ctl_report *r)
 			   m + 1 < PKT_REASON_COUNT ? ", " : "");
 	}
 	ctl_printf(out, "},\n \"recheck_ended\": %llu", (unsigned long long)sum.recheck_ended);
-	for (size_t k = 0; k < sizeof(stat_pairs) / sizeof(stat_pairs[0]); k++)
-		ctl_printf(out, ",\n \"%s\": %llu, \"%s\": %llu", stat_pairs[k].json[0],
-			   (unsigned long long)stat_of(&sum, stat_pairs[k].off[0]), stat_pairs[k].json[1],
-			   (unsigned long long)stat_of(&sum, stat_pairs[k].off[1]));
+	for (size_t k = 0; k < sizeof(stat_groups) / sizeof(stat_groups[0]); k++)
+		for (unsigned i = 0; i < 3 && stat_groups[k].json[i]; i++)
+			ctl_printf(out, "%s \"%s\": %llu", i ? "," : ",\n", stat_groups[k].json[i],
+				   (unsigned long long)stat_of(&sum, stat_groups[k].off[i]));
 }
 
 void ctl_stats(struct ctl_buf *out, const struct ctl_report *r, unsigned sections, int json)

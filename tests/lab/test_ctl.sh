@@ -217,10 +217,16 @@ check "stats --stages shows cycles/packet per stage" \
 		 ctl stats --stages | grep -Eq '^parse +[0-9]+ +[0-9]+ +[0-9.]+$'"
 check "stats --stages: the flow cache finished packets of the known flows" \
 	bash -c "ctl() { '$RAMPARTCTL' --control '$LAB_CONTROL' \"\$@\"; }
-		 ctl stats --stages | grep -Eq '^known-flow packets: [1-9][0-9]*, finished by the flow cache: [1-9][0-9]*$'"
+		 ctl stats --stages | grep -Eq '^known-flow packets: [1-9][0-9]*, finished by the flow cache: [1-9][0-9]*, sent by the express lookup: [0-9]+$'"
 ctl --json stats >"$LAB_TMP/stats.json"
 check "stats --json parses with every section" \
 	bash -c "'$LAB_PY' -c 'import json,sys; d = json.load(sys.stdin); assert d[\"version\"] == 1; [d[k] for k in (\"rules\", \"interfaces\", \"workers\", \"stages\", \"drops\")]' <'$LAB_TMP/stats.json'"
+# the known-flow counters: JSON and text the same (no IPv4 TCP/UDP
+# traffic in between)
+ctl stats --stages >"$LAB_TMP/stages.txt"
+want=$(sed -n 's/^known-flow packets: \([0-9]*\), finished by the flow cache: \([0-9]*\), sent by the express lookup: \([0-9]*\)$/\1 \2 \3/p' "$LAB_TMP/stages.txt")
+got=$(json_get "' '.join(str(d[k]) for k in ('known_flow_packets', 'flow_cache_hits', 'express_sent'))" <"$LAB_TMP/stats.json")
+check_eq "known-flow, flow cache and express counters: JSON equals the text" "$got" "${want:-no such line}"
 ctl stats --interfaces >"$LAB_TMP/if.txt"
 ctl --json stats --interfaces >"$LAB_TMP/if.json"
 want=$(awk -v n="$FW_IF_C" '$1 == n { print $2, $3 }' "$LAB_TMP/if.txt")
