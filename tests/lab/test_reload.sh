@@ -305,6 +305,21 @@ ctl reload "$LAB_TMP/h.rfw" >/dev/null || not_ok "reload h"
 check_eq "a reload's host address is in both ports' XDP programs" "$(host_entries)" 2
 ctl reload "$LAB_TMP/a.rfw" >/dev/null || not_ok "reload a after h"
 check_eq "and gone after reloading a policy without it" "$(host_entries)" 0
+# A host section past the XDP program's room (RAMPART_XDP_MAX_PASS, 16
+# pass entries) compiles (rulec does not know the backend) but the
+# reload is refused before any port changes: a's section stays.
+policy hbig "" true
+printf 'host: {addresses: [10.10.0.77], pass: [%s]}\n' \
+	"$(seq -s ', ' 1 17 | sed 's/\([0-9][0-9]*\)/tcp\/\1/g')" >>"$LAB_TMP/hbig.yaml"
+lab_compile "$LAB_TMP/hbig.yaml" "$LAB_TMP/hbig.rfw" >/dev/null || not_ok "compile hbig"
+sum_before=$(checksum)
+ctl reload "$LAB_TMP/hbig.rfw" >/dev/null 2>"$LAB_TMP/hbig.err"
+check_eq "a host section of 17 pass entries: reload refused (exit 1)" "$?" 1
+check "and says the host section is too large for the XDP program" \
+	grep -q 'host section too large for the XDP program' "$LAB_TMP/hbig.err"
+sed 's/^/#   /' "$LAB_TMP/hbig.err"
+check_eq "no port got its host address" "$(host_entries)" 0
+check_eq "the running policy stayed (checksum)" "$(checksum)" "$sum_before"
 fi
 
 # ---- 2. verdict flips, stateless ----
