@@ -2,6 +2,7 @@
  * Linux stack (XDP_PASS): packets to one of its addresses, and whatever
  * pass lists: arp, ndp, a protocol, or protocol/port(s). */
 #include "policy.h"
+#include "../xsk/xdp_cfg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,19 +89,42 @@ static int host_pass_entry(struct policy *pol, yaml_node_t *n, void *unused)
 	return rc;
 }
 
+/* rampartd's AF_XDP backend gives the host section to its XDP program,
+ * whose maps hold so many (xsk/xdp_cfg.h) and refuse the policy past
+ * that; said here so that it is found when the policy is written, not
+ * when it is loaded. */
+static void host_check_xdp_room(struct policy *pol, yaml_node_t *addrs, yaml_node_t *pass)
+{
+	size_t n4 = 0, n6 = 0;
+
+	for (size_t i = 0; i < pol->host_addrs.n; i++)
+		pol->host_addrs.v[i].family == 6 ? n6++ : n4++;
+	if (addrs && (n4 > RAMPART_XDP_MAX_HOST || n6 > RAMPART_XDP_MAX_HOST))
+		diag_warn_at(pol, addrs,
+			     "host.addresses has %zu IPv4 and %zu IPv6 addresses; rampartd on AF_XDP "
+			     "refuses more than %d of a family (its XDP program's maps)",
+			     n4, n6, RAMPART_XDP_MAX_HOST);
+	if (pass && pol->host_pass.n > RAMPART_XDP_MAX_PASS)
+		diag_warn_at(pol, pass,
+			     "host.pass has %zu entries; rampartd on AF_XDP refuses more than %d "
+			     "(its XDP program's table): merge ports into ranges",
+			     pol->host_pass.n, RAMPART_XDP_MAX_PASS);
+}
+
 void host_parse(struct policy *pol, yaml_node_t *section)
 {
-	yaml_node_t *v;
+	yaml_node_t *v, *addrs;
 
 	if (policy_want_mapping(pol, section, "'host'") < 0)
 		return;
 	ytree_check_keys(pol->yt, section, pol->d, "host", host_keys, N(host_keys), NULL, 0);
-	v = ytree_get(pol->yt, section, "addresses", NULL);
-	if (v)
-		policy_each(pol, v, host_addr_entry, NULL);
+	addrs = ytree_get(pol->yt, section, "addresses", NULL);
+	if (addrs)
+		policy_each(pol, addrs, host_addr_entry, NULL);
 	v = ytree_get(pol->yt, section, "pass", NULL);
 	if (v)
 		policy_each(pol, v, host_pass_entry, NULL);
+	host_check_xdp_room(pol, addrs, v);
 }
 
 static int in_prefix(const struct rfw_host_addr *a, const struct prefix *p)
