@@ -382,14 +382,35 @@ static void test_host_address_is_nat(void **state)
 	free(buf);
 }
 
+/* Compile a one-rule policy whose host section has KEY: [LIST]; its
+ * diagnostics, with *warnings counted. */
+static char *compile_host(const char *key, const char *list, unsigned *warnings)
+{
+	char pol[8192];
+	unsigned errors;
+	void *buf = NULL;
+	char *d;
+
+	snprintf(pol, sizeof(pol),
+		 "version: 1\n"
+		 "rules:\n"
+		 "  - {name: web, proto: tcp, to: {port: 80}, action: accept}\n"
+		 "host:\n"
+		 "  %s: [%s]\n", key, list);
+	*warnings = 0;
+	d = compile(pol, 0, &errors, warnings, &buf);
+	assert_int_equal(errors, 0);
+	free(buf);
+	return d;
+}
+
 /* A host section past what rampartd's XDP program holds (16 pass
  * entries, 256 addresses a family) is warned about where it is written;
  * one at the limit is not. */
 static void test_host_section_past_xdp_room(void **state)
 {
-	char pol[8192], list[4096];
-	unsigned errors, warnings;
-	void *buf;
+	char list[4096];
+	unsigned warnings;
 	char *d;
 	size_t o;
 	(void)state;
@@ -399,16 +420,7 @@ static void test_host_section_past_xdp_room(void **state)
 		for (int i = 1; i <= entries; i++)
 			o += (size_t)snprintf(list + o, sizeof(list) - o, "%stcp/%d", i > 1 ? ", " : "",
 					      1000 + i);
-		snprintf(pol, sizeof(pol),
-			 "version: 1\n"
-			 "rules:\n"
-			 "  - {name: web, proto: tcp, to: {port: 80}, action: accept}\n"
-			 "host:\n"
-			 "  pass: [%s]\n", list);
-		warnings = 0;
-		buf = NULL;
-		d = compile(pol, 0, &errors, &warnings, &buf);
-		assert_int_equal(errors, 0);
+		d = compile_host("pass", list, &warnings);
 		if (entries == 16) {
 			assert_int_equal(warnings, 0);
 		} else {
@@ -417,29 +429,17 @@ static void test_host_section_past_xdp_room(void **state)
 						  "AF_XDP refuses more than 16"));
 		}
 		free(d);
-		free(buf);
 	}
 	/* 257 IPv4 addresses: 10.8.0.0 - 10.8.1.0 */
 	o = 0;
 	for (int i = 0; i <= 256; i++)
-		o += (size_t)snprintf(pol + o, sizeof(pol) - o, "%s10.8.%d.%d", i ? ", " : "",
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s10.8.%d.%d", i ? ", " : "",
 				      i / 256, i % 256);
-	memcpy(list, pol, o + 1);
-	snprintf(pol, sizeof(pol),
-		 "version: 1\n"
-		 "rules:\n"
-		 "  - {name: web, proto: tcp, to: {port: 80}, action: accept}\n"
-		 "host:\n"
-		 "  addresses: [%s]\n", list);
-	warnings = 0;
-	buf = NULL;
-	d = compile(pol, 0, &errors, &warnings, &buf);
-	assert_int_equal(errors, 0);
+	d = compile_host("addresses", list, &warnings);
 	assert_int_equal(warnings, 1);
 	assert_non_null(strstr(d, "5:14: warning: host.addresses has 257 IPv4 and 0 IPv6 addresses; "
 				  "rampartd on AF_XDP refuses more than 256 of a family"));
 	free(d);
-	free(buf);
 }
 
 int main(void)
