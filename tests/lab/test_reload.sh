@@ -306,7 +306,7 @@ check_eq "a reload's host address is in both ports' XDP programs" "$(host_entrie
 ctl reload "$LAB_TMP/a.rfw" >/dev/null || not_ok "reload a after h"
 check_eq "and gone after reloading a policy without it" "$(host_entries)" 0
 # A host section past the XDP program's room (RAMPART_XDP_MAX_PASS, 16
-# pass entries) compiles (rulec does not know the backend) but the
+# pass entries) compiles (rulec only warns: it does not know the backend) but the
 # reload is refused before any port changes: a's section stays.
 policy hbig "" true
 printf 'host: {addresses: [10.10.0.77], pass: [%s]}\n' \
