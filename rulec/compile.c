@@ -266,7 +266,8 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 	cls_hs_sections(&hs, &secs[n]);
 	n += CLS_HS_SECTIONS;
 	buf = rfw_build(secs, n,
-			RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | (pol->tcp_mss ? RFW_FEAT_TCP_MSS : 0) |
+			RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_CLS_IFACE_KEY |
+				(pol->tcp_mss ? RFW_FEAT_TCP_MSS : 0) |
 				(pol->rpf ? RFW_FEAT_RPF : 0),
 			len);
 	cls_hs_free(&hs);

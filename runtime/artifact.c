@@ -161,19 +161,21 @@ static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_
 	/* The view keeps the leaves as a uint32_t pointer; they are blocks
 	 * (struct rfw_cls_leaf_block) since format 1.2. A lane's entry is read
 	 * only when it is in range; a lane without one must not ask for it
-	 * and must never pass (the key's PORTS word is 0 or 1). */
+	 * and must never pass (no key's IFACES word is above
+	 * RFW_CLS_IFACES_KEY_MAX). */
 	for (uint32_t i = 0; i < v->cls_leaf_count; i++) {
 		const struct rfw_cls_leaf_block *l =
 			(const struct rfw_cls_leaf_block *)(const void *)v->cls_leaves + i;
 
 		for (unsigned j = 0; j < RFW_CLS_LANES; j++) {
 			uint32_t entry = v->cls_leaf_entries[(size_t)i * RFW_CLS_LANES + j];
-			uint32_t flags = l->hi[RFW_CLS_KW_PORTS][j] >> 8;
+			uint32_t hi = l->hi[RFW_CLS_KW_IFACES][j];
 
 			if (entry >= v->acl_count && entry != RFW_CLS_NONE)
 				return fail(err, errlen, "artifact classifier leaf entry %u is out of range", i);
-			if ((flags & ~RFW_CLS_LEAF_FLAGS_KNOWN) ||
-			    (entry == RFW_CLS_NONE && (flags || l->lo[RFW_CLS_KW_PORTS][j] <= 1)))
+			if ((hi & RFW_CLS_IFACES_RESERVED) ||
+			    (entry == RFW_CLS_NONE && ((hi & RFW_CLS_LEAF_FULL) ||
+						       l->lo[RFW_CLS_KW_IFACES][j] <= RFW_CLS_IFACES_KEY_MAX)))
 				return fail(err, errlen, "artifact classifier leaf entry %u is malformed", i);
 		}
 	}
@@ -525,6 +527,13 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 	if (verify_v11(v, tab, h->section_count, b, err, errlen) < 0)
 		return -1;
 
+	/* Leaf lanes before 1.5 had no interface word: read with this one's
+	 * key they would answer wrongly, so such a file is refused, not
+	 * guessed at (rulec of this version writes the new lanes). */
+	if ((h->features & RFW_FEAT_ACL_HSPLIT) && !(h->features & RFW_FEAT_CLS_IFACE_KEY))
+		return fail(err, errlen, "artifact classifier is format %u.%u, older than this build "
+			    "reads (1.5); compile the policy again with this rulec",
+			    h->version_major, h->version_minor);
 	if ((h->features & RFW_FEAT_ACL_HSPLIT) &&
 	    verify_cls(v, tab, h->section_count, b, err, errlen) < 0)
 		return -1;

@@ -20,6 +20,17 @@ static inline uint32_t be32(const uint8_t *p)
 #define CLS_HS_DIM_MASK (CLS_HS_FIELDS - 1)
 _Static_assert(CLS_DIM_COUNT <= CLS_HS_FIELDS, "fields fit the padded vector");
 
+/* The leaf key's words that are not node fields (enum rfw_cls_key_word)
+ * live in the padding of the field vector, which no node tests. */
+#define CLS_HS_F_PROTO CLS_DIM_COUNT		/* proto << 1 | has ports */
+#define CLS_HS_F_IFACES (CLS_DIM_COUNT + 1)	/* in << 8 | out */
+_Static_assert(CLS_HS_F_IFACES < CLS_HS_DIM_MASK, "a leaf's masked dim reads another word");
+
+static inline uint32_t iface_key(uint8_t ifindex)
+{
+	return ifindex < RFW_CLS_IF_NONE ? ifindex : RFW_CLS_IF_NONE;
+}
+
 static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_HS_FIELDS])
 {
 	for (unsigned w = 0; w < 4; w++) {
@@ -31,21 +42,18 @@ static inline void key_fields(const struct pkt_key *k, uint32_t f[CLS_HS_FIELDS]
 	f[CLS_DIM_PROTO] = k->proto;
 	for (unsigned d = CLS_DIM_COUNT; d < CLS_HS_FIELDS; d++)
 		f[d] = 0;
-	f[CLS_DIM_COUNT] = !!k->has_ports;	/* CLS_HS_F_PORTS, the leaf key's */
+	f[CLS_HS_F_PROTO] = (uint32_t)k->proto << 1 | !!k->has_ports;
+	f[CLS_HS_F_IFACES] = iface_key(k->in_if) << 8 | iface_key(k->out_if);
 }
-
-/* The leaf key (enum rfw_cls_key_word) lives in the padding of the
- * field vector too: PORTS in word CLS_HS_F_PORTS, which no node tests. */
-#define CLS_HS_F_PORTS CLS_DIM_COUNT
-_Static_assert(CLS_HS_F_PORTS < CLS_HS_DIM_MASK, "a leaf's masked dim reads another word");
 
 /* Lanes [4k, 4k + 4) of a 64-bit lane mask are block k's entries. */
 #define LEAF_CHUNK 16u		/* blocks per 64-bit lane mask */
 static const uint32_t no_entry = CLS_HS_NONE;
-/* A block no packet passes (the key's PORTS word is 0 or 1), checked in
+/* A block no packet passes (the key's IFACES word is at most
+ * RFW_CLS_IFACES_KEY_MAX), checked in
  * place of blocks past a short leaf's end. */
 static const struct rfw_cls_leaf_block never_block __attribute__((aligned(64))) = {
-	.lo[RFW_CLS_KW_PORTS] = {0xffff, 0xffff, 0xffff, 0xffff}};
+	.lo[RFW_CLS_KW_IFACES] = {0xffff, 0xffff, 0xffff, 0xffff}};
 
 /* Bits 15, 31, 47, 63 of x to bits 0..3 (one multiply: the four
  * products land on bits 45..48 without carries). */
@@ -65,8 +73,8 @@ static inline __m512i leaf_key(const uint32_t *f)
 		1, 1, 1, 1, 0, 0, 0, 0, 9, 9, 9, 9, 8, 8, 8, 8,
 		2 * CLS_DIM_SPORT, 2 * CLS_DIM_SPORT, 2 * CLS_DIM_SPORT, 2 * CLS_DIM_SPORT,
 		2 * CLS_DIM_DPORT, 2 * CLS_DIM_DPORT, 2 * CLS_DIM_DPORT, 2 * CLS_DIM_DPORT,
-		2 * CLS_DIM_PROTO, 2 * CLS_DIM_PROTO, 2 * CLS_DIM_PROTO, 2 * CLS_DIM_PROTO,
-		2 * CLS_HS_F_PORTS, 2 * CLS_HS_F_PORTS, 2 * CLS_HS_F_PORTS, 2 * CLS_HS_F_PORTS,
+		2 * CLS_HS_F_PROTO, 2 * CLS_HS_F_PROTO, 2 * CLS_HS_F_PROTO, 2 * CLS_HS_F_PROTO,
+		2 * CLS_HS_F_IFACES, 2 * CLS_HS_F_IFACES, 2 * CLS_HS_F_IFACES, 2 * CLS_HS_F_IFACES,
 	};
 
 	return _mm512_permutexvar_epi16(_mm512_load_si512((const void *)idx),
@@ -82,10 +90,7 @@ typedef __m512i leaf_key_t;
 static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const __m512i *key,
 				  uint32_t *full)
 {
-	const __m512i fullbit = _mm512_set1_epi64((long long)((uint64_t)RFW_CLS_LEAF_FULL << 56 |
-							      (uint64_t)RFW_CLS_LEAF_FULL << 40 |
-							      (uint64_t)RFW_CLS_LEAF_FULL << 24 |
-							      (uint64_t)RFW_CLS_LEAF_FULL << 8));
+	const __m512i fullbit = _mm512_set1_epi16((short)RFW_CLS_LEAF_FULL);
 	__m512i lo = _mm512_loadu_si512((const void *)l->lo);
 	__m512i hi = _mm512_loadu_si512((const void *)l->hi);
 	/* bit 4w + j: word w of lane j is inside its range */
@@ -94,7 +99,7 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const __m5
 	ok &= ok >> 16;
 	ok &= ok >> 8;
 	ok &= ok >> 4;
-	/* only the PORTS word (bits 28..31) carries flags */
+	/* only the IFACES word (bits 28..31) carries the flag */
 	*full = _mm512_mask_test_epi16_mask(0xf0000000u, hi, fullbit) >> 28;
 	return ok & 0xf;
 }
@@ -125,8 +130,8 @@ static inline leaf_key_t leaf_key(const uint32_t *f)
 				    (long long)((f[CLS_DIM_DST0] & 0xffff) * r));
 	k.v[1] = _mm256_setr_epi64x((long long)((f[CLS_DIM_SPORT] & 0xffff) * r),
 				    (long long)((f[CLS_DIM_DPORT] & 0xffff) * r),
-				    (long long)((f[CLS_DIM_PROTO] & 0xffff) * r),
-				    (long long)((f[CLS_HS_F_PORTS] & 0xffff) * r));
+				    (long long)((f[CLS_HS_F_PROTO] & 0xffff) * r),
+				    (long long)((f[CLS_HS_F_IFACES] & 0xffff) * r));
 	return k;
 }
 
@@ -148,8 +153,8 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf
 	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(ok2, ok2));
 	uint64_t h;
 
-	memcpy(&h, l->hi[RFW_CLS_KW_PORTS], sizeof(h));
-	*full = nibble_of_chunks((h & (RFW_CLS_LEAF_FULL * 0x0100010001000100ull)) << 6);
+	memcpy(&h, l->hi[RFW_CLS_KW_IFACES], sizeof(h));
+	*full = nibble_of_chunks(h & (RFW_CLS_LEAF_FULL * 0x0001000100010001ull));
 	return m & (m >> 4) & 0xf;
 }
 
@@ -174,7 +179,7 @@ static inline leaf_key_t leaf_key(const uint32_t *f)
 		(uint16_t)(f[CLS_DIM_SRC0] >> 16), (uint16_t)f[CLS_DIM_SRC0],
 		(uint16_t)(f[CLS_DIM_DST0] >> 16), (uint16_t)f[CLS_DIM_DST0],
 		(uint16_t)f[CLS_DIM_SPORT], (uint16_t)f[CLS_DIM_DPORT],
-		(uint16_t)f[CLS_DIM_PROTO], (uint16_t)f[CLS_HS_F_PORTS],
+		(uint16_t)f[CLS_HS_F_PROTO], (uint16_t)f[CLS_HS_F_IFACES],
 	};
 	uint64_t q[RFW_CLS_KEY_WORDS];
 	leaf_key_t k;
@@ -197,8 +202,8 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf
 		ok &= (v16x8)((key->v[i] >= lo[i]) & (key->v[i] <= hi[i]));
 	memcpy(w, &ok, sizeof(w));
 	/* 16-bit chunk j of w[0] & w[1]: lane j is inside on every word */
-	memcpy(&h, l->hi[RFW_CLS_KW_PORTS], sizeof(h));
-	*full = nibble_of_chunks((h & (RFW_CLS_LEAF_FULL * 0x0100010001000100ull)) << 6);
+	memcpy(&h, l->hi[RFW_CLS_KW_IFACES], sizeof(h));
+	*full = nibble_of_chunks(h & (RFW_CLS_LEAF_FULL * 0x0001000100010001ull));
 	return nibble_of_chunks(w[0] & w[1]);
 }
 #endif
@@ -206,13 +211,17 @@ static inline uint32_t block_pass(const struct rfw_cls_leaf_block *l, const leaf
 /* The rest of an entry for a packet that passed its lane. The lane has
  * checked exactly what cls_hs_build.c put in it from the entry's own box:
  * the first 32 bits of both addresses (a prefix is a range on each
- * 16-bit half), ports, protocol, needs-ports, and the family by the tree.
- * Left: prefixes longer than 32 bits (IPv6), then the conditions outside
- * the box (zones, the common reason a lane asks, inline). */
+ * 16-bit half), ports, protocol, needs-ports, the family by the tree,
+ * and the interfaces where they make one range of the IFACES word.
+ * Left: prefixes longer than 32 bits (IPv6) and "needs ports" without
+ * one protocol (the PROTO word is then wider than the entry), which
+ * take the whole entry, else the conditions outside the box (the
+ * interface sets no range says, inline; then the rare ones). */
 static inline int lane_confirm(const struct cls_sets *s, const struct rfw_acl_entry *e,
 			       const struct pkt_key *k)
 {
-	if (__builtin_expect(e->src_len > 32 || e->dst_len > 32, 0))
+	if (__builtin_expect(e->src_len > 32 || e->dst_len > 32 ||
+			     (e->flags & (RFW_ACL_PROTO | RFW_ACL_PORTS)) == RFW_ACL_PORTS, 0))
 		return cls_entry_matches_inline(s, e, k);
 	return cls_entry_rest_matches(s, e, k);
 }

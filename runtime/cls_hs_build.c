@@ -150,21 +150,54 @@ static void lane_range(struct rfw_cls_leaf_block *l, unsigned w, unsigned lane,
 	l->hi[w][lane] = (uint16_t)hi;
 }
 
+/* An interface condition as a range of the key's index byte: [lo, hi]
+ * over the interface bits of mask, or every value with `any` (the key
+ * says RFW_CLS_IF_NONE when there is no such interface, which only an
+ * unconditioned entry admits). 1 when the range says exactly the mask. */
+static int iface_range(int any, uint32_t mask, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t l, h;
+
+	if (any) {
+		*lo = 0;
+		*hi = RFW_CLS_IF_NONE;
+		return 1;
+	}
+	if (!mask) {	/* admits no interface: the full entry says no */
+		*lo = *hi = RFW_CLS_IF_NONE;
+		return 0;
+	}
+	l = (uint32_t)__builtin_ctz(mask);
+	h = 31u - (uint32_t)__builtin_clz(mask);
+	*lo = l;
+	*hi = h;
+	return (mask >> l) == (h - l == 31 ? UINT32_MAX : (2u << (h - l)) - 1);
+}
+
 /* Lane `lane` of a leaf block for entry i: the halves of address word 0
- * (a prefix's range there is a range on each half), ports, protocol and
- * "needs ports" as 16-bit ranges; anything the lane cannot express asks
- * for the full entry (RFW_CLS_LEAF_FULL), and the lane stays a necessary
- * condition. */
+ * (a prefix's range there is a range on each half), ports, protocol with
+ * "needs ports", and the in and out interfaces, as 16-bit ranges.
+ * Anything the lane cannot say exactly asks for the full entry
+ * (RFW_CLS_LEAF_FULL), and the lane stays a necessary condition. A word
+ * of two fields is one exact range when its high field is one value or
+ * its low field spans all of its values (artifact.h). Zone rules are the
+ * reason for the IFACES word: before it each asked for its entry, and
+ * every packet that reached one paid the confirm (~35 instructions). */
 static void leaf_lane(const struct builder *b, uint32_t i, struct rfw_cls_leaf_block *l,
 		      uint32_t *entry, unsigned lane)
 {
 	const struct rfw_acl_entry *e = &b->entries[i];
 	const struct box *x = &b->boxes[i];
 	const struct range *src = &x->d[CLS_DIM_SRC0], *dst = &x->d[CLS_DIM_DST0];
-	uint32_t flags = 0;
+	const struct range *proto = &x->d[CLS_DIM_PROTO];
+	uint32_t ports = !!(e->flags & RFW_ACL_PORTS), in_lo, in_hi, out_lo, out_hi;
+	int exact = e->src_len <= 32 && e->dst_len <= 32 &&
+		    !(e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS | RFW_ACL_IN_IF | RFW_ACL_OUT_IF));
 
-	if (e->src_len > 32 || e->dst_len > 32 || (e->flags & ~(RFW_ACL_PROTO | RFW_ACL_PORTS)))
-		flags |= RFW_CLS_LEAF_FULL;
+	exact &= !ports || proto->lo == proto->hi;
+	exact &= iface_range(!(e->flags & RFW_ACL_IN_IF), e->in_ifaces, &in_lo, &in_hi);
+	exact &= iface_range(!(e->flags & RFW_ACL_OUT_IF), e->out_ifaces, &out_lo, &out_hi);
+	exact &= in_lo == in_hi || (out_lo == 0 && out_hi == RFW_CLS_IF_NONE);
 	entry[lane] = i;
 	lane_range(l, RFW_CLS_KW_SRC_HI, lane, src->lo >> 16, src->hi >> 16);
 	lane_range(l, RFW_CLS_KW_SRC_LO, lane, src->lo & 0xffff, src->hi & 0xffff);
@@ -172,9 +205,9 @@ static void leaf_lane(const struct builder *b, uint32_t i, struct rfw_cls_leaf_b
 	lane_range(l, RFW_CLS_KW_DST_LO, lane, dst->lo & 0xffff, dst->hi & 0xffff);
 	lane_range(l, RFW_CLS_KW_SPORT, lane, x->d[CLS_DIM_SPORT].lo, x->d[CLS_DIM_SPORT].hi);
 	lane_range(l, RFW_CLS_KW_DPORT, lane, x->d[CLS_DIM_DPORT].lo, x->d[CLS_DIM_DPORT].hi);
-	lane_range(l, RFW_CLS_KW_PROTO, lane, x->d[CLS_DIM_PROTO].lo,
-		   (e->flags & RFW_ACL_PROTO) ? x->d[CLS_DIM_PROTO].hi : 0xffff);
-	lane_range(l, RFW_CLS_KW_PORTS, lane, (e->flags & RFW_ACL_PORTS) ? 1 : 0, 0xff | flags << 8);
+	lane_range(l, RFW_CLS_KW_PROTO, lane, proto->lo << 1 | ports, proto->hi << 1 | 1);
+	lane_range(l, RFW_CLS_KW_IFACES, lane, in_lo << 8 | out_lo,
+		   (in_hi << 8 | out_hi) | (exact ? 0 : RFW_CLS_LEAF_FULL));
 }
 
 static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
@@ -205,8 +238,9 @@ static void make_leaf(struct builder *b, uint32_t node, const uint32_t *rules,
 		memset(b->leaves + b->leaf_count, 0, nb * sizeof(*b->leaves));
 	for (uint32_t j = 0; j < nb; j++)
 		for (unsigned lane = 0; lane < RFW_CLS_LANES; lane++) {
-			/* an unused lane never passes: the key's PORTS word is 0 or 1 */
-			b->leaves[b->leaf_count + j].lo[RFW_CLS_KW_PORTS][lane] = 0xffff;
+			/* an unused lane never passes: no key's IFACES word
+			 * is above RFW_CLS_IFACES_KEY_MAX */
+			b->leaves[b->leaf_count + j].lo[RFW_CLS_KW_IFACES][lane] = 0xffff;
 			b->leaf_entries[(b->leaf_count + j) * RFW_CLS_LANES + lane] = CLS_HS_NONE;
 		}
 	for (uint32_t i = 0; i < n; i++) {

@@ -11,7 +11,7 @@
 /* Bump MAJOR when a reader of the old version would misread the file;
  * MINOR when sections or fields are only appended. */
 #define RFW_VERSION_MAJOR 1
-#define RFW_VERSION_MINOR 4
+#define RFW_VERSION_MINOR 5
 #define RFW_ALIGN 64u
 #define RFW_MAX_SECTIONS 64u
 
@@ -23,9 +23,14 @@ enum rfw_feature {
 	RFW_FEAT_TCP_MSS = 1u << 2,	/* rfw_policy.tcp_mss set (1.4): a runtime
 					 * that would not clamp must refuse it */
 	RFW_FEAT_RPF = 1u << 3,		/* rfw_policy.rpf set (1.4): likewise */
+	RFW_FEAT_CLS_IFACE_KEY = 1u << 4,	/* leaf lanes check interfaces (1.5):
+						 * the PROTO and IFACES key words
+						 * of struct rfw_cls_leaf_block;
+						 * required with ACL_HSPLIT */
 };
 #define RFW_FEATURES_KNOWN \
-	((uint64_t)RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_TCP_MSS | RFW_FEAT_RPF)
+	((uint64_t)RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_TCP_MSS | RFW_FEAT_RPF | \
+	 RFW_FEAT_CLS_IFACE_KEY)
 
 /* rfw_policy.rpf (defaults.rpf): reverse path filtering in router mode. */
 enum rfw_rpf {
@@ -317,30 +322,40 @@ struct rfw_cls_node {
  * (SIMD) instead of reading 64-byte ACL entries. An entry is eight 16-bit
  * ranges over the packet's leaf key (enum rfw_cls_key_word): the halves
  * of address word 0 (a prefix is exactly a range on each half), the
- * ports, the protocol, and whether the packet has ports. The packet
- * passes an entry when lo <= key <= hi on every word: two unsigned
- * compares per word, no per-field cases. Word-major (lo[word][lane]) so
- * one 64-byte vector holds all of a block's lower bounds.
- * When an entry asks for more (a prefix longer than 32 bits, ICMP, TCP
- * flags, state, interfaces, sets: RFW_CLS_LEAF_FULL in the high byte of
- * hi[RFW_CLS_KW_PORTS]) a pass here is only a filter and the full entry
- * decides. A leaf of n entries takes ceil(n / 4) consecutive blocks, in
- * rule order; lane j of block b is entry leaf_entries[4 * b + j]
- * (RFW_SEC_CLS_LEAF_ENTRIES), and an unused lane (entry RFW_CLS_NONE)
- * can never pass: lo[RFW_CLS_KW_PORTS] > 1, hi 0. 128 bytes, two cache
- * lines; format 1.2 took 160 with the entry indices inside. */
+ * ports, the protocol with whether the packet has ports, and the in and
+ * out interfaces. The packet passes an entry when lo <= key <= hi on
+ * every word: two unsigned compares per word, no per-field cases.
+ * Word-major (lo[word][lane]) so one 64-byte vector holds all of a
+ * block's lower bounds.
+ * Two fields share a word, the first in the high bits, so a pair of
+ * ranges is one range of the word only when the first is one value or
+ * the second spans every value: proto with "needs ports", and the in
+ * with the out interface (zones). Where an entry asks for more than its
+ * lane says exactly (a prefix longer than 32 bits, ICMP, TCP flags,
+ * state, sets, interface sets that are no such range:
+ * RFW_CLS_LEAF_FULL, bit 15 of hi[RFW_CLS_KW_IFACES]) a pass here is
+ * only a filter and the full entry decides. A leaf of n entries takes
+ * ceil(n / 4) consecutive blocks, in rule order; lane j of block b is
+ * entry leaf_entries[4 * b + j] (RFW_SEC_CLS_LEAF_ENTRIES), and an
+ * unused lane (entry RFW_CLS_NONE) can never pass: lo[RFW_CLS_KW_IFACES]
+ * above RFW_CLS_IFACES_KEY_MAX. 128 bytes, two cache lines; format 1.2
+ * took 160 with the entry indices inside, 1.3 and 1.4 had no interface
+ * word (zone rules always asked for the full entry). */
 enum rfw_cls_key_word {
 	RFW_CLS_KW_SRC_HI, RFW_CLS_KW_SRC_LO,	/* address word 0, host order */
 	RFW_CLS_KW_DST_HI, RFW_CLS_KW_DST_LO,
 	RFW_CLS_KW_SPORT, RFW_CLS_KW_DPORT,
-	RFW_CLS_KW_PROTO,
-	RFW_CLS_KW_PORTS,	/* key: 1 when the packet has ports, else 0 */
+	RFW_CLS_KW_PROTO,	/* key: proto << 1 | 1 when the packet has ports */
+	RFW_CLS_KW_IFACES,	/* key: in << 8 | out, each interface index
+				 * or RFW_CLS_IF_NONE (none, unknown, >= 32) */
 	RFW_CLS_KEY_WORDS,
 };
-enum rfw_cls_leaf_flags {
-	RFW_CLS_LEAF_FULL = 1u << 1,	/* confirm with the ACL entry */
-};
-#define RFW_CLS_LEAF_FLAGS_KNOWN RFW_CLS_LEAF_FULL
+#define RFW_CLS_IF_NONE 32u
+#define RFW_CLS_IFACES_KEY_MAX (RFW_CLS_IF_NONE << 8 | RFW_CLS_IF_NONE)
+#define RFW_CLS_LEAF_FULL 0x8000u	/* in hi[IFACES]: confirm with the ACL entry */
+/* Bits of hi[IFACES] that are neither FULL nor inside the ranges' bytes
+ * (each interface bound is at most RFW_CLS_IF_NONE): zero. */
+#define RFW_CLS_IFACES_RESERVED 0x40c0u
 #define RFW_CLS_LANES 4u
 
 struct rfw_cls_leaf_block {

@@ -305,6 +305,163 @@ static void test_ipv6_random(void **s)
 	free(r);
 }
 
+/* An interface condition of the kinds policies make: a zone of one
+ * interface, a zone of neighbours, scattered interfaces, none at all. */
+static uint32_t random_ifaces(void)
+{
+	uint32_t lo = rnd_in(0, 31), len;
+
+	switch (rnd() % 5) {
+	case 0:
+		return 1u << lo;
+	case 1:
+		len = rnd_in(1, 32 - lo);
+		return (len == 32 ? UINT32_MAX : (1u << len) - 1) << lo;
+	case 2:
+		return (uint32_t)rnd() & (uint32_t)rnd();
+	case 3:
+		return UINT32_MAX;
+	default:
+		return 0;
+	}
+}
+
+static uint8_t random_ifindex(void)
+{
+	return rnd() % 8 ? (uint8_t)rnd_in(0, 33) : (uint8_t)rnd_in(34, 255);
+}
+
+/* Interfaces inside the leaf lanes (format 1.5): rules with in and out
+ * interface sets of every shape, protocols with and without ports,
+ * against the linear scan for packets from and to every interface index
+ * (including none, 32 and above). The compiled answer must be the same
+ * for the single lookup and the burst. */
+static void test_interfaces_random(void **s)
+{
+	enum { N = 3000, Q = QUERIES / 2 };
+	struct naive_rule *r = calloc(N, sizeof(*r));
+	struct rfw_acl_entry *e = calloc(N, sizeof(*e));
+	struct pkt_key *keys = calloc(Q, sizeof(*keys));
+	const struct pkt_key **ptr = calloc(Q, sizeof(*ptr));
+	uint32_t *got = calloc(Q, sizeof(*got)), bad = 0, matched = 0;
+	struct cls_table linear = {.entries = e, .count = N};
+	struct cls_hs_built built;
+	(void)s;
+
+	for (uint32_t i = 0; i < N; i++) {
+		r[i].family = 4;
+		r[i].src_len = rnd() % 3 ? rnd_in(0, 12) : rnd_in(13, 32);
+		r[i].dst_len = rnd() % 3 ? rnd_in(0, 12) : rnd_in(13, 32);
+		random_in_prefix(r[i].src, r[i].src, 0, 4);
+		random_in_prefix(r[i].dst, r[i].dst, 0, 4);
+		r[i].proto = rnd() % 3 ? (rnd() % 2 ? 6 : 17) : -1;
+		r[i].ports = r[i].proto >= 0 && rnd() % 2;
+		r[i].sp_hi = 65535;
+		r[i].dp_lo = (uint16_t)rnd_in(0, 1000);
+		r[i].dp_hi = (uint16_t)rnd_in(r[i].dp_lo, 2000);
+		to_entry(&r[i], i + 1, &e[i]);
+		memset(e[i].src + r[i].src_len / 8, 0, 16 - r[i].src_len / 8);
+		memset(e[i].dst + r[i].dst_len / 8, 0, 16 - r[i].dst_len / 8);
+		if (r[i].src_len % 8)
+			e[i].src[r[i].src_len / 8] = r[i].src[r[i].src_len / 8] &
+						     (uint8_t)(0xff00u >> (r[i].src_len % 8));
+		if (r[i].dst_len % 8)
+			e[i].dst[r[i].dst_len / 8] = r[i].dst[r[i].dst_len / 8] &
+						     (uint8_t)(0xff00u >> (r[i].dst_len % 8));
+		if (rnd() % 3) {
+			e[i].flags |= RFW_ACL_IN_IF;
+			e[i].in_ifaces = random_ifaces();
+		}
+		if (rnd() % 3) {
+			e[i].flags |= RFW_ACL_OUT_IF;
+			e[i].out_ifaces = random_ifaces();
+		}
+		if (i == N - 1)		/* every packet ends at some rule */
+			e[i] = (struct rfw_acl_entry){.family = 4, .rule = N};
+	}
+	assert_int_equal(cls_hs_build(&built, e, N, NULL), 0);
+	for (uint32_t q = 0; q < Q; q++) {
+		random_key(r, N, 4, &keys[q]);
+		keys[q].in_if = random_ifindex();
+		keys[q].out_if = random_ifindex();
+		ptr[q] = &keys[q];
+	}
+	cls_hs_lookup_batch(&built.table, ptr, Q, got);
+	for (uint32_t q = 0; q < Q; q++) {
+		uint32_t want = cls_lookup(&linear, &keys[q]);
+
+		matched += want != N;
+		if ((got[q] != want || cls_hs_lookup(&built.table, &keys[q]) != want) && bad++ < 5)
+			print_message("query %u (in %u, out %u): linear rule %u, compiled %u\n", q,
+				      keys[q].in_if, keys[q].out_if, want, got[q]);
+	}
+	print_message("interfaces: %u queries, %u before the last rule, %u disagreements\n", Q,
+		      matched, bad);
+	assert_int_equal(bad, 0);
+	assert_true(matched > Q / 4);
+	cls_hs_free(&built);
+	free(got);
+	free(ptr);
+	free(keys);
+	free(e);
+	free(r);
+}
+
+/* Does the lane of entry `entry` ask for its full entry? */
+static int lane_asks_full(const struct cls_hs_built *b, uint32_t entry)
+{
+	for (uint32_t i = 0; i < b->table.leaf_entry_count * RFW_CLS_LANES; i++)
+		if (b->leaf_entries[i] == entry)
+			return !!(b->leaves[i / RFW_CLS_LANES].hi[RFW_CLS_KW_IFACES][i % RFW_CLS_LANES] &
+				  RFW_CLS_LEAF_FULL);
+	fail_msg("entry %u is in no leaf", entry);
+	return -1;
+}
+
+/* Which lanes the interface word says exactly, so that a packet through
+ * a zone rule costs no read of its 64-byte entry: one in interface to
+ * any out set that is a run of indices, any in run to any out; the
+ * rest asks for the entry, rules that name only the out side among
+ * them (in is the word's high field). */
+static void test_interface_lanes_exact(void **s)
+{
+	static const struct {
+		uint16_t flags;
+		uint8_t proto;
+		uint32_t in, out;
+		int full;
+	} c[] = {
+		{RFW_ACL_IN_IF | RFW_ACL_OUT_IF, 0, 1u << 0, 1u << 1, 0},	/* zone to zone */
+		{RFW_ACL_IN_IF | RFW_ACL_OUT_IF, 0, 1u << 2, 0x70, 0},		/* to a zone of three */
+		{RFW_ACL_IN_IF, 0, 0x0c, 0, 0},					/* from a run */
+		{RFW_ACL_OUT_IF | RFW_ACL_IN_IF, 0, 1u << 7, 1u << 31, 0},
+		{RFW_ACL_OUT_IF, 0, 0, 1u << 31, 1},	/* out only: in, the high field, spans all */
+		{RFW_ACL_IN_IF | RFW_ACL_PROTO | RFW_ACL_PORTS, 6, 1u << 3, 0, 0},
+		{RFW_ACL_IN_IF | RFW_ACL_OUT_IF, 0, 0x06, 1u << 5, 1},		/* run to one: two ranges */
+		{RFW_ACL_IN_IF, 0, 0x05, 0, 1},					/* not a run */
+		{RFW_ACL_IN_IF, 0, 0, 0, 1},					/* no interface */
+		{RFW_ACL_PORTS, 0, 0, 0, 1},			/* ports without one protocol */
+		{RFW_ACL_IN_IF | RFW_ACL_STATE, 0, 1u << 0, 0, 1},
+	};
+	enum { N = sizeof(c) / sizeof(c[0]) };
+	struct rfw_acl_entry e[N];
+	struct cls_hs_built built;
+	(void)s;
+
+	for (uint32_t i = 0; i < N; i++)
+		e[i] = (struct rfw_acl_entry){.family = 4, .flags = c[i].flags, .proto = c[i].proto,
+					      .sport_hi = 65535, .dport_hi = 65535, .rule = i + 1,
+					      .in_ifaces = c[i].in, .out_ifaces = c[i].out,
+					      .state_mask = 1};
+	assert_int_equal(cls_hs_build(&built, e, N, NULL), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		if (lane_asks_full(&built, i) != c[i].full)
+			print_message("case %u: full %d, want %d\n", i, !c[i].full, c[i].full);
+		assert_int_equal(lane_asks_full(&built, i), c[i].full);
+	}
+	cls_hs_free(&built);
+}
+
 /* Pack entries and their trees into an artifact as rulec does, the leaf
  * entries section short by short_lanes. */
 static void *pack_with(const struct rfw_acl_entry *e, uint32_t n, const struct cls_hs_built *b,
@@ -329,7 +486,7 @@ static void *pack_with(const struct rfw_acl_entry *e, uint32_t n, const struct c
 			secs[i].count -= short_lanes;
 			secs[i].size -= short_lanes * sizeof(uint32_t);
 		}
-	buf = rfw_build(secs, 4 + CLS_HS_SECTIONS, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, len);
+	buf = rfw_build(secs, 4 + CLS_HS_SECTIONS, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_CLS_IFACE_KEY, len);
 	free(rules);
 	return buf;
 }
@@ -434,10 +591,10 @@ static void test_artifact_trees(void **s)
 	assert_non_null(strstr(err, "classifier node"));
 	free(buf);
 
-	/* a leaf record with flags this reader does not know */
+	/* a leaf record with bits this reader does not know */
 	buf = pack(e, n, &built, &len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
-	((struct rfw_cls_leaf_block *)(uintptr_t)v.cls_leaves)[0].hi[RFW_CLS_KW_PORTS][1] |= 0x80u << 8;
+	((struct rfw_cls_leaf_block *)(uintptr_t)v.cls_leaves)[0].hi[RFW_CLS_KW_IFACES][1] |= 0x4000u;
 	reseal(buf, len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "malformed"));
@@ -453,11 +610,19 @@ static void test_artifact_trees(void **s)
 			lane++;
 		assert_true(lane < v.cls_leaf_count * RFW_CLS_LANES);
 		((struct rfw_cls_leaf_block *)(uintptr_t)v.cls_leaves)[lane / RFW_CLS_LANES]
-			.lo[RFW_CLS_KW_PORTS][lane % RFW_CLS_LANES] = 1;
+			.lo[RFW_CLS_KW_IFACES][lane % RFW_CLS_LANES] = RFW_CLS_IFACES_KEY_MAX;
 	}
 	reseal(buf, len);
 	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "malformed"));
+	free(buf);
+
+	/* a classifier of format 1.4 (no interface word in the lanes) */
+	buf = pack(e, n, &built, &len);
+	((struct rfw_header *)(void *)buf)->features &= ~(uint64_t)RFW_FEAT_CLS_IFACE_KEY;
+	reseal(buf, len);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "compile the policy again"));
 	free(buf);
 
 	/* leaf entries that do not cover every lane of the leaves */
@@ -501,6 +666,8 @@ int main(void)
 		cmocka_unit_test(test_fw1_10k),
 		cmocka_unit_test(test_ipc1_10k),
 		cmocka_unit_test(test_ipv6_random),
+		cmocka_unit_test(test_interfaces_random),
+		cmocka_unit_test(test_interface_lanes_exact),
 		cmocka_unit_test(test_artifact_trees),
 	};
 #ifdef RAMPART_CLS_HS_AVX2

@@ -127,7 +127,7 @@ static void build(struct built *b)
 	secs[5] = (struct rfw_section_in){RFW_SEC_SETS, sizeof(sets[0]), sets, sizeof(sets), 2};
 	secs[6] = (struct rfw_section_in){RFW_SEC_LPM_DATA, 4, lpm, words * 4, words};
 	cls_hs_sections(&hs, secs + 7);
-	b->buf = rfw_build(secs, 7 + CLS_HS_SECTIONS, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT, &b->len);
+	b->buf = rfw_build(secs, 7 + CLS_HS_SECTIONS, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_CLS_IFACE_KEY, &b->len);
 	assert_non_null(b->buf);
 	cls_hs_free(&hs);
 	free(lpm);

@@ -134,7 +134,7 @@ static void test_artifact_round_trip(void **state)
 	assert_int_equal(v.policy->default_action, RFW_ACTION_DROP);
 	assert_string_equal(v.source, DEMO);
 	/* The entry list and the compiled trees the workers use. */
-	assert_int_equal(v.hdr->features, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT);
+	assert_int_equal(v.hdr->features, RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_CLS_IFACE_KEY);
 	assert_non_null(v.cls_trees);
 	for (uint32_t r = 0; r <= 8; r++) {
 		assert_string_equal(rfw_rule_name(&v, r), want[r].name);
