@@ -46,6 +46,8 @@
  *                  take the express path to conntrack): only with --only
  *                  new-udp, as its flows need the table room new-snat's do
  *   drop-flood     TCP SYNs from outside to a closed port (default drop)
+ *   ack-flood      bare TCP ACKs of no flow from outside (conntrack's
+ *                  invalid, dropped): only with --only ack-flood
  *   worst-case     new flows through 500 never-matching entries placed
  *                  after the ClassBench rules and before the accepting
  *                  rule, routed by 10,000 /32 routes, the million flows
@@ -685,7 +687,7 @@ int main(int argc, char **argv)
 			o.state = argv[++i];
 		else {
 			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
-					" [--only cached-allow|cached-snat|cached-allow-hot|cached-snat-hot|new-snat|new-udp|drop-flood|worst-case|worst-cached|worst-cached-hot|worst-stateless] [--repeat N]"
+					" [--only cached-allow|cached-snat|cached-allow-hot|cached-snat-hot|new-snat|new-udp|drop-flood|ack-flood|worst-case|worst-cached|worst-cached-hot|worst-stateless] [--repeat N]"
 					" [--active N] [--no-flow-cache | --express-only] [--shuffle] [--nic-csum]"
 					" [--state PATH]\n");
 			return 1;
@@ -740,6 +742,13 @@ int main(int argc, char **argv)
 				   0x02, 1);
 		for (uint32_t r = 0; r < o.repeat; r++)
 			scenario(&b, "drop-flood", o.flows, o.packets, 1, 1, 4000000000ull);
+	}
+	if (o.only && !strcmp(o.only, "ack-flood")) {	/* not in the default run */
+		for (uint32_t i = 0; i < o.packets; i++)	/* ACKs of no flow from outside */
+			flow_frame(b.frames + (size_t)(o.flows + i) * FRAME_LEN, i, outside, 6, 9,
+				   0x10, 1);
+		for (uint32_t r = 0; r < o.repeat; r++)
+			scenario(&b, "ack-flood", o.flows, o.packets, 1, 1, 4000000000ull);
 	}
 	bench_close(&b);
 

@@ -1834,6 +1834,11 @@ static inline int flow_match4(const struct ct_flow *f, unsigned d, const uint8_t
 	return ((fs ^ ks) | (fd ^ kd) | (fp ^ frame4_ports(fr)) | (uint32_t)(fk ^ kk)) == 0;
 }
 
+void ct_count_invalid(struct ct_table *t, uint32_t n)
+{
+	t->st.invalid += n;
+}
+
 void ct_find4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t now)
 {
 	uint32_t bkt[BATCH], tag[BATCH], hits[BATCH];
@@ -1874,13 +1879,18 @@ void ct_find4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t
 				key_store(&k, w);
 				idx = index_walk(t, &k, bkt[i], tag[i], hits[i], &d);
 			}
-			if (idx == CT_NONE) {	/* lookup_one's NEW + ABSENT for UDP */
+			if (idx == CT_NONE || !flow_live(&t->flows[idx], now)) {
+				/* lookup_one's answers for no live flow: UDP
+				 * starts one (ABSENT when no entry holds the
+				 * tuple), TCP without SYN is invalid. Answered
+				 * here, so that a stray segment (an ACK flood)
+				 * is not looked up twice. */
 				if (fr[23] == IPP_UDP)
-					x[i].result = CT_HINT_NEW;
+					x[i].result = idx == CT_NONE ? CT_HINT_NEW : CT_HINT_NEW_EXPIRED;
+				else
+					x[i].result = CT_HINT_NOFLOW;
 				continue;
 			}
-			if (!flow_live(&t->flows[idx], now))
-				continue;	/* the full path decides */
 			x[i].flow = idx;
 			x[i].dir = (uint8_t)d;
 			x[i].rule = t->flows[idx].rule;

@@ -142,7 +142,19 @@ enum ct_hint_result {
 				 * entry of any age holds, which ct_track_batch
 				 * answers CT_NEW with CT_RF_ABSENT (nothing
 				 * changed or counted either way) */
+	CT_HINT_NEW_EXPIRED,	/* ct_find4_batch only: a UDP frame whose tuple
+				 * only an expired entry holds: CT_NEW without
+				 * CT_RF_ABSENT (the create recycles the entry) */
+	CT_HINT_NOFLOW,		/* ct_find4_batch only: a TCP frame (never a SYN
+				 * there) of no live flow, which ct_track_batch
+				 * answers CT_INVALID and counts invalid; not
+				 * counted here: the caller that takes the
+				 * answer counts it (ct_count_invalid) */
 };
+
+/* Count n packets invalid as ct_track_batch counts its CT_INVALID
+ * answers: for the CT_HINT_NOFLOW frames a caller took. */
+void ct_count_invalid(struct ct_table *t, uint32_t n);
 
 struct ct_hint_wire {		/* IPv4; ports in host order */
 	uint8_t src[4], dst[4];
@@ -186,11 +198,12 @@ void ct_hint4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t
  * index as ct_track_batch finds it (in: frame, len; out: result, and for
  * OK, OK_NAT and INVALID the flow, dir and rule value). Same promise
  * (IPv4 TCP/UDP at pkt_fast_frame's offsets, not a TCP SYN, so a closed
- * connection is never reopened here), same answers and accounting. NEW
- * is ct_track_batch's answer for a frame of no flow that may start one;
- * MISS (the rest with no live flow: a TCP segment, a UDP frame over an
- * expired entry not yet reaped) changes and counts nothing: the full
- * path looks the packet up and decides. */
+ * connection is never reopened here), same answers and accounting. For
+ * a frame of no live flow the answer is ct_track_batch's too, and
+ * nothing is changed or counted: NEW (UDP, no entry holds the tuple) or
+ * NEW_EXPIRED (only an expired entry, not yet reaped, does) for CT_NEW;
+ * NOFLOW (a TCP segment) for CT_INVALID, which the caller counts with
+ * ct_count_invalid when it takes the answer. MISS is never returned. */
 void ct_find4_batch(struct ct_table *t, struct ct_hint4 *h, uint32_t n, uint32_t now);
 
 enum ct_create_status {

@@ -1633,21 +1633,22 @@ static void express_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
  * other known ones are parsed and go on as known flows (l_xknown,
  * joined to l_known after stage_flow) without stage_flow's key from the
  * meta and general lookup; those TCP tracking refused join the invalid
- * ones. A UDP frame of no flow (NEW, stage_flow's answer too) is parsed
- * and joins the new flows after stage_flow (l_xnew), not looked up a
- * second time; with handoff it takes the full path, whose second chance
- * may hand it on. The rest (MISS: a TCP segment of no flow, an expired
- * flow's frame; nothing changed) stay for express_rest, as does every
- * TCP frame whose tuple a SYN of the burst may share (syn_filter_bit):
- * conntrack meets it after the SYN, in the full path's order, as
- * cache_after_syn keeps it for the flow cache. */
+ * ones. A UDP frame of no live flow (NEW, stage_flow's answer too) is
+ * parsed and joins the new flows after stage_flow (l_xnew), and a TCP
+ * segment of none (NOFLOW: stage_flow's CT_INVALID, an ACK flood's
+ * every frame) joins the invalid ones, neither looked up a second time;
+ * with handoff both take the full path, whose second chance may hand
+ * them on. Those stay for express_rest, as does every TCP frame whose
+ * tuple a SYN of the burst may share (syn_filter_bit): conntrack meets
+ * it after the SYN, in the full path's order, as cache_after_syn keeps
+ * it for the flow cache. */
 static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t nnew,
 			      uint32_t now, uint32_t *ninv, int probe)
 {
 	struct pipe_burst *b = &w->burst;
 	const struct ct_flow *flows = ct_flow_entries(w->ct);
 	struct express_hop memo = {0};
-	uint32_t ncand = 0, found = 0, inv = *ninv, taken = 0, sent = 0;
+	uint32_t ncand = 0, found = 0, inv = *ninv, taken = 0, sent = 0, noflow = 0;
 	uint64_t syns = 0;
 
 	/* the SYNs are among the frames stage_parse parsed (l_new): found
@@ -1689,7 +1690,19 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 			taken++;
 			continue;
 		}
-		if (x->result == CT_HINT_NEW) {
+		if (x->result == CT_HINT_NOFLOW) {
+			/* stage_flow's CT_INVALID already, the handoff's second
+			 * chance aside, as for NEW below */
+			if (w->handoff)
+				continue;
+			*r = (struct ct_result){.flow = CT_NONE, .dir = CT_DIR_ORIG,
+						.state = RFW_STATE_INVALID, .kind = CT_INVALID};
+			express_invalid(w, pkts, i, &inv);
+			noflow++;
+			taken++;
+			continue;
+		}
+		if (x->result == CT_HINT_NEW || x->result == CT_HINT_NEW_EXPIRED) {
 			/* stage_flow's answer already (with handoff its second
 			 * chance may want the frame: the full path asks) */
 			if (w->handoff)
@@ -1697,7 +1710,7 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 			express_parse(w, &pkts[i], i);
 			*r = (struct ct_result){.flow = CT_NONE, .dir = CT_DIR_ORIG,
 						.state = RFW_STATE_NEW, .kind = CT_NEW,
-						.flags = CT_RF_ABSENT};
+						.flags = x->result == CT_HINT_NEW ? CT_RF_ABSENT : 0};
 			b->cp[i] = (struct ct_pkt){&b->meta[i], pkts[i].data, pkts[i].len};
 			b->fc_taken[i] = 1;
 			b->l_xnew[b->nxnew++] = i;
@@ -1720,6 +1733,8 @@ static void express_conntrack(struct pipe_worker *w, struct pipe_pkt *pkts, uint
 			b->l_xknown[found++] = i;
 	}
 	b->nxknown = found;
+	if (noflow)
+		ct_count_invalid(w->ct, noflow);
 	w->stats.flows_hit += sent;
 	w->stats.express_sent += sent;
 	*ninv = inv;

@@ -1563,9 +1563,11 @@ static void test_track_batch(void **state)
 
 /* ct_find4_batch: ct_track_batch's answers and accounting for express
  * frames (unparsed IPv4 TCP/UDP), found in the index from the frame's
- * bytes; a UDP frame of no entry is NEW, and what else it does not find
- * (a stray segment, an expired flow) is a MISS; neither changes or
- * counts anything. */
+ * bytes; a UDP frame of no entry is NEW, of an expired one NEW_EXPIRED,
+ * a TCP segment of no live flow (stray, or its flow expired) NOFLOW,
+ * where ct_lookup_batch says CT_NEW (without ABSENT) and CT_INVALID;
+ * none of those changes or counts anything (ct_count_invalid counts a
+ * NOFLOW the caller takes). */
 static void test_find4_batch(void **state)
 {
 	struct batch_case c;
@@ -1599,17 +1601,40 @@ static void test_find4_batch(void **state)
 	assert_int_equal(h[3].dir, CT_DIR_REPLY);
 	assert_int_equal(h[4].result, CT_HINT_INVALID);
 	assert_int_equal(h[4].flow, tflow);
-	assert_int_equal(h[5].result, CT_HINT_MISS);
+	assert_int_equal(h[5].result, CT_HINT_NOFLOW);	/* stray: track's CT_INVALID */
 	assert_int_equal(s1.invalid - s0.invalid, 1);	/* the out-of-window one only */
 	assert_int_equal(s1.in_use, 3);
 	assert_int_equal(s1.created, s0.created);
 	batch_case_accounted(&c);
 	assert_int_equal(ct_flow_get(t, tflow, &fi), 0);
 	assert_int_equal(fi.packets[CT_DIR_REPLY], 2);	/* SYN+ACK and this one */
-	/* past its timeout a flow is not found, reaped or not */
-	h[0] = (struct ct_hint4){.frame = x[0].b, .len = x[0].len};
-	ct_find4_batch(t, h, 1, 11 + 100000);
-	assert_int_equal(h[0].result, CT_HINT_MISS);
+	ct_count_invalid(t, 2);
+	ct_get_stats(t, &s0);
+	assert_int_equal(s0.invalid - s1.invalid, 2);
+	/* past its timeout a flow is not found, reaped or not: what
+	 * ct_lookup_batch answers for its frames */
+	{
+		static const unsigned pick[3] = {0, 3, 5};	/* UDP, TCP, stray TCP */
+		struct ct_result r[3];
+		struct ct_pkt p[3];
+
+		for (unsigned i = 0; i < 3; i++) {
+			h[i] = (struct ct_hint4){.frame = x[pick[i]].b, .len = x[pick[i]].len};
+			p[i] = x[pick[i]].p;
+		}
+		ct_get_stats(t, &s0);
+		ct_find4_batch(t, h, 3, 11 + 100000);
+		ct_get_stats(t, &s1);
+		assert_int_equal(s1.invalid, s0.invalid);
+		ct_lookup_batch(t, p, 3, 11 + 100000, r);
+		assert_int_equal(r[0].kind, CT_NEW);		/* UDP over an expired entry */
+		assert_int_equal(r[0].flags, 0);
+		assert_int_equal(h[0].result, CT_HINT_NEW_EXPIRED);
+		assert_int_equal(r[1].kind, CT_INVALID);	/* its TCP flow expired */
+		assert_int_equal(h[1].result, CT_HINT_NOFLOW);
+		assert_int_equal(r[2].kind, CT_INVALID);
+		assert_int_equal(h[2].result, CT_HINT_NOFLOW);
+	}
 	ct_destroy(t);
 }
 

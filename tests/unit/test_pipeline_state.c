@@ -265,6 +265,71 @@ static void test_tcp_through_masquerade(void **state)
 	lab_close(&l);
 }
 
+/* A burst of bare ACKs of no flow (an ACK flood): each is conntrack's
+ * "invalid", looked up once (the express lookup answers for stage_flow),
+ * dropped and counted as before; with a rule that names `state:
+ * invalid` the rules see them and decide, still without a flow. */
+static void run_acks(struct lab *l, uint32_t n, uint64_t now, struct pipe_pkt *p, struct frame *f)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct flow_spec s = tcp(remote_ip, 443, client_ip, (uint16_t)(30000 + i), 0x10,
+					 7 + i, 9, 0);
+
+		frame_build(&f[i], &s);
+		p[i] = (struct pipe_pkt){.data = f[i].b, .len = f[i].len, .room = sizeof(f[i].b),
+					 .in_port = 1};
+	}
+	pipe_process(l->w, p, n, now);
+}
+
+static void test_ack_flood(void **state)
+{
+	static const char see_invalid[] =
+		"version: 1\n"
+		"zones: {inside: [lan0], outside: [wan0]}\n"
+		"rules:\n"
+		"  - {name: stray, state: invalid, from: {zone: outside}, action: accept}\n"
+		"defaults: {action: drop}\n"
+		"routes:\n"
+		"  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
+		"  - {prefix: 10.100.0.0/16, interface: lan0}\n";
+	enum { N = 8 };
+	struct frame f[N];
+	struct pipe_pkt p[N];
+	const struct pipe_stats *st;
+	struct ct_stats cs;
+	struct lab l;
+
+	(void)state;
+	lab_open(&l, 64);
+	run_acks(&l, N, SEC, p, f);
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(p[i].verdict, PIPE_DROP);
+		assert_int_equal(p[i].drop, PIPE_DROP_CT_INVALID);
+	}
+	st = pipe_stats(l.w);
+	ct_get_stats(pipe_conntrack(l.w), &cs);
+	assert_int_equal(cs.invalid, N);
+	assert_int_equal(cs.created, 0);
+	assert_int_equal(st->drop[PIPE_DROP_CT_INVALID], N);
+	assert_int_equal(st->stage[PIPE_ST_FLOW].packets, N);	/* one lookup each */
+	assert_int_equal(st->stage[PIPE_ST_ACL].packets, 0);
+	lab_close(&l);
+
+	lab_open_policy(&l, 64, see_invalid);
+	run_acks(&l, N, SEC, p, f);
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(p[i].verdict, PIPE_FORWARD);
+	st = pipe_stats(l.w);
+	ct_get_stats(pipe_conntrack(l.w), &cs);
+	assert_int_equal(cs.invalid, N);
+	assert_int_equal(cs.created, 0);
+	assert_int_equal(cs.in_use, 0);
+	assert_int_equal(st->stage[PIPE_ST_FLOW].packets, N);
+	assert_int_equal(pipe_rule_stats(l.w)[1].packets, N);
+	lab_close(&l);
+}
+
 /* The outside reaches 10.0.1.1:8080, the server 10.100.0.10:80 answers. */
 static void test_port_forward(void **state)
 {
@@ -1095,6 +1160,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp_through_masquerade),
+		cmocka_unit_test(test_ack_flood),
 		cmocka_unit_test(test_port_forward),
 		cmocka_unit_test(test_icmp),
 		cmocka_unit_test(test_limit_counts_flows_in_a_burst),
