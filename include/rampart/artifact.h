@@ -64,9 +64,10 @@ enum rfw_section_type {
 	RFW_SEC_SOURCE = 5,	/* NUL-terminated name of the policy file */
 	RFW_SEC_CLS_TREES = 6,	/* one struct rfw_cls_trees */
 	RFW_SEC_CLS_NODES = 7,	/* struct rfw_cls_node[] */
-	RFW_SEC_CLS_LEAVES = 8,	/* struct rfw_cls_leaf_block[] (1.3: 16-bit
-				 * ranges; 1.2: 32-bit fields; uint32_t entry
-				 * indices before) */
+	RFW_SEC_CLS_LEAVES = 8,	/* struct rfw_cls_leaf_block[] (1.5: with the
+				 * interface word; 1.3: 16-bit ranges; 1.2:
+				 * 32-bit fields; uint32_t entry indices
+				 * before) */
 	/* Sections below are written by rulec from version 1.1 of the format
 	 * (the whole POLICY.md language); a reader treats a missing one as
 	 * empty. */
