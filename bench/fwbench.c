@@ -75,6 +75,7 @@
 
 #include "coreclock.h"
 #include "ct.h"
+#include "flowcache.h"
 #include "pipe_state.h"
 #include "pipeline.h"
 #include "rulec.h"
@@ -514,9 +515,10 @@ static void cached_n(struct bench *b, const struct opts *o, const char *name, ui
 	if (want_active) {
 		/* Untimed first: a run of misses before (the load, a scenario
 		 * over all the flows) may have left the flow cache resting
-		 * for up to 3 fills' worth of bursts (pipeline.c fc_judge);
-		 * four fills' worth of packets gets it probing and warm. */
-		uint64_t fwd = 0, warm = 4ull * pipe_flow_cache_slots(b->w);
+		 * for up to its longest rest (flowcache_judge); two fills'
+		 * worth of packets more gets it probing and warm. */
+		uint64_t fwd = 0, warm = (uint64_t)((FLOWCACHE_REST_FILLS << FLOWCACHE_REST_DOUBLINGS) + 2) *
+					 pipe_flow_cache_slots(b->w);
 
 		for (uint64_t done = 0; done < warm; done += active)
 			run(b, first, active, 0, 2000000000ull, &fwd);

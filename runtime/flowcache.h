@@ -60,6 +60,58 @@ struct flowcache {
 	uint64_t seed;
 };
 
+/* When the cache is worth probing. More active flows than slots: most
+ * probes miss, and each costs a hash, a slot and an insert. After
+ * fill_bursts judged bursts in a row with hardly a hit (as many bursts as
+ * it takes to fill the cache, so a warming cache is not mistaken for a
+ * thrashing one), the cache rests (the pipeline does not probe it) for
+ * FLOWCACHE_REST_FILLS times as long, then tries again. Each rest that
+ * follows another without a good burst between lasts twice as long as
+ * the one before, up to FLOWCACHE_REST_FILLS << FLOWCACHE_REST_DOUBLINGS
+ * fills: under a steady thrash the cache is probed one burst in 25 rather
+ * than one in 4, and a cache that starts to hit again (one good burst)
+ * is back to the shortest rest. The longest rest is 24 fills' worth of
+ * bursts (49,152 for 131,072 slots: about 0.2 s at 15 Mpps), how long a
+ * worker may go on without the cache after its traffic becomes
+ * cacheable; the express path's conntrack lookup serves the known flows
+ * meanwhile. */
+#define FLOWCACHE_REST_FILLS 3u
+#define FLOWCACHE_REST_DOUBLINGS 3u
+
+struct flowcache_rest {
+	uint32_t left;		/* bursts left that skip the cache */
+	uint32_t bad;		/* judged bursts in a row with hardly a hit */
+	uint32_t doublings;	/* of the next rest: rests in a row without a good burst */
+};
+
+/* A burst that probed: `probed` frames, `found` of them candidates. */
+static inline void flowcache_judge(struct flowcache_rest *r, uint32_t fill_bursts,
+				   uint32_t probed, uint32_t found)
+{
+	if (probed >= 16 && found * 8 < probed) {
+		if (++r->bad >= fill_bursts) {
+			r->bad = 0;
+			r->left = (FLOWCACHE_REST_FILLS * fill_bursts) << r->doublings;
+			if (r->doublings < FLOWCACHE_REST_DOUBLINGS)
+				r->doublings++;
+		}
+	} else if (probed) {
+		r->bad = 0;
+		if (probed >= 16)	/* a good burst, not just a small one */
+			r->doublings = 0;
+	}
+}
+
+/* 1 when this burst may probe the cache; a resting cache counts one
+ * burst of its rest down. */
+static inline int flowcache_probing(struct flowcache_rest *r)
+{
+	if (!r->left)
+		return 1;
+	r->left--;
+	return 0;
+}
+
 /* The slot count for a conntrack table of max_flows (see above). */
 uint32_t flowcache_slots_for(uint32_t max_flows);
 /* slots: a power of two in [FLOWCACHE_MIN_SLOTS, FLOWCACHE_MAX_SLOTS].

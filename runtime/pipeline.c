@@ -1365,24 +1365,12 @@ static uint32_t stage_cache(struct pipe_worker *w, struct pipe_pkt *pkts, uint32
 	return kept;
 }
 
-/* More active flows than slots: most probes miss, and each costs a hash,
- * a slot and an insert. After fill_bursts bursts in a row with hardly a
- * hit (as many bursts as it takes to fill the cache, so a warming cache
- * is not mistaken for a thrashing one), the cache rests for three times
- * as long (stage_parse does not probe), then tries again. */
+/* See flowcache_judge. */
 static void fc_judge(struct pipe_worker *w)
 {
 	const struct pipe_burst *b = &w->burst;
-	uint32_t probed = b->nprobe + b->nx, found = b->ncand + b->xfound;
 
-	if (probed >= 16 && found * 8 < probed) {
-		if (++w->fc_bad >= w->fc.fill_bursts) {
-			w->fc_bad = 0;
-			w->fc_rest = 3 * w->fc.fill_bursts;
-		}
-	} else if (probed) {
-		w->fc_bad = 0;
-	}
+	flowcache_judge(&w->fc_rest, w->fc.fill_bursts, b->nprobe + b->nx, b->ncand + b->xfound);
 }
 
 /* An express frame of a known flow, sent: counted under its flow's rule
@@ -3357,7 +3345,7 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 	struct pipe_stage_stats *st = w->stats.stage;
 	uint32_t now = (uint32_t)(now_ns / 1000000000u);
 	uint32_t nnew, nknown = 0, npass, ninv = 0;
-	const int probe = w->have_fc && !w->fc_rest;
+	const int probe = w->have_fc && flowcache_probing(&w->fc_rest);
 
 	w->now_ns = now_ns;
 	if (!(w->nparked | w->nlent))	/* marks only for this burst's parking */
@@ -3377,8 +3365,6 @@ static void process_burst(struct pipe_worker *w, struct pipe_pkt *pkts, uint32_t
 		STAGE(PIPE_ST_CACHE, nnew, nnew = stage_cache(w, pkts, nnew, now, &ninv));
 	if (probe)
 		fc_judge(w);
-	else if (w->fc_rest)	/* see fc_judge; stage_parse did not probe */
-		w->fc_rest--;
 	if (w->stateful && nnew)
 		STAGE(PIPE_ST_FLOW, nnew, nnew = stage_flow(w, pkts, nnew, now, &nknown));
 	if (b->nxnew)

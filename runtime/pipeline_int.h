@@ -245,8 +245,7 @@ struct pipe_worker {
 	int express_ct;			/* express_conntrack (stateful, no_flow_cache 0 or 2) */
 	uint32_t fc_epoch;		/* moves on adopt and neighbour changes */
 	uint32_t fc_evict;		/* cache_insert's take-over count */
-	uint32_t fc_rest;		/* bursts left that skip the flow cache */
-	uint32_t fc_bad;		/* bursts in a row with hardly a hit */
+	struct flowcache_rest fc_rest;	/* whether to probe it (flowcache_judge) */
 	/* router mode: each port's MTU (UINT32_MAX: none), and the longest
 	 * frame the flow-cache paths may take (14 + the smallest MTU), as
 	 * they do not check it: longer ones take the full path */

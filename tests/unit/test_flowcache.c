@@ -656,12 +656,62 @@ static void test_sizing(void **state)
 	}
 }
 
+/* Bursts a rest lasts: probing() answers 0 that many times, then 1. */
+static uint32_t rest_length(struct flowcache_rest *r)
+{
+	uint32_t n = 0;
+
+	while (!flowcache_probing(r)) {
+		n++;
+		assert_true(n <= 1000);
+	}
+	return n;
+}
+
+/* fill bad bursts in a row start a rest of 3 fills; each rest after
+ * another without a good burst is twice as long, up to 24 fills; a good
+ * burst brings the shortest back, small or middling bursts do not. */
+static void test_rest_backs_off(void **state)
+{
+	const uint32_t fill = 4;
+	struct flowcache_rest r = {0};
+
+	(void)state;
+	assert_true(flowcache_probing(&r));
+	for (uint32_t round = 0; round < 6; round++) {
+		for (uint32_t k = 0; k < fill - 1; k++) {
+			flowcache_judge(&r, fill, 64, 7);	/* 7 of 64 found: bad */
+			assert_true(flowcache_probing(&r));
+		}
+		flowcache_judge(&r, fill, 64, 0);
+		assert_int_equal(rest_length(&r), (3 * fill) << (round < 3 ? round : 3));
+		assert_true(flowcache_probing(&r));
+	}
+	/* small bursts are not judged, and break a run of bad ones */
+	flowcache_judge(&r, fill, 64, 0);
+	flowcache_judge(&r, fill, 8, 0);
+	for (uint32_t k = 0; k < fill - 1; k++)
+		flowcache_judge(&r, fill, 64, 0);
+	assert_true(flowcache_probing(&r));
+	flowcache_judge(&r, fill, 64, 0);
+	assert_int_equal(rest_length(&r), 24 * fill);	/* still the longest */
+	/* one good burst (8 of 64: not under an eighth) */
+	flowcache_judge(&r, fill, 64, 8);
+	for (uint32_t k = 0; k < fill; k++)
+		flowcache_judge(&r, fill, 64, 0);
+	assert_int_equal(rest_length(&r), 3 * fill);
+	for (uint32_t k = 0; k < fill; k++)
+		flowcache_judge(&r, fill, 64, 0);
+	assert_int_equal(rest_length(&r), 6 * fill);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizing),
 		cmocka_unit_test(test_same_as_without),
 		cmocka_unit_test(test_same_as_without_cache_resting),
+		cmocka_unit_test(test_rest_backs_off),
 		cmocka_unit_test(test_syn_then_old_segment),
 		cmocka_unit_test(test_syn_before_last_ack),
 		cmocka_unit_test(test_new_neighbour_keeps_cache),
