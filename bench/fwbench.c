@@ -4,7 +4,7 @@
  * (VPP `show runtime` style). A benchmark, not a test.
  *   fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N] [--only NAME]
  *           [--repeat N] [--active N] [--no-flow-cache | --express-only] [--shuffle]
- *           [--nic-csum]
+ *           [--nic-csum] [--state PATH] [--port-forwards N]
  * --only runs one scenario's timed part (the flows are still loaded), so
  * perf sees mostly it; --repeat runs the scenarios that leave the tables
  * as they found them (cached-*, drop-flood) N times, one line each,
@@ -28,7 +28,11 @@
  * it: what a NIC with that offload saves; --state PATH times
  * writing the loaded flows to a state file and reading them back into a
  * new worker (rampartd --state-file's restart), PATH removed after, and
- * the workers' side of a checkpoint (--state-interval) a slice at a time.
+ * the workers' side of a checkpoint (--state-interval) a slice at a time;
+ * --port-forwards N puts N DNAT rules (TCP port forwards from outside to
+ * an address no packet of the benchmark goes to) before the SNAT rule,
+ * so every new packet is ruled out by each of them: what a policy of
+ * many forwards costs a new flow and a flood.
  * Instruction counts per scenario: every timed part sits between two
  * calls of bench_mark, so
  *   valgrind --tool=callgrind --toggle-collect=pipe_process \
@@ -99,6 +103,7 @@ struct opts {
 	int nic_csum;		/* frames come as a NIC that checked their IPv4 header says */
 	int cpu;
 	const char *state;	/* --state PATH: time writing and reading the flows */
+	uint32_t port_forwards;	/* --port-forwards N: DNAT rules no packet meets */
 };
 
 static double now_s(void)
@@ -195,10 +200,20 @@ static int write_policy(const char *path, const struct opts *o, enum policy_kind
 	}
 	fprintf(f, "  - {name: lan-out, from: {zone: inside}, to: {zone: outside}, action: accept}\n"
 		   "  - {name: lan-dmz, from: {zone: inside}, to: {zone: dmz}, action: accept}\n");
-	if (kind != POLICY_WORST_STATELESS)	/* NAT needs conntrack */
-		fprintf(f, "nat:\n  - name: snat\n    match: {from: {network: 10.1.0.0/16},"
+	if (kind != POLICY_WORST_STATELESS) {	/* NAT needs conntrack */
+		fprintf(f, "nat:\n");
+		/* port forwards from outside to DMZ servers, on an address
+		 * none of the traffic goes to: every new packet is ruled out
+		 * by each of them */
+		for (uint32_t i = 0; i < o->port_forwards; i++)
+			fprintf(f, "  - name: fwd%u\n    match: {from: {zone: outside},"
+				   " to: {network: 10.0.1.%u, service: tcp/%u}}\n"
+				   "    dnat: {to: 10.50.%u.%u, port: 22}\n",
+				i, 100 + i / 40000, 20000 + i % 40000, i / 250 % 250, i % 250 + 1);
+		fprintf(f, "  - name: snat\n    match: {from: {network: 10.1.0.0/16},"
 			   " to: {zone: outside}}\n"
 			   "    snat: {to: [10.0.2.0-10.0.2.63], ports: 1024-65535}\n");
+	}
 	fprintf(f, "routes:\n  - {prefix: 10.1.0.0/16, interface: lan0}\n"
 		   "  - {prefix: 10.200.0.0/16, via: 10.0.1.254, interface: wan0}\n"
 		   "  - {prefix: 10.50.0.0/16, via: 10.0.3.254, interface: dmz0}\n");
@@ -687,11 +702,13 @@ int main(int argc, char **argv)
 			o.nic_csum = 1;
 		else if (!strcmp(argv[i], "--state") && i + 1 < argc)
 			o.state = argv[++i];
+		else if (!strcmp(argv[i], "--port-forwards") && i + 1 < argc)
+			o.port_forwards = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else {
 			fprintf(stderr, "usage: fwbench [--classbench FILE] [--flows N] [--packets N] [--cpu N]"
 					" [--only cached-allow|cached-snat|cached-allow-hot|cached-snat-hot|new-snat|new-udp|drop-flood|ack-flood|worst-case|worst-cached|worst-cached-hot|worst-stateless] [--repeat N]"
 					" [--active N] [--no-flow-cache | --express-only] [--shuffle] [--nic-csum]"
-					" [--state PATH]\n");
+					" [--state PATH] [--port-forwards N]\n");
 			return 1;
 		}
 	}

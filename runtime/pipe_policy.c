@@ -300,6 +300,7 @@ static void dnat_set_free(struct pipe_dnat_set *d)
 	while (d) {
 		struct pipe_dnat_set *older = d->older;
 
+		nat_match_free(&d->match);
 		free(d->own_entries);
 		free(d->own_dports);
 		free(d);
@@ -331,6 +332,10 @@ static struct pipe_dnat_set *dnat_set_make(const struct rfw_view *prev)
 	}
 	d->entries = d->own_entries;
 	d->dports = d->own_dports;
+	if (nat_match_init(&d->match, prev->nat_acl, &d->sets, d->entries, d->count) < 0) {
+		dnat_set_free(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -486,7 +491,12 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 			goto nomem;
 		p->have_rl = 1;
 	}
-	if (split_nat_entries(p) < 0 || make_dnat_ports(w, p) < 0)
+	if (split_nat_entries(p) < 0 || make_dnat_ports(w, p) < 0 ||
+	    nat_match_init(&p->dnat_match, view->nat_acl, &p->acl.sets, p->nat_entries,
+			   p->nat_dnat_count) < 0 ||
+	    nat_match_init(&p->snat_match, view->nat_acl, &p->acl.sets,
+			   p->nat_entries + p->nat_dnat_count,
+			   p->nat_entry_count - p->nat_dnat_count) < 0)
 		goto nomem;
 	if (w->stateful && make_pools(w, p) < 0) {
 		fail(err, errlen, "cannot make the NAT pools (out of memory, or over %u pools "
@@ -516,6 +526,8 @@ void pipe_policy_free(struct pipe_policy *p)
 	if (p->have_rl)
 		rl_table_free(&p->rl);
 	free(p->add_pools);
+	nat_match_free(&p->dnat_match);
+	nat_match_free(&p->snat_match);
 	free(p->nat_entries);
 	free(p->dnat_dports);
 	free(p->dnat_answer_dports);

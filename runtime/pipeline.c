@@ -519,29 +519,16 @@ static void wire_ports(const struct pkt_meta *m, const uint8_t *frame, uint16_t 
 
 static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, int dnat);
 
-/* First of the DNAT entries (nat_acl indices into v) that takes k, or 0. */
-static uint32_t dnat_match_in(const struct rfw_view *v, const struct cls_sets *sets,
-			      const uint32_t *entries, uint32_t count, const struct pkt_key *k)
-{
-	for (uint32_t e = 0; e < count; e++) {
-		const struct rfw_acl_entry *x = &v->nat_acl[entries[e]];
-
-		if (cls_entry_matches(sets, x, k))
-			return x->rule;
-	}
-	return 0;
-}
-
 /* The worker that owns the flow of a parsed IP packet (home.h) when the
- * DNAT entries are those given (dports: the ports they may take, NULL
- * any): by the tuple conntrack knows it by, and for a packet a DNAT rule
- * takes, by the translated tuple, which its reply carries. Every worker
- * computes the same (same seed, same policy). */
+ * DNAT entries are dnat's (NULL: none; dports: the ports they may take,
+ * NULL any) of view v: by the tuple conntrack knows it by, and for a
+ * packet a DNAT rule takes, by the translated tuple, which its reply
+ * carries. Every worker computes the same (same seed, same policy). */
 static inline uint32_t home_through(const struct pipe_worker *w, const struct pipe_pkt *p,
 				    const struct pkt_meta *m, const struct rfw_view *v,
-				    const struct cls_sets *sets, const uint32_t *entries,
-				    uint32_t count, const uint64_t *dports)
+				    const struct nat_match *dnat, const uint64_t *dports)
 {
+	const uint32_t count = dnat ? dnat->count : 0;
 	const struct pkt_key *pk = &m->key;
 	struct ct_pkt cp = { .meta = m, .frame = p->data, .len = p->len };
 	struct ct_key k;
@@ -567,7 +554,7 @@ static inline uint32_t home_through(const struct pipe_worker *w, const struct pi
 		 * entry with a port condition must see them (a forward's error
 		 * from outside went to the worker of the untranslated tuple) */
 		t.has_ports = k.proto == 6 || k.proto == 17 || k.proto == 132;
-		r = dnat_match_in(v, sets, entries, count, &t);
+		r = nat_match_first(dnat, &t);
 		if (r) {
 			nat_dnat_key(&v->nat_rules[r], &t, &wire);
 			memcpy(k.dst, wire.dst, 16);
@@ -595,7 +582,7 @@ int pipe_dnat_homes(const struct pipe_worker *w, const uint8_t *src, const uint8
 		int seen = 0;
 
 		k.in_if = pol->port_if[port];
-		r = dnat_match_in(pol->view, &pol->acl.sets, pol->nat_entries, pol->nat_dnat_count, &k);
+		r = nat_match_first(&pol->dnat_match, &k);
 		if (!r)
 			continue;
 		nat_dnat_key(&pol->view->nat_rules[r], &k, &wire);
@@ -614,8 +601,7 @@ static uint32_t packet_home(const struct pipe_worker *w, const struct pipe_pkt *
 {
 	const struct pipe_policy *pol = w->pol;
 
-	return home_through(w, p, m, pol->view, &pol->acl.sets, pol->nat_entries,
-			    pol->nat_dnat_count, pol->dnat_dports);
+	return home_through(w, p, m, pol->view, &pol->dnat_match, pol->dnat_dports);
 }
 
 /* A fragmented datagram's hash (addresses, protocol and IP id; the
@@ -2203,8 +2189,7 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 
 			if (g < next)
 				continue;
-			there = home_through(w, p, m, d->view, &d->sets, d->entries, d->count,
-					     d->dports);
+			there = home_through(w, p, m, d->view, &d->match, d->dports);
 			if (there != self && there != home) {
 				to = there;
 				second = (uint8_t)(PIPE_SECOND_PROBE | (g + 1) << PIPE_SECOND_GEN_SHIFT);
@@ -2214,8 +2199,7 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 		/* the kept rules tried: its own tuple's worker, once */
 		if (!d && next != SECOND_NO_MORE &&
 		    answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
-			uint32_t own = home_through(w, p, m, w->pol->view, &w->pol->acl.sets, NULL, 0,
-						    NULL);
+			uint32_t own = home_through(w, p, m, w->pol->view, NULL, NULL);
 
 			if (own != self && own != home) {
 				to = own;
@@ -2227,7 +2211,7 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 		second = (uint8_t)(PIPE_SECOND_PROBE | SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);	/* restored there */
 	} else if (d) {
 		for (; d; d = d->older, g++) {	/* the newest kept rules homing it elsewhere */
-			to = home_through(w, p, m, d->view, &d->sets, d->entries, d->count, d->dports);
+			to = home_through(w, p, m, d->view, &d->match, d->dports);
 			if (to != self)
 				break;
 		}
@@ -2236,7 +2220,7 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 		} else if (answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
 			/* every kept set homes it here too: its own tuple's
 			 * worker, as without kept rules (below) */
-			to = home_through(w, p, m, w->pol->view, &w->pol->acl.sets, NULL, 0, NULL);
+			to = home_through(w, p, m, w->pol->view, NULL, NULL);
 			second = (uint8_t)(PIPE_SECOND_PROBE | SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);
 		} else {
 			return 0;
@@ -2244,7 +2228,7 @@ static int second_chance(struct pipe_worker *w, struct pipe_pkt *p, uint32_t i)
 	} else if (answer_maybe_elsewhere(w->pol, m, w->burst.res[i].kind)) {
 		/* its own tuple's worker: no DNAT entries (an ICMP packet's
 		 * identifier or quoted tuple, as packet_home takes them) */
-		to = home_through(w, p, m, w->pol->view, &w->pol->acl.sets, NULL, 0, NULL);
+		to = home_through(w, p, m, w->pol->view, NULL, NULL);
 		second = (uint8_t)(PIPE_SECOND_PROBE | SECOND_NO_MORE << PIPE_SECOND_GEN_SHIFT);
 	} else {
 		return 0;
@@ -2394,36 +2378,34 @@ static uint32_t frags_after_first(struct pipe_worker *w, struct pipe_pkt *pkts, 
  * short: a scan in rule order. */
 static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, int dnat)
 {
-	const struct pipe_policy *p = w->pol;
-	const struct rfw_view *v = p->view;
-	uint32_t e = dnat ? 0 : p->nat_dnat_count;
-	uint32_t end = dnat ? p->nat_dnat_count : p->nat_entry_count;
-
-	for (; e < end; e++) {
-		const struct rfw_acl_entry *x = &v->nat_acl[p->nat_entries[e]];
-
-		if (cls_entry_matches(&p->acl.sets, x, k))
-			return x->rule;
-	}
-	return 0;
+	return nat_match_first(dnat ? &w->pol->dnat_match : &w->pol->snat_match, k);
 }
 
 /* DNAT of new flows: the rules will see the translated destination. */
 static void stage_dnat(struct pipe_worker *w, uint32_t nnew)
 {
 	struct pipe_burst *b = &w->burst;
-	int any = w->stateful && w->pol->nat_dnat_count;
+	const int any = w->stateful && w->pol->nat_dnat_count;
+	uint32_t nask = 0, at[PIPE_BURST];
 
 	for (uint32_t k = 0; k < nnew; k++) {
-		uint32_t i = b->l_new[k], r;
+		uint32_t i = b->l_new[k];
 		const struct pkt_key *key = &b->meta[i].key;
 
 		b->akey[i] = *key;
-		if (!any || key->ct_state != RFW_STATE_NEW)
-			continue;
-		r = nat_match(w, key, 1);
+		if (any && key->ct_state == RFW_STATE_NEW) {	/* b->keys: the ACL stage's next */
+			at[nask] = i;
+			b->keys[nask++] = key;
+		}
+	}
+	if (!nask)
+		return;
+	nat_match_batch(&w->pol->dnat_match, b->keys, nask, b->rules);
+	for (uint32_t k = 0; k < nask; k++) {
+		uint32_t r = b->rules[k], i = at[k];
+
 		if (r) {
-			nat_dnat_key(&w->pol->view->nat_rules[r], key, &b->akey[i]);
+			nat_dnat_key(&w->pol->view->nat_rules[r], b->keys[k], &b->akey[i]);
 			b->nat[i] = 1;
 		}
 	}

@@ -10,6 +10,7 @@
 #include "home.h"
 #include "lpm.h"
 #include "nat.h"
+#include "nat_match.h"
 #include "neigh.h"
 #include "pipeline.h"
 #include "pktcap.h"
@@ -131,6 +132,7 @@ struct pipe_dnat_set {
 	const uint64_t *dports;	/* NULL: any port */
 	uint32_t *own_entries;	/* pipe_policy_keep_dnat's copies */
 	uint64_t *own_dports;
+	struct nat_match match;	/* over entries */
 	struct pipe_dnat_set *older;	/* those kept from before them; NULL: none */
 };
 
@@ -154,6 +156,7 @@ struct pipe_policy {
 	 * kind only, and DNAT none when the policy has no DNAT. */
 	uint32_t *nat_entries;
 	uint32_t nat_dnat_count, nat_entry_count;
+	struct nat_match dnat_match, snat_match;	/* over each kind's */
 	/* With handoff: bit p set when some DNAT entry takes destination
 	 * port p (all of them for an entry without ports), so a frame's
 	 * worker is found without scanning the DNAT rules for the ports none
