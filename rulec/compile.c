@@ -224,6 +224,47 @@ static void compile_objects(struct policy *pol, struct out *o)
 /* The linear entry list (the reference) plus the HyperSplit trees built
  * over it (runtime/cls_hs.h): the workers and `rulec query` use the trees,
  * through cls_table_init, whenever the artifact carries them. */
+/* A NAT kind's own classifier (kind 0 DNAT, 1 SNAT and masquerade), when
+ * it has RFW_NAT_CLS_MIN entries or more: the kind's entries copied out
+ * in order (*copy, the caller frees it) and the trees over them, as the
+ * CLS_HS_SECTIONS + 1 sections at out. *copy NULL: none written. 0, or
+ * -1 out of memory. */
+static int nat_sections(const struct out *o, unsigned kind, struct rfw_acl_entry **copy,
+			struct cls_hs_built *hs, struct rfw_section_in *out)
+{
+	static const uint32_t types[2][CLS_HS_SECTIONS + 1] = {
+		{RFW_SEC_DNAT_ENTRIES, RFW_SEC_DNAT_TREES, RFW_SEC_DNAT_NODES, RFW_SEC_DNAT_LEAVES,
+		 RFW_SEC_DNAT_CHILDREN, RFW_SEC_DNAT_LEAF_ENTRIES},
+		{RFW_SEC_SNAT_ENTRIES, RFW_SEC_SNAT_TREES, RFW_SEC_SNAT_NODES, RFW_SEC_SNAT_LEAVES,
+		 RFW_SEC_SNAT_CHILDREN, RFW_SEC_SNAT_LEAF_ENTRIES},
+	};
+	size_t count = 0;
+
+	*copy = NULL;
+	for (size_t e = 0; e < o->nat_acl.n; e++)
+		count += (o->nat.v[o->nat_acl.v[e].rule].kind == RFW_NAT_DNAT) == !kind;
+	if (count < RFW_NAT_CLS_MIN)
+		return 0;
+	*copy = malloc(count * sizeof(**copy));
+	if (!*copy)
+		return -1;
+	count = 0;
+	for (size_t e = 0; e < o->nat_acl.n; e++)
+		if ((o->nat.v[o->nat_acl.v[e].rule].kind == RFW_NAT_DNAT) == !kind)
+			(*copy)[count++] = o->nat_acl.v[e];
+	if (cls_hs_build(hs, *copy, (uint32_t)count, NULL) < 0) {
+		free(*copy);
+		*copy = NULL;
+		return -1;
+	}
+	out[0] = (struct rfw_section_in)SEC(types[kind][0], *copy, count);
+	/* cls_hs_sections' order: trees, nodes, leaves, children, leaf entries */
+	cls_hs_sections(hs, &out[1]);
+	for (unsigned i = 1; i <= CLS_HS_SECTIONS; i++)
+		out[i].type = types[kind][i];
+	return 0;
+}
+
 static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 {
 	struct rfw_policy p = {.rule_count = (uint32_t)pol->rules.n,
@@ -235,7 +276,7 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 			       .nat_count = (uint32_t)pol->nats.n,
 			       .route_count = (uint32_t)pol->routes.n,
 			       .interface_count = (uint32_t)pol->ifaces.n};
-	struct rfw_section_in secs[17 + CLS_HS_SECTIONS] = {
+	struct rfw_section_in secs[17 + 3 * (CLS_HS_SECTIONS + 1)] = {
 		{RFW_SEC_POLICY, sizeof(p), &p, sizeof(p), 1},
 		{RFW_SEC_STRINGS, 1, o->x.strings.v, o->x.strings.n, o->x.strings.n},
 		SEC(RFW_SEC_RULES, o->rules.v, o->rules.n),
@@ -254,8 +295,10 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 		SEC(RFW_SEC_HOST_PASS, pol->host_pass.v, pol->host_pass.n),
 	};
 	uint32_t n = 16;
-	struct cls_hs_built hs;
-	void *buf;
+	struct cls_hs_built hs, nat_hs[2];
+	struct rfw_acl_entry *nat_kind[2] = {NULL, NULL};
+	int nat_built[2] = {0, 0};
+	void *buf = NULL;
 
 	memcpy(p.timeout, pol->timeout, sizeof(p.timeout));
 	if (o->has_rt)
@@ -265,11 +308,23 @@ static void *build_artifact(struct policy *pol, struct out *o, size_t *len)
 		return NULL;
 	cls_hs_sections(&hs, &secs[n]);
 	n += CLS_HS_SECTIONS;
+	for (unsigned kind = 0; kind < 2; kind++) {
+		if (nat_sections(o, kind, &nat_kind[kind], &nat_hs[kind], &secs[n]) < 0)
+			goto out;
+		nat_built[kind] = nat_kind[kind] != NULL;
+		n += nat_built[kind] ? CLS_HS_SECTIONS + 1 : 0;
+	}
 	buf = rfw_build(secs, n,
 			RFW_FEAT_ACL_LINEAR | RFW_FEAT_ACL_HSPLIT | RFW_FEAT_CLS_IFACE_KEY |
 				(pol->tcp_mss ? RFW_FEAT_TCP_MSS : 0) |
 				(pol->rpf ? RFW_FEAT_RPF : 0),
 			len);
+out:
+	for (unsigned kind = 0; kind < 2; kind++) {
+		if (nat_built[kind])
+			cls_hs_free(&nat_hs[kind]);
+		free(nat_kind[kind]);
+	}
 	cls_hs_free(&hs);
 	return buf;
 }

@@ -20,6 +20,12 @@ static const char *const section_names[] = {
 	[RFW_SEC_HOST_ADDRS] = "host-addrs", [RFW_SEC_HOST_PASS] = "host-pass",
 	[RFW_SEC_RULE_SOURCE] = "rule-source", [RFW_SEC_CLS_CHILDREN] = "cls-children",
 	[RFW_SEC_CLS_LEAF_ENTRIES] = "cls-leaf-entries",
+	[RFW_SEC_DNAT_ENTRIES] = "dnat-entries", [RFW_SEC_DNAT_TREES] = "dnat-trees",
+	[RFW_SEC_DNAT_NODES] = "dnat-nodes", [RFW_SEC_DNAT_LEAVES] = "dnat-leaves",
+	[RFW_SEC_DNAT_CHILDREN] = "dnat-children", [RFW_SEC_DNAT_LEAF_ENTRIES] = "dnat-leaf-entries",
+	[RFW_SEC_SNAT_ENTRIES] = "snat-entries", [RFW_SEC_SNAT_TREES] = "snat-trees",
+	[RFW_SEC_SNAT_NODES] = "snat-nodes", [RFW_SEC_SNAT_LEAVES] = "snat-leaves",
+	[RFW_SEC_SNAT_CHILDREN] = "snat-children", [RFW_SEC_SNAT_LEAF_ENTRIES] = "snat-leaf-entries",
 };
 
 static const char *section_name(uint32_t type, char *buf, size_t len)

@@ -70,114 +70,201 @@ static int need(const struct rfw_section *tab, uint32_t n, uint32_t type,
 	return 0;
 }
 
-/* The classifier trees: every index in range and every child after its
- * parent, so a lookup always ends at a leaf and reads only listed entries. */
-static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_t n,
-		      const uint8_t *b, char *err, size_t errlen)
+/* The section types of one compiled classifier. */
+struct cls_sections {
+	uint32_t trees, nodes, leaves, children, leaf_entries;
+};
+
+static const struct cls_sections acl_cls = {RFW_SEC_CLS_TREES, RFW_SEC_CLS_NODES,
+					    RFW_SEC_CLS_LEAVES, RFW_SEC_CLS_CHILDREN,
+					    RFW_SEC_CLS_LEAF_ENTRIES};
+static const struct cls_sections nat_cls[2] = {
+	{RFW_SEC_DNAT_TREES, RFW_SEC_DNAT_NODES, RFW_SEC_DNAT_LEAVES, RFW_SEC_DNAT_CHILDREN,
+	 RFW_SEC_DNAT_LEAF_ENTRIES},
+	{RFW_SEC_SNAT_TREES, RFW_SEC_SNAT_NODES, RFW_SEC_SNAT_LEAVES, RFW_SEC_SNAT_CHILDREN,
+	 RFW_SEC_SNAT_LEAF_ENTRIES},
+};
+
+/* A classifier's trees over entry_count entries: every index in range
+ * and every child after its parent, so a lookup always ends at a leaf
+ * and reads only listed entries. what names it in errors ("classifier",
+ * "DNAT classifier"). */
+static int verify_trees(struct rfw_cls_view *c, const struct cls_sections *ids,
+			uint32_t entry_count, const char *what, const struct rfw_section *tab,
+			uint32_t n, const uint8_t *b, char *err, size_t errlen)
 {
 	const struct rfw_section *s;
+	char name[48];
 
-	if (need(tab, n, RFW_SEC_CLS_TREES, sizeof(struct rfw_cls_trees), "classifier trees",
-		 &s, err, errlen))
+	snprintf(name, sizeof(name), "%s trees", what);
+	if (need(tab, n, ids->trees, sizeof(struct rfw_cls_trees), name, &s, err, errlen))
 		return -1;
 	if (s->count != 1)
-		return fail(err, errlen, "artifact classifier trees section must hold one entry");
-	v->cls_trees = (const void *)(b + s->offset);
-	if (need(tab, n, RFW_SEC_CLS_NODES, sizeof(struct rfw_cls_node), "classifier nodes",
-		 &s, err, errlen))
+		return fail(err, errlen, "artifact %s trees section must hold one entry", what);
+	c->trees = (const void *)(b + s->offset);
+	snprintf(name, sizeof(name), "%s nodes", what);
+	if (need(tab, n, ids->nodes, sizeof(struct rfw_cls_node), name, &s, err, errlen))
 		return -1;
 	if (s->count >= RFW_CLS_NONE)
-		return fail(err, errlen, "artifact classifier has too many nodes");
-	v->cls_nodes = (const void *)(b + s->offset);
-	v->cls_node_count = (uint32_t)s->count;
-	if (need(tab, n, RFW_SEC_CLS_LEAVES, sizeof(struct rfw_cls_leaf_block), "classifier leaves",
-		 &s, err, errlen))
+		return fail(err, errlen, "artifact %s has too many nodes", what);
+	c->nodes = (const void *)(b + s->offset);
+	c->node_count = (uint32_t)s->count;
+	snprintf(name, sizeof(name), "%s leaves", what);
+	if (need(tab, n, ids->leaves, sizeof(struct rfw_cls_leaf_block), name, &s, err, errlen))
 		return -1;
 	if (s->count >= RFW_CLS_NONE)
-		return fail(err, errlen, "artifact classifier has too many leaf entries");
-	v->cls_leaves = (const void *)(b + s->offset);
-	v->cls_leaf_count = (uint32_t)s->count;
-	if (need(tab, n, RFW_SEC_CLS_LEAF_ENTRIES, sizeof(uint32_t), "classifier leaf entries",
-		 &s, err, errlen))
+		return fail(err, errlen, "artifact %s has too many leaf entries", what);
+	c->leaves = (const void *)(b + s->offset);
+	c->leaf_count = (uint32_t)s->count;
+	snprintf(name, sizeof(name), "%s leaf entries", what);
+	if (need(tab, n, ids->leaf_entries, sizeof(uint32_t), name, &s, err, errlen))
 		return -1;
-	if (s->count != (uint64_t)v->cls_leaf_count * RFW_CLS_LANES)
-		return fail(err, errlen, "artifact classifier leaf entries do not match its leaves");
-	v->cls_leaf_entries = (const void *)(b + s->offset);
+	if (s->count != (uint64_t)c->leaf_count * RFW_CLS_LANES)
+		return fail(err, errlen, "artifact %s leaf entries do not match its leaves", what);
+	c->leaf_entries = (const void *)(b + s->offset);
 
 	for (unsigned f = 0; f < 2; f++) {
 		uint32_t prev = 0;
 
 		for (unsigned p = 0; p < RFW_CLS_PARTS; p++) {
-			const struct rfw_cls_tree *t = &v->cls_trees->tree[f][p];
+			const struct rfw_cls_tree *t = &c->trees->tree[f][p];
 
 			if (t->root == RFW_CLS_NONE) {
 				if (t->first_rule != RFW_CLS_NONE)
-					return fail(err, errlen, "artifact classifier tree %u/%u is malformed", f, p);
+					return fail(err, errlen, "artifact %s tree %u/%u is malformed",
+						    what, f, p);
 				prev = RFW_CLS_NONE;
 				continue;
 			}
-			if (t->root >= v->cls_node_count || t->first_rule < prev)
-				return fail(err, errlen, "artifact classifier tree %u/%u is out of range", f, p);
+			if (t->root >= c->node_count || t->first_rule < prev)
+				return fail(err, errlen, "artifact %s tree %u/%u is out of range", what,
+					    f, p);
 			prev = t->first_rule;
 		}
 	}
-	s = find_section(tab, n, RFW_SEC_CLS_CHILDREN);
+	s = find_section(tab, n, ids->children);
 	if (s) {
-		if (need(tab, n, RFW_SEC_CLS_CHILDREN, sizeof(uint32_t), "classifier children",
-			 &s, err, errlen))
+		snprintf(name, sizeof(name), "%s children", what);
+		if (need(tab, n, ids->children, sizeof(uint32_t), name, &s, err, errlen))
 			return -1;
 		if (s->count >= RFW_CLS_NONE)
-			return fail(err, errlen, "artifact classifier has too many children");
-		v->cls_children = (const void *)(b + s->offset);
-		v->cls_child_count = (uint32_t)s->count;
+			return fail(err, errlen, "artifact %s has too many children", what);
+		c->children = (const void *)(b + s->offset);
+		c->child_count = (uint32_t)s->count;
 	}
-	for (uint32_t i = 0; i < v->cls_node_count; i++) {
-		const struct rfw_cls_node *node = &v->cls_nodes[i];
+	for (uint32_t i = 0; i < c->node_count; i++) {
+		const struct rfw_cls_node *node = &c->nodes[i];
 
 		if (node->dim == RFW_CLS_LEAF) {
 			/* the batch lookup steps leaves as splits (result unused):
 			 * a leaf marked as a cut would index the children */
 			if (node->kind != RFW_CLS_SPLIT ||
 			    (uint64_t)node->left + ((uint64_t)node->right + RFW_CLS_LANES - 1) / RFW_CLS_LANES >
-			    v->cls_leaf_count)
-				return fail(err, errlen, "artifact classifier leaf %u is out of range", i);
+			    c->leaf_count)
+				return fail(err, errlen, "artifact %s leaf %u is out of range", what, i);
 		} else if (node->dim >= RFW_CLS_DIMS || node->kind > RFW_CLS_CUT) {
-			return fail(err, errlen, "artifact classifier node %u is malformed", i);
+			return fail(err, errlen, "artifact %s node %u is malformed", what, i);
 		} else if (node->kind == RFW_CLS_CUT) {
 			if (node->shift > 31 || node->reserved ||
-			    (uint64_t)node->left + node->right + 1 > v->cls_child_count)
-				return fail(err, errlen, "artifact classifier node %u is malformed", i);
-			for (uint32_t c = 0; c <= node->right; c++) {
-				uint32_t child = v->cls_children[node->left + c];
+			    (uint64_t)node->left + node->right + 1 > c->child_count)
+				return fail(err, errlen, "artifact %s node %u is malformed", what, i);
+			for (uint32_t k = 0; k <= node->right; k++) {
+				uint32_t child = c->children[node->left + k];
 
-				if (child <= i || child >= v->cls_node_count)
-					return fail(err, errlen, "artifact classifier node %u is malformed", i);
+				if (child <= i || child >= c->node_count)
+					return fail(err, errlen, "artifact %s node %u is malformed", what,
+						    i);
 			}
 		} else if (node->left <= i || node->right <= i ||
-			   node->left >= v->cls_node_count || node->right >= v->cls_node_count) {
-			return fail(err, errlen, "artifact classifier node %u is malformed", i);
+			   node->left >= c->node_count || node->right >= c->node_count) {
+			return fail(err, errlen, "artifact %s node %u is malformed", what, i);
 		}
 	}
-	/* The view keeps the leaves as a uint32_t pointer; they are blocks
-	 * (struct rfw_cls_leaf_block) since format 1.2. A lane's entry is read
-	 * only when it is in range; a lane without one must not ask for it
-	 * and must never pass (no key's IFACES word is above
-	 * RFW_CLS_IFACES_KEY_MAX). */
-	for (uint32_t i = 0; i < v->cls_leaf_count; i++) {
-		const struct rfw_cls_leaf_block *l =
-			(const struct rfw_cls_leaf_block *)(const void *)v->cls_leaves + i;
+	/* A lane's entry is read only when it is in range; a lane without
+	 * one must not ask for it and must never pass (no key's IFACES word
+	 * is above RFW_CLS_IFACES_KEY_MAX). */
+	for (uint32_t i = 0; i < c->leaf_count; i++) {
+		const struct rfw_cls_leaf_block *l = &c->leaves[i];
 
 		for (unsigned j = 0; j < RFW_CLS_LANES; j++) {
-			uint32_t entry = v->cls_leaf_entries[(size_t)i * RFW_CLS_LANES + j];
+			uint32_t entry = c->leaf_entries[(size_t)i * RFW_CLS_LANES + j];
 			uint32_t hi = l->hi[RFW_CLS_KW_IFACES][j];
 
-			if (entry >= v->acl_count && entry != RFW_CLS_NONE)
-				return fail(err, errlen, "artifact classifier leaf entry %u is out of range", i);
+			if (entry >= entry_count && entry != RFW_CLS_NONE)
+				return fail(err, errlen, "artifact %s leaf entry %u is out of range",
+					    what, i);
 			if ((hi & RFW_CLS_IFACES_RESERVED) ||
 			    (entry == RFW_CLS_NONE && ((hi & RFW_CLS_LEAF_FULL) ||
 						       l->lo[RFW_CLS_KW_IFACES][j] <= RFW_CLS_IFACES_KEY_MAX)))
-				return fail(err, errlen, "artifact classifier leaf entry %u is malformed", i);
+				return fail(err, errlen, "artifact %s leaf entry %u is malformed", what,
+					    i);
 		}
+	}
+	return 0;
+}
+
+/* The ACL's classifier, into the view's fields. The view keeps the
+ * leaves as a uint32_t pointer; they are blocks (struct
+ * rfw_cls_leaf_block) since format 1.2. */
+static int verify_cls(struct rfw_view *v, const struct rfw_section *tab, uint32_t n,
+		      const uint8_t *b, char *err, size_t errlen)
+{
+	struct rfw_cls_view c = {0};
+
+	if (verify_trees(&c, &acl_cls, v->acl_count, "classifier", tab, n, b, err, errlen) < 0)
+		return -1;
+	v->cls_trees = c.trees;
+	v->cls_nodes = c.nodes;
+	v->cls_node_count = c.node_count;
+	v->cls_leaves = (const void *)c.leaves;
+	v->cls_leaf_count = c.leaf_count;
+	v->cls_leaf_entries = c.leaf_entries;
+	v->cls_children = c.children;
+	v->cls_child_count = c.child_count;
+	return 0;
+}
+
+/* A NAT kind's classifier (1.6), when the artifact has one: its
+ * entries must be exactly RFW_SEC_NAT_ACL's of the kind, in order (so
+ * its answers are the scan's), and its trees index them. */
+static int verify_nat_cls(struct rfw_view *v, unsigned kind, const struct rfw_section *tab,
+			  uint32_t n, const uint8_t *b, char *err, size_t errlen)
+{
+	static const uint32_t entries_sec[2] = {RFW_SEC_DNAT_ENTRIES, RFW_SEC_SNAT_ENTRIES};
+	const char *what = kind ? "SNAT classifier" : "DNAT classifier";
+	struct rfw_cls_view *c = &v->nat_cls[kind];
+	const struct rfw_section *s = find_section(tab, n, entries_sec[kind]);
+	char name[48];
+	uint32_t k = 0;
+
+	if (!s) {
+		if (find_section(tab, n, nat_cls[kind].trees))
+			return fail(err, errlen, "artifact %s has trees but no entries", what);
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%s entries", what);
+	if (need(tab, n, entries_sec[kind], sizeof(struct rfw_acl_entry), name, &s, err, errlen))
+		return -1;
+	if (s->count > v->nat_acl_count)
+		return fail(err, errlen, "artifact %s has more entries than the NAT rules", what);
+	c->entries = (const void *)(b + s->offset);
+	c->entry_count = (uint32_t)s->count;
+	for (uint32_t e = 0; e < v->nat_acl_count; e++) {
+		const struct rfw_acl_entry *x = &v->nat_acl[e];
+
+		if ((v->nat_rules[x->rule].kind == RFW_NAT_DNAT) != !kind)
+			continue;
+		if (k >= c->entry_count || memcmp(&c->entries[k], x, sizeof(*x)) != 0)
+			return fail(err, errlen, "artifact %s entry %u is not the NAT rules' own", what,
+				    k);
+		k++;
+	}
+	if (k != c->entry_count)
+		return fail(err, errlen, "artifact %s has %u entries, the NAT rules %u", what,
+			    c->entry_count, k);
+	if (verify_trees(c, &nat_cls[kind], c->entry_count, what, tab, n, b, err, errlen) < 0) {
+		memset(c, 0, sizeof(*c));
+		return -1;
 	}
 	return 0;
 }
@@ -537,6 +624,9 @@ int rfw_view_init(struct rfw_view *v, const void *buf, size_t len,
 	if ((h->features & RFW_FEAT_ACL_HSPLIT) &&
 	    verify_cls(v, tab, h->section_count, b, err, errlen) < 0)
 		return -1;
+	for (unsigned kind = 0; kind < 2; kind++)
+		if (verify_nat_cls(v, kind, tab, h->section_count, b, err, errlen) < 0)
+			return -1;
 
 	s = find_section(tab, h->section_count, RFW_SEC_SOURCE);
 	v->source = "";

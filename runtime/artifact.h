@@ -51,6 +51,20 @@ struct rfw_view {
 	const struct rfw_host_pass *host_pass;
 	uint32_t host_pass_count;
 	const struct rfw_rule_source *rule_source;	/* NULL when absent */
+	/* A NAT kind's classifier (1.6), [0] DNAT, [1] SNAT and masquerade;
+	 * trees NULL when the artifact has none for the kind. */
+	struct rfw_cls_view {
+		const struct rfw_acl_entry *entries;
+		uint32_t entry_count;
+		const struct rfw_cls_trees *trees;
+		const struct rfw_cls_node *nodes;
+		uint32_t node_count;
+		const struct rfw_cls_leaf_block *leaves;
+		uint32_t leaf_count;		/* blocks */
+		const uint32_t *leaf_entries;	/* RFW_CLS_LANES per block */
+		const uint32_t *children;
+		uint32_t child_count;
+	} nat_cls[2];
 	int rules_see_invalid;		/* a rule names `state: invalid` */
 };
 

@@ -5,28 +5,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The artifact's classifier for the kind, as a lookup table. */
+static void from_artifact(struct nat_match *m, const struct rfw_cls_view *c)
+{
+	m->table = (struct cls_hs){
+		.nodes = c->nodes,
+		.leaves = c->leaves,
+		.leaf_entries = c->leaf_entries,
+		.entries = c->entries,
+		.sets = m->sets,
+		.trees = *c->trees,
+		.node_count = c->node_count,
+		.leaf_entry_count = c->leaf_count,
+		.children = c->children,
+		.child_count = c->child_count,
+	};
+	cls_hs_first_entries(&m->table, c->entry_count);
+	m->compiled = 1;
+}
+
 int nat_match_init(struct nat_match *m, const struct rfw_acl_entry *nat_acl,
-		   const struct cls_sets *sets, const uint32_t *order, uint32_t count)
+		   const struct cls_sets *sets, const uint32_t *order, uint32_t count,
+		   const struct rfw_cls_view *pre)
 {
 	memset(m, 0, sizeof(*m));
 	m->nat_acl = nat_acl;
 	m->order = order;
 	m->count = count;
 	m->sets = *sets;
+	/* the loader checked its entries are the kind's, in this order */
+	if (pre && pre->trees && pre->entry_count == count) {
+		from_artifact(m, pre);
+		return 0;
+	}
 	if (count <= NAT_MATCH_SCAN_MAX)
 		return 0;
 	m->copy = malloc((size_t)count * sizeof(*m->copy));
-	m->rule_of = malloc((size_t)count * sizeof(*m->rule_of));
-	if (!m->copy || !m->rule_of)
+	if (!m->copy)
 		goto fail;
-	for (uint32_t e = 0; e < count; e++) {
+	for (uint32_t e = 0; e < count; e++)
 		m->copy[e] = nat_acl[order[e]];
-		m->copy[e].rule = e + 1;
-		m->rule_of[e] = nat_acl[order[e]].rule;
-	}
-	if (cls_hs_build(&m->hs, m->copy, count, NULL) < 0)
+	if (cls_hs_build(&m->built, m->copy, count, NULL) < 0)
 		goto fail;
-	m->hs.table.sets = *sets;
+	m->own = 1;
+	m->table = m->built.table;
+	m->table.sets = *sets;
 	m->compiled = 1;
 	return 0;
 fail:
@@ -37,12 +60,11 @@ fail:
 
 void nat_match_free(struct nat_match *m)
 {
-	if (m->compiled)
-		cls_hs_free(&m->hs);
+	if (m->own)
+		cls_hs_free(&m->built);
 	free(m->copy);
-	free(m->rule_of);
 	m->copy = NULL;
-	m->rule_of = NULL;
+	m->own = 0;
 	m->compiled = 0;
 }
 
@@ -54,7 +76,5 @@ void nat_match_batch(const struct nat_match *m, const struct pkt_key *const *key
 			rules[i] = nat_match_first(m, keys[i]);
 		return;
 	}
-	cls_hs_lookup_batch(&m->hs.table, keys, n, rules);
-	for (uint32_t i = 0; i < n; i++)
-		rules[i] = rules[i] ? m->rule_of[rules[i] - 1] : 0;
+	cls_hs_lookup_batch(&m->table, keys, n, rules);
 }

@@ -1,11 +1,13 @@
 /* The first NAT rule of one kind (DNAT, or SNAT and masquerade) that
  * takes a packet: every new flow asks it, so does a flood's every packet
  * (DNAT comes before the rules). A policy of a few NAT rules is scanned
- * in order; one of many (port forwards by the hundred) gets a HyperSplit
- * classifier over its entries, built when the policy is, so a new packet
- * costs about the same whatever their number (fwbench --port-forwards:
- * docs/PERFORMANCE.md). The answer is the scan's: the classifier is
- * exact, its leaves checked against the entries in order. */
+ * in order; one of many (port forwards by the hundred) is looked up by a
+ * HyperSplit classifier over the kind's entries: the one rulec wrote into
+ * the artifact (format 1.6), or, for an older artifact, one built here
+ * with the policy. A new packet then costs about the same whatever their
+ * number (fwbench --port-forwards: docs/PERFORMANCE.md). The answer is
+ * the scan's: the classifier is exact, its leaves checked against the
+ * entries in order. */
 #ifndef RAMPART_NAT_MATCH_H
 #define RAMPART_NAT_MATCH_H
 
@@ -24,27 +26,28 @@ struct nat_match {
 	uint32_t count;
 	struct cls_sets sets;
 	int compiled;
-	/* compiled: the entries in order, each .rule its position + 1 (the
-	 * classifier wants them by rule), and the NAT rule of each */
+	struct cls_hs table;	/* compiled: over the kind's entries in order */
+	/* built here (no classifier in the artifact): the entries copied
+	 * out in order (rule numbers ascend within a kind, as the
+	 * classifier wants them) and the trees */
 	struct rfw_acl_entry *copy;
-	uint32_t *rule_of;
-	struct cls_hs_built hs;
+	struct cls_hs_built built;
+	int own;
 };
 
-/* order[0..count) stays the caller's while m is in use. 0, or -1
- * (ENOMEM). */
+/* order[0..count) (and the view behind nat_acl, pre) stay the caller's
+ * while m is in use; pre: the artifact's classifier for the kind, NULL
+ * or without trees when it has none. 0, or -1 (ENOMEM). */
 int nat_match_init(struct nat_match *m, const struct rfw_acl_entry *nat_acl,
-		   const struct cls_sets *sets, const uint32_t *order, uint32_t count);
+		   const struct cls_sets *sets, const uint32_t *order, uint32_t count,
+		   const struct rfw_cls_view *pre);
 void nat_match_free(struct nat_match *m);
 
 /* The NAT rule of the first entry that takes k, or 0. */
 static inline uint32_t nat_match_first(const struct nat_match *m, const struct pkt_key *k)
 {
-	if (m->compiled) {
-		uint32_t pos = cls_hs_lookup(&m->hs.table, k);
-
-		return pos ? m->rule_of[pos - 1] : 0;
-	}
+	if (m->compiled)
+		return cls_hs_lookup(&m->table, k);
 	for (uint32_t e = 0; e < m->count; e++) {
 		const struct rfw_acl_entry *x = &m->nat_acl[m->order[e]];
 

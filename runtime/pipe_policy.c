@@ -332,7 +332,8 @@ static struct pipe_dnat_set *dnat_set_make(const struct rfw_view *prev)
 	}
 	d->entries = d->own_entries;
 	d->dports = d->own_dports;
-	if (nat_match_init(&d->match, prev->nat_acl, &d->sets, d->entries, d->count) < 0) {
+	if (nat_match_init(&d->match, prev->nat_acl, &d->sets, d->entries, d->count,
+			   &prev->nat_cls[0]) < 0) {
 		dnat_set_free(d);
 		return NULL;
 	}
@@ -493,10 +494,10 @@ struct pipe_policy *pipe_policy_build(const struct pipe_worker *w, const struct 
 	}
 	if (split_nat_entries(p) < 0 || make_dnat_ports(w, p) < 0 ||
 	    nat_match_init(&p->dnat_match, view->nat_acl, &p->acl.sets, p->nat_entries,
-			   p->nat_dnat_count) < 0 ||
+			   p->nat_dnat_count, &view->nat_cls[0]) < 0 ||
 	    nat_match_init(&p->snat_match, view->nat_acl, &p->acl.sets,
 			   p->nat_entries + p->nat_dnat_count,
-			   p->nat_entry_count - p->nat_dnat_count) < 0)
+			   p->nat_entry_count - p->nat_dnat_count, &view->nat_cls[1]) < 0)
 		goto nomem;
 	if (w->stateful && make_pools(w, p) < 0) {
 		fail(err, errlen, "cannot make the NAT pools (out of memory, or over %u pools "

@@ -11,7 +11,7 @@
 /* Bump MAJOR when a reader of the old version would misread the file;
  * MINOR when sections or fields are only appended. */
 #define RFW_VERSION_MAJOR 1
-#define RFW_VERSION_MINOR 5
+#define RFW_VERSION_MINOR 6
 #define RFW_ALIGN 64u
 #define RFW_MAX_SECTIONS 64u
 
@@ -85,7 +85,28 @@ enum rfw_section_type {
 	RFW_SEC_RULE_SOURCE = 20,	/* struct rfw_rule_source[rule_count + 1] */
 	RFW_SEC_CLS_CHILDREN = 21,	/* uint32_t[]: child node indices of cut nodes */
 	RFW_SEC_CLS_LEAF_ENTRIES = 22,	/* uint32_t[RFW_CLS_LANES per leaf block] (1.3) */
+	/* A classifier of a NAT kind's own (1.6): for DNAT, and for SNAT with
+	 * masquerade, when rulec finds more than RFW_NAT_CLS_MIN - 1 entries
+	 * of the kind. ENTRIES are those of RFW_SEC_NAT_ACL of the kind, in
+	 * their order there (rule = NAT rule, so in rule order); the other
+	 * five are laid out as the ACL's classifier sections and index
+	 * ENTRIES. Optional: without them a reader scans or builds its own
+	 * (runtime/nat_match.h); a reader before 1.6 ignores them. */
+	RFW_SEC_DNAT_ENTRIES = 23,	/* struct rfw_acl_entry[] */
+	RFW_SEC_DNAT_TREES = 24,
+	RFW_SEC_DNAT_NODES = 25,
+	RFW_SEC_DNAT_LEAVES = 26,
+	RFW_SEC_DNAT_CHILDREN = 27,
+	RFW_SEC_DNAT_LEAF_ENTRIES = 28,
+	RFW_SEC_SNAT_ENTRIES = 29,	/* SNAT and masquerade */
+	RFW_SEC_SNAT_TREES = 30,
+	RFW_SEC_SNAT_NODES = 31,
+	RFW_SEC_SNAT_LEAVES = 32,
+	RFW_SEC_SNAT_CHILDREN = 33,
+	RFW_SEC_SNAT_LEAF_ENTRIES = 34,
 };
+/* rulec writes a NAT kind's classifier from this many entries on. */
+#define RFW_NAT_CLS_MIN 9u
 
 struct rfw_section {
 	uint32_t type;

@@ -445,6 +445,90 @@ static void test_refuses_bad_fields(void **state)
 	expect_field_refused(nat_ports_reversed, "NAT rule 1 has ports out of order (65535-1024)");
 }
 
+/* Twelve port forwards and a masquerade: rulec writes a DNAT classifier
+ * (format 1.6), not an SNAT one (one entry). */
+static void *compile_forwards(size_t *len)
+{
+	char text[4096], path[] = "/tmp/rampart-test-artifact-XXXXXX";
+	int fd = mkstemp(path), at;
+	void *buf = NULL;
+
+	at = snprintf(text, sizeof(text),
+		      "version: 1\nzones: {wan: [eth0], lan: [eth1]}\nrules:\n"
+		      "  - {name: any, action: accept}\nnat:\n");
+	for (int i = 0; i < 12; i++)
+		at += snprintf(text + at, sizeof(text) - (size_t)at,
+			       "  - name: fwd%d\n    match: {from: {zone: wan}, to: {network: 10.0.1.1,"
+			       " service: tcp/%d}}\n    dnat: {to: 10.1.0.%d, port: 22}\n",
+			       i, 9000 + i, i + 2);
+	at += snprintf(text + at, sizeof(text) - (size_t)at,
+		       "  - name: out\n    match: {from: {zone: lan}, to: {zone: wan}}\n"
+		       "    snat: {to: masquerade}\n"
+		       "routes:\n  - {prefix: 0.0.0.0/0, via: 10.0.1.254, interface: eth0}\n");
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, (size_t)at), at);
+	close(fd);
+	assert_int_equal(rulec_compile(path, stderr, &buf, len), 0);
+	unlink(path);
+	return buf;
+}
+
+static void test_nat_classifier(void **state)
+{
+	size_t len;
+	uint8_t *buf = compile_forwards(&len), *copy = malloc(len);
+	struct rfw_view v;
+	struct rfw_section *s;
+	struct rfw_acl_entry *e;
+	uint32_t *lanes;
+	char err[256];
+	(void)state;
+
+	assert_non_null(copy);
+	assert_int_equal(rfw_view_init(&v, buf, len, err, sizeof(err)), 0);
+	assert_int_equal(v.hdr->version_minor, 6);
+	assert_non_null(v.nat_cls[0].trees);
+	assert_int_equal(v.nat_cls[0].entry_count, 12);
+	assert_memory_equal(v.nat_cls[0].entries, v.nat_acl, 12 * sizeof(*v.nat_acl));
+	assert_null(v.nat_cls[1].trees);
+	memcpy(copy, buf, len);
+
+	/* an entry that is not the NAT rules' own */
+	e = (struct rfw_acl_entry *)(copy + section_of(copy, RFW_SEC_DNAT_ENTRIES)->offset);
+	e[3].dport_lo++;
+	reseal(copy, len);
+	expect_refused(copy, len, "DNAT classifier entry 3 is not the NAT rules' own");
+
+	/* a leaf lane past the entries */
+	memcpy(copy, buf, len);
+	s = section_of(copy, RFW_SEC_DNAT_LEAF_ENTRIES);
+	lanes = (uint32_t *)(copy + s->offset);
+	for (uint64_t i = 0; i < s->count; i++)
+		if (lanes[i] != RFW_CLS_NONE) {
+			lanes[i] = 12;
+			break;
+		}
+	reseal(copy, len);
+	expect_refused(copy, len, "DNAT classifier leaf entry");
+
+	/* trees without their entries */
+	memcpy(copy, buf, len);
+	section_of(copy, RFW_SEC_DNAT_ENTRIES)->type = 60;	/* a type no reader knows */
+	reseal(copy, len);
+	expect_refused(copy, len, "DNAT classifier has trees but no entries");
+
+	/* neither: the scan (an artifact of 1.5 and before reads so) */
+	memcpy(copy, buf, len);
+	for (uint32_t t = RFW_SEC_DNAT_ENTRIES; t <= RFW_SEC_DNAT_LEAF_ENTRIES; t++)
+		if ((s = section_of(copy, t)) != NULL)
+			s->type = 60 + (t - RFW_SEC_DNAT_ENTRIES) % 4;
+	reseal(copy, len);
+	assert_int_equal(rfw_view_init(&v, copy, len, err, sizeof(err)), 0);
+	assert_null(v.nat_cls[0].trees);
+	free(copy);
+	free(buf);
+}
+
 static void test_crc32c_known_answer(void **state)
 {
 	(void)state;
@@ -463,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_refuses_bad_references),
 		cmocka_unit_test(test_refuses_long_names),
 		cmocka_unit_test(test_refuses_bad_fields),
+		cmocka_unit_test(test_nat_classifier),
 		cmocka_unit_test(test_crc32c_known_answer),
 	};
 	return cmocka_run_group_tests_name("artifact", tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* nat_match: the first NAT rule of a kind that takes a packet, by the
- * classifier a policy of many NAT rules gets, against the scan in order
- * a policy of a few keeps (and the pipeline used for all before), on a
+ * classifier a policy of many NAT rules gets (the one rulec writes into
+ * the artifact, and the one the runtime builds for an artifact without
+ * it), against the scan in order a policy of a few keeps, on a
  * compiled policy of DNAT, SNAT and masquerade rules interleaved, with
  * zones, interfaces, named networks, lists (several entries a rule),
  * protocols with and without ports, and random packets. */
@@ -165,15 +166,23 @@ static void run(uint32_t nrules, uint32_t queries)
 	}
 	{
 		const uint32_t start[2] = {0, ndnat}, count[2] = {ndnat, n - ndnat};
-		struct nat_match m[2];
+		/* [kind][0]: from the artifact's classifier (rulec's), or scanned
+		 * when it has none; [kind][1]: as for an artifact without one,
+		 * built here, or scanned */
+		struct nat_match m[2][2];
 		const struct pkt_key *ptr[PIPE_BURST];
 		struct pkt_key keys[PIPE_BURST];
 		uint32_t got[PIPE_BURST];
 
 		for (int kind = 0; kind < 2; kind++) {
-			assert_int_equal(nat_match_init(&m[kind], v.nat_acl, &sets, order + start[kind],
-							count[kind]), 0);
-			assert_int_equal(m[kind].compiled, count[kind] > NAT_MATCH_SCAN_MAX);
+			assert_int_equal(v.nat_cls[kind].trees != NULL, count[kind] >= RFW_NAT_CLS_MIN);
+			assert_int_equal(nat_match_init(&m[kind][0], v.nat_acl, &sets, order + start[kind],
+							count[kind], &v.nat_cls[kind]), 0);
+			assert_int_equal(nat_match_init(&m[kind][1], v.nat_acl, &sets, order + start[kind],
+							count[kind], NULL), 0);
+			assert_int_equal(m[kind][0].compiled, count[kind] >= RFW_NAT_CLS_MIN);
+			assert_int_equal(m[kind][1].compiled, count[kind] > NAT_MATCH_SCAN_MAX);
+			assert_int_equal(m[kind][0].own, 0);	/* nothing built for it */
 		}
 		for (uint32_t q = 0; q < queries; q += PIPE_BURST) {
 			for (uint32_t i = 0; i < PIPE_BURST; i++) {
@@ -181,7 +190,6 @@ static void run(uint32_t nrules, uint32_t queries)
 				ptr[i] = &keys[i];
 			}
 			for (int kind = 0; kind < 2; kind++) {
-				nat_match_batch(&m[kind], ptr, PIPE_BURST, got);
 				for (uint32_t i = 0; i < PIPE_BURST; i++) {
 					uint32_t want = scan(&v, &sets, order + start[kind], count[kind],
 							     &keys[i]);
@@ -189,8 +197,17 @@ static void run(uint32_t nrules, uint32_t queries)
 					matched[kind] += want != 0;
 					distinct[kind] += want && !seen[want];
 					seen[want] = 1;
-					assert_int_equal(nat_match_first(&m[kind], &keys[i]), want);
-					assert_int_equal(got[i], want);
+					got[i] = want;
+				}
+				for (int way = 0; way < 2; way++) {
+					uint32_t batch[PIPE_BURST];
+
+					nat_match_batch(&m[kind][way], ptr, PIPE_BURST, batch);
+					for (uint32_t i = 0; i < PIPE_BURST; i++) {
+						assert_int_equal(nat_match_first(&m[kind][way], &keys[i]),
+								 got[i]);
+						assert_int_equal(batch[i], got[i]);
+					}
 				}
 			}
 		}
@@ -204,7 +221,8 @@ static void run(uint32_t nrules, uint32_t queries)
 				assert_true(matched[kind] > queries / 50);
 				assert_true(distinct[kind] > 20);
 			}
-			nat_match_free(&m[kind]);
+			nat_match_free(&m[kind][0]);
+			nat_match_free(&m[kind][1]);
 		}
 	}
 	free(seen);
