@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pipeline_int.h"
+#include "portmap.h"
 #include "rule_map.h"
 
 static int lpm_from_ref(struct lpm *t, const struct rfw_view *v, const struct rfw_lpm_ref *r,
@@ -177,8 +178,7 @@ static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
 	for (uint32_t k = 0; k < p->nat_dnat_count; k++) {
 		const struct rfw_acl_entry *e = &v->nat_acl[p->nat_entries[k]];
 
-		for (uint32_t port = e->dport_lo; port <= e->dport_hi; port++)
-			p->dnat_dports[port >> 6] |= 1ull << (port & 63);
+		portmap_mark(p->dnat_dports, e->dport_lo, e->dport_hi);
 		if (!(e->flags & RFW_ACL_PORTS) &&
 		    (!(e->flags & RFW_ACL_PROTO) || (e->proto != 6 && e->proto != 17 && e->proto != 132)))
 			p->dnat_portless = 1;
@@ -190,8 +190,7 @@ static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
 		if (!p->dnat_answer_dports &&
 		    !(p->dnat_answer_dports = calloc(65536 / 64, sizeof(uint64_t))))
 			return -1;
-		for (uint32_t port = e->dport_lo; port <= e->dport_hi; port++)
-			p->dnat_answer_dports[port >> 6] |= 1ull << (port & 63);
+		portmap_mark(p->dnat_answer_dports, e->dport_lo, e->dport_hi);
 	}
 	for (uint32_t r = 1; r <= v->policy->nat_count; r++) {
 		const struct rfw_nat_rule *n = &v->nat_rules[r];
@@ -203,13 +202,15 @@ static int make_dnat_ports(const struct pipe_worker *w, struct pipe_policy *p)
 			lo = NAT_DEFAULT_PORT_LO;
 			hi = NAT_DEFAULT_PORT_HI;
 		}
-		for (uint32_t port = lo; port <= hi; port++) {
-			if (!((p->dnat_dports[port >> 6] >> (port & 63)) & 1))
+		for (uint32_t w = lo / 64; lo <= hi && w <= hi / 64; w++) {
+			uint64_t both = p->dnat_dports[w] & portmap_word(w, lo, hi);
+
+			if (!both)
 				continue;
 			if (!p->dnat_answer_dports &&
 			    !(p->dnat_answer_dports = calloc(65536 / 64, sizeof(uint64_t))))
 				return -1;
-			p->dnat_answer_dports[port >> 6] |= 1ull << (port & 63);
+			p->dnat_answer_dports[w] |= both;
 		}
 	}
 	return 0;
@@ -327,8 +328,7 @@ static struct pipe_dnat_set *dnat_set_make(const struct rfw_view *prev)
 	}
 	while ((x = next_dnat(prev, &e)) != NULL) {
 		d->own_entries[d->count++] = (uint32_t)(x - prev->nat_acl);
-		for (uint32_t port = x->dport_lo; port <= x->dport_hi; port++)
-			d->own_dports[port >> 6] |= 1ull << (port & 63);
+		portmap_mark(d->own_dports, x->dport_lo, x->dport_hi);
 	}
 	d->entries = d->own_entries;
 	d->dports = d->own_dports;
