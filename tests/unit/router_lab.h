@@ -20,6 +20,36 @@ static const uint8_t server_mac[6] = {2, 0xcc, 0, 0, 0, 10};
 static const uint8_t wan_ip[4] = {10, 0, 1, 1}, client_ip[4] = {10, 100, 0, 5};
 static const uint8_t server_ip[4] = {10, 100, 0, 10}, remote_ip[4] = {10, 200, 1, 1};
 
+/* Eight port forwards (tcp/9001-9008 on wan0's address to 10.100.0.20:22)
+ * for a policy's nat list, before its own: with those it has nine DNAT
+ * entries, so they are looked up by their classifier (runtime/nat_match.c,
+ * the artifact's DNAT_* sections) rather than scanned. */
+#define ROUTER_LAB_EIGHT_FORWARDS \
+	"  - name: ssh-1\n" \
+	"    match: {from: {zone: outside}, to: {service: tcp/9001, network: 10.0.1.1}}\n" \
+	"    dnat: {to: 10.100.0.20, port: 22}\n" \
+	"  - name: ssh-2\n" \
+	"    match: {from: {zone: outside}, to: {service: tcp/9002, network: 10.0.1.1}}\n" \
+	"    dnat: {to: 10.100.0.20, port: 22}\n" \
+	"  - name: ssh-3\n" \
+	"    match: {from: {zone: outside}, to: {service: tcp/9003, network: 10.0.1.1}}\n" \
+	"    dnat: {to: 10.100.0.20, port: 22}\n" \
+	"  - name: ssh-4\n" \
+	"    match: {from: {zone: outside}, to: {service: tcp/9004, network: 10.0.1.1}}\n" \
+	"    dnat: {to: 10.100.0.20, port: 22}\n" \
+	"  - name: ssh-5\n" \
+	"    match: {from: {zone: outside}, to: {service: tcp/9005, network: 10.0.1.1}}\n" \
+	"    dnat: {to: 10.100.0.20, port: 22}\n" \
+	"  - name: ssh-6\n" \
+	"    match: {from: {zone: outside}, to: {service: tcp/9006, network: 10.0.1.1}}\n" \
+	"    dnat: {to: 10.100.0.20, port: 22}\n" \
+	"  - name: ssh-7\n" \
+	"    match: {from: {zone: outside}, to: {service: tcp/9007, network: 10.0.1.1}}\n" \
+	"    dnat: {to: 10.100.0.20, port: 22}\n" \
+	"  - name: ssh-8\n" \
+	"    match: {from: {zone: outside}, to: {service: tcp/9008, network: 10.0.1.1}}\n" \
+	"    dnat: {to: 10.100.0.20, port: 22}\n"
+
 /* A new empty file's name (mkstemp), for a state file: the same static
  * buffer each call. */
 static inline char *router_lab_temp_path(void)
