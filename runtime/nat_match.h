@@ -19,6 +19,8 @@
 /* Above this many entries, the classifier (a scan of a few entries costs
  * less than a walk). */
 #define NAT_MATCH_SCAN_MAX 8u
+_Static_assert(RFW_NAT_CLS_MIN == NAT_MATCH_SCAN_MAX + 1,
+	       "rulec writes a kind's classifier where a worker would build one");
 
 struct nat_match {
 	const struct rfw_acl_entry *nat_acl;	/* the view's entries */

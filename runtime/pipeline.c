@@ -2374,8 +2374,8 @@ static uint32_t frags_after_first(struct pipe_worker *w, struct pipe_pkt *pkts, 
 	return found;
 }
 
-/* First NAT rule of `kinds` whose match takes k, or 0. NAT lists are
- * short: a scan in rule order. */
+/* First DNAT (dnat) or SNAT/masquerade rule whose match takes k, or 0
+ * (nat_match.h: a scan for a few, the kind's classifier for many). */
 static uint32_t nat_match(const struct pipe_worker *w, const struct pkt_key *k, int dnat)
 {
 	return nat_match_first(dnat ? &w->pol->dnat_match : &w->pol->snat_match, k);
