@@ -60,6 +60,23 @@ int cls_entry_matches(const struct cls_sets *s, const struct rfw_acl_entry *e,
 	return cls_entry_matches_inline(s, e, k);
 }
 
+void cls_hs_of_view(struct cls_hs *t, const struct rfw_cls_view *c, const struct cls_sets *sets)
+{
+	*t = (struct cls_hs){
+		.nodes = c->nodes,
+		.leaves = c->leaves,
+		.leaf_entries = c->leaf_entries,
+		.entries = c->entries,
+		.sets = *sets,
+		.trees = *c->trees,
+		.node_count = c->node_count,
+		.leaf_entry_count = c->leaf_count,
+		.children = c->children,
+		.child_count = c->child_count,
+	};
+	cls_hs_first_entries(t, c->entry_count);
+}
+
 void cls_table_init(struct cls_table *t, const struct rfw_view *v)
 {
 	memset(t, 0, sizeof(*t));
@@ -67,20 +84,21 @@ void cls_table_init(struct cls_table *t, const struct rfw_view *v)
 	t->count = v->acl_count;
 	t->sets = (struct cls_sets){v->sets, v->set_count, v->lpm_data};
 	if (v->cls_trees) {
-		t->hs = (struct cls_hs){
+		const struct rfw_cls_view c = {
+			.entries = v->acl,
+			.entry_count = v->acl_count,
+			.trees = v->cls_trees,
 			.nodes = v->cls_nodes,
+			.node_count = v->cls_node_count,
 			/* records since format 1.2; the view types them as words */
 			.leaves = (const struct rfw_cls_leaf_block *)(const void *)v->cls_leaves,
+			.leaf_count = v->cls_leaf_count,
 			.leaf_entries = v->cls_leaf_entries,
-			.entries = v->acl,
-			.sets = t->sets,
-			.trees = *v->cls_trees,
-			.node_count = v->cls_node_count,
-			.leaf_entry_count = v->cls_leaf_count,
 			.children = v->cls_children,
 			.child_count = v->cls_child_count,
 		};
-		cls_hs_first_entries(&t->hs, v->acl_count);
+
+		cls_hs_of_view(&t->hs, &c, &t->sets);
 		t->compiled = 1;
 	}
 }

@@ -25,6 +25,10 @@ struct cls_table {
 	struct cls_hs hs;		/* valid when compiled */
 };
 
+/* A lookup table over a verified artifact's classifier sections (the
+ * ACL's, or a NAT kind's). */
+void cls_hs_of_view(struct cls_hs *t, const struct rfw_cls_view *c, const struct cls_sets *sets);
+
 /* The table of a verified artifact: the compiled trees when present. */
 void cls_table_init(struct cls_table *t, const struct rfw_view *v);
 

@@ -5,25 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The artifact's classifier for the kind, as a lookup table. */
-static void from_artifact(struct nat_match *m, const struct rfw_cls_view *c)
-{
-	m->table = (struct cls_hs){
-		.nodes = c->nodes,
-		.leaves = c->leaves,
-		.leaf_entries = c->leaf_entries,
-		.entries = c->entries,
-		.sets = m->sets,
-		.trees = *c->trees,
-		.node_count = c->node_count,
-		.leaf_entry_count = c->leaf_count,
-		.children = c->children,
-		.child_count = c->child_count,
-	};
-	cls_hs_first_entries(&m->table, c->entry_count);
-	m->compiled = 1;
-}
-
 int nat_match_init(struct nat_match *m, const struct rfw_acl_entry *nat_acl,
 		   const struct cls_sets *sets, const uint32_t *order, uint32_t count,
 		   const struct rfw_cls_view *pre)
@@ -35,7 +16,8 @@ int nat_match_init(struct nat_match *m, const struct rfw_acl_entry *nat_acl,
 	m->sets = *sets;
 	/* the loader checked its entries are the kind's, in this order */
 	if (pre && pre->trees && pre->entry_count == count) {
-		from_artifact(m, pre);
+		cls_hs_of_view(&m->table, pre, sets);
+		m->compiled = 1;
 		return 0;
 	}
 	if (count <= NAT_MATCH_SCAN_MAX)
